@@ -1,0 +1,52 @@
+//! The stackmeter wire protocol, version 1, as pure code.
+//!
+//! This crate turns bytes into typed values and back. It does no I/O, reads
+//! no clock and allocates nothing, so the same rules can run in the Rust
+//! responder, the host client, an embedded Rust target, and (transcribed) the
+//! C99 responder. The normative description is `docs/protocol.md`; the byte
+//! fixtures shared with other implementations are in `protocol/vectors.json`.
+//!
+//! Layers, as on the wire:
+//! - [`session`]: the header a client sends at the start of every TCP
+//!   connection, fixing the mode and the message sizes;
+//! - [`status`]: the responder's answer to that header (accepted, or refused
+//!   with a code and a reason);
+//! - [`udp`]: the header every UDP datagram carries, and the pure echo rule;
+//! - [`pattern`]: the deterministic payload bytes a client can verify.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
+pub mod pattern;
+pub mod session;
+pub mod status;
+pub mod udp;
+
+/// The protocol version this crate speaks.
+pub const VERSION: u8 = 1;
+
+/// The port a responder listens on (TCP and UDP) when none is given.
+///
+/// Chosen away from the ports of the peers (iperf3 5201, iperf2 5001,
+/// sockperf 11111, qperf 19765, netperf 12865, irtt 2112) and below Linux's
+/// ephemeral range (32768..60999) so a client's own sockets never hold it.
+pub const DEFAULT_PORT: u16 = 24680;
+
+/// Largest message size a version 1 header can express (the field is 32 bits).
+pub const MAX_SIZE_FIELD: u32 = u32::MAX;
+
+/// Reads a big-endian u16 at `at`; the caller has checked the length.
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+/// Reads a big-endian u32 at `at`; the caller has checked the length.
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Reads a big-endian u64 at `at`; the caller has checked the length.
+fn be64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_be_bytes(a)
+}

@@ -1,0 +1,234 @@
+//! The TCP session header: the first bytes of every TCP connection.
+//!
+//! A client opens a connection, sends this header once, reads the
+//! responder's [`crate::status`] record, and from then on the connection
+//! carries pure payload: a 1-byte request is one byte on the wire.
+//!
+//! ```text
+//! offset size field
+//!      0    4 magic "SMTR" (53 4d 54 52)
+//!      4    1 version (1)
+//!      5    1 mode (1 = rr, 2 = crr; others reserved)
+//!      6    2 header length in bytes, this prefix included (16 for rr/crr)
+//!      8    4 request size in bytes (>= 1)
+//!     12    4 response size in bytes (>= 1)
+//! ```
+//! All integers are big-endian. The first eight bytes (the [`Prefix`]) keep
+//! this layout in every version, so any responder can read a header of a
+//! version it does not know and refuse it by name.
+
+use crate::{be16, be32};
+
+/// The four bytes every TCP session header starts with.
+pub const MAGIC: [u8; 4] = *b"SMTR";
+/// Length of the version-independent prefix.
+pub const PREFIX_LEN: usize = 8;
+/// Length of a version 1 rr/crr header.
+pub const RR_HEADER_LEN: usize = 16;
+/// Largest header length a responder accepts; longer ones are refused.
+pub const MAX_HEADER_LEN: u16 = 256;
+
+/// What a session does after the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    /// Request/response, repeated until the client closes: read the request
+    /// size, write the response size, again.
+    Rr = 1,
+    /// Connect/request/response: one transaction, then the client closes.
+    /// The responder writes the status record and the response together.
+    Crr = 2,
+}
+
+impl Mode {
+    /// The mode for a wire number, if version 1 defines it.
+    pub fn from_u8(v: u8) -> Option<Mode> {
+        match v {
+            1 => Some(Mode::Rr),
+            2 => Some(Mode::Crr),
+            _ => None,
+        }
+    }
+}
+
+/// Why a session header was not accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderError {
+    /// Fewer bytes than the header needs; read more and try again.
+    Truncated,
+    /// The first four bytes are not "SMTR": not a stackmeter client.
+    BadMagic,
+    /// A version this implementation does not speak.
+    UnsupportedVersion(u8),
+    /// A mode number version 1 does not define.
+    UnknownMode(u8),
+    /// The header length field is below the minimum for its mode or above
+    /// [`MAX_HEADER_LEN`].
+    BadLength(u16),
+    /// A request or response size of zero (neither side could tell when a
+    /// transaction ends).
+    ZeroSize,
+}
+
+/// The version-independent first eight bytes of a header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix {
+    /// Protocol version the client speaks.
+    pub version: u8,
+    /// Raw mode number (validated later, by version).
+    pub mode: u8,
+    /// Total header length, prefix included.
+    pub header_len: u16,
+}
+
+impl Prefix {
+    /// Checks the magic and the length bounds. The version is returned, not
+    /// judged: a responder refuses an unknown version with its own code.
+    pub fn parse(bytes: &[u8]) -> Result<Prefix, HeaderError> {
+        if bytes.len() < PREFIX_LEN {
+            return Err(HeaderError::Truncated);
+        }
+        if bytes[0..4] != MAGIC {
+            return Err(HeaderError::BadMagic);
+        }
+        let header_len = be16(bytes, 6);
+        if (header_len as usize) < PREFIX_LEN || header_len > MAX_HEADER_LEN {
+            return Err(HeaderError::BadLength(header_len));
+        }
+        Ok(Prefix {
+            version: bytes[4],
+            mode: bytes[5],
+            header_len,
+        })
+    }
+}
+
+/// A complete, valid version 1 session header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionHeader {
+    /// What the session does.
+    pub mode: Mode,
+    /// Bytes the client sends per transaction.
+    pub req_size: u32,
+    /// Bytes the responder sends back per transaction.
+    pub resp_size: u32,
+}
+
+impl SessionHeader {
+    /// Parses a whole header: `bytes` must hold at least the length the
+    /// prefix announces. Bytes past [`RR_HEADER_LEN`] and up to that length
+    /// are reserved for later minor additions and ignored.
+    pub fn parse(bytes: &[u8]) -> Result<SessionHeader, HeaderError> {
+        let prefix = Prefix::parse(bytes)?;
+        if prefix.version != crate::VERSION {
+            return Err(HeaderError::UnsupportedVersion(prefix.version));
+        }
+        let mode = Mode::from_u8(prefix.mode).ok_or(HeaderError::UnknownMode(prefix.mode))?;
+        if (prefix.header_len as usize) < RR_HEADER_LEN {
+            return Err(HeaderError::BadLength(prefix.header_len));
+        }
+        if bytes.len() < prefix.header_len as usize {
+            return Err(HeaderError::Truncated);
+        }
+        let req_size = be32(bytes, 8);
+        let resp_size = be32(bytes, 12);
+        if req_size == 0 || resp_size == 0 {
+            return Err(HeaderError::ZeroSize);
+        }
+        Ok(SessionHeader {
+            mode,
+            req_size,
+            resp_size,
+        })
+    }
+
+    /// The 16 header bytes for this session.
+    pub fn emit(&self) -> [u8; RR_HEADER_LEN] {
+        let mut b = [0u8; RR_HEADER_LEN];
+        b[0..4].copy_from_slice(&MAGIC);
+        b[4] = crate::VERSION;
+        b[5] = self.mode as u8;
+        b[6..8].copy_from_slice(&(RR_HEADER_LEN as u16).to_be_bytes());
+        b[8..12].copy_from_slice(&self.req_size.to_be_bytes());
+        b[12..16].copy_from_slice(&self.resp_size.to_be_bytes());
+        b
+    }
+}
+
+impl HeaderError {
+    /// The refusal code a responder sends for this error, or `None` for
+    /// [`HeaderError::Truncated`] (which means "read more", not "refuse").
+    pub fn refusal(self) -> Option<crate::status::Refusal> {
+        use crate::status::Refusal;
+        match self {
+            HeaderError::Truncated => None,
+            HeaderError::BadMagic => Some(Refusal::BadMagic),
+            HeaderError::UnsupportedVersion(_) => Some(Refusal::UnsupportedVersion),
+            HeaderError::UnknownMode(_) => Some(Refusal::UnknownMode),
+            HeaderError::BadLength(_) | HeaderError::ZeroSize => Some(Refusal::BadHeader),
+        }
+    }
+}
+
+impl core::fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            HeaderError::Truncated => write!(f, "header truncated"),
+            HeaderError::BadMagic => write!(f, "not a stackmeter session (bad magic)"),
+            HeaderError::UnsupportedVersion(v) => {
+                write!(f, "protocol version {v} not supported (this side speaks {})", crate::VERSION)
+            }
+            HeaderError::UnknownMode(m) => write!(f, "unknown session mode {m}"),
+            HeaderError::BadLength(l) => write!(f, "bad header length {l}"),
+            HeaderError::ZeroSize => write!(f, "request and response sizes must be at least 1 byte"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let h = SessionHeader {
+            mode: Mode::Rr,
+            req_size: 1,
+            resp_size: 1 << 20,
+        };
+        assert_eq!(SessionHeader::parse(&h.emit()), Ok(h));
+    }
+
+    #[test]
+    fn extra_reserved_bytes_are_ignored() {
+        let h = SessionHeader {
+            mode: Mode::Crr,
+            req_size: 7,
+            resp_size: 9,
+        };
+        let mut long = [0xeeu8; 20];
+        long[..16].copy_from_slice(&h.emit());
+        long[6..8].copy_from_slice(&20u16.to_be_bytes());
+        assert_eq!(SessionHeader::parse(&long), Ok(h));
+        assert_eq!(SessionHeader::parse(&long[..16]), Err(HeaderError::Truncated));
+    }
+
+    #[test]
+    fn errors_are_named() {
+        let mut b = SessionHeader {
+            mode: Mode::Rr,
+            req_size: 1,
+            resp_size: 1,
+        }
+        .emit();
+        b[4] = 2;
+        assert_eq!(SessionHeader::parse(&b), Err(HeaderError::UnsupportedVersion(2)));
+        b[4] = 1;
+        b[5] = 9;
+        assert_eq!(SessionHeader::parse(&b), Err(HeaderError::UnknownMode(9)));
+        b[5] = 1;
+        b[0] = b'X';
+        assert_eq!(SessionHeader::parse(&b), Err(HeaderError::BadMagic));
+        assert_eq!(Prefix::parse(&b[..7]), Err(HeaderError::Truncated));
+    }
+}

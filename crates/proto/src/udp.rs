@@ -1,0 +1,232 @@
+//! UDP datagrams: the header every datagram carries, and the echo rule.
+//!
+//! ```text
+//! offset size field
+//!      0    4 magic "SMTU" (53 4d 54 55)
+//!      4    1 version (1)
+//!      5    1 kind: 1 = echo request, 2 = echo reply, 3 = refused
+//!      6    1 code: a status::Refusal when kind = 3, else 0
+//!      7    1 flags: bit 0 = server timestamps valid (replies)
+//!      8    8 sequence number, chosen by the client
+//!     16    8 client timestamp (ns; opaque to the responder, echoed)
+//!     24    8 server receive timestamp (ns, responder's clock; 0 if none)
+//!     32    8 server send timestamp (ns, responder's clock; 0 if none)
+//!     40    . payload, echoed unchanged
+//! ```
+//! The responder answers only echo requests, with a datagram of exactly the
+//! request's length (never more: no amplification), and never answers a
+//! reply or a refusal (two responders cannot start a loop). Datagrams too
+//! short to hold the header, or with another magic, are dropped silently.
+//! The [`answer`] function is the whole rule, shared by every responder.
+
+use crate::{be64, status::Refusal};
+
+/// The four bytes every stackmeter datagram starts with.
+pub const MAGIC: [u8; 4] = *b"SMTU";
+/// Header length; also the smallest valid datagram.
+pub const HEADER_LEN: usize = 40;
+/// Flag bit: the server timestamps in this reply are valid.
+pub const FLAG_SERVER_TS: u8 = 1;
+
+/// What a datagram is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A client asks for an echo.
+    EchoRequest = 1,
+    /// The responder's echo.
+    EchoReply = 2,
+    /// The responder refused the request (see the code byte).
+    Refused = 3,
+}
+
+/// A parsed datagram header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Version of the sender.
+    pub version: u8,
+    /// Raw kind byte (see [`Kind`]).
+    pub kind: u8,
+    /// Refusal code for kind 3.
+    pub code: u8,
+    /// Flag bits.
+    pub flags: u8,
+    /// Sequence number.
+    pub seq: u64,
+    /// Client send time as the client put it.
+    pub client_ts: u64,
+    /// Responder receive time (responder's clock).
+    pub server_rx: u64,
+    /// Responder send time (responder's clock).
+    pub server_tx: u64,
+}
+
+/// Why bytes are not a stackmeter datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatagramError {
+    /// Shorter than [`HEADER_LEN`].
+    TooShort,
+    /// Another magic: not stackmeter traffic.
+    BadMagic,
+}
+
+impl Header {
+    /// Parses the header of `d`. The version is returned, not judged.
+    pub fn parse(d: &[u8]) -> Result<Header, DatagramError> {
+        if d.len() < HEADER_LEN {
+            return Err(DatagramError::TooShort);
+        }
+        if d[0..4] != MAGIC {
+            return Err(DatagramError::BadMagic);
+        }
+        Ok(Header {
+            version: d[4],
+            kind: d[5],
+            code: d[6],
+            flags: d[7],
+            seq: be64(d, 8),
+            client_ts: be64(d, 16),
+            server_rx: be64(d, 24),
+            server_tx: be64(d, 32),
+        })
+    }
+
+    /// Writes the header into the first [`HEADER_LEN`] bytes of `d`.
+    /// Returns `Err(TooShort)` if `d` cannot hold it.
+    pub fn emit(&self, d: &mut [u8]) -> Result<(), DatagramError> {
+        if d.len() < HEADER_LEN {
+            return Err(DatagramError::TooShort);
+        }
+        d[0..4].copy_from_slice(&MAGIC);
+        d[4] = self.version;
+        d[5] = self.kind;
+        d[6] = self.code;
+        d[7] = self.flags;
+        d[8..16].copy_from_slice(&self.seq.to_be_bytes());
+        d[16..24].copy_from_slice(&self.client_ts.to_be_bytes());
+        d[24..32].copy_from_slice(&self.server_rx.to_be_bytes());
+        d[32..40].copy_from_slice(&self.server_tx.to_be_bytes());
+        Ok(())
+    }
+
+    /// A version 1 echo request header.
+    pub fn request(seq: u64, client_ts: u64) -> Header {
+        Header {
+            version: crate::VERSION,
+            kind: Kind::EchoRequest as u8,
+            code: 0,
+            flags: 0,
+            seq,
+            client_ts,
+            server_rx: 0,
+            server_tx: 0,
+        }
+    }
+}
+
+/// What a responder does with a received datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Send back the first `len` bytes of the (rewritten) buffer, after
+    /// stamping the send time with [`stamp_tx`].
+    Reply(usize),
+    /// Send nothing; the reason is for the responder's counters.
+    Drop(DropReason),
+}
+
+/// Why a datagram got no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// Shorter than the header.
+    TooShort,
+    /// Not stackmeter traffic.
+    BadMagic,
+    /// A reply, a refusal or an unknown kind: never answered (no loops).
+    NotARequest,
+}
+
+/// Applies the echo rule to datagram `d` received at `rx_ns` on the
+/// responder's clock, rewriting it in place into the reply.
+///
+/// A version 1 echo request becomes an echo reply of the same length with
+/// the receive time stamped. A request of another version becomes a
+/// refusal of [`HEADER_LEN`] bytes (the request was at least that long).
+pub fn answer(d: &mut [u8], rx_ns: u64) -> Answer {
+    let h = match Header::parse(d) {
+        Ok(h) => h,
+        Err(DatagramError::TooShort) => return Answer::Drop(DropReason::TooShort),
+        Err(DatagramError::BadMagic) => return Answer::Drop(DropReason::BadMagic),
+    };
+    if h.kind != Kind::EchoRequest as u8 {
+        return Answer::Drop(DropReason::NotARequest);
+    }
+    d[4] = crate::VERSION;
+    if h.version != crate::VERSION {
+        d[5] = Kind::Refused as u8;
+        d[6] = Refusal::UnsupportedVersion as u8;
+        d[7] = 0;
+        return Answer::Reply(HEADER_LEN);
+    }
+    d[5] = Kind::EchoReply as u8;
+    d[6] = 0;
+    d[7] = FLAG_SERVER_TS;
+    d[24..32].copy_from_slice(&rx_ns.to_be_bytes());
+    d[32..40].copy_from_slice(&rx_ns.to_be_bytes());
+    Answer::Reply(d.len())
+}
+
+/// Stamps the responder's send time into a reply built by [`answer`]; call
+/// it right before the send. Does nothing to a buffer shorter than the header.
+pub fn stamp_tx(d: &mut [u8], tx_ns: u64) {
+    if d.len() >= HEADER_LEN && d[5] == Kind::EchoReply as u8 {
+        d[32..40].copy_from_slice(&tx_ns.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(len: usize, seq: u64) -> [u8; 64] {
+        let mut d = [0u8; 64];
+        Header::request(seq, 0x1122).emit(&mut d[..len]).unwrap();
+        crate::pattern::fill(seq, &mut d[HEADER_LEN..len]);
+        d
+    }
+
+    #[test]
+    fn echo_keeps_length_payload_and_stamps() {
+        let mut d = request(64, 5);
+        assert_eq!(answer(&mut d, 1000), Answer::Reply(64));
+        stamp_tx(&mut d, 1500);
+        let h = Header::parse(&d).unwrap();
+        assert_eq!(h.kind, Kind::EchoReply as u8);
+        assert_eq!((h.seq, h.client_ts, h.server_rx, h.server_tx), (5, 0x1122, 1000, 1500));
+        assert_eq!(h.flags, FLAG_SERVER_TS);
+        assert!(crate::pattern::matches(5, &d[HEADER_LEN..]));
+    }
+
+    #[test]
+    fn replies_are_never_answered() {
+        let mut d = request(64, 5);
+        answer(&mut d, 1);
+        assert_eq!(answer(&mut d, 2), Answer::Drop(DropReason::NotARequest));
+    }
+
+    #[test]
+    fn other_version_is_refused_without_amplification() {
+        let mut d = request(64, 5);
+        d[4] = 9;
+        assert_eq!(answer(&mut d, 1), Answer::Reply(HEADER_LEN));
+        let h = Header::parse(&d).unwrap();
+        assert_eq!((h.kind, h.code, h.version), (3, 2, 1));
+    }
+
+    #[test]
+    fn short_and_foreign_are_dropped() {
+        let mut d = request(64, 5);
+        assert_eq!(answer(&mut d[..39], 1), Answer::Drop(DropReason::TooShort));
+        d[0] = 0;
+        assert_eq!(answer(&mut d, 1), Answer::Drop(DropReason::BadMagic));
+    }
+}

@@ -1,0 +1,185 @@
+//! Checks the Rust protocol code against the shared, language-neutral test
+//! vectors in `protocol/vectors.json`, and checks that no byte string can
+//! make a parser panic.
+
+use proptest::prelude::*;
+use serde_json::Value;
+use stackmeter_proto::{
+    pattern,
+    session::{HeaderError, Mode, SessionHeader},
+    status::{Refusal, StatusPrefix},
+    udp::{self, Answer, DropReason, Header},
+};
+
+fn vectors() -> Value {
+    serde_json::from_str(include_str!("../../../protocol/vectors.json")).expect("vectors.json parses")
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+fn of_kind(kind: &str) -> Vec<Value> {
+    let v = vectors();
+    let all = v["vectors"].as_array().unwrap().clone();
+    let some: Vec<Value> = all.into_iter().filter(|x| x["kind"] == kind).collect();
+    assert!(!some.is_empty(), "no vectors of kind {kind}");
+    some
+}
+
+fn header_error_name(e: HeaderError) -> &'static str {
+    match e {
+        HeaderError::Truncated => "truncated",
+        HeaderError::BadMagic => "bad_magic",
+        HeaderError::UnsupportedVersion(_) => "unsupported_version",
+        HeaderError::UnknownMode(_) => "unknown_mode",
+        HeaderError::BadLength(_) => "bad_length",
+        HeaderError::ZeroSize => "zero_size",
+    }
+}
+
+#[test]
+fn session_header_vectors() {
+    for v in of_kind("session_header") {
+        let bytes = hex(v["hex"].as_str().unwrap());
+        let name = v["name"].as_str().unwrap();
+        match SessionHeader::parse(&bytes) {
+            Ok(h) => {
+                assert_eq!(v["valid"], true, "{name}: parsed but should not");
+                let f = &v["fields"];
+                let mode = match h.mode {
+                    Mode::Rr => "rr",
+                    Mode::Crr => "crr",
+                };
+                assert_eq!(f["mode"], mode, "{name}");
+                assert_eq!(f["req_size"], h.req_size, "{name}");
+                assert_eq!(f["resp_size"], h.resp_size, "{name}");
+                if bytes.len() == 16 {
+                    assert_eq!(h.emit().to_vec(), bytes, "{name}: emit differs");
+                }
+            }
+            Err(e) => {
+                assert_eq!(v["valid"], false, "{name}: {e}");
+                assert_eq!(v["error"], header_error_name(e), "{name}");
+                let code = e.refusal().map(|r| r as u8 as u64);
+                assert_eq!(v["refusal"].as_u64(), code, "{name}: refusal code");
+            }
+        }
+    }
+}
+
+#[test]
+fn status_vectors() {
+    for v in of_kind("status") {
+        let bytes = hex(v["hex"].as_str().unwrap());
+        let name = v["name"].as_str().unwrap();
+        match StatusPrefix::parse(&bytes) {
+            Ok(p) => {
+                assert_eq!(v["valid"], true, "{name}");
+                let f = &v["fields"];
+                assert_eq!(f["version"], p.version, "{name}");
+                assert_eq!(f["code"], p.code, "{name}");
+                let reason = std::str::from_utf8(&bytes[8..8 + p.reason_len as usize]).unwrap();
+                assert_eq!(f["reason"], reason, "{name}");
+                let mut out = [0u8; stackmeter_proto::status::MAX_STATUS_LEN];
+                let n = match Refusal::from_u8(p.code) {
+                    Some(r) => stackmeter_proto::status::emit_refusal(r, reason, &mut out),
+                    None => stackmeter_proto::status::emit_accepted((&mut out[..8]).try_into().unwrap()),
+                };
+                assert_eq!(&out[..n], &bytes[..], "{name}: emit differs");
+            }
+            Err(_) => assert_eq!(v["valid"], false, "{name}"),
+        }
+    }
+}
+
+#[test]
+fn datagram_vectors() {
+    for v in of_kind("datagram") {
+        let mut bytes = hex(v["hex"].as_str().unwrap());
+        let name = v["name"].as_str().unwrap();
+        if let Ok(h) = Header::parse(&bytes) {
+            assert_eq!(v["valid"], true, "{name}");
+            let f = &v["fields"];
+            for (k, got) in [
+                ("version", h.version as u64),
+                ("kind", h.kind as u64),
+                ("code", h.code as u64),
+                ("flags", h.flags as u64),
+                ("seq", h.seq),
+                ("client_ts", h.client_ts),
+                ("server_rx", h.server_rx),
+                ("server_tx", h.server_tx),
+            ] {
+                assert_eq!(f[k].as_u64(), Some(got), "{name}: field {k}");
+            }
+        } else {
+            assert_eq!(v["valid"], false, "{name}");
+        }
+        let a = &v["answer"];
+        if a.is_null() {
+            continue;
+        }
+        let got = udp::answer(&mut bytes, a["rx_ns"].as_u64().unwrap());
+        match a["action"].as_str().unwrap() {
+            "reply" => {
+                let want = hex(a["reply_hex"].as_str().unwrap());
+                assert_eq!(got, Answer::Reply(want.len()), "{name}");
+                assert_eq!(&bytes[..want.len()], &want[..], "{name}: reply bytes");
+            }
+            "drop" => {
+                let reason = match a["reason"].as_str().unwrap() {
+                    "too_short" => DropReason::TooShort,
+                    "bad_magic" => DropReason::BadMagic,
+                    _ => DropReason::NotARequest,
+                };
+                assert_eq!(got, Answer::Drop(reason), "{name}");
+            }
+            other => panic!("{name}: unknown action {other}"),
+        }
+    }
+}
+
+#[test]
+fn pattern_vector() {
+    let v = vectors();
+    let p = &v["pattern"];
+    let mut b = [0u8; 8];
+    pattern::fill(p["seq"].as_u64().unwrap(), &mut b);
+    assert_eq!(b.to_vec(), hex(p["first_8_hex"].as_str().unwrap()));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn session_parser_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = SessionHeader::parse(&bytes);
+        let _ = stackmeter_proto::session::Prefix::parse(&bytes);
+    }
+
+    #[test]
+    fn magic_prefixed_headers_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let mut bytes = b"SMTR".to_vec();
+        bytes.extend(tail);
+        let _ = SessionHeader::parse(&bytes);
+        let _ = StatusPrefix::parse(&bytes);
+    }
+
+    #[test]
+    fn echo_rule_never_panics_or_amplifies(tail in proptest::collection::vec(any::<u8>(), 0..200), magic in any::<bool>()) {
+        let mut d = if magic { b"SMTU".to_vec() } else { Vec::new() };
+        d.extend(tail);
+        let len = d.len();
+        if let Answer::Reply(n) = udp::answer(&mut d, 42) {
+            prop_assert!(n <= len);
+            udp::stamp_tx(&mut d, 43);
+        }
+    }
+
+    #[test]
+    fn session_round_trip(req in 1u32.., resp in 1u32.., crr in any::<bool>()) {
+        let h = SessionHeader { mode: if crr { Mode::Crr } else { Mode::Rr }, req_size: req, resp_size: resp };
+        prop_assert_eq!(SessionHeader::parse(&h.emit()), Ok(h));
+    }
+}
