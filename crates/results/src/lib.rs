@@ -1,0 +1,25 @@
+//! Results as typed values, and the renderers that turn them into text.
+//!
+//! A measuring command builds one [`Document`]; the text table and the JSON
+//! document are both rendered from it, so they can never disagree. The JSON
+//! form is the versioned schema `stackmeter/1` described in `docs/json.md`;
+//! it is also what later commands (store, compare, report) read back, so
+//! every type here deserializes too.
+
+mod doc;
+mod text;
+mod units;
+
+pub use doc::*;
+pub use text::text;
+pub use units::{format_size, utc_rfc3339};
+
+/// The schema name every JSON document carries.
+pub const SCHEMA: &str = "stackmeter/1";
+
+/// The document as pretty JSON.
+pub fn json(doc: &Document) -> String {
+    // Cannot fail: every type in Document serializes to JSON (no maps with
+    // non-string keys, no non-finite floats: see `finite`).
+    serde_json::to_string_pretty(doc).expect("a Document always serializes")
+}

@@ -1,0 +1,18 @@
+//! Statistics for stackmeter, as pure code: no I/O, no clock.
+//!
+//! Samples are durations or sizes in integer units (nanoseconds for times).
+//! A [`Recorder`] keeps every sample in an HdrHistogram (3 significant
+//! digits, so any percentile is within 0.1% of the true sample) plus the
+//! exact minimum, maximum, sum and sum of squares; a [`Summary`] is computed
+//! from it. Percentiles are always read from a (merged) histogram, never
+//! averaged. [`modality`] flags distributions with two clear levels, which
+//! on a 2-core machine usually means client and responder moved between
+//! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
+
+pub mod modality;
+mod recorder;
+mod summary;
+
+pub use modality::{bimodal, Modes};
+pub use recorder::Recorder;
+pub use summary::Summary;

@@ -1,0 +1,122 @@
+//! Platform facts and knobs, behind small safe functions.
+//!
+//! Everything here wraps one C library call: pinning a thread to a CPU,
+//! reading the monotonic clock as an integer, and describing the host
+//! (name, kernel, CPU model) so every result says where it was measured.
+//! The rest of stackmeter has no `unsafe`; it all lives in this file.
+
+use std::io;
+
+/// Pins the calling thread to `cpu` (Linux: `sched_setaffinity(0, ...)`).
+#[cfg(target_os = "linux")]
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is out of range")));
+    }
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET write inside it
+    // (cpu was bounds-checked above) and sched_setaffinity only reads it.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        let e = io::Error::last_os_error();
+        Err(io::Error::new(e.kind(), format!("cannot pin to CPU {cpu}: {e}")))
+    }
+}
+
+/// Pinning is only implemented on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, format!("cannot pin to CPU {cpu}: not supported on this OS")))
+}
+
+/// The CPU the calling thread runs on right now, where the OS says.
+pub fn current_cpu() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getcpu takes no arguments and only returns a number.
+        let c = unsafe { libc::sched_getcpu() };
+        if c >= 0 {
+            return Some(c as usize);
+        }
+    }
+    None
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the responder's timestamps in UDP
+/// replies. Only differences between two readings mean anything.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Where a measurement ran.
+#[derive(Clone, Debug, Default)]
+pub struct Host {
+    /// Host name.
+    pub hostname: String,
+    /// OS name and kernel release, e.g. "Linux 6.1.0-18-amd64".
+    pub kernel: String,
+    /// CPU model name from /proc/cpuinfo, or "unknown".
+    pub cpu_model: String,
+    /// CPUs online.
+    pub cpus: usize,
+}
+
+/// Describes this host. Never fails: unknown fields read "unknown".
+pub fn host() -> Host {
+    // SAFETY: utsname is plain data and uname fills it; the fields are
+    // NUL-terminated C strings within their arrays.
+    let (hostname, kernel) = unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) == 0 {
+            let s = |f: &[libc::c_char]| std::ffi::CStr::from_ptr(f.as_ptr()).to_string_lossy().into_owned();
+            (s(&u.nodename), format!("{} {}", s(&u.sysname), s(&u.release)))
+        } else {
+            ("unknown".into(), "unknown".into())
+        }
+    };
+    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    Host {
+        hostname,
+        kernel,
+        cpu_model,
+        cpus,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pin_then_run_there() {
+        super::pin_current_thread(0).unwrap();
+        assert_eq!(super::current_cpu(), Some(0));
+        assert!(super::pin_current_thread(1 << 20).is_err());
+    }
+
+    #[test]
+    fn clock_moves_forward_and_host_is_described() {
+        let a = super::monotonic_ns();
+        let b = super::monotonic_ns();
+        assert!(b >= a);
+        let h = super::host();
+        assert!(h.kernel.starts_with("Linux"));
+        assert!(h.cpus >= 1);
+    }
+}
