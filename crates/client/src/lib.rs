@@ -1,0 +1,51 @@
+//! The measuring client: opens sockets to a responder and times exchanges.
+//!
+//! Each test is a function from parameters to typed rows
+//! (`stackmeter-results`), built on plain blocking socket calls (`connect`,
+//! `send`, `recv` through the C library), so an `LD_PRELOAD` user-space
+//! stack intercepts the whole data path. The timed loops read the monotonic
+//! clock right before the first byte is handed to the kernel and right after
+//! the last byte is received; nothing allocates, formats or locks between
+//! the two reads, and the sample goes into a histogram after the second.
+//!
+//! A test that fails part-way returns the rows it finished together with the
+//! error ([`Outcome`]), so nothing measured is dropped.
+
+mod conn;
+mod crr;
+mod error;
+mod ping;
+mod rr;
+mod target;
+
+pub use crr::{crr, CrrSpec};
+pub use error::ClientError;
+pub use ping::{ping, PingSpec};
+pub use rr::{rr, RrSpec};
+pub use target::resolve;
+
+use stackmeter_results::Levels;
+use stackmeter_stats::{bimodal, Recorder, Summary};
+
+/// Rows a test finished, and the error that stopped it, if one did.
+#[derive(Debug)]
+pub struct Outcome<T> {
+    /// Finished rows, in order.
+    pub rows: Vec<T>,
+    /// Why the test stopped early.
+    pub error: Option<ClientError>,
+}
+
+/// Nanosecond samples summarised in microseconds.
+fn summary_us(r: &Recorder) -> Option<Summary> {
+    Summary::of(r).map(|s| s.scaled(1000.0))
+}
+
+/// Two levels in the samples, in microseconds, if any.
+fn levels(r: &Recorder) -> Option<Levels> {
+    bimodal(r.histogram()).map(|m| Levels {
+        low_us: m.low / 1000.0,
+        high_us: m.high / 1000.0,
+        low_share: m.low_share,
+    })
+}

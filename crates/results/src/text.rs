@@ -98,7 +98,7 @@ pub fn text(doc: &Document) -> String {
         let _ = writeln!(o, "warning: {w}");
     }
     if let Some(e) = &doc.error {
-        let _ = writeln!(o, "incomplete: the test stopped early ({e}); the rows above finished");
+        let _ = writeln!(o, "incomplete: the test stopped early ({e}); the figures above cover what ran before that");
     }
     o
 }

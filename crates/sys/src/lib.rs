@@ -29,6 +29,34 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     }
 }
 
+/// Checks that this process may run on `cpu`, without pinning anything.
+#[cfg(target_os = "linux")]
+pub fn check_cpu(cpu: usize) -> io::Result<()> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is not available to this process"));
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(bad());
+    }
+    // SAFETY: as in pin_current_thread; sched_getaffinity writes the set.
+    let allowed = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        libc::CPU_ISSET(cpu, &set)
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(bad())
+    }
+}
+
+/// Checking is only implemented on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn check_cpu(cpu: usize) -> io::Result<()> {
+    pin_current_thread(cpu)
+}
+
 /// Pinning is only implemented on Linux.
 #[cfg(not(target_os = "linux"))]
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
@@ -108,6 +136,8 @@ mod tests {
         super::pin_current_thread(0).unwrap();
         assert_eq!(super::current_cpu(), Some(0));
         assert!(super::pin_current_thread(1 << 20).is_err());
+        assert!(super::check_cpu(0).is_ok());
+        assert!(super::check_cpu(4000).is_err());
     }
 
     #[test]

@@ -1,0 +1,162 @@
+//! The measuring commands (rr, crr, ping): pick the target (or start the
+//! embedded responder), pin, run the client, and print one document.
+
+use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
+use crate::fail;
+use stackmeter_client::{ClientError, CrrSpec, PingSpec, RrSpec};
+use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub fn rr(a: RrArgs) -> i32 {
+    let spec = RrSpec {
+        sizes: a.sizes.0.clone(),
+        iterations: a.iterations,
+        warmup: a.warmup,
+        timeout: Duration::from_millis(a.timeout_ms),
+    };
+    let params = RrParams {
+        sizes: a.sizes.0,
+        iterations: a.iterations,
+        warmup: a.warmup,
+        nodelay: true,
+        timeout_ms: a.timeout_ms,
+    };
+    if a.iterations == 0 {
+        return fail(2, "--iterations must be at least 1");
+    }
+    measure(&a.common, |addr| {
+        let o = stackmeter_client::rr(addr, &spec);
+        (Body::Rr { params, results: o.rows }, o.error)
+    })
+}
+
+pub fn crr(a: CrrArgs) -> i32 {
+    let spec = CrrSpec {
+        iterations: a.iterations,
+        warmup: a.warmup,
+        req: a.size.req,
+        resp: a.size.resp,
+        timeout: Duration::from_millis(a.timeout_ms),
+    };
+    let params = CrrParams {
+        iterations: a.iterations,
+        warmup: a.warmup,
+        req_bytes: a.size.req,
+        resp_bytes: a.size.resp,
+        timeout_ms: a.timeout_ms,
+    };
+    if a.iterations == 0 {
+        return fail(2, "--iterations must be at least 1");
+    }
+    measure(&a.common, |addr| {
+        let o = stackmeter_client::crr(addr, &spec);
+        (Body::Crr { params, results: o.rows }, o.error)
+    })
+}
+
+pub fn ping(a: PingArgs) -> i32 {
+    let spec = PingSpec {
+        size: a.size as usize,
+        count: a.count,
+        warmup: a.warmup,
+        interval: Duration::from_micros(a.interval_us),
+        slow: Duration::from_micros(a.slow_us),
+        timeout: Duration::from_millis(a.timeout_ms),
+    };
+    let params = PingParams {
+        size: a.size as usize,
+        count: a.count,
+        warmup: a.warmup,
+        interval_us: a.interval_us,
+        slow_us: a.slow_us,
+        timeout_ms: a.timeout_ms,
+    };
+    if a.count == 0 {
+        return fail(2, "--count must be at least 1");
+    }
+    measure(&a.common, |addr| {
+        let o = stackmeter_client::ping(addr, &spec);
+        (Body::Ping { params, results: o.rows }, o.error)
+    })
+}
+
+/// Resolves or embeds the target, pins, runs `test`, prints the document
+/// (also when the test stopped early: the finished rows are kept) and
+/// returns the exit code.
+fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
+    if c.responder_affinity.is_some() && c.target.is_some() {
+        return fail(2, "--responder-affinity applies only to the embedded responder (give no TARGET)");
+    }
+    let time = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (addr, target, _responder) = match &c.target {
+        Some(t) => match stackmeter_client::resolve(t, stackmeter_proto::DEFAULT_PORT) {
+            Ok(addr) => (addr, Target { name: t.clone(), address: addr.to_string(), embedded: false }, None),
+            Err(e) => return fail(e.exit_code(), e),
+        },
+        None => {
+            let cfg = stackmeter_responder::Config {
+                cpu: c.responder_affinity,
+                log: stackmeter_responder::Log::Quiet,
+                ..Default::default()
+            };
+            if let Some(cpu) = cfg.cpu {
+                if let Err(e) = stackmeter_sys::check_cpu(cpu) {
+                    return fail(2, format!("--responder-affinity {cpu}: {e}"));
+                }
+            }
+            match stackmeter_responder::start(cfg) {
+                Ok(r) => {
+                    let addr = r.local[0];
+                    (addr, Target { name: "embedded".into(), address: addr.to_string(), embedded: true }, Some(r))
+                }
+                Err(e) => return fail(1, format!("cannot start the embedded responder: {e}")),
+            }
+        }
+    };
+    if let Some(cpu) = c.affinity {
+        if let Err(e) = stackmeter_sys::pin_current_thread(cpu) {
+            return fail(2, format!("--affinity {cpu}: {e}"));
+        }
+    }
+    let (body, error) = test(addr);
+    let doc = Document {
+        schema: stackmeter_results::SCHEMA.into(),
+        target,
+        body,
+        placement: Placement {
+            client_cpu: c.affinity,
+            responder_cpu: c.responder_affinity,
+        },
+        env: env(time),
+        complete: error.is_none(),
+        error: error.as_ref().map(|e| e.to_string()),
+        warnings: Vec::new(),
+    };
+    let out = if c.json { stackmeter_results::json(&doc) + "\n" } else { stackmeter_results::text(&doc) };
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return fail(1, format!("cannot write the result: {e}"));
+        }
+    }
+    match error {
+        Some(e) => fail(e.exit_code(), e),
+        None => 0,
+    }
+}
+
+fn env(time: u64) -> Env {
+    let h = stackmeter_sys::host();
+    Env {
+        tool: "stackmeter".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        time: stackmeter_results::utc_rfc3339(time),
+        hostname: h.hostname,
+        kernel: h.kernel,
+        cpu_model: h.cpu_model,
+        cpus: h.cpus,
+        command: std::env::args().collect(),
+    }
+}

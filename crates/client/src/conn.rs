@@ -1,0 +1,122 @@
+//! TCP plumbing shared by rr and crr: sockets with bounded waits, the
+//! session handshake, and the send/receive loops used inside timed code.
+
+use crate::error::{connect_reason, is_timeout};
+use crate::ClientError;
+use socket2::{Domain, Protocol, Socket, Type};
+use stackmeter_proto::session::SessionHeader;
+use stackmeter_proto::status::{Refusal, StatusPrefix, MAX_REASON_LEN, STATUS_PREFIX_LEN};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// Receive buffers never need to be larger than this; bigger responses are
+/// read in pieces of this size.
+pub(crate) const CHUNK: usize = 1 << 20;
+
+/// A TCP socket with TCP_NODELAY and both timeouts set. On Linux the send
+/// timeout also bounds a blocking `connect`.
+pub(crate) fn tcp_socket(addr: SocketAddr, timeout: Duration) -> Result<Socket, ClientError> {
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    Ok(s)
+}
+
+/// `connect` with the error put in the user's terms.
+pub(crate) fn connect(s: &Socket, addr: SocketAddr, timeout: Duration) -> Result<(), ClientError> {
+    s.connect(&addr.into()).map_err(|e| ClientError::Unreachable {
+        addr,
+        reason: connect_reason(&e, timeout.as_millis() as u64),
+    })
+}
+
+/// Connects, sends the session header and reads the status record: a
+/// stream ready for the data phase.
+pub(crate) fn open_session(addr: SocketAddr, h: &SessionHeader, timeout: Duration) -> Result<TcpStream, ClientError> {
+    let s = tcp_socket(addr, timeout)?;
+    connect(&s, addr, timeout)?;
+    let mut stream = TcpStream::from(s);
+    send_all(&mut stream, &h.emit()).map_err(|e| lost(addr, "sending the session header", &e))?;
+    read_status(&mut stream, addr)?;
+    Ok(stream)
+}
+
+/// Reads a status record; a refusal becomes [`ClientError::Refused`].
+pub(crate) fn read_status(stream: &mut TcpStream, addr: SocketAddr) -> Result<(), ClientError> {
+    let mut rec = [0u8; STATUS_PREFIX_LEN + MAX_REASON_LEN];
+    recv_exact(stream, STATUS_PREFIX_LEN as u64, &mut rec[..STATUS_PREFIX_LEN])
+        .map_err(|e| lost(addr, "waiting for the session status", &e))?;
+    let p = StatusPrefix::parse(&rec).map_err(|_| ClientError::Lost {
+        addr,
+        what: "the peer is not a stackmeter responder (bad status record)".into(),
+    })?;
+    if p.accepted() {
+        return Ok(());
+    }
+    let n = p.reason_len as usize;
+    // A responder that closes before its whole reason still refused.
+    let _ = recv_exact(stream, n as u64, &mut rec[STATUS_PREFIX_LEN..STATUS_PREFIX_LEN + n]);
+    let reason = String::from_utf8_lossy(&rec[STATUS_PREFIX_LEN..STATUS_PREFIX_LEN + n]).into_owned();
+    let code = match Refusal::from_u8(p.code) {
+        Some(Refusal::UnsupportedVersion) => format!(
+            "unsupported version (responder speaks v{}, this client v{})",
+            p.version,
+            stackmeter_proto::VERSION
+        ),
+        Some(r) => r.name().to_string(),
+        None => format!("code {}", p.code),
+    };
+    Err(ClientError::Refused { addr, code, reason })
+}
+
+/// Writes all of `buf`.
+#[inline]
+pub(crate) fn send_all(stream: &mut TcpStream, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        match stream.write(buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads exactly `total` bytes, reusing `buf` (its contents are
+/// overwritten). EOF before the end is `UnexpectedEof`.
+#[inline]
+pub(crate) fn recv_exact(stream: &mut TcpStream, total: u64, buf: &mut [u8]) -> io::Result<()> {
+    let mut left = total;
+    while left > 0 {
+        let want = left.min(buf.len() as u64) as usize;
+        match stream.read(&mut buf[..want]) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("closed after {} of {total} bytes", total - left),
+                ))
+            }
+            Ok(n) => left -= n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A broken exchange, described with where it broke.
+pub(crate) fn lost(addr: SocketAddr, during: &str, e: &io::Error) -> ClientError {
+    let what = if is_timeout(e) {
+        format!("no data for the whole timeout while {during} (responder stalled or gone)")
+    } else if e.kind() == io::ErrorKind::UnexpectedEof {
+        format!("responder closed the connection while {during} ({e})")
+    } else if e.kind() == io::ErrorKind::ConnectionReset || e.kind() == io::ErrorKind::BrokenPipe {
+        format!("connection reset while {during} (responder gone)")
+    } else {
+        format!("{during}: {e}")
+    };
+    ClientError::Lost { addr, what }
+}

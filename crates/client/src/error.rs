@@ -1,0 +1,79 @@
+//! What can stop a test, and the exit code each maps to.
+
+use std::io;
+use std::net::SocketAddr;
+
+/// Why a test could not start or could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The target name did not resolve to an address.
+    #[error("cannot resolve target '{target}': {reason}")]
+    Resolve {
+        /// The name as given.
+        target: String,
+        /// What the resolver said.
+        reason: String,
+    },
+    /// No connection: refused, unreachable, no answer, or no local port.
+    #[error("cannot reach {addr}: {reason}")]
+    Unreachable {
+        /// The target.
+        addr: SocketAddr,
+        /// What failed.
+        reason: String,
+    },
+    /// The responder answered the session header with a refusal.
+    #[error("{addr} refused the session: {code}: {reason}")]
+    Refused {
+        /// The target.
+        addr: SocketAddr,
+        /// Refusal name or number.
+        code: String,
+        /// The responder's reason text.
+        reason: String,
+    },
+    /// The exchange broke after it started: reset, closed, timed out, or
+    /// bytes that do not follow the protocol.
+    #[error("{addr}: {what}")]
+    Lost {
+        /// The target.
+        addr: SocketAddr,
+        /// What broke, and where in the test.
+        what: String,
+    },
+    /// A local failure (socket creation, options).
+    #[error("local error: {0}")]
+    Local(#[from] io::Error),
+}
+
+impl ClientError {
+    /// The process exit code for this error (documented in README.md).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ClientError::Resolve { .. } | ClientError::Unreachable { .. } => 3,
+            ClientError::Refused { .. } => 4,
+            ClientError::Lost { .. } => 5,
+            ClientError::Local(_) => 1,
+        }
+    }
+}
+
+/// True for the errors a socket timeout produces.
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+/// Describes a connect failure in the user's terms.
+pub(crate) fn connect_reason(e: &io::Error, timeout_ms: u64) -> String {
+    if is_timeout(e) || e.raw_os_error() == Some(libc::EINPROGRESS) {
+        return format!("no answer within {timeout_ms} ms (connect timed out)");
+    }
+    match e.raw_os_error() {
+        Some(libc::ECONNREFUSED) => "connection refused (nothing listens on that port)".into(),
+        Some(libc::EADDRNOTAVAIL) => {
+            "no free local port (ephemeral ports exhausted, usually by TIME_WAIT: see docs/tests.md#crr)".into()
+        }
+        Some(libc::ENETUNREACH) | Some(libc::EHOSTUNREACH) => format!("{e} (no route)"),
+        _ => e.to_string(),
+    }
+}

@@ -1,0 +1,310 @@
+//! ping: UDP echo round trips with loss, order, payload and slow-answer
+//! accounting (seed 004).
+//!
+//! Back to back (`interval` 0): one datagram outstanding; the clock is read
+//! right before `send` and right after the matching `recv`. With an
+//! interval, datagrams leave on a fixed schedule whatever the replies do,
+//! and each RTT runs from that datagram's own send time, so a slow reply
+//! never delays the next send.
+
+use crate::error::is_timeout;
+use crate::{levels, summary_us, ClientError, Outcome};
+use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS, HEADER_LEN};
+use stackmeter_proto::{pattern, status::Refusal};
+use stackmeter_results::{PingResult, Slow};
+use stackmeter_stats::Recorder;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// How many slow answers are listed one by one.
+pub const SLOW_LISTED: usize = 10;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct PingSpec {
+    /// Datagram size, header included (>= 40).
+    pub size: usize,
+    /// Timed datagrams.
+    pub count: u64,
+    /// Untimed datagrams before them (the first sequence numbers).
+    pub warmup: u64,
+    /// Send interval; zero = back to back.
+    pub interval: Duration,
+    /// Answers slower than this are counted and listed.
+    pub slow: Duration,
+    /// A datagram without an answer after this is lost.
+    pub timeout: Duration,
+}
+
+/// Runs the echo test. A test with no reply at all ends with an error
+/// next to its (complete) row.
+pub fn ping(addr: SocketAddr, spec: &PingSpec) -> Outcome<PingResult> {
+    let mut st = match State::new(addr, spec) {
+        Ok(s) => s,
+        Err(e) => return Outcome { rows: vec![], error: Some(e) },
+    };
+    let run = if spec.interval.is_zero() { st.back_to_back() } else { st.scheduled() };
+    let row = st.row();
+    let error = match run {
+        Err(e) => Some(e),
+        Ok(()) if row.received == 0 && row.sent > 0 => Some(ClientError::Lost {
+            addr,
+            what: format!("no reply to any of {} datagrams within {} ms", row.sent, spec.timeout.as_millis()),
+        }),
+        Ok(()) => None,
+    };
+    Outcome { rows: vec![row], error }
+}
+
+struct State<'a> {
+    addr: SocketAddr,
+    spec: &'a PingSpec,
+    sock: UdpSocket,
+    tx: Vec<u8>,
+    rx: Vec<u8>,
+    sent_at: Vec<Option<Instant>>,
+    seen: Vec<bool>,
+    outstanding: u64,
+    wait: Duration,
+    highest: Option<u64>,
+    origin: Instant,
+    first_send: Option<Instant>,
+    last_reply: Option<Instant>,
+    rtt: Recorder,
+    server: Recorder,
+    r: PingResult,
+}
+
+impl<'a> State<'a> {
+    fn new(addr: SocketAddr, spec: &'a PingSpec) -> Result<State<'a>, ClientError> {
+        let local: SocketAddr = if addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+        let sock = UdpSocket::bind(local)?;
+        sock.connect(addr)?;
+        sock.set_read_timeout(Some(spec.timeout))?;
+        let total = (spec.warmup + spec.count) as usize;
+        Ok(State {
+            addr,
+            spec,
+            sock,
+            tx: vec![0u8; spec.size],
+            rx: vec![0u8; 65536],
+            sent_at: vec![None; total],
+            seen: vec![false; total],
+            outstanding: 0,
+            wait: spec.timeout,
+            highest: None,
+            origin: Instant::now(),
+            first_send: None,
+            last_reply: None,
+            rtt: Recorder::new(),
+            server: Recorder::new(),
+            r: PingResult {
+                bytes: spec.size,
+                sent: 0,
+                received: 0,
+                lost: 0,
+                late: 0,
+                duplicates: 0,
+                reordered: 0,
+                mismatched: 0,
+                slow: 0,
+                slow_first: Vec::new(),
+                rtt_us: None,
+                server_us: None,
+                pps: 0.0,
+                levels: None,
+            },
+        })
+    }
+
+    fn total(&self) -> u64 {
+        self.spec.warmup + self.spec.count
+    }
+
+    /// Builds datagram `seq` in the send buffer (before the clock read).
+    fn build(&mut self, seq: u64) {
+        let ts = self.origin.elapsed().as_nanos() as u64;
+        // Cannot fail: the size was checked to be >= HEADER_LEN.
+        let _ = Header::request(seq, ts).emit(&mut self.tx);
+        pattern::fill(seq, &mut self.tx[HEADER_LEN..]);
+    }
+
+    /// Sends the built datagram, noting its send time.
+    fn send(&mut self, seq: u64) -> Result<(), ClientError> {
+        let t0 = Instant::now();
+        let r = self.sock.send(&self.tx);
+        self.sent_at[seq as usize] = Some(t0);
+        self.outstanding += 1;
+        if seq >= self.spec.warmup {
+            self.r.sent += 1;
+            self.first_send.get_or_insert(t0);
+        }
+        r.map(|_| ()).map_err(|e| self.io_error(&e))
+    }
+
+    fn back_to_back(&mut self) -> Result<(), ClientError> {
+        for seq in 0..self.total() {
+            // The full timeout is in force before the send, so the common
+            // case makes no socket-option call between send and receive.
+            self.set_wait(self.spec.timeout)?;
+            self.build(seq);
+            self.send(seq)?;
+            let deadline = self.sent_at[seq as usize].unwrap_or_else(Instant::now) + self.spec.timeout;
+            // Wait for this datagram's reply; earlier ones may still come.
+            while !self.seen[seq as usize] {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() || !self.receive_one(left)? {
+                    break;
+                }
+            }
+        }
+        self.drain_until(Instant::now())
+    }
+
+    fn scheduled(&mut self) -> Result<(), ClientError> {
+        let start = Instant::now();
+        for seq in 0..self.total() {
+            let due = start + self.spec.interval * (seq as u32);
+            loop {
+                let left = due.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                self.receive_one(left)?;
+            }
+            self.build(seq);
+            self.send(seq)?;
+        }
+        let last = self.sent_at.last().copied().flatten().unwrap_or_else(Instant::now);
+        self.drain_until(last + self.spec.timeout)
+    }
+
+    /// Takes replies until `until`, and until nothing is outstanding.
+    fn drain_until(&mut self, until: Instant) -> Result<(), ClientError> {
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if self.outstanding == 0 || left.is_zero() || !self.receive_one(left)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Waits up to `wait` for one datagram and accounts for it. Returns
+    /// false when the wait ran out.
+    fn receive_one(&mut self, wait: Duration) -> Result<bool, ClientError> {
+        self.set_wait(wait)?;
+        let n = match self.sock.recv(&mut self.rx) {
+            Ok(n) => n,
+            Err(e) if is_timeout(&e) => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(true),
+            Err(e) => return Err(self.io_error(&e)),
+        };
+        let t1 = Instant::now();
+        self.account(n, t1)?;
+        Ok(true)
+    }
+
+    /// Sets the receive timeout, calling into the kernel only on a change.
+    /// Timeouts within 50 us of the one in force are taken as equal.
+    fn set_wait(&mut self, wait: Duration) -> Result<(), ClientError> {
+        let wait = wait.max(Duration::from_micros(1));
+        if wait.abs_diff(self.wait) > Duration::from_micros(50) {
+            self.sock.set_read_timeout(Some(wait))?;
+            self.wait = wait;
+        }
+        Ok(())
+    }
+
+    fn account(&mut self, n: usize, t1: Instant) -> Result<(), ClientError> {
+        let Ok(h) = Header::parse(&self.rx[..n]) else {
+            self.r.mismatched += 1;
+            return Ok(());
+        };
+        if h.kind == Kind::Refused as u8 {
+            let code = Refusal::from_u8(h.code).map(|r| r.name().to_string()).unwrap_or(format!("code {}", h.code));
+            return Err(ClientError::Refused {
+                addr: self.addr,
+                code,
+                reason: format!("UDP echo refused (responder speaks v{})", h.version),
+            });
+        }
+        let i = h.seq as usize;
+        let Some(sent) = self.sent_at.get(i).copied().flatten() else {
+            self.r.mismatched += 1;
+            return Ok(());
+        };
+        if self.seen[i] {
+            if h.seq >= self.spec.warmup {
+                self.r.duplicates += 1;
+            }
+            return Ok(());
+        }
+        self.seen[i] = true;
+        self.outstanding -= 1;
+        if h.seq < self.spec.warmup {
+            return Ok(());
+        }
+        let rtt = t1.duration_since(sent);
+        if rtt > self.spec.timeout {
+            self.r.late += 1;
+            return Ok(());
+        }
+        self.r.received += 1;
+        self.last_reply = Some(t1);
+        match self.highest {
+            Some(hi) if h.seq < hi => self.r.reordered += 1,
+            _ => self.highest = Some(h.seq),
+        }
+        let intact = n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &self.rx[HEADER_LEN..n]);
+        if !intact {
+            self.r.mismatched += 1;
+        }
+        let ns = rtt.as_nanos() as u64;
+        self.rtt.record(ns);
+        if h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx {
+            self.server.record(h.server_tx - h.server_rx);
+        }
+        if rtt > self.spec.slow {
+            self.r.slow += 1;
+            if self.r.slow_first.len() < SLOW_LISTED {
+                self.r.slow_first.push(Slow {
+                    seq: h.seq - self.spec.warmup,
+                    rtt_us: ns as f64 / 1000.0,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn io_error(&self, e: &io::Error) -> ClientError {
+        if e.kind() == io::ErrorKind::ConnectionRefused {
+            let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
+            if self.r.received == 0 {
+                return ClientError::Unreachable { addr: self.addr, reason };
+            }
+            return ClientError::Lost {
+                addr: self.addr,
+                what: format!("responder gone mid-test: {reason}"),
+            };
+        }
+        ClientError::Lost {
+            addr: self.addr,
+            what: format!("UDP: {e}"),
+        }
+    }
+
+    fn row(&mut self) -> PingResult {
+        let mut r = self.r.clone();
+        r.lost = r.sent.saturating_sub(r.received);
+        r.rtt_us = summary_us(&self.rtt);
+        r.server_us = summary_us(&self.server);
+        r.levels = levels(&self.rtt);
+        let wall = match (self.first_send, self.last_reply) {
+            (Some(a), Some(b)) if b > a => b.duration_since(a).as_secs_f64(),
+            _ => 0.0,
+        };
+        r.pps = if wall > 0.0 { r.received as f64 / wall } else { 0.0 };
+        r
+    }
+}

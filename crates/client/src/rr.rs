@@ -1,0 +1,87 @@
+//! rr: request/response over one TCP connection per size pair (seed 000).
+
+use crate::conn::{lost, open_session, recv_exact, send_all, CHUNK};
+use crate::{levels, summary_us, ClientError, Outcome};
+use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_results::{RrResult, SizePair};
+use stackmeter_stats::Recorder;
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RrSpec {
+    /// Size pairs, each on its own connection, in order.
+    pub sizes: Vec<SizePair>,
+    /// Timed transactions per pair.
+    pub iterations: u64,
+    /// Untimed transactions before them.
+    pub warmup: u64,
+    /// Bound on every wait.
+    pub timeout: Duration,
+}
+
+/// Runs every size pair against `addr`. Stops at the first error, keeping
+/// the rows already measured.
+pub fn rr(addr: SocketAddr, spec: &RrSpec) -> Outcome<RrResult> {
+    let mut rows = Vec::new();
+    for pair in &spec.sizes {
+        match one(addr, *pair, spec) {
+            Ok(r) => rows.push(r),
+            Err(e) => return Outcome { rows, error: Some(e) },
+        }
+    }
+    Outcome { rows, error: None }
+}
+
+/// One request/response exchange: the measured path.
+#[inline(always)]
+fn exchange(s: &mut TcpStream, req: &[u8], resp: u64, rx: &mut [u8]) -> io::Result<()> {
+    send_all(s, req)?;
+    recv_exact(s, resp, rx)
+}
+
+fn one(addr: SocketAddr, pair: SizePair, spec: &RrSpec) -> Result<RrResult, ClientError> {
+    let h = SessionHeader {
+        mode: Mode::Rr,
+        req_size: pair.req,
+        resp_size: pair.resp,
+    };
+    let mut s = open_session(addr, &h, spec.timeout)?;
+    let mut req = vec![0u8; pair.req as usize];
+    stackmeter_proto::pattern::fill(0, &mut req);
+    let mut rx = vec![0u8; (pair.resp as usize).min(CHUNK)];
+    let resp = pair.resp as u64;
+    let broke = |i: u64, e: io::Error| {
+        let during = format!("exchanging {}:{} (transaction {i})", pair.req, pair.resp);
+        lost(addr, &during, &e)
+    };
+    for i in 0..spec.warmup {
+        exchange(&mut s, &req, resp, &mut rx).map_err(|e| broke(i, e))?;
+    }
+    let mut rec = Recorder::new();
+    let start = Instant::now();
+    let mut end = start;
+    for i in 0..spec.iterations {
+        let t0 = Instant::now();
+        let r = exchange(&mut s, &req, resp, &mut rx);
+        let t1 = Instant::now();
+        r.map_err(|e| broke(spec.warmup + i, e))?;
+        rec.record(t1.duration_since(t0).as_nanos() as u64);
+        end = t1;
+    }
+    let wall = end.duration_since(start).as_secs_f64();
+    Ok(RrResult {
+        req_bytes: pair.req,
+        resp_bytes: pair.resp,
+        samples: rec.count(),
+        warmup: spec.warmup,
+        rtt_us: summary_us(&rec).ok_or_else(|| ClientError::Lost {
+            addr,
+            what: "no timed transaction (iterations is 0)".into(),
+        })?,
+        tps: if wall > 0.0 { rec.count() as f64 / wall } else { 0.0 },
+        levels: levels(&rec),
+    })
+}
