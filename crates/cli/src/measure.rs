@@ -28,7 +28,13 @@ pub fn rr(a: RrArgs) -> i32 {
     }
     measure(&a.common, |addr| {
         let o = stackmeter_client::rr(addr, &spec);
-        (Body::Rr { params, results: o.rows }, o.error)
+        (
+            Body::Rr {
+                params,
+                results: o.rows,
+            },
+            o.error,
+        )
     })
 }
 
@@ -52,7 +58,13 @@ pub fn crr(a: CrrArgs) -> i32 {
     }
     measure(&a.common, |addr| {
         let o = stackmeter_client::crr(addr, &spec);
-        (Body::Crr { params, results: o.rows }, o.error)
+        (
+            Body::Crr {
+                params,
+                results: o.rows,
+            },
+            o.error,
+        )
     })
 }
 
@@ -78,7 +90,13 @@ pub fn ping(a: PingArgs) -> i32 {
     }
     measure(&a.common, |addr| {
         let o = stackmeter_client::ping(addr, &spec);
-        (Body::Ping { params, results: o.rows }, o.error)
+        (
+            Body::Ping {
+                params,
+                results: o.rows,
+            },
+            o.error,
+        )
     })
 }
 
@@ -87,12 +105,26 @@ pub fn ping(a: PingArgs) -> i32 {
 /// returns the exit code.
 fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
-        return fail(2, "--responder-affinity applies only to the embedded responder (give no TARGET)");
+        return fail(
+            2,
+            "--responder-affinity applies only to the embedded responder (give no TARGET)",
+        );
     }
-    let time = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let time = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let (addr, target, _responder) = match &c.target {
         Some(t) => match stackmeter_client::resolve(t, stackmeter_proto::DEFAULT_PORT) {
-            Ok(addr) => (addr, Target { name: t.clone(), address: addr.to_string(), embedded: false }, None),
+            Ok(addr) => (
+                addr,
+                Target {
+                    name: t.clone(),
+                    address: addr.to_string(),
+                    embedded: false,
+                },
+                None,
+            ),
             Err(e) => return fail(e.exit_code(), e),
         },
         None => {
@@ -109,7 +141,15 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
             match stackmeter_responder::start(cfg) {
                 Ok(r) => {
                     let addr = r.local[0];
-                    (addr, Target { name: "embedded".into(), address: addr.to_string(), embedded: true }, Some(r))
+                    (
+                        addr,
+                        Target {
+                            name: "embedded".into(),
+                            address: addr.to_string(),
+                            embedded: true,
+                        },
+                        Some(r),
+                    )
                 }
                 Err(e) => return fail(1, format!("cannot start the embedded responder: {e}")),
             }
@@ -134,7 +174,11 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         error: error.as_ref().map(|e| e.to_string()),
         warnings: Vec::new(),
     };
-    let out = if c.json { stackmeter_results::json(&doc) + "\n" } else { stackmeter_results::text(&doc) };
+    let out = if c.json {
+        stackmeter_results::json(&doc) + "\n"
+    } else {
+        stackmeter_results::text(&doc)
+    };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {

@@ -10,7 +10,10 @@ pub fn run(a: ServeArgs) -> i32 {
     let port = stackmeter_proto::DEFAULT_PORT;
     let defaults = a.listen.is_empty();
     let listen = if defaults {
-        vec![SocketAddr::from(([0, 0, 0, 0], port)), SocketAddr::from(([0u16; 8], port))]
+        vec![
+            SocketAddr::from(([0, 0, 0, 0], port)),
+            SocketAddr::from(([0u16; 8], port)),
+        ]
     } else {
         a.listen
     };

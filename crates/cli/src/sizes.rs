@@ -20,7 +20,10 @@ pub fn size(s: &str) -> Result<u32, String> {
         _ => return Err(format!("'{s}' has an unknown unit '{unit}' (use K, M or G; K = 1024)")),
     };
     let n: u64 = digits.parse().map_err(|_| format!("'{s}' is too large"))?;
-    let v = n.checked_mul(mult).filter(|&v| v <= u32::MAX as u64).ok_or_else(|| format!("'{s}' is too large (at most 4G - 1)"))?;
+    let v = n
+        .checked_mul(mult)
+        .filter(|&v| v <= u32::MAX as u64)
+        .ok_or_else(|| format!("'{s}' is too large (at most 4G - 1)"))?;
     if v == 0 {
         return Err(format!("'{s}' is zero; sizes start at 1 byte"));
     }

@@ -30,8 +30,14 @@ pub struct CrrSpec {
 /// close are timed.
 pub fn crr(addr: SocketAddr, spec: &CrrSpec) -> Outcome<CrrResult> {
     match run(addr, spec) {
-        Ok(r) => Outcome { rows: vec![r], error: None },
-        Err(e) => Outcome { rows: vec![], error: Some(e) },
+        Ok(r) => Outcome {
+            rows: vec![r],
+            error: None,
+        },
+        Err(e) => Outcome {
+            rows: vec![],
+            error: Some(e),
+        },
     }
 }
 
@@ -79,6 +85,10 @@ fn run(addr: SocketAddr, spec: &CrrSpec) -> Result<CrrResult, ClientError> {
         warmup: spec.warmup,
         connect_us: summary_us(&connect_rec).ok_or_else(none)?,
         transaction_us: summary_us(&total_rec).ok_or_else(none)?,
-        cps: if wall > 0.0 { total_rec.count() as f64 / wall } else { 0.0 },
+        cps: if wall > 0.0 {
+            total_rec.count() as f64 / wall
+        } else {
+            0.0
+        },
     })
 }

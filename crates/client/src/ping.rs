@@ -42,15 +42,28 @@ pub struct PingSpec {
 pub fn ping(addr: SocketAddr, spec: &PingSpec) -> Outcome<PingResult> {
     let mut st = match State::new(addr, spec) {
         Ok(s) => s,
-        Err(e) => return Outcome { rows: vec![], error: Some(e) },
+        Err(e) => {
+            return Outcome {
+                rows: vec![],
+                error: Some(e),
+            }
+        }
     };
-    let run = if spec.interval.is_zero() { st.back_to_back() } else { st.scheduled() };
+    let run = if spec.interval.is_zero() {
+        st.back_to_back()
+    } else {
+        st.scheduled()
+    };
     let row = st.row();
     let error = match run {
         Err(e) => Some(e),
         Ok(()) if row.received == 0 && row.sent > 0 => Some(ClientError::Lost {
             addr,
-            what: format!("no reply to any of {} datagrams within {} ms", row.sent, spec.timeout.as_millis()),
+            what: format!(
+                "no reply to any of {} datagrams within {} ms",
+                row.sent,
+                spec.timeout.as_millis()
+            ),
         }),
         Ok(()) => None,
     };
@@ -78,7 +91,11 @@ struct State<'a> {
 
 impl<'a> State<'a> {
     fn new(addr: SocketAddr, spec: &'a PingSpec) -> Result<State<'a>, ClientError> {
-        let local: SocketAddr = if addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+        let local: SocketAddr = if addr.is_ipv4() {
+            ([0, 0, 0, 0], 0).into()
+        } else {
+            ([0u16; 8], 0).into()
+        };
         let sock = UdpSocket::bind(local)?;
         sock.connect(addr)?;
         sock.set_read_timeout(Some(spec.timeout))?;
@@ -222,7 +239,9 @@ impl<'a> State<'a> {
             return Ok(());
         };
         if h.kind == Kind::Refused as u8 {
-            let code = Refusal::from_u8(h.code).map(|r| r.name().to_string()).unwrap_or(format!("code {}", h.code));
+            let code = Refusal::from_u8(h.code)
+                .map(|r| r.name().to_string())
+                .unwrap_or(format!("code {}", h.code));
             return Err(ClientError::Refused {
                 addr: self.addr,
                 code,
@@ -256,7 +275,8 @@ impl<'a> State<'a> {
             Some(hi) if h.seq < hi => self.r.reordered += 1,
             _ => self.highest = Some(h.seq),
         }
-        let intact = n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &self.rx[HEADER_LEN..n]);
+        let intact =
+            n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &self.rx[HEADER_LEN..n]);
         if !intact {
             self.r.mismatched += 1;
         }
@@ -281,7 +301,10 @@ impl<'a> State<'a> {
         if e.kind() == io::ErrorKind::ConnectionRefused {
             let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
             if self.r.received == 0 {
-                return ClientError::Unreachable { addr: self.addr, reason };
+                return ClientError::Unreachable {
+                    addr: self.addr,
+                    reason,
+                };
             }
             return ClientError::Lost {
                 addr: self.addr,

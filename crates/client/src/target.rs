@@ -23,12 +23,16 @@ pub fn resolve(target: &str, default_port: u16) -> Result<SocketAddr, ClientErro
         return Ok(SocketAddr::new(ip, default_port));
     }
     if let Some(inner) = target.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-        let ip: IpAddr = inner.parse().map_err(|_| err(format!("'{inner}' is not an IPv6 address")))?;
+        let ip: IpAddr = inner
+            .parse()
+            .map_err(|_| err(format!("'{inner}' is not an IPv6 address")))?;
         return Ok(SocketAddr::new(ip, default_port));
     }
     let with_port = match target.rsplit_once(':') {
         Some((host, port)) => {
-            let p: u16 = port.parse().map_err(|_| err(format!("'{port}' is not a port number")))?;
+            let p: u16 = port
+                .parse()
+                .map_err(|_| err(format!("'{port}' is not a port number")))?;
             (host.to_string(), p)
         }
         None => (target.to_string(), default_port),

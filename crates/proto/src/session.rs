@@ -176,7 +176,11 @@ impl core::fmt::Display for HeaderError {
             HeaderError::Truncated => write!(f, "header truncated"),
             HeaderError::BadMagic => write!(f, "not a stackmeter session (bad magic)"),
             HeaderError::UnsupportedVersion(v) => {
-                write!(f, "protocol version {v} not supported (this side speaks {})", crate::VERSION)
+                write!(
+                    f,
+                    "protocol version {v} not supported (this side speaks {})",
+                    crate::VERSION
+                )
             }
             HeaderError::UnknownMode(m) => write!(f, "unknown session mode {m}"),
             HeaderError::BadLength(l) => write!(f, "bad header length {l}"),

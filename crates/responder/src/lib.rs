@@ -122,7 +122,8 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     });
     let mut bound = Vec::new();
     for addr in &cfg.listen {
-        let (tcp, udp) = bind_pair(*addr).map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        let (tcp, udp) =
+            bind_pair(*addr).map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
         bound.push((tcp, udp));
     }
     let mut local = Vec::new();

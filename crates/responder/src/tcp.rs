@@ -18,7 +18,10 @@ use std::time::{Duration, Instant};
 pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     shared.pin();
     let log = shared.cfg.log;
-    log.line(format_args!("listening on tcp {}", listener.local_addr().map(|a| a.to_string()).unwrap_or_default()));
+    log.line(format_args!(
+        "listening on tcp {}",
+        listener.local_addr().map(|a| a.to_string()).unwrap_or_default()
+    ));
     loop {
         let (stream, peer) = match listener.accept() {
             Ok(x) => x,
@@ -58,7 +61,10 @@ fn refuse_quick(stream: &TcpStream, peer: SocketAddr, why: Refusal, reason: &str
 
 fn refuse(mut stream: &TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
     Shared::bump(&shared.counters.refused);
-    shared.cfg.log.line(format_args!("refused {peer}: {}: {reason}", why.name()));
+    shared
+        .cfg
+        .log
+        .line(format_args!("refused {peer}: {}: {reason}", why.name()));
     let mut rec = [0u8; MAX_STATUS_LEN];
     let n = status::emit_refusal(why, reason, &mut rec);
     let _ = stream.write_all(&rec[..n]);
@@ -121,7 +127,11 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     }
     Shared::bump(&shared.counters.sessions);
     let idle = shared.cfg.idle_timeout;
-    if stream.set_read_timeout(Some(idle)).and_then(|_| stream.set_write_timeout(Some(idle))).is_err() {
+    if stream
+        .set_read_timeout(Some(idle))
+        .and_then(|_| stream.set_write_timeout(Some(idle)))
+        .is_err()
+    {
         return;
     }
     let mut rx = vec![0u8; (header.req_size as usize).min(CHUNK)];
@@ -245,9 +255,17 @@ fn send_response(stream: &mut TcpStream, prefix: &[u8], size: u64, tx: &[u8]) ->
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if is_timeout(&e) => {
-                return Err(format!("idle timeout mid-response ({} of {size} bytes sent)", size - left))
+                return Err(format!(
+                    "idle timeout mid-response ({} of {size} bytes sent)",
+                    size - left
+                ))
             }
-            Err(e) => return Err(format!("client vanished mid-response ({} of {size} bytes sent): {e}", size - left)),
+            Err(e) => {
+                return Err(format!(
+                    "client vanished mid-response ({} of {size} bytes sent): {e}",
+                    size - left
+                ))
+            }
         }
     }
     Ok(())

@@ -12,7 +12,10 @@ use std::sync::Arc;
 pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
     shared.pin();
     let log = shared.cfg.log;
-    log.line(format_args!("listening on udp {}", sock.local_addr().map(|a| a.to_string()).unwrap_or_default()));
+    log.line(format_args!(
+        "listening on udp {}",
+        sock.local_addr().map(|a| a.to_string()).unwrap_or_default()
+    ));
     let mut buf = vec![0u8; 65536];
     loop {
         let (n, peer) = match sock.recv_from(&mut buf) {

@@ -37,7 +37,12 @@ pub fn text(doc: &Document) -> String {
                 );
                 counts.push(r.samples);
             }
-            levels_notes(&mut o, results.iter().map(|r| (size_label(r.req_bytes, r.resp_bytes), r.levels)));
+            levels_notes(
+                &mut o,
+                results
+                    .iter()
+                    .map(|r| (size_label(r.req_bytes, r.resp_bytes), r.levels)),
+            );
         }
         Body::Crr { params, results } => {
             let _ = writeln!(
@@ -50,8 +55,18 @@ pub fn text(doc: &Document) -> String {
             );
             let _ = writeln!(o, "                                  samples{LAT_HEAD}");
             for r in results {
-                let _ = writeln!(o, " connect (to established)          {:>7}{}", r.samples, lat(&r.connect_us));
-                let _ = writeln!(o, " transaction (to close returned)   {:>7}{}", r.samples, lat(&r.transaction_us));
+                let _ = writeln!(
+                    o,
+                    " connect (to established)          {:>7}{}",
+                    r.samples,
+                    lat(&r.connect_us)
+                );
+                let _ = writeln!(
+                    o,
+                    " transaction (to close returned)   {:>7}{}",
+                    r.samples,
+                    lat(&r.transaction_us)
+                );
                 let _ = writeln!(o, "\n connections/s: {:.0}", r.cps);
                 counts.push(r.samples);
             }
@@ -68,7 +83,11 @@ pub fn text(doc: &Document) -> String {
                 params.size, params.count, params.warmup, params.timeout_ms
             );
             for r in results {
-                let pct = if r.sent > 0 { 100.0 * r.lost as f64 / r.sent as f64 } else { 0.0 };
+                let pct = if r.sent > 0 {
+                    100.0 * r.lost as f64 / r.sent as f64
+                } else {
+                    0.0
+                };
                 let _ = writeln!(
                     o,
                     " sent {}, received {}, lost {} ({pct:.3}%), late {}, duplicates {}, reordered {}, mismatched {}, slow (> {} us) {}",
@@ -98,7 +117,10 @@ pub fn text(doc: &Document) -> String {
         let _ = writeln!(o, "warning: {w}");
     }
     if let Some(e) = &doc.error {
-        let _ = writeln!(o, "incomplete: the test stopped early ({e}); the figures above cover what ran before that");
+        let _ = writeln!(
+            o,
+            "incomplete: the test stopped early ({e}); the figures above cover what ran before that"
+        );
     }
     o
 }
@@ -128,7 +150,10 @@ fn num(v: f64) -> String {
 }
 
 fn lat(s: &LatencyUs) -> String {
-    [s.min, s.mean, s.p50, s.p90, s.p99, s.p999, s.max, s.stddev].iter().map(|&v| num(v)).collect()
+    [s.min, s.mean, s.p50, s.p90, s.p99, s.p999, s.max, s.stddev]
+        .iter()
+        .map(|&v| num(v))
+        .collect()
 }
 
 fn levels_notes(o: &mut String, rows: impl Iterator<Item = (String, Option<Levels>)>) {

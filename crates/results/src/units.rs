@@ -4,9 +4,9 @@
 /// other values in plain bytes.
 pub fn format_size(bytes: u64) -> String {
     const K: u64 = 1024;
-    if bytes >= K * K && bytes % (K * K) == 0 {
+    if bytes >= K * K && bytes.is_multiple_of(K * K) {
         format!("{} MiB", bytes / (K * K))
-    } else if bytes >= K && bytes % K == 0 {
+    } else if bytes >= K && bytes.is_multiple_of(K) {
         format!("{} KiB", bytes / K)
     } else {
         format!("{bytes} B")
@@ -28,7 +28,12 @@ pub fn utc_rfc3339(unix_s: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]

@@ -140,13 +140,20 @@ mod tests {
     fn merge_equals_recording_together() {
         let (mut a, mut b, mut all) = (Recorder::new(), Recorder::new(), Recorder::new());
         for v in 1..1000u64 {
-            if v % 3 == 0 { a.record(v * 17) } else { b.record(v * 17) }
+            if v % 3 == 0 {
+                a.record(v * 17)
+            } else {
+                b.record(v * 17)
+            }
             all.record(v * 17);
         }
         a.merge(&b);
         assert_eq!(a.count(), all.count());
         assert_eq!(a.mean(), all.mean());
-        assert_eq!(a.histogram().value_at_quantile(0.99), all.histogram().value_at_quantile(0.99));
+        assert_eq!(
+            a.histogram().value_at_quantile(0.99),
+            all.histogram().value_at_quantile(0.99)
+        );
     }
 
     #[test]

@@ -80,7 +80,12 @@ mod tests {
         let s = Summary::of(&r).unwrap();
         assert_eq!(s.count, 1000);
         assert_eq!((s.min, s.max), (1000.0, 1_000_000.0));
-        for (got, want) in [(s.p50, 500_000.0), (s.p90, 900_000.0), (s.p99, 990_000.0), (s.p999, 999_000.0)] {
+        for (got, want) in [
+            (s.p50, 500_000.0),
+            (s.p90, 900_000.0),
+            (s.p99, 990_000.0),
+            (s.p999, 999_000.0),
+        ] {
             assert!((got - want).abs() / want <= 0.001, "{got} vs {want}");
         }
         assert!((s.mean - 500_500.0).abs() < 1e-6);
@@ -94,6 +99,9 @@ mod tests {
         let mut r = Recorder::new();
         r.record(6_500);
         let s = Summary::of(&r).unwrap();
-        assert_eq!((s.min, s.p50, s.p999, s.max, s.stddev), (6500.0, 6500.0, 6500.0, 6500.0, 0.0));
+        assert_eq!(
+            (s.min, s.p50, s.p999, s.max, s.stddev),
+            (6500.0, 6500.0, 6500.0, 6500.0, 0.0)
+        );
     }
 }

@@ -11,7 +11,10 @@ use std::io;
 #[cfg(target_os = "linux")]
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is out of range")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is out of range"),
+        ));
     }
     // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET write inside it
     // (cpu was bounds-checked above) and sched_setaffinity only reads it.
@@ -32,7 +35,12 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 /// Checks that this process may run on `cpu`, without pinning anything.
 #[cfg(target_os = "linux")]
 pub fn check_cpu(cpu: usize) -> io::Result<()> {
-    let bad = || io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is not available to this process"));
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is not available to this process"),
+        )
+    };
     if cpu >= libc::CPU_SETSIZE as usize {
         return Err(bad());
     }
@@ -60,7 +68,10 @@ pub fn check_cpu(cpu: usize) -> io::Result<()> {
 /// Pinning is only implemented on Linux.
 #[cfg(not(target_os = "linux"))]
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, format!("cannot pin to CPU {cpu}: not supported on this OS")))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("cannot pin to CPU {cpu}: not supported on this OS"),
+    ))
 }
 
 /// The CPU the calling thread runs on right now, where the OS says.
