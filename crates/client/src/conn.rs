@@ -10,6 +10,8 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+pub(crate) use stackmeter_sys::AlignedBuf;
+
 /// Receive buffers never need to be larger than this; bigger responses are
 /// read in pieces of this size.
 pub(crate) const CHUNK: usize = 1 << 20;

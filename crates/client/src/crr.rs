@@ -1,7 +1,7 @@
 //! crr: connect, one request/response, close; repeated (seed 002's
 //! "connection establish latency").
 
-use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, CHUNK};
+use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
 use crate::{summary_us, ClientError, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::CrrResult;
@@ -50,7 +50,8 @@ fn run(addr: SocketAddr, spec: &CrrSpec) -> Result<CrrResult, ClientError> {
     // Header and request leave in one send.
     let mut msg = h.emit().to_vec();
     msg.resize(msg.len() + spec.req as usize, 0);
-    let mut rx = vec![0u8; (spec.resp as usize).min(CHUNK)];
+    let mut rx_buf = AlignedBuf::new((spec.resp as usize).min(CHUNK));
+    let rx = rx_buf.as_mut();
     let (mut connect_rec, mut total_rec) = (Recorder::new(), Recorder::new());
     let mut start = None;
     let mut end = Instant::now();
@@ -63,7 +64,7 @@ fn run(addr: SocketAddr, spec: &CrrSpec) -> Result<CrrResult, ClientError> {
         let during = |what: &str| format!("{what} (connection {i})");
         send_all(&mut s, &msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
         read_status(&mut s, addr)?;
-        recv_exact(&mut s, spec.resp as u64, &mut rx).map_err(|e| lost(addr, &during("receiving the response"), &e))?;
+        recv_exact(&mut s, spec.resp as u64, rx).map_err(|e| lost(addr, &during("receiving the response"), &e))?;
         drop(s);
         let t2 = Instant::now();
         if i >= spec.warmup {

@@ -75,7 +75,7 @@ struct State<'a> {
     spec: &'a PingSpec,
     sock: UdpSocket,
     tx: Vec<u8>,
-    rx: Vec<u8>,
+    rx: stackmeter_sys::AlignedBuf,
     sent_at: Vec<Option<Instant>>,
     seen: Vec<bool>,
     outstanding: u64,
@@ -105,7 +105,7 @@ impl<'a> State<'a> {
             spec,
             sock,
             tx: vec![0u8; spec.size],
-            rx: vec![0u8; 65536],
+            rx: stackmeter_sys::AlignedBuf::new(65536),
             sent_at: vec![None; total],
             seen: vec![false; total],
             outstanding: 0,
@@ -211,7 +211,7 @@ impl<'a> State<'a> {
     /// false when the wait ran out.
     fn receive_one(&mut self, wait: Duration) -> Result<bool, ClientError> {
         self.set_wait(wait)?;
-        let n = match self.sock.recv(&mut self.rx) {
+        let n = match self.sock.recv(self.rx.as_mut()) {
             Ok(n) => n,
             Err(e) if is_timeout(&e) => return Ok(false),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(true),
@@ -234,7 +234,8 @@ impl<'a> State<'a> {
     }
 
     fn account(&mut self, n: usize, t1: Instant) -> Result<(), ClientError> {
-        let Ok(h) = Header::parse(&self.rx[..n]) else {
+        let rx = self.rx.as_mut();
+        let Ok(h) = Header::parse(&rx[..n]) else {
             self.r.mismatched += 1;
             return Ok(());
         };
@@ -276,7 +277,7 @@ impl<'a> State<'a> {
             _ => self.highest = Some(h.seq),
         }
         let intact =
-            n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &self.rx[HEADER_LEN..n]);
+            n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &rx[HEADER_LEN..n]);
         if !intact {
             self.r.mismatched += 1;
         }

@@ -1,6 +1,6 @@
 //! rr: request/response over one TCP connection per size pair (seed 000).
 
-use crate::conn::{lost, open_session, recv_exact, send_all, CHUNK};
+use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
 use crate::{levels, summary_us, ClientError, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{RrResult, SizePair};
@@ -51,21 +51,22 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrSpec) -> Result<RrResult, Clie
     let mut s = open_session(addr, &h, spec.timeout)?;
     let mut req = vec![0u8; pair.req as usize];
     stackmeter_proto::pattern::fill(0, &mut req);
-    let mut rx = vec![0u8; (pair.resp as usize).min(CHUNK)];
+    let mut rx_buf = AlignedBuf::new((pair.resp as usize).min(CHUNK));
+    let rx = rx_buf.as_mut();
     let resp = pair.resp as u64;
     let broke = |i: u64, e: io::Error| {
         let during = format!("exchanging {}:{} (transaction {i})", pair.req, pair.resp);
         lost(addr, &during, &e)
     };
     for i in 0..spec.warmup {
-        exchange(&mut s, &req, resp, &mut rx).map_err(|e| broke(i, e))?;
+        exchange(&mut s, &req, resp, rx).map_err(|e| broke(i, e))?;
     }
     let mut rec = Recorder::new();
     let start = Instant::now();
     let mut end = start;
     for i in 0..spec.iterations {
         let t0 = Instant::now();
-        let r = exchange(&mut s, &req, resp, &mut rx);
+        let r = exchange(&mut s, &req, resp, rx);
         let t1 = Instant::now();
         r.map_err(|e| broke(spec.warmup + i, e))?;
         rec.record(t1.duration_since(t0).as_nanos() as u64);

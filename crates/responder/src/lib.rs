@@ -114,6 +114,8 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     }
     let mut tx = vec![0u8; CHUNK].into_boxed_slice();
     stackmeter_proto::pattern::fill(0, &mut tx);
+    // (The send buffer's alignment does not matter the same way: a send
+    // copies into the kernel's own page-aligned buffers.)
     let counters = Arc::new(Counters::default());
     let shared = Arc::new(Shared {
         cfg: cfg.clone(),

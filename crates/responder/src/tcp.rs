@@ -134,10 +134,10 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     {
         return;
     }
-    let mut rx = vec![0u8; (header.req_size as usize).min(CHUNK)];
+    let mut rx = stackmeter_sys::AlignedBuf::new((header.req_size as usize).min(CHUNK));
     let result = match header.mode {
-        Mode::Rr => rr(&mut stream, &header, &mut rx, shared),
-        Mode::Crr => crr(&mut stream, &header, &mut rx, shared),
+        Mode::Rr => rr(&mut stream, &header, rx.as_mut(), shared),
+        Mode::Crr => crr(&mut stream, &header, rx.as_mut(), shared),
     };
     if let Err(what) = result {
         Shared::bump(&shared.counters.aborted);

@@ -16,9 +16,10 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
         "listening on udp {}",
         sock.local_addr().map(|a| a.to_string()).unwrap_or_default()
     ));
-    let mut buf = vec![0u8; 65536];
+    let mut mem = stackmeter_sys::AlignedBuf::new(65536);
+    let buf = mem.as_mut();
     loop {
-        let (n, peer) = match sock.recv_from(&mut buf) {
+        let (n, peer) = match sock.recv_from(buf) {
             Ok(x) => x,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
