@@ -444,8 +444,8 @@ def fmt(v):
 print("## stackmeter loopback latency vs floor and peers\n")
 print("- host: %s, kernel %s, %s CPUs; server pinned to CPU %s, client to CPU %s"
       % (env["R_CPU_MODEL"], env["R_KERNEL"], env["R_NCPU"], env["SERVER_CPU"], env["CLIENT_CPU"]))
-print("- %s repetitions, interleaved (floor, sockperf, qperf, stackmeter, then again); "
-      "each figure is the **median of the per-run values**" % env["REPEAT"])
+print("- REPEAT=%s: the whole set ran %s time(s), interleaved (floor, sockperf, qperf, stackmeter, "
+      "then again); each figure is the **median of the per-run values**" % (env["REPEAT"], env["REPEAT"]))
 print("- iterations: %s (+%s warm-up) for 64-byte tests, %s (+%s) for 1:1M; "
       "sockperf/qperf are timed runs of %s s each"
       % (env["ITERS"], env["WARMUP"], env["BIG_ITERS"], env["BIG_WARMUP"], env["PEER_SECONDS"]))
@@ -505,9 +505,12 @@ for key in sorted(notes):
     print("- %s %s: %s" % (key[0], key[1], "; ".join(notes[key])))
 
 print("\n### Commands (first repetition)\n")
+seen = set()
 for line in open(cmds):
     label, cmd = line.rstrip("\n").split("\t", 1)
-    print("- %s: `%s`" % (label, cmd.strip()))
+    if (label, cmd) not in seen:
+        seen.add((label, cmd))
+        print("- %s: `%s`" % (label, cmd.strip()))
 PY
 }
 

@@ -51,7 +51,7 @@ fn run(addr: SocketAddr, spec: &CrrSpec) -> Result<CrrResult, ClientError> {
     let mut msg = h.emit().to_vec();
     msg.resize(msg.len() + spec.req as usize, 0);
     let mut rx_buf = AlignedBuf::new((spec.resp as usize).min(CHUNK));
-    let rx = rx_buf.as_mut();
+    let rx = rx_buf.bytes_mut();
     let (mut connect_rec, mut total_rec) = (Recorder::new(), Recorder::new());
     let mut start = None;
     let mut end = Instant::now();

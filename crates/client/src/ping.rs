@@ -80,6 +80,8 @@ struct State<'a> {
     seen: Vec<bool>,
     outstanding: u64,
     wait: Duration,
+    paced: bool,
+    max_send_lag: Duration,
     highest: Option<u64>,
     origin: Instant,
     first_send: Option<Instant>,
@@ -110,6 +112,8 @@ impl<'a> State<'a> {
             seen: vec![false; total],
             outstanding: 0,
             wait: spec.timeout,
+            paced: false,
+            max_send_lag: Duration::ZERO,
             highest: None,
             origin: Instant::now(),
             first_send: None,
@@ -130,6 +134,7 @@ impl<'a> State<'a> {
                 rtt_us: None,
                 server_us: None,
                 pps: 0.0,
+                max_send_lag_us: 0.0,
                 levels: None,
             },
         })
@@ -180,6 +185,8 @@ impl<'a> State<'a> {
     }
 
     fn scheduled(&mut self) -> Result<(), ClientError> {
+        self.paced = true;
+        stackmeter_sys::tight_timers();
         let start = Instant::now();
         for seq in 0..self.total() {
             let due = start + self.spec.interval * (seq as u32);
@@ -190,6 +197,8 @@ impl<'a> State<'a> {
                 }
                 self.receive_one(left)?;
             }
+            let late = Instant::now().saturating_duration_since(due);
+            self.max_send_lag = self.max_send_lag.max(late);
             self.build(seq);
             self.send(seq)?;
         }
@@ -208,10 +217,19 @@ impl<'a> State<'a> {
     }
 
     /// Waits up to `wait` for one datagram and accounts for it. Returns
-    /// false when the wait ran out.
+    /// false when the wait ran out. On a schedule the wait is a `ppoll`
+    /// (nanosecond timeout); back to back it is the socket's own timeout,
+    /// which makes no extra call between send and receive.
     fn receive_one(&mut self, wait: Duration) -> Result<bool, ClientError> {
-        self.set_wait(wait)?;
-        let n = match self.sock.recv(self.rx.as_mut()) {
+        if self.paced {
+            use std::os::fd::AsRawFd;
+            if !stackmeter_sys::wait_readable(self.sock.as_raw_fd(), wait)? {
+                return Ok(false);
+            }
+        } else {
+            self.set_wait(wait)?;
+        }
+        let n = match self.sock.recv(self.rx.bytes_mut()) {
             Ok(n) => n,
             Err(e) if is_timeout(&e) => return Ok(false),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(true),
@@ -234,7 +252,7 @@ impl<'a> State<'a> {
     }
 
     fn account(&mut self, n: usize, t1: Instant) -> Result<(), ClientError> {
-        let rx = self.rx.as_mut();
+        let rx = self.rx.bytes_mut();
         let Ok(h) = Header::parse(&rx[..n]) else {
             self.r.mismatched += 1;
             return Ok(());
@@ -324,6 +342,7 @@ impl<'a> State<'a> {
         r.rtt_us = summary_us(&self.rtt);
         r.server_us = summary_us(&self.server);
         r.levels = levels(&self.rtt);
+        r.max_send_lag_us = self.max_send_lag.as_nanos() as f64 / 1000.0;
         let wall = match (self.first_send, self.last_reply) {
             (Some(a), Some(b)) if b > a => b.duration_since(a).as_secs_f64(),
             _ => 0.0,

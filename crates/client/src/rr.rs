@@ -52,7 +52,7 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrSpec) -> Result<RrResult, Clie
     let mut req = vec![0u8; pair.req as usize];
     stackmeter_proto::pattern::fill(0, &mut req);
     let mut rx_buf = AlignedBuf::new((pair.resp as usize).min(CHUNK));
-    let rx = rx_buf.as_mut();
+    let rx = rx_buf.bytes_mut();
     let resp = pair.resp as u64;
     let broke = |i: u64, e: io::Error| {
         let during = format!("exchanging {}:{} (transaction {i})", pair.req, pair.resp);

@@ -136,8 +136,8 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     }
     let mut rx = stackmeter_sys::AlignedBuf::new((header.req_size as usize).min(CHUNK));
     let result = match header.mode {
-        Mode::Rr => rr(&mut stream, &header, rx.as_mut(), shared),
-        Mode::Crr => crr(&mut stream, &header, rx.as_mut(), shared),
+        Mode::Rr => rr(&mut stream, &header, rx.bytes_mut(), shared),
+        Mode::Crr => crr(&mut stream, &header, rx.bytes_mut(), shared),
     };
     if let Err(what) = result {
         Shared::bump(&shared.counters.aborted);

@@ -17,7 +17,7 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
         sock.local_addr().map(|a| a.to_string()).unwrap_or_default()
     ));
     let mut mem = stackmeter_sys::AlignedBuf::new(65536);
-    let buf = mem.as_mut();
+    let buf = mem.bytes_mut();
     loop {
         let (n, peer) = match sock.recv_from(buf) {
             Ok(x) => x,

@@ -255,6 +255,10 @@ pub struct PingResult {
     pub server_us: Option<LatencyUs>,
     /// Replies per second of the timed phase's wall time.
     pub pps: f64,
+    /// On a schedule: the latest any datagram left after its due time
+    /// (0 back to back). Above the interval, the client fell behind.
+    #[serde(default)]
+    pub max_send_lag_us: f64,
     /// Two levels in the RTT distribution, if found.
     pub levels: Option<Levels>,
 }

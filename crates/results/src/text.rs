@@ -108,6 +108,13 @@ pub fn text(doc: &Document) -> String {
                 if r.slow > r.slow_first.len() as u64 {
                     let _ = writeln!(o, " ... and {} more slow answers", r.slow - r.slow_first.len() as u64);
                 }
+                if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
+                    let _ = writeln!(
+                        o,
+                        "warning: the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
+                        r.max_send_lag_us, params.interval_us
+                    );
+                }
                 levels_notes(&mut o, std::iter::once(("rtt".to_string(), r.levels)));
             }
         }
