@@ -502,3 +502,36 @@ fn json_documents_read_back_into_the_typed_value() {
         assert_eq!(again, json_of(&out));
     }
 }
+
+#[test]
+fn many_clients_at_once_each_get_their_own_session() {
+    let srv = Server::start(&[]);
+    let target = srv.target();
+    let clients: Vec<_> = (0..12)
+        .map(|i| {
+            let (test, args): (&str, Vec<&str>) = match i % 3 {
+                0 => ("rr", vec!["--sizes", "1:64K,64K:1", "-n", "200"]),
+                1 => ("crr", vec!["-n", "100"]),
+                _ => ("ping", vec!["-c", "300"]),
+            };
+            Command::new(BIN)
+                .arg(test)
+                .arg(&target)
+                .args(args)
+                .arg("--json")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in clients {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc = json_of(&out);
+        assert_eq!(doc["complete"], true);
+        if doc["test"] == "ping" {
+            assert_eq!(doc["results"][0]["mismatched"], 0);
+        }
+    }
+}
