@@ -49,6 +49,23 @@
 /* recv_all() result when the peer closed the connection cleanly. */
 #define PP_EOF (-2)
 
+/*
+ * A page-aligned buffer whose every page is written. Page-aligned, as
+ * stackmeter's receive buffers are, so both copy to and from the kernel
+ * alike (malloc returns large blocks 16 bytes past a page boundary).
+ * Written, because memory that is only read maps the kernel's shared zero
+ * page and a large send would copy from one cache-hot 4 KiB page.
+ */
+static unsigned char *alloc_filled(size_t len)
+{
+    void *p = NULL;
+
+    if (posix_memalign(&p, 4096, len) != 0)
+        return NULL;
+    memset(p, 0xa5, len);
+    return p;
+}
+
 static int set_timeouts(int fd)
 {
     struct timeval tv;
@@ -167,7 +184,7 @@ static void serve_conn(int fd)
                 resp);
         return;
     }
-    buf = calloc(req > resp ? req : resp, 1);
+    buf = alloc_filled(req > resp ? req : resp);
     if (buf == NULL) {
         fprintf(stderr, "tcp_pingpong server: out of memory\n");
         return;
@@ -325,13 +342,15 @@ static int run_client(char **argv)
                 PP_MAX_MSG, PP_MAX_ITERS, PP_MAX_ITERS);
         return 2;
     }
-    sbuf = calloc(req, 1);
-    rbuf = calloc(resp, 1);
-    samples = calloc(iters, sizeof *samples);
+    sbuf = alloc_filled(req);
+    rbuf = alloc_filled(resp);
+    samples = malloc(iters * sizeof *samples);
     if (sbuf == NULL || rbuf == NULL || samples == NULL) {
         fprintf(stderr, "tcp_pingpong client: out of memory\n");
         goto out_free;
     }
+    /* Touch every page now: no page fault between timed iterations. */
+    memset(samples, 0, iters * sizeof *samples);
     fd = connect_to(argv[0], argv[1]);
     if (fd < 0)
         goto out_free;

@@ -45,6 +45,23 @@
 #define PP_MAX_ITERS 50000000UL
 #define PP_MAX_LOST 3UL
 
+/*
+ * A page-aligned buffer whose every page is written. Page-aligned, as
+ * stackmeter's receive buffers are, so both copy to and from the kernel
+ * alike (malloc returns large blocks 16 bytes past a page boundary).
+ * Written, because memory that is only read maps the kernel's shared zero
+ * page and a large send would copy from one cache-hot 4 KiB page.
+ */
+static unsigned char *alloc_filled(size_t len)
+{
+    void *p = NULL;
+
+    if (posix_memalign(&p, 4096, len) != 0)
+        return NULL;
+    memset(p, 0xa5, len);
+    return p;
+}
+
 static int set_timeouts(int fd)
 {
     struct timeval tv;
@@ -220,13 +237,15 @@ static int run_client(char **argv)
                 PP_MAX_DGRAM, PP_MAX_ITERS, PP_MAX_ITERS);
         return 2;
     }
-    sbuf = calloc(size, 1);
-    rbuf = calloc(size + 1, 1); /* +1: detect oversized replies */
-    samples = calloc(iters, sizeof *samples);
+    sbuf = alloc_filled(size);
+    rbuf = alloc_filled(size + 1); /* +1: detect oversized replies */
+    samples = malloc(iters * sizeof *samples);
     if (sbuf == NULL || rbuf == NULL || samples == NULL) {
         fprintf(stderr, "udp_pingpong client: out of memory\n");
         goto out_free;
     }
+    /* Touch every page now: no page fault between timed iterations. */
+    memset(samples, 0, iters * sizeof *samples);
     fd = open_socket(argv[0], argv[1], 0);
     if (fd < 0)
         goto out_free;

@@ -303,6 +303,14 @@ fn oversize_is_refused_and_the_client_says_so() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert!(err.contains(&srv.target()) && err.contains("too large"), "{err}");
+
+    // crr sends header and request together, so the refused connection
+    // still holds unread bytes: the responder must drain them before it
+    // closes, or the reset can destroy the refusal. Repeat to catch a race.
+    for _ in 0..20 {
+        let out = run(&["crr", &srv.target(), "--size", "1K:2M", "-n", "1", "--warmup", "0"]);
+        assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    }
 }
 
 #[test]

@@ -100,7 +100,7 @@ pub(crate) struct Shared {
     pub counters: Arc<Counters>,
     /// Response bytes: sessions send from this one read-only buffer, in
     /// chunks, so a 64 MiB response costs no per-session memory.
-    pub tx: Box<[u8]>,
+    pub tx: stackmeter_sys::AlignedBuf,
 }
 
 /// Size of the shared send buffer and the cap on a session's receive buffer.
@@ -112,10 +112,10 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     if cfg.listen.is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to listen on"));
     }
-    let mut tx = vec![0u8; CHUNK].into_boxed_slice();
-    stackmeter_proto::pattern::fill(0, &mut tx);
-    // (The send buffer's alignment does not matter the same way: a send
-    // copies into the kernel's own page-aligned buffers.)
+    // Page-aligned like every receive buffer: the kernel's copy out of a
+    // misaligned buffer is as slow on AMD Zen as the copy into one.
+    let mut tx = stackmeter_sys::AlignedBuf::new(CHUNK);
+    stackmeter_proto::pattern::fill(0, tx.bytes_mut());
     let counters = Arc::new(Counters::default());
     let shared = Arc::new(Shared {
         cfg: cfg.clone(),

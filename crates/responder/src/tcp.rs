@@ -11,7 +11,7 @@ use stackmeter_proto::session::{Mode, Prefix, SessionHeader, PREFIX_LEN};
 use stackmeter_proto::status::{self, Refusal, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,7 +36,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         if active >= shared.cfg.max_sessions {
             shared.counters.active.fetch_sub(1, Ordering::AcqRel);
             let reason = format!("{} sessions running, the limit", shared.cfg.max_sessions);
-            refuse_quick(&stream, peer, Refusal::Busy, &reason, &shared);
+            refuse_quick(stream, peer, Refusal::Busy, &reason, &shared);
             continue;
         }
         let s = shared.clone();
@@ -52,14 +52,38 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
+/// Lingering closes running at once for busy refusals; beyond this the
+/// accept thread closes at once (the refusal may then be lost to a reset).
+const MAX_LINGERING: usize = 64;
+static LINGERING: AtomicUsize = AtomicUsize::new(0);
+
 /// Refuses from the accept thread without blocking it: the record is at
-/// most 263 bytes and a new socket's send buffer takes it whole.
-fn refuse_quick(stream: &TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
+/// most 263 bytes and a new socket's send buffer takes it whole; the
+/// lingering close runs on a short-lived thread of its own.
+fn refuse_quick(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
     let _ = stream.set_nonblocking(true);
-    refuse(stream, peer, why, reason, shared);
+    send_refusal(&stream, peer, why, reason, shared);
+    let _ = stream.set_nonblocking(false);
+    if LINGERING.fetch_add(1, Ordering::AcqRel) < MAX_LINGERING {
+        let spawned = spawn("linger", move || {
+            linger_close(stream);
+            LINGERING.fetch_sub(1, Ordering::AcqRel);
+        });
+        if spawned.is_err() {
+            LINGERING.fetch_sub(1, Ordering::AcqRel);
+        }
+    } else {
+        LINGERING.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
-fn refuse(mut stream: &TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
+/// Refuses from a session thread: the record, then a lingering close.
+fn refuse(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
+    send_refusal(&stream, peer, why, reason, shared);
+    linger_close(stream);
+}
+
+fn send_refusal(mut stream: &TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
     Shared::bump(&shared.counters.refused);
     shared
         .cfg
@@ -68,7 +92,27 @@ fn refuse(mut stream: &TcpStream, peer: SocketAddr, why: Refusal, reason: &str, 
     let mut rec = [0u8; MAX_STATUS_LEN];
     let n = status::emit_refusal(why, reason, &mut rec);
     let _ = stream.write_all(&rec[..n]);
+}
+
+/// Half-closes, then reads and discards what the client still sends (at
+/// most 64 KiB, at most 500 ms) before closing. Closing with unread bytes
+/// queued makes the kernel send a reset, which can destroy the refusal
+/// record before the client has read it.
+fn linger_close(mut stream: TcpStream) {
     let _ = stream.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + Duration::from_millis(500);
+    let mut sink = [0u8; 4096];
+    let mut total = 0;
+    while total < 64 << 10 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => total += n,
+        }
+    }
 }
 
 /// How a deadline-bounded read ended short.
@@ -112,7 +156,7 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let mut hdr = [0u8; stackmeter_proto::session::MAX_HEADER_LEN as usize];
     let header = match read_header(&mut stream, &mut hdr, deadline) {
         Ok(h) => h,
-        Err(HeaderFail::Refuse(why, reason)) => return refuse(&stream, peer, why, &reason, shared),
+        Err(HeaderFail::Refuse(why, reason)) => return refuse(stream, peer, why, &reason, shared),
         Err(HeaderFail::Gone(what)) => {
             Shared::bump(&shared.counters.aborted);
             return log.line(format_args!("{peer}: {what} before the session header was complete"));
@@ -122,7 +166,7 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     for (what, size) in [("request", header.req_size), ("response", header.resp_size)] {
         if size > max {
             let reason = format!("{what} size {size} exceeds limit {max}");
-            return refuse(&stream, peer, Refusal::TooLarge, &reason, shared);
+            return refuse(stream, peer, Refusal::TooLarge, &reason, shared);
         }
     }
     Shared::bump(&shared.counters.sessions);
@@ -184,7 +228,7 @@ fn rr(stream: &mut TcpStream, h: &SessionHeader, rx: &mut [u8], shared: &Shared)
             Request::Complete => {}
             Request::ClosedBetween => return Ok(()),
         }
-        send_response(stream, &[], h.resp_size as u64, &shared.tx)?;
+        send_response(stream, &[], h.resp_size as u64, shared.tx.bytes())?;
     }
 }
 
@@ -197,7 +241,7 @@ fn crr(stream: &mut TcpStream, h: &SessionHeader, rx: &mut [u8], shared: &Shared
     }
     let mut acc = [0u8; STATUS_PREFIX_LEN];
     status::emit_accepted(&mut acc);
-    send_response(stream, &acc, h.resp_size as u64, &shared.tx)?;
+    send_response(stream, &acc, h.resp_size as u64, shared.tx.bytes())?;
     let mut b = [0u8; 64];
     loop {
         match stream.read(&mut b) {

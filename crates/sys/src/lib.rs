@@ -119,6 +119,11 @@ impl AlignedBuf {
         AlignedBuf { mem, start, len }
     }
 
+    /// The aligned bytes, read-only.
+    pub fn bytes(&self) -> &[u8] {
+        &self.mem[self.start..self.start + self.len]
+    }
+
     /// The aligned bytes.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.mem[self.start..self.start + self.len]
