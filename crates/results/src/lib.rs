@@ -19,7 +19,7 @@ pub const SCHEMA: &str = "stackmeter/1";
 
 /// The document as pretty JSON.
 pub fn json(doc: &Document) -> String {
-    // Cannot fail: every type in Document serializes to JSON (no maps with
-    // non-string keys, no non-finite floats: see `finite`).
+    // Cannot fail: Document holds no maps with non-string keys, and
+    // serde_json writes a non-finite float as null instead of failing.
     serde_json::to_string_pretty(doc).expect("a Document always serializes")
 }

@@ -37,12 +37,10 @@ pub fn text(doc: &Document) -> String {
                 );
                 counts.push(r.samples);
             }
-            levels_notes(
-                &mut o,
-                results
-                    .iter()
-                    .map(|r| (size_label(r.req_bytes, r.resp_bytes), r.levels)),
-            );
+            let rows = results
+                .iter()
+                .map(|r| (size_label(r.req_bytes, r.resp_bytes), r.levels));
+            levels_notes(&mut o, pinned(doc), rows);
         }
         Body::Crr { params, results } => {
             let _ = writeln!(
@@ -115,7 +113,7 @@ pub fn text(doc: &Document) -> String {
                         r.max_send_lag_us, params.interval_us
                     );
                 }
-                levels_notes(&mut o, std::iter::once(("rtt".to_string(), r.levels)));
+                levels_notes(&mut o, pinned(doc), std::iter::once(("rtt".to_string(), r.levels)));
             }
         }
     }
@@ -163,12 +161,17 @@ fn lat(s: &LatencyUs) -> String {
         .collect()
 }
 
-fn levels_notes(o: &mut String, rows: impl Iterator<Item = (String, Option<Levels>)>) {
+fn levels_notes(o: &mut String, pinned: bool, rows: impl Iterator<Item = (String, Option<Levels>)>) {
+    let why = if pinned {
+        "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)"
+    } else {
+        "client and responder probably shared a CPU part of the time; pin them (--affinity)"
+    };
     for (name, l) in rows {
         if let Some(l) = l {
             let _ = writeln!(
                 o,
-                "warning: {name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): client and responder probably ran on the same CPU part of the time; pin them (--affinity) and compare medians of runs, not this one",
+                "warning: {name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
                 l.low_us,
                 100.0 * l.low_share,
                 l.high_us,
@@ -176,6 +179,12 @@ fn levels_notes(o: &mut String, rows: impl Iterator<Item = (String, Option<Level
             );
         }
     }
+}
+
+/// True when the measuring thread was pinned and so was the responder (as
+/// far as stackmeter knows: an external responder's placement is its own).
+fn pinned(doc: &Document) -> bool {
+    doc.placement.client_cpu.is_some() && (doc.placement.responder_cpu.is_some() || !doc.target.embedded)
 }
 
 /// Says when a tail percentile rests on one or two samples (METHODS.md).
