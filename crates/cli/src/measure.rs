@@ -161,7 +161,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         }
     }
     let (body, error) = test(addr);
-    let doc = Document {
+    let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,
         body,
@@ -174,6 +174,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         error: error.as_ref().map(|e| e.to_string()),
         warnings: Vec::new(),
     };
+    doc.warnings = stackmeter_results::warnings::derive(&doc);
     let out = if c.json {
         stackmeter_results::json(&doc) + "\n"
     } else {

@@ -543,3 +543,52 @@ fn many_clients_at_once_each_get_their_own_session() {
         }
     }
 }
+
+/// The kernel's UDP counters (InDatagrams, OutDatagrams) from two
+/// snapshots of /proc/net/snmp printed by a shell script.
+fn udp_counter_deltas(text: &str) -> (i64, i64) {
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Udp:")).collect();
+    assert_eq!(lines.len(), 4, "two header+value pairs: {text}");
+    let field = |header: &str, values: &str, name: &str| -> i64 {
+        let i = header.split_whitespace().position(|h| h == name).unwrap();
+        values.split_whitespace().nth(i).unwrap().parse().unwrap()
+    };
+    let d = |name| field(lines[2], lines[3], name) - field(lines[0], lines[1], name);
+    (d("InDatagrams"), d("OutDatagrams"))
+}
+
+#[test]
+fn ping_counts_agree_with_the_kernels_udp_counters() {
+    // A private network namespace, so no other test's traffic is counted.
+    let probe = Command::new("unshare").args(["-n", "true"]).output();
+    if !matches!(probe, Ok(ref o) if o.status.success()) {
+        eprintln!("SKIP ping_counts_agree_with_the_kernels_udp_counters: needs root and unshare(1)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("stackmeter-snmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json_path = dir.join("ping.json");
+    let script = format!(
+        "ip link set lo up && grep '^Udp:' /proc/net/snmp && '{BIN}' ping -c 1000 --warmup 10 --json > '{}' && grep '^Udp:' /proc/net/snmp",
+        json_path.display()
+    );
+    let out = Command::new("unshare")
+        .args(["-n", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = &doc["results"][0];
+    let (sent, received) = (r["sent"].as_i64().unwrap(), r["received"].as_i64().unwrap());
+    let warmup = doc["params"]["warmup"].as_i64().unwrap();
+    let (in_d, out_d) = udp_counter_deltas(&String::from_utf8_lossy(&out.stdout));
+    // Client and embedded responder share the namespace: every datagram is
+    // sent once by each side and received once by each side.
+    assert_eq!(out_d, 2 * (sent + warmup), "kernel OutDatagrams vs stackmeter sent");
+    assert_eq!(
+        in_d,
+        (sent + warmup) + (received + warmup),
+        "kernel InDatagrams vs stackmeter received"
+    );
+}

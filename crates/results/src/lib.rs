@@ -9,6 +9,7 @@
 mod doc;
 mod text;
 mod units;
+pub mod warnings;
 
 pub use doc::*;
 pub use text::text;

@@ -1,6 +1,6 @@
 //! The human-readable rendering: one table per test, seed 000 style.
 
-use crate::{format_size, Body, Document, LatencyUs, Levels};
+use crate::{format_size, Body, Document, LatencyUs};
 use std::fmt::Write;
 
 const LAT_HEAD: &str = "     min     mean      p50      p90      p99    p99.9      max   stddev";
@@ -37,10 +37,6 @@ pub fn text(doc: &Document) -> String {
                 );
                 counts.push(r.samples);
             }
-            let rows = results
-                .iter()
-                .map(|r| (size_label(r.req_bytes, r.resp_bytes), r.levels));
-            levels_notes(&mut o, pinned(doc), rows);
         }
         Body::Crr { params, results } => {
             let _ = writeln!(
@@ -106,14 +102,6 @@ pub fn text(doc: &Document) -> String {
                 if r.slow > r.slow_first.len() as u64 {
                     let _ = writeln!(o, " ... and {} more slow answers", r.slow - r.slow_first.len() as u64);
                 }
-                if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
-                    let _ = writeln!(
-                        o,
-                        "warning: the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
-                        r.max_send_lag_us, params.interval_us
-                    );
-                }
-                levels_notes(&mut o, pinned(doc), std::iter::once(("rtt".to_string(), r.levels)));
             }
         }
     }
@@ -139,10 +127,6 @@ fn placement(doc: &Document) -> String {
     s
 }
 
-fn size_label(req: u32, resp: u32) -> String {
-    format!("{}:{}", format_size(req as u64), format_size(resp as u64))
-}
-
 /// A latency figure in a 9-character column, with precision to match.
 fn num(v: f64) -> String {
     if v < 1_000.0 {
@@ -159,32 +143,6 @@ fn lat(s: &LatencyUs) -> String {
         .iter()
         .map(|&v| num(v))
         .collect()
-}
-
-fn levels_notes(o: &mut String, pinned: bool, rows: impl Iterator<Item = (String, Option<Levels>)>) {
-    let why = if pinned {
-        "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)"
-    } else {
-        "client and responder probably shared a CPU part of the time; pin them (--affinity)"
-    };
-    for (name, l) in rows {
-        if let Some(l) = l {
-            let _ = writeln!(
-                o,
-                "warning: {name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
-                l.low_us,
-                100.0 * l.low_share,
-                l.high_us,
-                100.0 * (1.0 - l.low_share)
-            );
-        }
-    }
-}
-
-/// True when the measuring thread was pinned and so was the responder (as
-/// far as stackmeter knows: an external responder's placement is its own).
-fn pinned(doc: &Document) -> bool {
-    doc.placement.client_cpu.is_some() && (doc.placement.responder_cpu.is_some() || !doc.target.embedded)
 }
 
 /// Says when a tail percentile rests on one or two samples (METHODS.md).

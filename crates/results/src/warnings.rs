@@ -1,0 +1,129 @@
+//! Warnings derived from a result: the things a reader must know before
+//! trusting its figures. Computed once, stored in `Document::warnings`, so
+//! the text and the JSON say the same.
+
+use crate::{format_size, Body, Document, Levels};
+
+/// Every warning `doc`'s figures call for, in row order.
+pub fn derive(doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    let why = if pinned(doc) {
+        "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)"
+    } else {
+        "client and responder probably shared a CPU part of the time; pin them (--affinity)"
+    };
+    let levels = |name: String, l: Option<Levels>| {
+        l.map(|l| {
+            format!(
+                "{name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
+                l.low_us,
+                100.0 * l.low_share,
+                l.high_us,
+                100.0 * (1.0 - l.low_share)
+            )
+        })
+    };
+    match &doc.body {
+        Body::Rr { results, .. } => {
+            for r in results {
+                let name = format!(
+                    "{}:{}",
+                    format_size(r.req_bytes as u64),
+                    format_size(r.resp_bytes as u64)
+                );
+                out.extend(levels(name, r.levels));
+            }
+        }
+        Body::Crr { .. } => {}
+        Body::Ping { params, results } => {
+            for r in results {
+                out.extend(levels("rtt".into(), r.levels));
+                if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
+                    out.push(format!(
+                        "the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
+                        r.max_send_lag_us, params.interval_us
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// True when the measuring thread was pinned and so was the responder (as
+/// far as stackmeter knows: an external responder's placement is its own).
+fn pinned(doc: &Document) -> bool {
+    doc.placement.client_cpu.is_some() && (doc.placement.responder_cpu.is_some() || !doc.target.embedded)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::*;
+
+    fn ping_doc(lag: f64, levels: Option<Levels>, client_cpu: Option<usize>) -> Document {
+        Document {
+            schema: SCHEMA.into(),
+            target: Target {
+                name: "embedded".into(),
+                address: "127.0.0.1:1".into(),
+                embedded: true,
+            },
+            body: Body::Ping {
+                params: PingParams {
+                    size: 64,
+                    count: 1,
+                    warmup: 0,
+                    interval_us: 100,
+                    slow_us: 1000,
+                    timeout_ms: 1000,
+                },
+                results: vec![PingResult {
+                    bytes: 64,
+                    sent: 1,
+                    received: 1,
+                    lost: 0,
+                    late: 0,
+                    duplicates: 0,
+                    reordered: 0,
+                    mismatched: 0,
+                    slow: 0,
+                    slow_first: vec![],
+                    rtt_us: None,
+                    server_us: None,
+                    pps: 1.0,
+                    max_send_lag_us: lag,
+                    levels,
+                }],
+            },
+            placement: Placement {
+                client_cpu,
+                responder_cpu: client_cpu,
+            },
+            env: Env::default(),
+            complete: true,
+            error: None,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn lag_beyond_the_interval_is_a_warning() {
+        assert!(super::derive(&ping_doc(50.0, None, None)).is_empty());
+        let w = super::derive(&ping_doc(150.0, None, None));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("fell behind") && w[0].contains("150 us"), "{w:?}");
+    }
+
+    #[test]
+    fn two_levels_name_the_likely_cause() {
+        let l = Some(Levels {
+            low_us: 3.5,
+            high_us: 6.5,
+            low_share: 0.6,
+        });
+        let unpinned = super::derive(&ping_doc(0.0, l, None));
+        assert!(unpinned[0].contains("shared a CPU"), "{unpinned:?}");
+        let pinned = super::derive(&ping_doc(0.0, l, Some(1)));
+        assert!(pinned[0].contains("both sides were pinned"), "{pinned:?}");
+    }
+}
