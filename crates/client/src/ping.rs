@@ -120,23 +120,7 @@ impl<'a> State<'a> {
             last_reply: None,
             rtt: Recorder::new(),
             server: Recorder::new(),
-            r: PingResult {
-                bytes: spec.size,
-                sent: 0,
-                received: 0,
-                lost: 0,
-                late: 0,
-                duplicates: 0,
-                reordered: 0,
-                mismatched: 0,
-                slow: 0,
-                slow_first: Vec::new(),
-                rtt_us: None,
-                server_us: None,
-                pps: 0.0,
-                max_send_lag_us: 0.0,
-                levels: None,
-            },
+            r: PingResult::empty(spec.size),
         })
     }
 

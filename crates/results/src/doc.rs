@@ -262,3 +262,26 @@ pub struct PingResult {
     /// Two levels in the RTT distribution, if found.
     pub levels: Option<Levels>,
 }
+
+impl PingResult {
+    /// A row for `bytes`-byte datagrams with nothing counted yet.
+    pub fn empty(bytes: usize) -> PingResult {
+        PingResult {
+            bytes,
+            sent: 0,
+            received: 0,
+            lost: 0,
+            late: 0,
+            duplicates: 0,
+            reordered: 0,
+            mismatched: 0,
+            slow: 0,
+            slow_first: Vec::new(),
+            rtt_us: None,
+            server_us: None,
+            pps: 0.0,
+            max_send_lag_us: 0.0,
+            levels: None,
+        }
+    }
+}

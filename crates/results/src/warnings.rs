@@ -78,21 +78,11 @@ mod tests {
                     timeout_ms: 1000,
                 },
                 results: vec![PingResult {
-                    bytes: 64,
                     sent: 1,
                     received: 1,
-                    lost: 0,
-                    late: 0,
-                    duplicates: 0,
-                    reordered: 0,
-                    mismatched: 0,
-                    slow: 0,
-                    slow_first: vec![],
-                    rtt_us: None,
-                    server_us: None,
-                    pps: 1.0,
                     max_send_lag_us: lag,
                     levels,
+                    ..PingResult::empty(64)
                 }],
             },
             placement: Placement {
