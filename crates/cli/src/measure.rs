@@ -4,6 +4,7 @@
 use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
 use crate::fail;
 use stackmeter_client::{ClientError, CrrSpec, PingSpec, RrSpec};
+use stackmeter_responder::Responder;
 use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -114,46 +115,9 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (addr, target, _responder) = match &c.target {
-        Some(t) => match stackmeter_client::resolve(t, stackmeter_proto::DEFAULT_PORT) {
-            Ok(addr) => (
-                addr,
-                Target {
-                    name: t.clone(),
-                    address: addr.to_string(),
-                    embedded: false,
-                },
-                None,
-            ),
-            Err(e) => return fail(e.exit_code(), e),
-        },
-        None => {
-            let cfg = stackmeter_responder::Config {
-                cpu: c.responder_affinity,
-                log: stackmeter_responder::Log::Quiet,
-                ..Default::default()
-            };
-            if let Some(cpu) = cfg.cpu {
-                if let Err(e) = stackmeter_sys::check_cpu(cpu) {
-                    return fail(2, format!("--responder-affinity {cpu}: {e}"));
-                }
-            }
-            match stackmeter_responder::start(cfg) {
-                Ok(r) => {
-                    let addr = r.local[0];
-                    (
-                        addr,
-                        Target {
-                            name: "embedded".into(),
-                            address: addr.to_string(),
-                            embedded: true,
-                        },
-                        Some(r),
-                    )
-                }
-                Err(e) => return fail(1, format!("cannot start the embedded responder: {e}")),
-            }
-        }
+    let (addr, target, _responder) = match choose_target(c) {
+        Ok(t) => t,
+        Err(code) => return code,
     };
     if let Some(cpu) = c.affinity {
         if let Err(e) = stackmeter_sys::pin_current_thread(cpu) {
@@ -189,6 +153,37 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
     match error {
         Some(e) => fail(e.exit_code(), e),
         None => 0,
+    }
+}
+
+/// The TARGET as resolved, or a responder started in this process when
+/// there is none. The responder handle must live until the test ends. An
+/// error has already been reported: its value is the exit code.
+fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
+    let target = |addr: SocketAddr, name: &str, embedded: bool| Target {
+        name: name.to_string(),
+        address: addr.to_string(),
+        embedded,
+    };
+    if let Some(t) = &c.target {
+        return match stackmeter_client::resolve(t, stackmeter_proto::DEFAULT_PORT) {
+            Ok(addr) => Ok((addr, target(addr, t, false), None)),
+            Err(e) => Err(fail(e.exit_code(), e)),
+        };
+    }
+    if let Some(cpu) = c.responder_affinity {
+        if let Err(e) = stackmeter_sys::check_cpu(cpu) {
+            return Err(fail(2, format!("--responder-affinity {cpu}: {e}")));
+        }
+    }
+    let cfg = stackmeter_responder::Config {
+        cpu: c.responder_affinity,
+        log: stackmeter_responder::Log::Quiet,
+        ..Default::default()
+    };
+    match stackmeter_responder::start(cfg) {
+        Ok(r) => Ok((r.local[0], target(r.local[0], "embedded", true), Some(r))),
+        Err(e) => Err(fail(1, format!("cannot start the embedded responder: {e}"))),
     }
 }
 
