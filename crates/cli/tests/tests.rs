@@ -263,8 +263,11 @@ fn ping_on_a_schedule() {
     assert!(out.status.success(), "{}", stderr(&out));
     let r = &json_of(&out)["results"][0];
     assert_eq!(r["received"], 200);
-    // 200 sends 500 us apart take at least 99.5 ms: about 2000/s at most.
-    assert!(r["pps"].as_f64().unwrap() < 2100.0, "{r}");
+    // 200 sends 500 us apart take at least 99.5 ms: about 2000/s at most,
+    // unless the client fell behind (a loaded machine), which it must then
+    // report. Back-to-back sending would show ~10x the rate and no lag.
+    let lag = r["max_send_lag_us"].as_f64().unwrap();
+    assert!(r["pps"].as_f64().unwrap() < 2100.0 || lag > 500.0, "{r}");
 }
 
 #[test]
@@ -383,7 +386,8 @@ fn responder_gone_mid_test_is_exit_5_with_partial_rows() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // Let the client connect and get going (it runs for a minute or more).
+    std::thread::sleep(Duration::from_millis(1500));
     srv.child.kill().unwrap();
     let out = client.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
