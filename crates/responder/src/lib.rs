@@ -83,6 +83,8 @@ pub struct Counters {
     pub udp_replies: AtomicU64,
     /// UDP datagrams dropped (short, foreign, or not a request).
     pub udp_dropped: AtomicU64,
+    /// Lingering closes after busy refusals running now.
+    pub lingering: AtomicUsize,
 }
 
 /// A started responder. Its threads run until the process exits.

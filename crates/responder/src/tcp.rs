@@ -11,7 +11,7 @@ use stackmeter_proto::session::{Mode, Prefix, SessionHeader, PREFIX_LEN};
 use stackmeter_proto::status::{self, Refusal, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -55,25 +55,26 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 /// Lingering closes running at once for busy refusals; beyond this the
 /// accept thread closes at once (the refusal may then be lost to a reset).
 const MAX_LINGERING: usize = 64;
-static LINGERING: AtomicUsize = AtomicUsize::new(0);
 
 /// Refuses from the accept thread without blocking it: the record is at
 /// most 263 bytes and a new socket's send buffer takes it whole; the
 /// lingering close runs on a short-lived thread of its own.
-fn refuse_quick(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
+fn refuse_quick(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Arc<Shared>) {
     let _ = stream.set_nonblocking(true);
     send_refusal(&stream, peer, why, reason, shared);
     let _ = stream.set_nonblocking(false);
-    if LINGERING.fetch_add(1, Ordering::AcqRel) < MAX_LINGERING {
+    let lingering = &shared.counters.lingering;
+    if lingering.fetch_add(1, Ordering::AcqRel) < MAX_LINGERING {
+        let s = shared.clone();
         let spawned = spawn("linger", move || {
             linger_close(stream);
-            LINGERING.fetch_sub(1, Ordering::AcqRel);
+            s.counters.lingering.fetch_sub(1, Ordering::AcqRel);
         });
         if spawned.is_err() {
-            LINGERING.fetch_sub(1, Ordering::AcqRel);
+            lingering.fetch_sub(1, Ordering::AcqRel);
         }
     } else {
-        LINGERING.fetch_sub(1, Ordering::AcqRel);
+        lingering.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
