@@ -3,20 +3,14 @@
 
 use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
 use crate::fail;
-use stackmeter_client::{ClientError, CrrSpec, PingSpec, RrSpec};
+use stackmeter_client::ClientError;
 use stackmeter_responder::Responder;
 use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 pub fn rr(a: RrArgs) -> i32 {
-    let spec = RrSpec {
-        sizes: a.sizes.0.clone(),
-        iterations: a.iterations,
-        warmup: a.warmup,
-        timeout: Duration::from_millis(a.timeout_ms),
-    };
     let params = RrParams {
         sizes: a.sizes.0,
         iterations: a.iterations,
@@ -28,7 +22,7 @@ pub fn rr(a: RrArgs) -> i32 {
         return fail(2, "--iterations must be at least 1");
     }
     measure(&a.common, |addr| {
-        let o = stackmeter_client::rr(addr, &spec);
+        let o = stackmeter_client::rr(addr, &params);
         (
             Body::Rr {
                 params,
@@ -40,13 +34,6 @@ pub fn rr(a: RrArgs) -> i32 {
 }
 
 pub fn crr(a: CrrArgs) -> i32 {
-    let spec = CrrSpec {
-        iterations: a.iterations,
-        warmup: a.warmup,
-        req: a.size.req,
-        resp: a.size.resp,
-        timeout: Duration::from_millis(a.timeout_ms),
-    };
     let params = CrrParams {
         iterations: a.iterations,
         warmup: a.warmup,
@@ -58,7 +45,7 @@ pub fn crr(a: CrrArgs) -> i32 {
         return fail(2, "--iterations must be at least 1");
     }
     measure(&a.common, |addr| {
-        let o = stackmeter_client::crr(addr, &spec);
+        let o = stackmeter_client::crr(addr, &params);
         (
             Body::Crr {
                 params,
@@ -70,14 +57,6 @@ pub fn crr(a: CrrArgs) -> i32 {
 }
 
 pub fn ping(a: PingArgs) -> i32 {
-    let spec = PingSpec {
-        size: a.size as usize,
-        count: a.count,
-        warmup: a.warmup,
-        interval: Duration::from_micros(a.interval_us),
-        slow: Duration::from_micros(a.slow_us),
-        timeout: Duration::from_millis(a.timeout_ms),
-    };
     let params = PingParams {
         size: a.size as usize,
         count: a.count,
@@ -90,7 +69,7 @@ pub fn ping(a: PingArgs) -> i32 {
         return fail(2, "--count must be at least 1");
     }
     measure(&a.common, |addr| {
-        let o = stackmeter_client::ping(addr, &spec);
+        let o = stackmeter_client::ping(addr, &params);
         (
             Body::Ping {
                 params,

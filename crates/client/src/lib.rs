@@ -18,10 +18,10 @@ mod ping;
 mod rr;
 mod target;
 
-pub use crr::{crr, CrrSpec};
+pub use crr::crr;
 pub use error::ClientError;
-pub use ping::{ping, PingSpec};
-pub use rr::{rr, RrSpec};
+pub use ping::ping;
+pub use rr::rr;
 pub use target::resolve;
 
 use stackmeter_results::Levels;

@@ -11,7 +11,7 @@ use crate::error::is_timeout;
 use crate::{levels, summary_us, ClientError, Outcome};
 use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS, HEADER_LEN};
 use stackmeter_proto::{pattern, status::Refusal};
-use stackmeter_results::{PingResult, Slow};
+use stackmeter_results::{PingParams, PingResult, Slow};
 use stackmeter_stats::Recorder;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -20,26 +20,9 @@ use std::time::{Duration, Instant};
 /// How many slow answers are listed one by one.
 pub const SLOW_LISTED: usize = 10;
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct PingSpec {
-    /// Datagram size, header included (>= 40).
-    pub size: usize,
-    /// Timed datagrams.
-    pub count: u64,
-    /// Untimed datagrams before them (the first sequence numbers).
-    pub warmup: u64,
-    /// Send interval; zero = back to back.
-    pub interval: Duration,
-    /// Answers slower than this are counted and listed.
-    pub slow: Duration,
-    /// A datagram without an answer after this is lost.
-    pub timeout: Duration,
-}
-
 /// Runs the echo test. A test with no reply at all ends with an error
 /// next to its (complete) row.
-pub fn ping(addr: SocketAddr, spec: &PingSpec) -> Outcome<PingResult> {
+pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
     let mut st = match State::new(addr, spec) {
         Ok(s) => s,
         Err(e) => {
@@ -49,7 +32,7 @@ pub fn ping(addr: SocketAddr, spec: &PingSpec) -> Outcome<PingResult> {
             }
         }
     };
-    let run = if spec.interval.is_zero() {
+    let run = if spec.interval_us == 0 {
         st.back_to_back()
     } else {
         st.scheduled()
@@ -61,8 +44,7 @@ pub fn ping(addr: SocketAddr, spec: &PingSpec) -> Outcome<PingResult> {
             addr,
             what: format!(
                 "no reply to any of {} datagrams within {} ms",
-                row.sent,
-                spec.timeout.as_millis()
+                row.sent, spec.timeout_ms
             ),
         }),
         Ok(()) => None,
@@ -72,7 +54,10 @@ pub fn ping(addr: SocketAddr, spec: &PingSpec) -> Outcome<PingResult> {
 
 struct State<'a> {
     addr: SocketAddr,
-    spec: &'a PingSpec,
+    spec: &'a PingParams,
+    timeout: Duration,
+    slow: Duration,
+    interval: Duration,
     sock: UdpSocket,
     tx: Vec<u8>,
     rx: stackmeter_sys::AlignedBuf,
@@ -92,7 +77,8 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    fn new(addr: SocketAddr, spec: &'a PingSpec) -> Result<State<'a>, ClientError> {
+    fn new(addr: SocketAddr, spec: &'a PingParams) -> Result<State<'a>, ClientError> {
+        let timeout = Duration::from_millis(spec.timeout_ms);
         let local: SocketAddr = if addr.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
         } else {
@@ -100,18 +86,21 @@ impl<'a> State<'a> {
         };
         let sock = UdpSocket::bind(local)?;
         sock.connect(addr)?;
-        sock.set_read_timeout(Some(spec.timeout))?;
+        sock.set_read_timeout(Some(timeout))?;
         let total = (spec.warmup + spec.count) as usize;
         Ok(State {
             addr,
             spec,
+            timeout,
+            slow: Duration::from_micros(spec.slow_us),
+            interval: Duration::from_micros(spec.interval_us),
             sock,
             tx: vec![0u8; spec.size],
             rx: stackmeter_sys::AlignedBuf::new(65536),
             sent_at: vec![None; total],
             seen: vec![false; total],
             outstanding: 0,
-            wait: spec.timeout,
+            wait: timeout,
             paced: false,
             max_send_lag: Duration::ZERO,
             highest: None,
@@ -153,10 +142,10 @@ impl<'a> State<'a> {
         for seq in 0..self.total() {
             // The full timeout is in force before the send, so the common
             // case makes no socket-option call between send and receive.
-            self.set_wait(self.spec.timeout)?;
+            self.set_wait(self.timeout)?;
             self.build(seq);
             self.send(seq)?;
-            let deadline = self.sent_at[seq as usize].unwrap_or_else(Instant::now) + self.spec.timeout;
+            let deadline = self.sent_at[seq as usize].unwrap_or_else(Instant::now) + self.timeout;
             // Wait for this datagram's reply; earlier ones may still come.
             while !self.seen[seq as usize] {
                 let left = deadline.saturating_duration_since(Instant::now());
@@ -165,7 +154,7 @@ impl<'a> State<'a> {
                 }
             }
         }
-        self.drain_until(Instant::now())
+        Ok(())
     }
 
     fn scheduled(&mut self) -> Result<(), ClientError> {
@@ -173,7 +162,7 @@ impl<'a> State<'a> {
         stackmeter_sys::tight_timers();
         let start = Instant::now();
         for seq in 0..self.total() {
-            let due = start + self.spec.interval * (seq as u32);
+            let due = start + Duration::from_nanos((self.interval.as_nanos() as u64).saturating_mul(seq));
             loop {
                 let left = due.saturating_duration_since(Instant::now());
                 if left.is_zero() {
@@ -187,7 +176,7 @@ impl<'a> State<'a> {
             self.send(seq)?;
         }
         let last = self.sent_at.last().copied().flatten().unwrap_or_else(Instant::now);
-        self.drain_until(last + self.spec.timeout)
+        self.drain_until(last + self.timeout)
     }
 
     /// Takes replies until `until`, and until nothing is outstanding.
@@ -268,7 +257,7 @@ impl<'a> State<'a> {
             return Ok(());
         }
         let rtt = t1.duration_since(sent);
-        if rtt > self.spec.timeout {
+        if rtt > self.timeout {
             self.r.late += 1;
             return Ok(());
         }
@@ -288,7 +277,7 @@ impl<'a> State<'a> {
         if h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx {
             self.server.record(h.server_tx - h.server_rx);
         }
-        if rtt > self.spec.slow {
+        if rtt > self.slow {
             self.r.slow += 1;
             if self.r.slow_first.len() < SLOW_LISTED {
                 self.r.slow_first.push(Slow {

@@ -3,28 +3,15 @@
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
 use crate::{levels, summary_us, ClientError, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
-use stackmeter_results::{RrResult, SizePair};
+use stackmeter_results::{RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct RrSpec {
-    /// Size pairs, each on its own connection, in order.
-    pub sizes: Vec<SizePair>,
-    /// Timed transactions per pair.
-    pub iterations: u64,
-    /// Untimed transactions before them.
-    pub warmup: u64,
-    /// Bound on every wait.
-    pub timeout: Duration,
-}
-
 /// Runs every size pair against `addr`. Stops at the first error, keeping
 /// the rows already measured.
-pub fn rr(addr: SocketAddr, spec: &RrSpec) -> Outcome<RrResult> {
+pub fn rr(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
     let mut rows = Vec::new();
     for pair in &spec.sizes {
         match one(addr, *pair, spec) {
@@ -42,13 +29,13 @@ fn exchange(s: &mut TcpStream, req: &[u8], resp: u64, rx: &mut [u8]) -> io::Resu
     recv_exact(s, resp, rx)
 }
 
-fn one(addr: SocketAddr, pair: SizePair, spec: &RrSpec) -> Result<RrResult, ClientError> {
+fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<RrResult, ClientError> {
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: pair.req,
         resp_size: pair.resp,
     };
-    let mut s = open_session(addr, &h, spec.timeout)?;
+    let mut s = open_session(addr, &h, Duration::from_millis(spec.timeout_ms))?;
     let mut req = vec![0u8; pair.req as usize];
     stackmeter_proto::pattern::fill(0, &mut req);
     let mut rx_buf = AlignedBuf::new((pair.resp as usize).min(CHUNK));
