@@ -183,6 +183,9 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let result = match header.mode {
         Mode::Rr => rr(&mut stream, &header, rx.bytes_mut(), shared),
         Mode::Crr => crr(&mut stream, &header, rx.bytes_mut(), shared),
+        Mode::Control | Mode::Sink | Mode::Source => {
+            return refuse(stream, peer, Refusal::UnknownMode, "throughput modes not implemented yet", shared)
+        }
     };
     if let Err(what) = result {
         Shared::bump(&shared.counters.aborted);
