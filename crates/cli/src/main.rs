@@ -7,8 +7,10 @@
 
 mod args;
 mod measure;
+mod rate;
 mod serve;
 mod sizes;
+mod throughput;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -30,6 +32,8 @@ fn run() -> i32 {
         Command::Rr(a) => measure::rr(a),
         Command::Crr(a) => measure::crr(a),
         Command::Ping(a) => measure::ping(a),
+        Command::Stream(a) => throughput::stream(a),
+        Command::UdpMax(a) => throughput::udp_max(a),
     }
 }
 
