@@ -129,7 +129,7 @@ fn search(
     let mut s = Search::new(goal, max, (max * 1e-4).max(1.0));
     let mut counted = 0;
     loop {
-        match s.next() {
+        match s.next_step() {
             Next::Done(a) => return Ok((a, true)),
             Next::Trial(_) if counted >= max_trials => {
                 return Ok((bounds_so_far(&s), false));
