@@ -50,6 +50,9 @@ pub(crate) struct Counter(pub(crate) AtomicU64);
 /// State shared by the workers of one test.
 struct Shared {
     stop: AtomicBool,
+    /// MSG_ZEROCOPY sends completed, and of those copied anyway.
+    zc_completed: Arc<Counter>,
+    zc_copied: Arc<Counter>,
     /// First error a worker hit.
     error: std::sync::Mutex<Option<ClientError>>,
 }
@@ -111,6 +114,8 @@ fn run(
     let mut control = Control::open(addr, timeout)?;
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
+        zc_completed: Arc::new(Counter::default()),
+        zc_copied: Arc::new(Counter::default()),
         error: std::sync::Mutex::new(None),
     });
     let parallel = p.parallel as usize;
@@ -130,7 +135,15 @@ fn run(
         if p.direction.up() {
             let h = SessionHeader::data(Mode::Sink, control.test_id, 0);
             let s = open_session(addr, &h, timeout)?;
-            senders.push(tcp_sender(s, addr, p.length as usize, &shared, &go, cpu)?);
+            if p.zerocopy {
+                stackmeter_sys::enable_zerocopy(s.as_raw_fd()).map_err(|e| {
+                    ClientError::Local(io::Error::new(
+                        e.kind(),
+                        format!("--zerocopy: SO_ZEROCOPY not available ({e})"),
+                    ))
+                })?;
+            }
+            senders.push(tcp_sender(s, addr, p.length as usize, p.zerocopy, &shared, &go, cpu)?);
         }
         if p.direction.down() {
             let h = SessionHeader::data(Mode::Source, control.test_id, p.length);
@@ -208,16 +221,14 @@ fn run(
         down: down_total,
         udp_sent: udp_total,
     };
-    out.summary = Some(summary(
-        p,
-        &out.intervals,
-        &first,
-        &last,
-        &fin,
-        &drained,
-        client_cpu,
-        wall,
-    ));
+    let mut sum = summary(p, &out.intervals, &first, &last, &fin, &drained, client_cpu, wall);
+    if p.zerocopy {
+        sum.zerocopy = Some(stackmeter_results::Zerocopy {
+            completed: shared.zc_completed.0.load(Ordering::Relaxed),
+            copied: shared.zc_copied.0.load(Ordering::Relaxed),
+        });
+    }
+    out.summary = Some(sum);
     Ok(())
 }
 
@@ -423,6 +434,7 @@ fn summary(
             responder,
         },
         udp,
+        zerocopy: None,
     }
 }
 
@@ -455,12 +467,14 @@ fn tcp_sender(
     mut s: TcpStream,
     addr: SocketAddr,
     length: usize,
+    zerocopy: bool,
     shared: &Arc<Shared>,
     go: &Arc<Barrier>,
     cpu: Option<usize>,
 ) -> Result<Worker, ClientError> {
     let bytes = Arc::new(Counter::default());
     let (b, sh, go) = (bytes.clone(), shared.clone(), go.clone());
+    let (zc_out, zc_copied) = (shared.zc_completed.clone(), shared.zc_copied.clone());
     let dup = s.try_clone().ok();
     let handle = spawn("send", move || {
         pin(cpu);
@@ -469,8 +483,25 @@ fn tcp_sender(
         go.wait();
         let c0 = thread_cpu();
         let data = buf.bytes();
+        let fd = s.as_raw_fd();
+        let mut sends = 0u64;
+        let mut zc = stackmeter_sys::ZerocopyDone::default();
         while !sh.stop.load(Ordering::Relaxed) {
-            match s.write(data) {
+            // With MSG_ZEROCOPY the buffer is never written again, so
+            // sending it again before its completion arrives is safe; the
+            // completions are read now and then so they don't pile up.
+            let r = if zerocopy {
+                sends += 1;
+                if sends % 64 == 0 {
+                    let d = stackmeter_sys::drain_zerocopy(fd);
+                    zc.completed += d.completed;
+                    zc.copied += d.copied;
+                }
+                stackmeter_sys::send_zerocopy(fd, data)
+            } else {
+                s.write(data)
+            };
+            match r {
                 Ok(n) => {
                     b.0.fetch_add(n as u64, Ordering::Relaxed);
                 }
@@ -485,6 +516,13 @@ fn tcp_sender(
         // The responder closes once it has read everything.
         let mut sink = [0u8; 64];
         let _ = s.read(&mut sink);
+        if zerocopy {
+            let d = stackmeter_sys::drain_zerocopy(fd);
+            zc.completed += d.completed;
+            zc.copied += d.copied;
+            zc_out.0.fetch_add(zc.completed, Ordering::Relaxed);
+            zc_copied.0.fetch_add(zc.copied, Ordering::Relaxed);
+        }
         thread_cpu().since(c0)
     })?;
     Ok(Worker {

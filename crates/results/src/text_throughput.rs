@@ -146,6 +146,19 @@ pub fn stream_tail(p: &StreamParams, s: Option<&StreamSummary>) -> String {
             u.jitter_us
         );
     }
+    if let Some(z) = &s.zerocopy {
+        let _ = writeln!(
+            o,
+            " MSG_ZEROCOPY: {} sends completed, {} of them copied by the kernel after all{}",
+            z.completed,
+            z.copied,
+            if z.completed > 0 && z.copied == z.completed {
+                " (loopback and veth always copy; zero copy needs a real NIC)"
+            } else {
+                ""
+            }
+        );
+    }
     let c = &s.cpu.client;
     let _ = write!(
         o,

@@ -643,3 +643,21 @@ fn accuracy_through_a_100_mbit_bottleneck() {
     );
     drop(srv);
 }
+
+#[test]
+fn zerocopy_sends_are_completed_and_counted() {
+    let srv = Server::start(&[]);
+    let doc = stream_json(&srv.target(), &["--time", "0.5", "--zerocopy", "--length", "64K"]);
+    assert_eq!(doc["params"]["zerocopy"], true);
+    let z = &doc["summary"]["zerocopy"];
+    let (done, copied) = (u(&z["completed"]), u(&z["copied"]));
+    assert!(done > 0, "the kernel reported no MSG_ZEROCOPY completion: {z}");
+    assert!(copied <= done);
+    // Every send moved at most 64 KiB, so the completions must cover all
+    // the bytes the target received (the last ones are read after close).
+    let drained = u(&doc["summary"]["senders"]["drained_sent_bytes"]);
+    assert!(
+        done * 65536 >= drained,
+        "{done} completions cannot carry {drained} bytes"
+    );
+}
