@@ -1,0 +1,339 @@
+/*
+ * tcp_stream.c - the physical floor for one-way TCP throughput.
+ *
+ * Why this exists: stackmeter's `stream` test should move bytes about as fast
+ * as the kernel lets one connection move them. This program is the least a
+ * bulk sender and receiver can do: one connection, a blocking send() or
+ * recv() of LEN bytes in a loop, nothing else. Its received rate is the
+ * floor that bench/throughput.sh compares stackmeter and iperf3 against.
+ *
+ * Usage:
+ *   tcp_stream recv PORT ADDR LEN SECONDS    (the server: receives, counts)
+ *   tcp_stream send HOST PORT LEN SECONDS    (the client: sends)
+ *
+ * The receiver accepts one connection, calls recv() with LEN bytes until
+ * SECONDS have passed since the first byte arrived, prints one line
+ *   "tcp_stream recv len=LEN bytes=B calls=C seconds=S mbps=M"
+ * (M = 8 * B / S / 10^6, bytes received inside the window) and exits. The
+ * clock is read once every few recv() calls, not around each one. Closing
+ * the connection with data unread resets it, which is how the sender learns
+ * that the measurement is over: it sends LEN bytes per send() until the
+ * connection fails (or SECONDS + 10 s have passed), then prints
+ *   "tcp_stream send len=LEN bytes=B calls=C seconds=S"
+ * for information only: the receiver's count is the figure.
+ *
+ * Every blocking network call is bounded by SO_RCVTIMEO/SO_SNDTIMEO (5 s).
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TS_TIMEOUT_S 5
+#define TS_MAX_LEN (64UL * 1024 * 1024)
+#define TS_MAX_SECONDS 3600UL
+/* Extra time the sender keeps going after SECONDS if nobody stops it. */
+#define TS_SEND_GRACE_S 10
+/* Read the clock after this many calls (and after every call of >= 4 KiB). */
+#define TS_CLOCK_EVERY 32UL
+
+/* A page-aligned buffer whose every page is written (see tcp_pingpong.c). */
+static unsigned char *ts_alloc_filled(size_t len)
+{
+    void *p = NULL;
+
+    if (posix_memalign(&p, 4096, len) != 0)
+        return NULL;
+    memset(p, 0xa5, len);
+    return p;
+}
+
+static int ts_set_timeouts(int fd)
+{
+    struct timeval tv;
+
+    tv.tv_sec = TS_TIMEOUT_S;
+    tv.tv_usec = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
+        return -1;
+    return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+static const char *ts_errstr(int err)
+{
+    if (err == EAGAIN || err == EWOULDBLOCK)
+        return "timed out (5 s)";
+    return strerror(err);
+}
+
+/* Parse a decimal integer in [lo, hi]; 0 on success. */
+static int ts_parse_ulong(const char *s, unsigned long lo, unsigned long hi,
+                          unsigned long *out)
+{
+    char *end = NULL;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
+        v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static uint64_t ts_now_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- receiver */
+
+static int ts_open_listener(const char *addr, const char *port)
+{
+    struct addrinfo hints, *res, *ai;
+    int fd = -1, one = 1, rc;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    rc = getaddrinfo(addr, port, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "tcp_stream recv: %s\n", gai_strerror(rc));
+        return -1;
+    }
+    for (ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+            bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0 &&
+            ts_set_timeouts(fd) == 0)
+            break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        perror("tcp_stream recv: bind/listen");
+    return fd;
+}
+
+static int ts_run_recv(char **argv)
+{
+    unsigned long len, seconds, every;
+    unsigned long long bytes = 0, calls = 0;
+    uint64_t t0, now = 0, end;
+    unsigned char *buf;
+    pid_t parent = getppid();
+    int lfd, fd = -1, rc = 1;
+    ssize_t n;
+
+    if (ts_parse_ulong(argv[2], 1, TS_MAX_LEN, &len) != 0 ||
+        ts_parse_ulong(argv[3], 1, TS_MAX_SECONDS, &seconds) != 0) {
+        fprintf(stderr, "tcp_stream recv: LEN must be 1..%lu, SECONDS "
+                        "1..%lu\n",
+                TS_MAX_LEN, TS_MAX_SECONDS);
+        return 2;
+    }
+    buf = ts_alloc_filled(len);
+    if (buf == NULL) {
+        fprintf(stderr, "tcp_stream recv: out of memory\n");
+        return 1;
+    }
+    lfd = ts_open_listener(argv[1], argv[0]);
+    if (lfd < 0)
+        goto out_free;
+    /* SO_RCVTIMEO bounds accept(): give up if the driver script is gone. */
+    while (fd < 0) {
+        fd = accept(lfd, NULL, NULL);
+        if (fd >= 0)
+            break;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+            errno != ECONNABORTED) {
+            perror("tcp_stream recv: accept");
+            goto out_listen;
+        }
+        if (getppid() != parent)
+            goto out_listen;
+    }
+    if (ts_set_timeouts(fd) != 0) {
+        perror("tcp_stream recv: setsockopt");
+        goto out_close;
+    }
+    /* The window opens when the first byte is in; that byte counts. */
+    do
+        n = recv(fd, buf, len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        fprintf(stderr, "tcp_stream recv: first recv: %s\n",
+                n == 0 ? "sender closed" : ts_errstr(errno));
+        goto out_close;
+    }
+    t0 = ts_now_ns();
+    end = t0 + (uint64_t)seconds * 1000000000ULL;
+    bytes = (unsigned long long)n;
+    calls = 1;
+    every = len >= 4096 ? 1 : TS_CLOCK_EVERY;
+    for (;;) {
+        n = recv(fd, buf, len, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            fprintf(stderr, "tcp_stream recv: recv: %s\n",
+                    n == 0 ? "sender closed before the window ended"
+                           : ts_errstr(errno));
+            goto out_close;
+        }
+        bytes += (unsigned long long)n;
+        calls++;
+        if (calls % every == 0) {
+            now = ts_now_ns();
+            if (now >= end)
+                break;
+        }
+    }
+    {
+        double s = (double)(now - t0) / 1e9;
+
+        printf("tcp_stream recv len=%lu bytes=%llu calls=%llu seconds=%.6f "
+               "mbps=%.3f\n",
+               len, bytes, calls, s, 8.0 * (double)bytes / s / 1e6);
+        fflush(stdout);
+    }
+    rc = 0;
+out_close:
+    close(fd);
+out_listen:
+    close(lfd);
+out_free:
+    free(buf);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- sender */
+
+static int ts_connect_to(const char *host, const char *port)
+{
+    struct addrinfo hints, *res, *ai;
+    int fd = -1, rc;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "tcp_stream send: %s: %s\n", host, gai_strerror(rc));
+        return -1;
+    }
+    for (ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        /* SO_SNDTIMEO also bounds connect() on Linux. */
+        if (ts_set_timeouts(fd) == 0 &&
+            connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        fprintf(stderr, "tcp_stream send: connect %s:%s: %s\n", host, port,
+                ts_errstr(errno));
+    return fd;
+}
+
+static int ts_run_send(char **argv)
+{
+    unsigned long len, seconds;
+    unsigned long long bytes = 0, calls = 0;
+    uint64_t t0, now, end;
+    unsigned char *buf;
+    int fd, rc = 1;
+
+    if (ts_parse_ulong(argv[2], 1, TS_MAX_LEN, &len) != 0 ||
+        ts_parse_ulong(argv[3], 1, TS_MAX_SECONDS, &seconds) != 0) {
+        fprintf(stderr, "tcp_stream send: LEN must be 1..%lu, SECONDS "
+                        "1..%lu\n",
+                TS_MAX_LEN, TS_MAX_SECONDS);
+        return 2;
+    }
+    buf = ts_alloc_filled(len);
+    if (buf == NULL) {
+        fprintf(stderr, "tcp_stream send: out of memory\n");
+        return 1;
+    }
+    fd = ts_connect_to(argv[0], argv[1]);
+    if (fd < 0)
+        goto out_free;
+    t0 = ts_now_ns();
+    end = t0 + (uint64_t)(seconds + TS_SEND_GRACE_S) * 1000000000ULL;
+    now = t0;
+    for (;;) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            /* The receiver closes when its window is over: a reset. */
+            if (errno == ECONNRESET || errno == EPIPE) {
+                rc = 0;
+                break;
+            }
+            fprintf(stderr, "tcp_stream send: send: %s\n", ts_errstr(errno));
+            goto out_close;
+        }
+        bytes += (unsigned long long)n;
+        calls++;
+        if (calls % TS_CLOCK_EVERY == 0) {
+            now = ts_now_ns();
+            if (now >= end) {
+                fprintf(stderr, "tcp_stream send: receiver did not stop us "
+                                "within SECONDS + %d s\n",
+                        TS_SEND_GRACE_S);
+                goto out_close;
+            }
+        }
+    }
+    now = ts_now_ns();
+    printf("tcp_stream send len=%lu bytes=%llu calls=%llu seconds=%.6f\n", len,
+           bytes, calls, (double)(now - t0) / 1e9);
+out_close:
+    close(fd);
+out_free:
+    free(buf);
+    return rc;
+}
+
+static void ts_usage(void)
+{
+    fprintf(stderr, "usage: tcp_stream recv PORT ADDR LEN SECONDS\n"
+                    "       tcp_stream send HOST PORT LEN SECONDS\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 6 && strcmp(argv[1], "recv") == 0)
+        return ts_run_recv(argv + 2);
+    if (argc == 6 && strcmp(argv[1], "send") == 0)
+        return ts_run_send(argv + 2);
+    ts_usage();
+    return 2;
+}
