@@ -9,7 +9,7 @@
  *
  * Usage:
  *   tcp_stream recv PORT ADDR LEN SECONDS    (the server: receives, counts)
- *   tcp_stream send HOST PORT LEN SECONDS    (the client: sends)
+ *   tcp_stream send HOST PORT LEN SECONDS [nodelay]   (the client: sends)
  *
  * The receiver accepts one connection, calls recv() with LEN bytes until
  * SECONDS have passed since the first byte arrived, prints one line
@@ -20,7 +20,10 @@
  * that the measurement is over: it sends LEN bytes per send() until the
  * connection fails (or SECONDS + 10 s have passed), then prints
  *   "tcp_stream send len=LEN bytes=B calls=C seconds=S"
- * for information only: the receiver's count is the figure.
+ * for information only: the receiver's count is the figure. With
+ * "nodelay" the sender sets TCP_NODELAY (as stackmeter does on every
+ * connection); without it the socket keeps the kernel's defaults (Nagle on,
+ * as iperf3's default), which lets small writes share segments.
  *
  * Every blocking network call is bounded by SO_RCVTIMEO/SO_SNDTIMEO (5 s).
  */
@@ -31,6 +34,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,10 +233,10 @@ out_free:
 
 /* ---------------------------------------------------------------- sender */
 
-static int ts_connect_to(const char *host, const char *port)
+static int ts_connect_to(const char *host, const char *port, int nodelay)
 {
     struct addrinfo hints, *res, *ai;
-    int fd = -1, rc;
+    int fd = -1, rc, one = 1;
 
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -248,6 +252,8 @@ static int ts_connect_to(const char *host, const char *port)
             continue;
         /* SO_SNDTIMEO also bounds connect() on Linux. */
         if (ts_set_timeouts(fd) == 0 &&
+            (!nodelay || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+                                    sizeof one) == 0) &&
             connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
             break;
         close(fd);
@@ -260,7 +266,7 @@ static int ts_connect_to(const char *host, const char *port)
     return fd;
 }
 
-static int ts_run_send(char **argv)
+static int ts_run_send(char **argv, int nodelay)
 {
     unsigned long len, seconds;
     unsigned long long bytes = 0, calls = 0;
@@ -280,7 +286,7 @@ static int ts_run_send(char **argv)
         fprintf(stderr, "tcp_stream send: out of memory\n");
         return 1;
     }
-    fd = ts_connect_to(argv[0], argv[1]);
+    fd = ts_connect_to(argv[0], argv[1], nodelay);
     if (fd < 0)
         goto out_free;
     t0 = ts_now_ns();
@@ -325,7 +331,8 @@ out_free:
 static void ts_usage(void)
 {
     fprintf(stderr, "usage: tcp_stream recv PORT ADDR LEN SECONDS\n"
-                    "       tcp_stream send HOST PORT LEN SECONDS\n");
+                    "       tcp_stream send HOST PORT LEN SECONDS "
+                    "[nodelay]\n");
 }
 
 int main(int argc, char **argv)
@@ -333,7 +340,10 @@ int main(int argc, char **argv)
     if (argc == 6 && strcmp(argv[1], "recv") == 0)
         return ts_run_recv(argv + 2);
     if (argc == 6 && strcmp(argv[1], "send") == 0)
-        return ts_run_send(argv + 2);
+        return ts_run_send(argv + 2, 0);
+    if (argc == 7 && strcmp(argv[1], "send") == 0 &&
+        strcmp(argv[6], "nodelay") == 0)
+        return ts_run_send(argv + 2, 1);
     ts_usage();
     return 2;
 }
