@@ -28,6 +28,8 @@ pub enum Command {
     Crr(CrrArgs),
     /// UDP echo round trips with loss, order, payload and slow answers (seed 004).
     Ping(PingArgs),
+    /// Many clients at once, each listing and fetching every object, every byte checked (seed 003).
+    Load(crate::load::LoadArgs),
 }
 
 #[derive(Args, Debug)]
@@ -53,6 +55,12 @@ pub struct ServeArgs {
     /// Log nothing (refusals are still answered on the wire).
     #[arg(long)]
     pub quiet: bool,
+    /// Synthetic objects for object mode (load): comma-separated sizes, K = 1024.
+    #[arg(long, value_name = "SIZES", default_value = "4K,64K,1M,8800K", value_parser = crate::load::size_list)]
+    pub objects: crate::load::Sizes,
+    /// Serve the regular files directly inside DIR as the objects instead (read-only, symlinks never followed).
+    #[arg(long, value_name = "DIR")]
+    pub objects_dir: Option<std::path::PathBuf>,
 }
 
 /// Flags every measuring command takes.

@@ -4,7 +4,7 @@
 use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
 use crate::fail;
 use stackmeter_client::ClientError;
-use stackmeter_responder::Responder;
+use stackmeter_responder::{ObjectSource, Responder};
 use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -84,6 +84,15 @@ pub fn ping(a: PingArgs) -> i32 {
 /// (also when the test stopped early: the finished rows are kept) and
 /// returns the exit code.
 fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
+    measure_with(c, ObjectSource::Off, test)
+}
+
+/// [`measure`], with object mode's catalogue for an embedded responder.
+pub(crate) fn measure_with(
+    c: &Common,
+    objects: ObjectSource,
+    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>),
+) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
         return fail(
             2,
@@ -94,7 +103,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (addr, target, _responder) = match choose_target(c) {
+    let (addr, target, _responder) = match choose_target(c, objects) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -138,7 +147,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
 /// The TARGET as resolved, or a responder started in this process when
 /// there is none. The responder handle must live until the test ends. An
 /// error has already been reported: its value is the exit code.
-fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
+fn choose_target(c: &Common, objects: ObjectSource) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
     let target = |addr: SocketAddr, name: &str, embedded: bool| Target {
         name: name.to_string(),
         address: addr.to_string(),
@@ -158,6 +167,7 @@ fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), 
     let cfg = stackmeter_responder::Config {
         cpu: c.responder_affinity,
         log: stackmeter_responder::Log::Quiet,
+        objects,
         ..Default::default()
     };
     match stackmeter_responder::start(cfg) {

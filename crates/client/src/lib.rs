@@ -14,12 +14,14 @@
 mod conn;
 mod crr;
 mod error;
+mod load;
 mod ping;
 mod rr;
 mod target;
 
 pub use crr::crr;
 pub use error::ClientError;
+pub use load::{load, LoadOutcome};
 pub use ping::ping;
 pub use rr::rr;
 pub use target::resolve;

@@ -12,10 +12,13 @@
 //! - [`status`]: the responder's answer to that header (accepted, or refused
 //!   with a code and a reason);
 //! - [`udp`]: the header every UDP datagram carries, and the pure echo rule;
-//! - [`pattern`]: the deterministic payload bytes a client can verify.
+//! - [`pattern`]: the deterministic payload bytes a client can verify;
+//! - [`objects`]: object mode (16), LIST and FETCH of a catalogue, the object
+//!   pattern and CRC-32.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod objects;
 pub mod pattern;
 pub mod session;
 pub mod status;

@@ -93,6 +93,15 @@ pub enum Body {
         /// One row.
         results: Vec<PingResult>,
     },
+    /// Many clients listing and fetching objects (seed 003).
+    Load {
+        /// Parameters.
+        params: crate::LoadParams,
+        /// One entry per run.
+        results: Vec<crate::LoadRun>,
+        /// Means and intervals across runs, and merged latency.
+        summary: Option<crate::LoadSummary>,
+    },
 }
 
 impl Body {
@@ -102,6 +111,7 @@ impl Body {
             Body::Rr { .. } => "rr",
             Body::Crr { .. } => "crr",
             Body::Ping { .. } => "ping",
+            Body::Load { .. } => "load",
         }
     }
 }

@@ -3,7 +3,7 @@
 use crate::{format_size, Body, Document, LatencyUs};
 use std::fmt::Write;
 
-const LAT_HEAD: &str = "     min     mean      p50      p90      p99    p99.9      max   stddev";
+pub(crate) const LAT_HEAD: &str = "     min     mean      p50      p90      p99    p99.9      max   stddev";
 
 /// Renders `doc` as the terminal text the measuring command prints.
 pub fn text(doc: &Document) -> String {
@@ -104,6 +104,11 @@ pub fn text(doc: &Document) -> String {
                 }
             }
         }
+        Body::Load {
+            params,
+            results,
+            summary,
+        } => crate::load::text(&mut o, params, results, summary.as_ref(), &mut counts),
     }
     tail_note(&mut o, &counts);
     for w in &doc.warnings {
@@ -138,7 +143,7 @@ fn num(v: f64) -> String {
     }
 }
 
-fn lat(s: &LatencyUs) -> String {
+pub(crate) fn lat(s: &LatencyUs) -> String {
     [s.min, s.mean, s.p50, s.p90, s.p99, s.p999, s.max, s.stddev]
         .iter()
         .map(|&v| num(v))

@@ -35,6 +35,14 @@ pub fn derive(doc: &Document) -> Vec<String> {
             }
         }
         Body::Crr { .. } => {}
+        Body::Load { results, .. } => {
+            let errors: u64 = results.iter().map(|r| r.errors).sum();
+            if errors > 0 {
+                out.push(format!(
+                    "{errors} request(s) failed (wrong bytes, an error answer, or a broken connection): the rates count only what arrived"
+                ));
+            }
+        }
         Body::Ping { params, results } => {
             for r in results {
                 out.extend(levels("rtt".into(), r.levels));

@@ -9,10 +9,12 @@
 //! on a 2-core machine usually means client and responder moved between
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
 
+pub mod interval;
 pub mod modality;
 mod recorder;
 mod summary;
 
+pub use interval::{mean_ci95, Interval};
 pub use modality::{bimodal, Modes};
 pub use recorder::Recorder;
 pub use summary::Summary;

@@ -172,6 +172,30 @@ pub fn tight_timers() {
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit (a
+/// responder holding 10,000 connections needs a descriptor each; the usual
+/// soft limit is 1024). Returns the soft limit before and after.
+#[cfg(unix)]
+pub fn raise_nofile() -> io::Result<(u64, u64)> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let before = r.rlim_cur as u64;
+    if r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: r is a valid rlimit; the soft limit is within the hard one.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok((before, r.rlim_cur as u64))
+}
+
 /// Where a measurement ran.
 #[derive(Clone, Debug, Default)]
 pub struct Host {

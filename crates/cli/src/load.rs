@@ -1,0 +1,127 @@
+//! `stackmeter load`: flags, the embedded responder's catalogue, and the
+//! wiring from flags to `stackmeter_client::load`; also the object-size list
+//! parser and the descriptor-limit raise that `serve` shares.
+
+use crate::args::Common;
+use crate::fail;
+use clap::Args;
+use stackmeter_responder::{Log, ObjectSource};
+use stackmeter_results::{Body, LoadParams};
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Concurrent clients, one connection each.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub clients: u32,
+    /// Times each client fetches every object per run.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub fetch_each: u32,
+    /// Runs (mean and 95% interval across them).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = 10000)]
+    pub timeout_ms: u64,
+    /// Objects of the embedded responder (no TARGET): comma-separated sizes, K = 1024.
+    #[arg(long, value_name = "SIZES", value_parser = size_list)]
+    pub objects: Option<Sizes>,
+    /// The embedded responder serves the regular files inside DIR instead.
+    #[arg(long, value_name = "DIR")]
+    pub objects_dir: Option<std::path::PathBuf>,
+}
+
+/// A parsed list of object sizes.
+#[derive(Clone, Debug)]
+pub struct Sizes(pub Vec<u64>);
+
+/// Parses "4K,64K,1M,8800K"; the first bad item is named.
+pub fn size_list(s: &str) -> Result<Sizes, String> {
+    let v: Result<Vec<u64>, String> = s
+        .split(',')
+        .map(|i| {
+            crate::sizes::size(i)
+                .map(u64::from)
+                .map_err(|e| format!("bad size list item: {e}"))
+        })
+        .collect();
+    let v = v?;
+    if v.len() > stackmeter_proto::objects::MAX_OBJECTS {
+        return Err(format!(
+            "{} objects, at most {}",
+            v.len(),
+            stackmeter_proto::objects::MAX_OBJECTS
+        ));
+    }
+    let total: u64 = v.iter().sum();
+    if total > stackmeter_responder::MAX_SYNTHETIC_BYTES {
+        return Err(format!("the objects total {total} bytes; at most 1G"));
+    }
+    Ok(Sizes(v))
+}
+
+/// Raises the open-files limit to the hard limit (one descriptor per
+/// connection) and says so; warns when `want` connections cannot fit.
+pub fn raise_fd_limit(log: Log, want: usize) {
+    match stackmeter_sys::raise_nofile() {
+        Ok((before, now)) => {
+            if now != before {
+                log.line(format_args!("open-files limit raised from {before} to {now}"));
+            }
+            if (now as usize) < want + 64 {
+                log.line(format_args!(
+                    "warning: open-files limit {now} is below {want} sessions plus room for the listeners; raise the hard limit (ulimit -Hn) to hold them all"
+                ));
+            }
+        }
+        Err(e) => log.line(format_args!("warning: cannot raise the open-files limit: {e}")),
+    }
+}
+
+pub fn run(a: LoadArgs) -> i32 {
+    if a.common.target.is_some() && (a.objects.is_some() || a.objects_dir.is_some()) {
+        return fail(
+            2,
+            "--objects and --objects-dir set up the embedded responder (give no TARGET); a remote responder has its own (serve --objects)",
+        );
+    }
+    if a.objects.is_some() && a.objects_dir.is_some() {
+        return fail(2, "--objects and --objects-dir exclude each other");
+    }
+    let objects = match (a.objects, a.objects_dir) {
+        (_, Some(d)) => ObjectSource::Dir(d),
+        (Some(s), None) => ObjectSource::Synthetic(s.0),
+        (None, None) => ObjectSource::Synthetic(stackmeter_responder::DEFAULT_SIZES.to_vec()),
+    };
+    // Each client holds a descriptor, and an embedded responder one more.
+    raise_fd_limit(Log::Quiet, 2 * a.clients as usize);
+    let params = LoadParams {
+        clients: a.clients,
+        fetch_each: a.fetch_each,
+        repeat: a.repeat,
+        timeout_ms: a.timeout_ms,
+        objects: Vec::new(),
+    };
+    crate::measure::measure_with(&a.common, objects, |addr| {
+        let o = stackmeter_client::load(addr, &params);
+        (
+            Body::Load {
+                params: o.params,
+                results: o.runs,
+                summary: o.summary,
+            },
+            o.error,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes() {
+        assert_eq!(super::size_list("4K,64K,1M,8800K").unwrap().0[3], 8800 << 10);
+        assert!(super::size_list("4K,,1M").unwrap_err().contains("bad size list item"));
+        assert!(super::size_list("1G,1G").unwrap_err().contains("at most 1G"));
+    }
+}
