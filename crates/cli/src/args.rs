@@ -96,6 +96,18 @@ pub struct RrArgs {
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+    /// Open loop: send this many requests per second (all connections together) on a schedule, whatever the replies do.
+    #[arg(long, value_name = "PER_S")]
+    pub rate: Option<f64>,
+    /// Open loop: connections, each with a sender and a receiver thread.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub connections: u32,
+    /// Open loop: seconds of schedule per size pair.
+    #[arg(long, value_name = "S")]
+    pub time: Option<f64>,
+    /// Open loop: evenly spaced sends, or Poisson arrivals.
+    #[arg(long, value_name = "KIND", default_value = "fixed", value_parser = ["fixed", "poisson"])]
+    pub arrival: String,
 }
 
 #[derive(Args, Debug)]

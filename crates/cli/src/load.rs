@@ -6,7 +6,7 @@ use crate::args::Common;
 use crate::fail;
 use clap::Args;
 use stackmeter_responder::{Log, ObjectSource};
-use stackmeter_results::{Body, LoadParams};
+use stackmeter_results::{Body, LoadParams, OpenLoopParams};
 
 #[derive(Args, Debug)]
 pub struct LoadArgs {
@@ -77,6 +77,41 @@ pub fn raise_fd_limit(log: Log, want: usize) {
         }
         Err(e) => log.line(format_args!("warning: cannot raise the open-files limit: {e}")),
     }
+}
+
+/// The open-loop schedule of `rr --rate`, or `None` for the closed loop;
+/// an error names the flag that is wrong or missing.
+pub fn open_loop(a: &crate::args::RrArgs) -> Result<Option<OpenLoopParams>, String> {
+    let Some(rate) = a.rate else {
+        if a.time.is_some() || a.connections != 1 || a.arrival != "fixed" {
+            return Err("--time, --connections and --arrival belong to the open loop: give --rate too".into());
+        }
+        return Ok(None);
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(format!(
+            "--rate {rate}: must be a positive number of requests per second"
+        ));
+    }
+    let time = a.time.unwrap_or(10.0);
+    if !(time.is_finite() && time > 0.0) {
+        return Err(format!("--time {time}: must be a positive number of seconds"));
+    }
+    if rate * time < a.connections as f64 {
+        return Err(format!(
+            "--rate {rate} for --time {time} s is fewer requests than --connections {}",
+            a.connections
+        ));
+    }
+    if rate * time > 1e9 {
+        return Err(format!("--rate {rate} for --time {time} s: more than 10^9 requests"));
+    }
+    Ok(Some(OpenLoopParams {
+        rate,
+        connections: a.connections,
+        time_s: time,
+        arrival: a.arrival.clone(),
+    }))
 }
 
 pub fn run(a: LoadArgs) -> i32 {

@@ -11,7 +11,12 @@ use std::net::SocketAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub fn rr(a: RrArgs) -> i32 {
+    let open_loop = match crate::load::open_loop(&a) {
+        Ok(o) => o,
+        Err(e) => return fail(2, e),
+    };
     let params = RrParams {
+        open_loop,
         sizes: a.sizes.0,
         iterations: a.iterations,
         warmup: a.warmup,
@@ -22,7 +27,10 @@ pub fn rr(a: RrArgs) -> i32 {
         return fail(2, "--iterations must be at least 1");
     }
     measure(&a.common, |addr| {
-        let o = stackmeter_client::rr(addr, &params);
+        let o = match &params.open_loop {
+            Some(ol) => stackmeter_client::rr_open(addr, &params, ol),
+            None => stackmeter_client::rr(addr, &params),
+        };
         (
             Body::Rr {
                 params,

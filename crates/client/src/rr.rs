@@ -71,5 +71,9 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<RrResult, Cl
         })?,
         tps: if wall > 0.0 { rec.count() as f64 / wall } else { 0.0 },
         levels: levels(&rec),
+        requested_rate: None,
+        achieved_rate: None,
+        send_lag_us: None,
+        late_sends: None,
     })
 }

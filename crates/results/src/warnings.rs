@@ -31,7 +31,25 @@ pub fn derive(doc: &Document) -> Vec<String> {
                     format_size(r.req_bytes as u64),
                     format_size(r.resp_bytes as u64)
                 );
-                out.extend(levels(name, r.levels));
+                out.extend(levels(name.clone(), r.levels));
+                if let (Some(req), Some(got)) = (r.requested_rate, r.achieved_rate) {
+                    let late = r.late_sends.unwrap_or(0);
+                    if got < 0.99 * req || late * 100 > r.samples {
+                        let lag = r
+                            .send_lag_us
+                            .map(|l| format!(", send lag p99 {:.0} us, max {:.0} us", l.p99, l.max))
+                            .unwrap_or_default();
+                        let lower = if got < 0.99 * req {
+                            " and the load was lower than asked"
+                        } else {
+                            ""
+                        };
+                        out.push(format!(
+                            "{name}: the client fell behind its schedule (requested {req:.0}/s, achieved {got:.0}/s; {late} of {} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}",
+                            r.samples
+                        ));
+                    }
+                }
             }
         }
         Body::Crr { .. } => {}
