@@ -11,6 +11,8 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
+mod load;
+
 /// A `stackmeter serve` process on 127.0.0.1 with a kernel-chosen port; its
 /// log lines are collected for assertions. Killed on drop.
 struct Server {

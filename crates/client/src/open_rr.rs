@@ -129,11 +129,7 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams, ol: &OpenLoopParams) -
             }
         }
         match r {
-            Ok(res) => {
-                let (cn, e) = match res {
-                    Ok(cn) => (cn, None),
-                    Err((cn, e)) => (cn, Some(e)),
-                };
+            Ok((cn, e)) => {
                 rtt.merge(&cn.rtt);
                 received += cn.received;
                 last = last.max(cn.last.unwrap_or(start));
@@ -213,8 +209,8 @@ fn sender(
 }
 
 /// Reads response `i` and records its arrival minus request `i`'s intended
-/// send time.
-fn receiver(mut s: TcpStream, sched: &[u64], resp: u64, start: Instant) -> Result<Conn, (Conn, std::io::Error)> {
+/// send time; returns what it measured and the error that stopped it.
+fn receiver(mut s: TcpStream, sched: &[u64], resp: u64, start: Instant) -> (Conn, Option<std::io::Error>) {
     let mut rx = AlignedBuf::new((resp as usize).min(CHUNK));
     let mut c = Conn {
         rtt: Recorder::new(),
@@ -223,7 +219,7 @@ fn receiver(mut s: TcpStream, sched: &[u64], resp: u64, start: Instant) -> Resul
     };
     for &at in sched {
         if let Err(e) = recv_exact(&mut s, resp, rx.bytes_mut()) {
-            return Err((c, e));
+            return (c, Some(e));
         }
         let t = Instant::now();
         let due = start + Duration::from_nanos(at);
@@ -231,7 +227,7 @@ fn receiver(mut s: TcpStream, sched: &[u64], resp: u64, start: Instant) -> Resul
         c.received += 1;
         c.last = Some(t);
     }
-    Ok(c)
+    (c, None)
 }
 
 #[cfg(test)]

@@ -360,7 +360,7 @@ pub fn byte(k: u64, offset: u64) -> u8 {
 pub fn fill(k: u64, offset: u64, buf: &mut [u8]) {
     let mut i = 0;
     // Unaligned head, whole words, unaligned tail.
-    while i < buf.len() && (offset + i as u64) % 8 != 0 {
+    while i < buf.len() && !(offset + i as u64).is_multiple_of(8) {
         buf[i] = byte(k, offset + i as u64);
         i += 1;
     }

@@ -59,9 +59,9 @@ pub(crate) struct Store {
 /// "8800K", "1M", "100"), with "-2", "-3" for repeated sizes.
 fn size_name(size: u64) -> String {
     const K: u64 = 1024;
-    if size >= K * K && size % (K * K) == 0 {
+    if size >= K * K && size.is_multiple_of(K * K) {
         format!("{}M", size / (K * K))
-    } else if size >= K && size % K == 0 {
+    } else if size >= K && size.is_multiple_of(K) {
         format!("{}K", size / K)
     } else {
         size.to_string()

@@ -176,6 +176,7 @@ pub fn tight_timers() {
 /// responder holding 10,000 connections needs a descriptor each; the usual
 /// soft limit is 1024). Returns the soft limit before and after.
 #[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
 pub fn raise_nofile() -> io::Result<(u64, u64)> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
