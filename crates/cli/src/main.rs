@@ -8,8 +8,10 @@
 mod args;
 mod load;
 mod measure;
+mod rate;
 mod serve;
 mod sizes;
+mod throughput;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -32,6 +34,8 @@ fn run() -> i32 {
         Command::Crr(a) => measure::crr(a),
         Command::Ping(a) => measure::ping(a),
         Command::Load(a) => load::run(a),
+        Command::Stream(a) => throughput::stream(a),
+        Command::UdpMax(a) => throughput::udp_max(a),
     }
 }
 

@@ -12,13 +12,17 @@
 //! error ([`Outcome`]), so nothing measured is dropped.
 
 mod conn;
+mod control;
 mod crr;
 mod error;
 mod load;
 mod open_rr;
+mod pace;
 mod ping;
 mod rr;
+mod stream;
 mod target;
+mod udpmax;
 
 pub use crr::crr;
 pub use error::ClientError;
@@ -26,7 +30,9 @@ pub use load::{load, LoadOutcome};
 pub use open_rr::{rr_open, schedule};
 pub use ping::ping;
 pub use rr::rr;
+pub use stream::{stream, StreamOutcome};
 pub use target::resolve;
+pub use udpmax::{udp_max, UdpMaxOutcome};
 
 use stackmeter_results::Levels;
 use stackmeter_stats::{bimodal, Recorder, Summary};

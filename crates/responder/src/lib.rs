@@ -15,6 +15,7 @@
 mod log;
 mod monitor;
 mod objects;
+mod stream;
 mod tcp;
 mod udp;
 
@@ -117,6 +118,8 @@ pub(crate) struct Shared {
     pub tx: stackmeter_sys::AlignedBuf,
     /// Object mode's catalogue, if enabled.
     pub store: Option<objects::Store>,
+    /// Open throughput tests.
+    pub tests: stream::Tests,
 }
 
 /// Size of the shared send buffer and the cap on a session's receive buffer.
@@ -142,6 +145,7 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
         counters: counters.clone(),
         tx,
         store,
+        tests: stream::Tests::default(),
     });
     let mut bound = Vec::new();
     for addr in &cfg.listen {

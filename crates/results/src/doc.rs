@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use stackmeter_stats::Summary;
 
+pub use crate::throughput::*;
+
 /// One run of one test: what was measured, where, how, and the figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Document {
@@ -102,6 +104,24 @@ pub enum Body {
         /// Means and intervals across runs, and merged latency.
         summary: Option<crate::LoadSummary>,
     },
+    /// TCP or paced UDP throughput.
+    Stream {
+        /// Parameters.
+        params: StreamParams,
+        /// One row per interval, omitted ones included (flagged).
+        intervals: Vec<Interval>,
+        /// Totals over the measured window; None if the test failed before
+        /// its first interval.
+        summary: Option<StreamSummary>,
+    },
+    /// Highest UDP rate at a loss goal.
+    #[serde(rename = "udp-max")]
+    UdpMax {
+        /// Parameters.
+        params: UdpMaxParams,
+        /// The answer and every trial; None if the search failed early.
+        result: Option<UdpMaxResult>,
+    },
 }
 
 impl Body {
@@ -112,6 +132,8 @@ impl Body {
             Body::Crr { .. } => "crr",
             Body::Ping { .. } => "ping",
             Body::Load { .. } => "load",
+            Body::Stream { .. } => "stream",
+            Body::UdpMax { .. } => "udp-max",
         }
     }
 }
