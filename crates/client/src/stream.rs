@@ -138,10 +138,11 @@ fn run(
             receivers.push(tcp_receiver(s, addr, p.length as usize, &shared, &go, cpu)?);
         }
     }
-    let mut marks = Vec::new();
+    // The first mark is taken before any worker moves a byte, so the start
+    // of the window is the same instant for both sides' counters.
+    let mut marks = vec![mark(0.0, &senders, &receivers, &mut control)?];
     go.wait();
     let start = Instant::now();
-    marks.push(mark(0.0, &senders, &receivers, &mut control)?);
     let total = p.omit_s + p.time_s;
     let mut boundaries: Vec<f64> = (1..)
         .map(|k| k as f64 * p.interval_s)
@@ -378,7 +379,12 @@ fn summary(
         .has(FLAG_CPU)
         .then(|| cpu_of(fin.cpu_user_ns, fin.cpu_sys_ns, fin.elapsed_ns as f64 / 1e9));
     let udp = p.udp.then(|| {
-        let sent_d = drained.udp_sent - a.udp_sent;
+        // Sent, by sequence number from the window's start as the target
+        // saw it, plus the datagrams after the last one that arrived (the
+        // client's own count): so the window's start is one instant for
+        // both counts, whatever was in flight then.
+        let tail = drained.udp_sent.saturating_sub(fin.udp_expected);
+        let sent_d = fin.udp_expected.saturating_sub(a.report.udp_expected) + tail;
         let received = fin.udp_datagrams.saturating_sub(a.report.udp_datagrams);
         let lost = sent_d.saturating_sub(received);
         UdpFigures {

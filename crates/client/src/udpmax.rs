@@ -12,7 +12,7 @@
 use crate::control::Control;
 use crate::stream::{udp_socket, Counter, UdpTx};
 use crate::ClientError;
-use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult};
+use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 use stackmeter_stats::mlr::{Goal, Next, Search};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -32,7 +32,7 @@ pub struct UdpMaxOutcome {
 pub fn udp_max(addr: SocketAddr, p: &UdpMaxParams, cpu: Option<usize>, max_trials: u32) -> UdpMaxOutcome {
     let mut trials = Vec::new();
     let r = search(addr, p, cpu, max_trials, &mut trials);
-    let overhead = 8 + if addr.is_ipv6() { 40 } else { 20 } + 14 + 4 + 8 + 12;
+    let overhead = 8 + if addr.is_ipv6() { 40 } else { 20 } + 14;
     let any = !trials.is_empty();
     let result = move |a: Option<stackmeter_stats::mlr::Answer>, converged: bool| {
         let a = a.unwrap_or(stackmeter_stats::mlr::Answer {
@@ -44,6 +44,7 @@ pub fn udp_max(addr: SocketAddr, p: &UdpMaxParams, cpu: Option<usize>, max_trial
         UdpMaxResult {
             rate_mbps: a.lower * p.length as f64 * 8.0 / 1e6,
             wire_mbps: a.lower * (p.length + overhead) as f64 * 8.0 / 1e6,
+            line_mbps: a.lower * (p.length + overhead + 24) as f64 * 8.0 / 1e6,
             rate_kpps: a.lower / 1e3,
             overhead_bytes: overhead,
             loss_goal: p.loss_goal,
@@ -100,8 +101,10 @@ fn search(
         std::thread::sleep(Duration::from_millis(p.drain_ms));
         let after = control.snapshot()?;
         let received = after.udp_datagrams.saturating_sub(before.udp_datagrams);
+        let achieved = sent as f64 / duration.max(1e-9);
         let t = Trial {
-            offered_pps: if load.is_finite() { load } else { sent as f64 / duration },
+            offered_pps: if load.is_finite() { load } else { achieved },
+            achieved_pps: achieved,
             duration_s: duration,
             sent,
             received,
@@ -126,14 +129,23 @@ fn search(
     let mut s = Search::new(goal, max, (max * 1e-4).max(1.0));
     let mut counted = 0;
     loop {
-        match s.next() {
+        match s.next_step() {
             Next::Done(a) => return Ok((a, true)),
             Next::Trial(_) if counted >= max_trials => {
                 return Ok((bounds_so_far(&s), false));
             }
             Next::Trial(load) => {
                 let t = run(load, false, trials).map_err(|e| (Some(bounds_so_far(&s)), e))?;
-                s.record(load, t.duration_s, t.sent, t.received);
+                // A sender held back below the load did not offer it: the
+                // trial fails whatever arrived (every unsent datagram is
+                // counted as lost).
+                let offered = (load * t.duration_s) as u64;
+                let sent = if t.achieved_pps < SHORT_SEND * load {
+                    offered.max(t.sent)
+                } else {
+                    t.sent
+                };
+                s.record(load, t.duration_s, sent, t.received);
                 counted += 1;
             }
         }

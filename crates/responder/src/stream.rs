@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 pub(crate) const MAX_UDP_STREAMS: usize = 256;
 /// How long a Stop waits for the test's data sessions to end.
 const DRAIN: Duration = Duration::from_secs(2);
+/// After Stop, UDP counts are final once they have not moved for this long.
+const UDP_QUIET: Duration = Duration::from_millis(20);
 
 /// The open throughput tests, by id.
 #[derive(Default)]
@@ -120,6 +122,12 @@ impl Test {
             udp.resize_with(i + 1, UdpRx::default);
         }
         udp[i].record(h.seq, len, h.client_ts, rx_ns);
+    }
+
+    /// UDP datagrams counted so far, duplicates included.
+    fn udp_seen(&self) -> u64 {
+        let udp = self.udp.lock().unwrap_or_else(|p| p.into_inner());
+        udp.iter().map(|u| u.received + u.duplicates).sum()
     }
 
     fn report(&self, id: u32, flags: u8) -> Report {
@@ -234,6 +242,18 @@ fn stop(test: &Arc<Test>, id: u32) -> Report {
             break;
         }
         std::thread::sleep(Duration::from_millis(1));
+    }
+    // UDP has no end of stream: wait until the count has stood still for
+    // UDP_QUIET, so datagrams still in flight are counted.
+    let mut last = test.udp_seen();
+    let mut still_since = Instant::now();
+    while last > 0 && still_since.elapsed() < UDP_QUIET && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+        let now = test.udp_seen();
+        if now != last {
+            last = now;
+            still_since = Instant::now();
+        }
     }
     test.report(id, flags)
 }

@@ -189,14 +189,21 @@ pub fn udp_max(first_line: &str, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> 
     for (n, t) in r.trials.iter().enumerate() {
         let _ = writeln!(
             o,
-            " {:>7} {:>13.2} {:>11.2} {:>12} {:>12} {:>9.4}{}",
+            " {:>7} {:>13.2} {:>10.2} {:>11.2} {:>12} {:>12} {:>9.4}{}",
             n,
             t.offered_pps / 1000.0,
+            t.achieved_pps / 1000.0,
             t.duration_s,
             t.sent,
             t.received,
             100.0 * t.loss,
-            if t.warmup { "  (warm-up, not counted)" } else { "" }
+            if t.warmup {
+                "  (warm-up, not counted)"
+            } else if t.achieved_pps < crate::SHORT_SEND * t.offered_pps {
+                "  (sender held back: fails)"
+            } else {
+                ""
+            }
         );
     }
     let upper = r
@@ -205,8 +212,8 @@ pub fn udp_max(first_line: &str, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> 
         .unwrap_or_else(|| "none (the highest load passed)".into());
     let _ = writeln!(
         o,
-        "\n result: {:.2} kpps = {:.2} Mbit/s UDP payload = {:.2} Mbit/s on the wire (+{} bytes per datagram: UDP, IP, Ethernet header, FCS, preamble, gap)",
-        r.rate_kpps, r.rate_mbps, r.wire_mbps, r.overhead_bytes
+        "\n result: {:.2} kpps = {:.2} Mbit/s UDP payload = {:.2} Mbit/s as Ethernet frames (+{} bytes: UDP, IP, Ethernet header) = {:.2} Mbit/s of line rate (+24: FCS, preamble, gap)",
+        r.rate_kpps, r.rate_mbps, r.wire_mbps, r.overhead_bytes, r.line_mbps
     );
     let _ = writeln!(
         o,

@@ -238,6 +238,10 @@ pub struct UdpMaxParams {
 pub struct Trial {
     /// Offered load, datagrams per second.
     pub offered_pps: f64,
+    /// What the client managed to send, datagrams per second. Below
+    /// [`SHORT_SEND`] of the offered load the trial counts as failing: the
+    /// load was not carried (a full socket buffer held the sender back).
+    pub achieved_pps: f64,
     /// Seconds the client sent for.
     pub duration_s: f64,
     /// Datagrams sent.
@@ -250,17 +254,25 @@ pub struct Trial {
     pub warmup: bool,
 }
 
+/// Share of the offered load a trial must actually send to count as having
+/// offered it.
+pub const SHORT_SEND: f64 = 0.95;
+
 /// The udp-max answer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct UdpMaxResult {
     /// Relevant lower bound as UDP payload Mbit/s.
     pub rate_mbps: f64,
-    /// The same on the wire: each datagram plus `overhead_bytes`.
+    /// The same as Ethernet frames: each datagram plus `overhead_bytes`
+    /// (what the kernel's and a qdisc's byte counters count).
     pub wire_mbps: f64,
+    /// The same on a physical Ethernet line: frames plus FCS (4), preamble
+    /// (8) and inter-frame gap (12), the RFC 2544 line-rate view.
+    pub line_mbps: f64,
     /// Relevant lower bound, thousands of datagrams per second.
     pub rate_kpps: f64,
     /// Per-datagram bytes added for `wire_mbps`: UDP 8 + IP 20 (IPv4) or
-    /// 40 (IPv6) + Ethernet header 14 + FCS 4 + preamble 8 + gap 12.
+    /// 40 (IPv6) + Ethernet header 14.
     pub overhead_bytes: u32,
     /// The loss goal searched for.
     pub loss_goal: f64,

@@ -1,6 +1,6 @@
 //! The search for the highest load whose loss stays within a goal, after
 //! MLRsearch (RFC 9971; FD.io CSIT), as pure code: the caller runs trials
-//! and reports them; [`Search::next`] says what to try next.
+//! and reports them; [`Search::next_step`] says what to try next.
 //!
 //! - A load is classified by a duration-weighted vote over its trials: it
 //!   is an **upper bound** once the trials whose loss ratio exceeds the goal
@@ -165,7 +165,7 @@ impl Search {
     }
 
     /// The next trial, or the answer.
-    pub fn next(&mut self) -> Next {
+    pub fn next_step(&mut self) -> Next {
         let undecided = self
             .loads
             .iter()
@@ -243,7 +243,7 @@ mod tests {
     fn run(goal: Goal, max: f64, capacity: f64, noise: impl Fn(usize) -> bool) -> (Answer, usize) {
         let mut s = Search::new(goal, max, 1.0);
         for n in 0..1000 {
-            match s.next() {
+            match s.next_step() {
                 Next::Trial(load) => {
                     let sent = load as u64;
                     let mut received = sent.min(capacity as u64);
