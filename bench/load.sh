@@ -85,6 +85,52 @@ for o in d["summary"]["by_object"]:
 EOF
 echo
 
+echo "## 1b. The same load through a proxy (seed 003's question)"
+echo
+echo "| path | Mbit/s (mean, 95% CI) | KB/s | wall s | errors |"
+echo "|---|---|---|---|---|"
+proxy_row() { # name target
+    if "$STACKMETER" load "$2" --clients "$CLIENTS" --fetch-each 2 --repeat "$REPEAT" --json >"$work/p.json" 2>/dev/null; then
+        python3 - "$work/p.json" "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["summary"]
+print(f"| {sys.argv[2]} | {s['rate_mbps']['mean']:.1f} ({s['rate_mbps']['low']:.1f} .. {s['rate_mbps']['high']:.1f}) | {s['rate_kBps']['mean']:.0f} | {s['wall_s']['mean']:.3f} | {sum(r['errors'] for r in d['results'])} |")
+PY
+    else
+        echo "| $1 | failed | | | |"
+    fi
+}
+echo "| direct (section 1) | $load_mbps | $load_kBps | $load_wall | $errors |"
+if command -v haproxy >/dev/null; then
+    log "haproxy"
+    cat >"$work/haproxy.cfg" <<CFG
+global
+    maxconn 8000
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+listen fwd
+    bind 127.0.0.1:$((PORT + 2))
+    server r 127.0.0.1:$PORT
+CFG
+    haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 &
+    pids+=("$!")
+    sleep 0.5
+    proxy_row "haproxy $(haproxy -v | head -1 | awk '{print $3}') (mode tcp, 1 thread per CPU)" "127.0.0.1:$((PORT + 2))"
+    kill "${pids[-1]}" 2>/dev/null || true
+fi
+if command -v socat >/dev/null; then
+    log "socat"
+    socat "TCP-LISTEN:$((PORT + 3)),bind=127.0.0.1,reuseaddr,fork,backlog=256" "TCP:$T" &
+    pids+=("$!")
+    sleep 0.5
+    proxy_row "socat (fork per connection)" "127.0.0.1:$((PORT + 3))"
+    kill "${pids[-1]}" 2>/dev/null || true
+fi
+echo
+
 if [[ $PERF == 1 ]] && command -v perf >/dev/null; then
     echo "## 2. Where the time goes (perf record -a -g, one load run)"
     echo
