@@ -434,4 +434,21 @@ mod tests {
         assert!(Store::build(&ObjectSource::Synthetic(vec![2 << 30]), crate::Log::Quiet).is_err());
         assert!(Store::build(&ObjectSource::Off, crate::Log::Quiet).unwrap().is_none());
     }
+
+    #[test]
+    fn object_mode_without_a_catalogue_is_an_unknown_mode() {
+        use std::io::{Read, Write};
+        let cfg = crate::Config {
+            log: crate::Log::Quiet,
+            ..Default::default()
+        };
+        let r = crate::start(cfg).unwrap();
+        let mut s = std::net::TcpStream::connect(r.local[0]).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+        s.write_all(&obj::emit_header()).unwrap();
+        let mut rec = Vec::new();
+        s.read_to_end(&mut rec).unwrap();
+        assert_eq!(rec[5], stackmeter_proto::status::Refusal::UnknownMode as u8);
+        assert!(String::from_utf8_lossy(&rec[8..]).contains("object mode is not enabled"));
+    }
 }
