@@ -138,10 +138,10 @@ if [[ $PERF == 1 ]] && command -v perf >/dev/null; then
     if perf record -a -g -o "$work/perf.data" -- "$STACKMETER" load "$T" --clients "$CLIENTS" --repeat 1 --json >/dev/null 2>"$work/perf.err"; then
         echo '```'
         echo "by command (share of all samples, both CPUs):"
-        perf report -i "$work/perf.data" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -6
+        { perf report -i "$work/perf.data" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -6; } || true
         echo
         echo "top symbols:"
-        perf report -i "$work/perf.data" --no-children --sort comm,sym --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -14
+        { perf report -i "$work/perf.data" --no-children --sort comm,sym --stdio 2>/dev/null | grep -E '^ +[0-9]' | cut -c1-110 | head -14; } || true
         echo '```'
     else
         echo "perf record failed: $(tail -1 "$work/perf.err")"

@@ -11,7 +11,8 @@
 //! after the last body byte is received and checked (the check runs chunk by
 //! chunk as bytes arrive, as a real client consumes data); samples go into
 //! that client's own histograms, merged after the run. Wall time runs from
-//! the barrier's release to the last client's end.
+//! the barrier's release (the earliest clock read of any client right after
+//! it) to the last client's end.
 
 use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf};
 use crate::{summary_us, ClientError};
@@ -241,6 +242,7 @@ struct ClientRun {
     verified: u64,
     errors: u64,
     requests: u64,
+    start: Option<Instant>,
     end: Option<Instant>,
     completed: bool,
     first_error: Option<String>,
@@ -283,12 +285,16 @@ fn one_run(
         }
     }
     barrier.wait();
-    let start = Instant::now();
+    // Each client reads the clock right after the barrier: with 50 runnable
+    // threads on 2 CPUs this thread may run again only when most clients
+    // are done, so its own clock read would start the run late.
+    let fallback = Instant::now();
+    let mut starts = Vec::with_capacity(handles.len());
     let mut recs: Vec<Recorder> = cat.objects.iter().map(|_| Recorder::new()).collect();
     let mut list = Recorder::new();
     let mut all = Recorder::new();
     let (mut bytes, mut verified, mut errors, mut requests, mut completed) = (0, 0, 0, 0, 0u32);
-    let mut end = start;
+    let mut end: Option<Instant> = None;
     let mut first_error = None;
     for h in handles {
         let c = match h.join() {
@@ -310,13 +316,15 @@ fn one_run(
         requests += c.requests;
         completed += c.completed as u32;
         if let Some(e) = c.end {
-            end = end.max(e);
+            end = Some(end.map_or(e, |x: Instant| x.max(e)));
         }
+        starts.extend(c.start);
         if first_error.is_none() {
             first_error = c.first_error;
         }
     }
-    let wall = end.duration_since(start).as_secs_f64();
+    let start = starts.into_iter().min().unwrap_or(fallback);
+    let wall = end.map_or(0.0, |e| e.saturating_duration_since(start).as_secs_f64());
     let per_s = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
     let r = LoadRun {
         run,
@@ -346,6 +354,7 @@ fn client(addr: SocketAddr, cat: &Cat, each: u32, barrier: &Barrier, timeout: Du
         verified: 0,
         errors: 0,
         requests: 0,
+        start: None,
         end: None,
         completed: false,
         first_error: None,
@@ -354,6 +363,7 @@ fn client(addr: SocketAddr, cat: &Cat, each: u32, barrier: &Barrier, timeout: Du
     let mut list_buf = vec![0u8; cat.list_body.len()];
     let conn = open(addr, timeout);
     barrier.wait();
+    c.start = Some(Instant::now());
     let mut s = match conn {
         Ok(s) => s,
         Err(e) => {
