@@ -527,7 +527,7 @@ fn tcp_sender(
             // completions are read now and then so they don't pile up.
             let r = if zerocopy {
                 sends += 1;
-                if sends % 64 == 0 {
+                if sends.is_multiple_of(64) {
                     reap(&mut zc);
                 }
                 stackmeter_sys::send_zerocopy(fd, data)
