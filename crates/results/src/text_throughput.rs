@@ -146,6 +146,19 @@ pub fn stream_tail(p: &StreamParams, s: Option<&StreamSummary>) -> String {
             u.jitter_us
         );
     }
+    if let Some(z) = &s.zerocopy {
+        let _ = writeln!(
+            o,
+            " MSG_ZEROCOPY: {} sends completed, {} of them copied by the kernel after all{}",
+            z.completed,
+            z.copied,
+            if z.completed > 0 && z.copied == z.completed {
+                " (loopback and veth always copy; zero copy needs a real NIC)"
+            } else {
+                ""
+            }
+        );
+    }
     let c = &s.cpu.client;
     let _ = write!(
         o,
@@ -238,7 +251,7 @@ pub(crate) fn body(first_line: &str, doc: &Document) -> Option<String> {
             for i in intervals {
                 o.push_str(&interval_line(i));
             }
-            o.push_str(&stream_tail(params, summary.as_ref()));
+            o.push_str(&stream_tail(params, summary.as_deref()));
             Some(o)
         }
         Body::UdpMax { params, result } => Some(udp_max(first_line, params, result.as_ref())),

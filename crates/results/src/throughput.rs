@@ -206,6 +206,19 @@ pub struct StreamSummary {
     pub cpu: CpuUse,
     /// UDP totals (UDP stream only).
     pub udp: Option<UdpFigures>,
+    /// MSG_ZEROCOPY completions (with --zerocopy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<Zerocopy>,
+}
+
+/// What the kernel reported for MSG_ZEROCOPY sends.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Zerocopy {
+    /// Sends whose completion the kernel reported.
+    pub completed: u64,
+    /// Of those, sends it copied after all (always, on loopback: the
+    /// receiver would otherwise hold the sender's pages).
+    pub copied: u64,
 }
 
 /// udp-max parameters.
