@@ -12,8 +12,8 @@ use stackmeter_results::{Body, LoadParams, OpenLoopParams};
 pub struct LoadArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Concurrent clients, one connection each.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    /// Concurrent clients, one connection and thread each (about 1.6 MB of histograms and buffers per client).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub clients: u32,
     /// Times each client fetches every object per run.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
