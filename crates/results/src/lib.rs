@@ -7,11 +7,13 @@
 //! every type here deserializes too.
 
 mod doc;
+mod figures;
 mod text;
 mod units;
 pub mod warnings;
 
 pub use doc::*;
+pub use figures::{figures, Figure};
 pub use text::text;
 pub use units::{format_size, utc_rfc3339};
 

@@ -11,6 +11,7 @@
 
 pub mod modality;
 mod recorder;
+pub mod serial;
 mod summary;
 
 pub use modality::{bimodal, Modes};
