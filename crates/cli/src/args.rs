@@ -28,6 +28,41 @@ pub enum Command {
     Crr(CrrArgs),
     /// UDP echo round trips with loss, order, payload and slow answers (seed 004).
     Ping(PingArgs),
+    /// Run a plan of tests against two or more labelled targets, interleaved,
+    /// and print the comparison. No --target: compares responders it starts itself.
+    Suite(crate::suite::SuiteArgs),
+    /// Compare stored results: A is the baseline, B the candidate (labels or run ids).
+    Compare(crate::compare_cmd::CompareArgs),
+    /// List the stored runs.
+    Runs(crate::store_cmd::RunsArgs),
+    /// Print a stored run again, as its command printed it.
+    Show(crate::store_cmd::ShowArgs),
+    /// Write stored results as CSV or JSON.
+    Export(crate::store_cmd::ExportArgs),
+    /// Write one self-contained HTML report (charts, comparison, environment).
+    Report(crate::report_cmd::ReportArgs),
+}
+
+/// Where results are stored (every command that reads or writes them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// Results store (SQLite file). Default: $STACKMETER_DB, else
+    /// $XDG_DATA_HOME/stackmeter/results.db, else ~/.local/share/stackmeter/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+}
+
+/// Storing flags of the measuring commands.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Name these results (for `compare`, `report`); default: the target as given, or "embedded".
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Do not store the results.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 #[derive(Args, Debug)]
@@ -70,6 +105,8 @@ pub struct Common {
     /// Pin the embedded responder's threads to this CPU (no TARGET only).
     #[arg(long, value_name = "CPU")]
     pub responder_affinity: Option<usize>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]

@@ -6,9 +6,17 @@
 //! off mid-way (responder gone, stalled, or no reply).
 
 mod args;
+mod compare_cmd;
+mod comparison;
 mod measure;
+mod plan;
+mod record;
+mod report_cmd;
 mod serve;
 mod sizes;
+mod store_cmd;
+mod suite;
+mod svg;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -30,6 +38,12 @@ fn run() -> i32 {
         Command::Rr(a) => measure::rr(a),
         Command::Crr(a) => measure::crr(a),
         Command::Ping(a) => measure::ping(a),
+        Command::Suite(a) => suite::run(a),
+        Command::Compare(a) => compare_cmd::run(a),
+        Command::Runs(a) => store_cmd::runs(a),
+        Command::Show(a) => store_cmd::show(a),
+        Command::Export(a) => store_cmd::export(a),
+        Command::Report(a) => report_cmd::run(a),
     }
 }
 

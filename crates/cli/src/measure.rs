@@ -3,7 +3,7 @@
 
 use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
 use crate::fail;
-use stackmeter_client::ClientError;
+use stackmeter_client::{ClientError, RowHistogram};
 use stackmeter_responder::Responder;
 use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
 use std::io::Write;
@@ -29,6 +29,7 @@ pub fn rr(a: RrArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -52,6 +53,7 @@ pub fn crr(a: CrrArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -76,6 +78,7 @@ pub fn ping(a: PingArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -83,7 +86,7 @@ pub fn ping(a: PingArgs) -> i32 {
 /// Resolves or embeds the target, pins, runs `test`, prints the document
 /// (also when the test stopped early: the finished rows are kept) and
 /// returns the exit code.
-fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
+fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>)) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
         return fail(
             2,
@@ -94,6 +97,10 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    let mut store = match crate::record::open_for_measuring(&c.store) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let (addr, target, _responder) = match choose_target(c) {
         Ok(t) => t,
         Err(code) => return code,
@@ -103,7 +110,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
             return fail(2, format!("--affinity {cpu}: {e}"));
         }
     }
-    let (body, error) = test(addr);
+    let (body, error, histograms) = test(addr);
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,
@@ -118,6 +125,9 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
         warnings: Vec::new(),
     };
     doc.warnings = stackmeter_results::warnings::derive(&doc);
+    if let Some(store) = store.as_mut() {
+        crate::record::save_single(store, &c.store, &doc, &histograms);
+    }
     let out = if c.json {
         stackmeter_results::json(&doc) + "\n"
     } else {
@@ -138,7 +148,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
 /// The TARGET as resolved, or a responder started in this process when
 /// there is none. The responder handle must live until the test ends. An
 /// error has already been reported: its value is the exit code.
-fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
+pub(crate) fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
     let target = |addr: SocketAddr, name: &str, embedded: bool| Target {
         name: name.to_string(),
         address: addr.to_string(),
@@ -166,7 +176,7 @@ fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), 
     }
 }
 
-fn env(time: u64) -> Env {
+pub(crate) fn env(time: u64) -> Env {
     let h = stackmeter_sys::host();
     Env {
         tool: "stackmeter".into(),
