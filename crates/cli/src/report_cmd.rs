@@ -102,7 +102,7 @@ fn comparison_html(c: &Comparison) -> String {
         }
         let n = s.rows.len() as f64;
         let chart = Chart {
-            title: format!("B/A per row, with 95% interval ({})", s.title()),
+            title: "B / A per row, with 95% interval".into(),
             x: Axis {
                 label: String::new(),
                 min: -0.6,

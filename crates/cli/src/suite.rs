@@ -337,10 +337,11 @@ fn render(settings: &serde_json::Value, run: Option<i64>, done: &[Done], json: b
         .as_array()
         .map(|t| t.iter().filter_map(|x| x["label"].as_str().map(String::from)).collect())
         .unwrap_or_default();
-    let reps = labels
-        .first()
-        .map(|l| done.iter().filter(|d| &d.0 == l).count())
-        .unwrap_or(0);
+    // Repetitions: how often the first target ran the first step.
+    let reps = match (labels.first(), done.first()) {
+        (Some(l), Some(first)) => done.iter().filter(|d| &d.0 == l && d.1 == first.1).count(),
+        _ => 0,
+    };
     let side = |label: &str| -> (Side<'_>, Vec<String>) {
         let mine: Vec<&Done> = done.iter().filter(|d| d.0 == label).collect();
         (
