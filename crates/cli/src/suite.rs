@@ -230,7 +230,7 @@ fn parse_confidence(s: &str) -> Result<(f64, f64), String> {
         c.trim().parse().map_err(|_| bad())?,
         w.trim().parse().map_err(|_| bad())?,
     );
-    if !(50.0..100.0).contains(&c) || !(w > 0.0 && w < 100.0) {
+    if !((50.0..100.0).contains(&c) && w > 0.0 && w < 100.0) {
         return Err(bad());
     }
     Ok((c / 100.0, w / 100.0))
