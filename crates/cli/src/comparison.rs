@@ -260,17 +260,32 @@ fn headers(c: &Comparison, unit: &str) -> [String; 8] {
 pub fn summary_lines(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(s) = &c.summary {
-        let ci = s
-            .geomean_ci
+        // All rates: B/A as measured; otherwise times' B/A with any rate
+        // inverted (A/B), so below 1 is better throughout.
+        let (g, ci, how) = if s.all_rates {
+            (
+                1.0 / s.geomean_ratio,
+                s.geomean_ci.map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
+                "",
+            )
+        } else if s.rows > 0 && c.sections.iter().any(|x| !x.lower_is_better) {
+            (
+                s.geomean_ratio,
+                s.geomean_ci,
+                "; rates inverted (A/B) so below 1 is better",
+            )
+        } else {
+            (s.geomean_ratio, s.geomean_ci, "")
+        };
+        let ci = ci
             .map(|(lo, hi)| format!(", 95% CI {lo:.3}-{hi:.3}"))
             .unwrap_or_default();
         out.push(format!(
-            "Overall, B ({}) vs A ({}): {} (geometric mean of the per-row ratios B/A over {} rows: {:.3}{ci}; rates inverted so below 1 is better)",
+            "Overall, B ({}) vs A ({}): {} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
             c.b,
             c.a,
             percent_words(s.geomean_percent),
             s.rows,
-            s.geomean_ratio
         ));
         out.push(format!(
             "Arithmetic mean of the percentages (the \"Average\" seed 000 printed; it overweights large changes, quote the geometric mean): {}",

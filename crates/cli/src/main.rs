@@ -10,6 +10,7 @@ mod compare_cmd;
 mod comparison;
 mod measure;
 mod plan;
+mod rate;
 mod record;
 mod report_cmd;
 mod serve;
@@ -17,6 +18,7 @@ mod sizes;
 mod store_cmd;
 mod suite;
 mod svg;
+mod throughput;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -44,6 +46,8 @@ fn run() -> i32 {
         Command::Show(a) => store_cmd::show(a),
         Command::Export(a) => store_cmd::export(a),
         Command::Report(a) => report_cmd::run(a),
+        Command::Stream(a) => throughput::stream(a),
+        Command::UdpMax(a) => throughput::udp_max(a),
     }
 }
 

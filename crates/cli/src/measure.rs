@@ -86,7 +86,10 @@ pub fn ping(a: PingArgs) -> i32 {
 /// Resolves or embeds the target, pins, runs `test`, prints the document
 /// (also when the test stopped early: the finished rows are kept) and
 /// returns the exit code.
-fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>)) -> i32 {
+pub(crate) fn measure(
+    c: &Common,
+    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>),
+) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
         return fail(
             2,
@@ -133,11 +136,8 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
     } else {
         stackmeter_results::text(&doc)
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return fail(1, format!("cannot write the result: {e}"));
-        }
+    if let Err(code) = write_out(&out) {
+        return code;
     }
     match error {
         Some(e) => fail(e.exit_code(), e),
@@ -187,5 +187,15 @@ pub(crate) fn env(time: u64) -> Env {
         cpu_model: h.cpu_model,
         cpus: h.cpus,
         command: std::env::args().collect(),
+    }
+}
+
+/// Writes to stdout and flushes. A closed pipe is not an error (the reader
+/// has all it wanted); anything else is, reported, as exit code 1.
+pub(crate) fn write_out(s: &str) -> Result<(), i32> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(s.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(fail(1, format!("cannot write the result: {e}"))),
+        _ => Ok(()),
     }
 }

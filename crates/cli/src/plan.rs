@@ -3,7 +3,7 @@
 //! one test with its parameters; `--quick` scales counts down.
 
 use serde::Deserialize;
-use stackmeter_results::{CrrParams, PingParams, RrParams, SizePair};
+use stackmeter_results::{CrrParams, Direction, PingParams, RrParams, SizePair, StreamParams, UdpMaxParams};
 
 /// One test of a plan, with its parameters.
 #[derive(Clone, Debug)]
@@ -11,6 +11,8 @@ pub enum Spec {
     Rr(RrParams),
     Crr(CrrParams),
     Ping(PingParams),
+    Stream(StreamParams),
+    UdpMax(UdpMaxParams),
 }
 
 /// A named step.
@@ -29,7 +31,7 @@ pub struct Plan {
 }
 
 /// Built-in plan names, for help and errors.
-pub const BUILTIN: &[&str] = &["latency-grid", "udp-echo", "link"];
+pub const BUILTIN: &[&str] = &["latency-grid", "bps", "link", "udp-echo"];
 
 const SEED_000_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
 
@@ -65,6 +67,36 @@ fn crr(iterations: u64) -> Spec {
     })
 }
 
+fn stream(direction: Direction, length: u32, time_s: f64) -> Spec {
+    Spec::Stream(StreamParams {
+        direction,
+        parallel: 1,
+        length,
+        time_s,
+        interval_s: if time_s >= 5.0 { 1.0 } else { 0.5 },
+        omit_s: 0.0,
+        udp: false,
+        rate: None,
+        rate_pps: None,
+        zerocopy: false,
+        timeout_ms: 5000,
+    })
+}
+
+fn udp_max(quick: bool) -> Spec {
+    Spec::UdpMax(UdpMaxParams {
+        length: 1472,
+        loss_goal: 0.0,
+        trial_s: if quick { 0.2 } else { 1.0 },
+        duration_sum_s: if quick { 0.4 } else { 3.0 },
+        exceed_ratio: 0.5,
+        width: if quick { 0.1 } else { 0.01 },
+        max_pps: None,
+        drain_ms: 100,
+        timeout_ms: 5000,
+    })
+}
+
 fn step(name: &str, spec: Spec) -> Step {
     Step {
         name: name.into(),
@@ -80,13 +112,25 @@ pub fn builtin(name: &str, quick: bool) -> Option<Plan> {
         "latency-grid" => vec![step("latency-grid", rr(SEED_000_SIZES, q(100, 20), q(10, 3)))],
         // Seed 004: UDP echo of small datagrams.
         "udp-echo" => vec![step("udp-echo", ping(64, q(1000, 100)))],
-        // Seed 002: connection setup, small request/response, UDP echo.
-        // TODO(stream): up/down/bidir stream and udp-max once they exist.
-        "link" => vec![
-            step("crr", crr(q(1000, 50))),
-            step("rr-small", rr("1:1,64:64", q(1000, 100), q(10, 3))),
-            step("ping", ping(64, q(1000, 100))),
-        ],
+        // Seed 001: bidirectional stream of 64-byte messages, 30 s.
+        "bps" => {
+            let t = if quick { 1.0 } else { 30.0 };
+            vec![step("bps", stream(Direction::Bidir, 64, t))]
+        }
+        // Seed 002: connection setup, small request/response, TCP up, down
+        // and both ways, the UDP rate without loss, UDP echo.
+        "link" => {
+            let t = if quick { 1.0 } else { 10.0 };
+            vec![
+                step("crr", crr(q(1000, 50))),
+                step("rr-small", rr("1:1,64:64", q(1000, 100), q(10, 3))),
+                step("stream-up", stream(Direction::Up, 128 << 10, t)),
+                step("stream-down", stream(Direction::Down, 128 << 10, t)),
+                step("stream-bidir", stream(Direction::Bidir, 128 << 10, t)),
+                step("udp-max", udp_max(quick)),
+                step("ping", ping(64, q(1000, 100))),
+            ]
+        }
         _ => return None,
     };
     Some(Plan {

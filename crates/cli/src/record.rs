@@ -5,7 +5,7 @@
 use crate::args::{DbArgs, StoreArgs};
 use crate::fail;
 use stackmeter_client::RowHistogram;
-use stackmeter_results::Document;
+use stackmeter_results::{Body, Document};
 use stackmeter_store::{NewHistogram, NewRun, NewTest, Store};
 use std::path::PathBuf;
 
@@ -74,7 +74,7 @@ pub fn save_single(store: &mut Store, a: &StoreArgs, doc: &Document, h: &[RowHis
                 step: "",
                 doc,
                 histograms: histograms(h),
-                intervals: Vec::new(),
+                intervals: intervals(doc),
             },
         )?;
         let status = if doc.complete { "complete" } else { "partial" };
@@ -83,6 +83,33 @@ pub fn save_single(store: &mut Store, a: &StoreArgs, doc: &Document, h: &[RowHis
     if let Err(e) = r {
         eprintln!("stackmeter: warning: the result was not stored: {e}");
     }
+}
+
+/// The per-interval series of a document (stream tests): total, sent and
+/// received Mbit/s per interval, omitted intervals included.
+pub fn intervals(doc: &Document) -> Vec<stackmeter_store::Interval> {
+    let Body::Stream { intervals, .. } = &doc.body else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (seq, i) in intervals.iter().enumerate() {
+        for (series, value) in [
+            ("total", i.total_mbps),
+            ("sent", i.sent_mbps),
+            ("received", i.recv_mbps),
+        ] {
+            out.push(stackmeter_store::Interval {
+                row: 0,
+                series: series.into(),
+                seq,
+                start_s: i.start_s,
+                end_s: i.end_s,
+                value,
+                unit: "Mbit/s".into(),
+            });
+        }
+    }
+    out
 }
 
 /// Now, UTC RFC 3339.

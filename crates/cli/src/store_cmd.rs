@@ -179,10 +179,33 @@ pub fn show(a: ShowArgs) -> i32 {
         if a.json {
             out.push_str(&(stackmeter_results::json(&t.doc) + "\n"));
         } else {
-            out.push_str(&stackmeter_results::text(&t.doc));
+            out.push_str(&render_text(&t.doc));
         }
     }
     print(&out)
+}
+
+/// The text a measuring command printed for `doc`: the table, or for a
+/// stream the head, one line per interval and the tail it printed live.
+pub fn render_text(doc: &stackmeter_results::Document) -> String {
+    use stackmeter_results::Body;
+    match &doc.body {
+        Body::Stream {
+            params,
+            intervals,
+            summary,
+        } => {
+            let mut t = stackmeter_results::stream_head(&stackmeter_results::first_line(doc), params);
+            for i in intervals {
+                t.push_str(&stackmeter_results::interval_line(i));
+            }
+            let mut tail = stackmeter_results::stream_tail(params, summary.as_ref());
+            stackmeter_results::trailer(&mut tail, doc);
+            t.push_str(&tail);
+            t
+        }
+        _ => stackmeter_results::text(doc),
+    }
 }
 
 fn csv_field(s: &str) -> String {

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
-    /// Built-in plan (latency-grid, udp-echo, link) or a TOML plan file (docs/suite.md).
+    /// Built-in plan (latency-grid, bps, link, udp-echo) or a TOML plan file (docs/suite.md).
     #[arg(default_value = "latency-grid")]
     pub plan: String,
     /// A target as LABEL=ADDR (HOST, HOST:PORT); two or more. The first is the baseline.
@@ -236,7 +236,7 @@ fn parse_confidence(s: &str) -> Result<(f64, f64), String> {
     Ok((c / 100.0, w / 100.0))
 }
 
-fn run_test(spec: &Spec, addr: SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>) {
+fn run_test(spec: &Spec, addr: SocketAddr, cpu: Option<usize>) -> (Body, Option<ClientError>, Vec<RowHistogram>) {
     match spec {
         Spec::Rr(p) => {
             let o = stackmeter_client::rr(addr, p);
@@ -269,6 +269,26 @@ fn run_test(spec: &Spec, addr: SocketAddr) -> (Body, Option<ClientError>, Vec<Ro
                 },
                 o.error,
                 o.histograms,
+            )
+        }
+        Spec::Stream(p) => {
+            let o = stackmeter_client::stream(addr, p, cpu, &mut |_| {});
+            let body = Body::Stream {
+                params: p.clone(),
+                intervals: o.intervals,
+                summary: o.summary,
+            };
+            (body, o.error, Vec::new())
+        }
+        Spec::UdpMax(p) => {
+            let o = stackmeter_client::udp_max(addr, p, cpu, 200);
+            (
+                Body::UdpMax {
+                    params: p.clone(),
+                    result: o.result,
+                },
+                o.error,
+                Vec::new(),
             )
         }
     }
@@ -535,7 +555,7 @@ pub fn run(a: SuiteArgs) -> i32 {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_secs())
                     .unwrap_or(0);
-                let (body, error, hists) = run_test(&step.spec, t.addr);
+                let (body, error, hists) = run_test(&step.spec, t.addr, placement.client_cpu);
                 let mut doc = Document {
                     schema: stackmeter_results::SCHEMA.into(),
                     target: Target {
@@ -560,7 +580,7 @@ pub fn run(a: SuiteArgs) -> i32 {
                             step: &step.name,
                             doc: &doc,
                             histograms: crate::record::histograms(&hists),
-                            intervals: Vec::new(),
+                            intervals: crate::record::intervals(&doc),
                         },
                     );
                     if let Err(e) = saved {

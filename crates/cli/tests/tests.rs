@@ -13,6 +13,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
 #[path = "store/mod.rs"]
 mod store;
+#[path = "suite/throughput.rs"]
+mod throughput;
 
 /// A `stackmeter serve` process on 127.0.0.1 with a kernel-chosen port; its
 /// log lines are collected for assertions. Killed on drop.

@@ -151,9 +151,12 @@ pub struct Summary {
     /// 95% interval of the geometric mean (t interval of the log ratios);
     /// `None` with one row.
     pub geomean_ci: Option<(f64, f64)>,
-    /// The geometric mean as a percentage in seed 000's sense
-    /// ((1 - ratio) * 100; positive: B faster).
+    /// The geometric mean as a percentage in the rows' own sense (positive:
+    /// B better): time saved, (1 - ratio) * 100, when any row is a time;
+    /// rate gained, (1 / ratio - 1) * 100, when every row is a rate.
     pub geomean_percent: f64,
+    /// Every row is a rate (higher is better).
+    pub all_rates: bool,
     /// Arithmetic mean of the rows' percentages: what seed 000 printed as
     /// "Average ... faster". Kept for comparison; it overweights large
     /// changes and is not symmetric (Fleming & Wallace 1986).
@@ -181,11 +184,17 @@ pub fn summarize(rows: &[RowStats]) -> Option<Summary> {
         ((m - h).exp(), (m + h).exp())
     });
     let geomean_ratio = m.exp();
+    let all_rates = rows.iter().all(|r| r.direction == Direction::HigherIsBetter);
     Some(Summary {
         rows: rows.len(),
         geomean_ratio,
         geomean_ci,
-        geomean_percent: (1.0 - geomean_ratio) * 100.0,
+        geomean_percent: if all_rates {
+            (1.0 / geomean_ratio - 1.0) * 100.0
+        } else {
+            (1.0 - geomean_ratio) * 100.0
+        },
+        all_rates,
         mean_of_percentages: rows.iter().map(|r| r.percent).sum::<f64>() / rows.len() as f64,
     })
 }

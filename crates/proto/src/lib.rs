@@ -12,13 +12,18 @@
 //! - [`status`]: the responder's answer to that header (accepted, or refused
 //!   with a code and a reason);
 //! - [`udp`]: the header every UDP datagram carries, and the pure echo rule;
-//! - [`pattern`]: the deterministic payload bytes a client can verify.
+//! - [`pattern`]: the deterministic payload bytes a client can verify;
+//! - [`control`]: the records of a throughput test's control session;
+//! - [`stream`]: receive-side loss, duplicate, reordering and jitter
+//!   counters of a UDP stream.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod control;
 pub mod pattern;
 pub mod session;
 pub mod status;
+pub mod stream;
 pub mod udp;
 
 /// The protocol version this crate speaks.

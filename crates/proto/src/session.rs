@@ -8,10 +8,10 @@
 //! offset size field
 //!      0    4 magic "SMTR" (53 4d 54 52)
 //!      4    1 version (1)
-//!      5    1 mode (1 = rr, 2 = crr; others reserved)
-//!      6    2 header length in bytes, this prefix included (16 for rr/crr)
-//!      8    4 request size in bytes (>= 1)
-//!     12    4 response size in bytes (>= 1)
+//!      5    1 mode (1 = rr, 2 = crr, 3 = control, 4 = sink, 5 = source)
+//!      6    2 header length in bytes, this prefix included (16 in v1)
+//!      8    4 rr/crr: request size (>= 1); sink/source: test id (>= 1)
+//!     12    4 rr/crr: response size (>= 1); source: write size (>= 1)
 //! ```
 //! All integers are big-endian. The first eight bytes (the [`Prefix`]) keep
 //! this layout in every version, so any responder can read a header of a
@@ -38,6 +38,15 @@ pub enum Mode {
     /// Connect/request/response: one transaction, then the client closes.
     /// The responder writes the status record and the response together.
     Crr = 2,
+    /// The control session of a throughput test: carries
+    /// [`crate::control`] records, no payload. Both size fields are 0.
+    Control = 3,
+    /// A data session that only receives: the client sends, the responder
+    /// reads and counts until end of stream ("up").
+    Sink = 4,
+    /// A data session that only sends: the responder writes `resp_size`
+    /// bytes at a time until the test is stopped ("down").
+    Source = 5,
 }
 
 impl Mode {
@@ -46,6 +55,9 @@ impl Mode {
         match v {
             1 => Some(Mode::Rr),
             2 => Some(Mode::Crr),
+            3 => Some(Mode::Control),
+            4 => Some(Mode::Sink),
+            5 => Some(Mode::Source),
             _ => None,
         }
     }
@@ -66,7 +78,7 @@ pub enum HeaderError {
     /// [`MAX_HEADER_LEN`].
     BadLength(u16),
     /// A request or response size of zero (neither side could tell when a
-    /// transaction ends).
+    /// transaction ends), or a zero test id or write size in a data session.
     ZeroSize,
 }
 
@@ -104,13 +116,19 @@ impl Prefix {
 }
 
 /// A complete, valid version 1 session header.
+///
+/// The two 32-bit fields mean different things per mode: request and
+/// response size for rr/crr; for sink and source sessions `req_size` holds
+/// the test id (from the control session's welcome) and, for source,
+/// `resp_size` the size of each write. A control header carries zeros.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionHeader {
     /// What the session does.
     pub mode: Mode,
-    /// Bytes the client sends per transaction.
+    /// Bytes the client sends per transaction (rr/crr); test id (sink/source).
     pub req_size: u32,
-    /// Bytes the responder sends back per transaction.
+    /// Bytes the responder sends back per transaction (rr/crr); write size
+    /// (source).
     pub resp_size: u32,
 }
 
@@ -132,7 +150,12 @@ impl SessionHeader {
         }
         let req_size = be32(bytes, 8);
         let resp_size = be32(bytes, 12);
-        if req_size == 0 || resp_size == 0 {
+        let zero = match mode {
+            Mode::Rr | Mode::Crr | Mode::Source => req_size == 0 || resp_size == 0,
+            Mode::Sink => req_size == 0,
+            Mode::Control => false,
+        };
+        if zero {
             return Err(HeaderError::ZeroSize);
         }
         Ok(SessionHeader {
@@ -140,6 +163,30 @@ impl SessionHeader {
             req_size,
             resp_size,
         })
+    }
+
+    /// The header of a throughput test's control session.
+    pub fn control() -> SessionHeader {
+        SessionHeader {
+            mode: Mode::Control,
+            req_size: 0,
+            resp_size: 0,
+        }
+    }
+
+    /// The header of a data session of test `test_id`: a sink (client
+    /// sends) or a source (responder sends `write_size` bytes per write).
+    pub fn data(mode: Mode, test_id: u32, write_size: u32) -> SessionHeader {
+        SessionHeader {
+            mode,
+            req_size: test_id,
+            resp_size: if mode == Mode::Sink { 0 } else { write_size },
+        }
+    }
+
+    /// The test a sink or source session belongs to.
+    pub fn test_id(&self) -> u32 {
+        self.req_size
     }
 
     /// The 16 header bytes for this session.
@@ -230,6 +277,17 @@ mod tests {
         b[4] = 1;
         b[5] = 9;
         assert_eq!(SessionHeader::parse(&b), Err(HeaderError::UnknownMode(9)));
+        b[5] = 4;
+        assert!(SessionHeader::parse(&b).is_ok(), "sink with test id 1");
+        b[8..12].copy_from_slice(&[0; 4]);
+        assert_eq!(
+            SessionHeader::parse(&b),
+            Err(HeaderError::ZeroSize),
+            "sink with test id 0"
+        );
+        b[5] = 3;
+        assert_eq!(SessionHeader::parse(&b).map(|h| h.mode), Ok(Mode::Control));
+        b[8..12].copy_from_slice(&1u32.to_be_bytes());
         b[5] = 1;
         b[0] = b'X';
         assert_eq!(SessionHeader::parse(&b), Err(HeaderError::BadMagic));

@@ -41,6 +41,8 @@ pub enum Refusal {
     HeaderTimeout = 7,
     /// The responder could not set the session up (out of resources).
     Internal = 8,
+    /// A sink or source session named a test id no control session owns.
+    UnknownTest = 9,
 }
 
 impl Refusal {
@@ -55,6 +57,7 @@ impl Refusal {
             6 => Refusal::Busy,
             7 => Refusal::HeaderTimeout,
             8 => Refusal::Internal,
+            9 => Refusal::UnknownTest,
             _ => return None,
         })
     }
@@ -70,6 +73,7 @@ impl Refusal {
             Refusal::Busy => "busy",
             Refusal::HeaderTimeout => "header timeout",
             Refusal::Internal => "internal error",
+            Refusal::UnknownTest => "unknown test",
         }
     }
 }
@@ -173,10 +177,10 @@ mod tests {
 
     #[test]
     fn every_code_maps_back() {
-        for c in 1..=8u8 {
+        for c in 1..=9u8 {
             assert_eq!(Refusal::from_u8(c).map(|r| r as u8), Some(c));
         }
         assert_eq!(Refusal::from_u8(0), None);
-        assert_eq!(Refusal::from_u8(9), None);
+        assert_eq!(Refusal::from_u8(10), None);
     }
 }

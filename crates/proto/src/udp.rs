@@ -4,7 +4,8 @@
 //! offset size field
 //!      0    4 magic "SMTU" (53 4d 54 55)
 //!      4    1 version (1)
-//!      5    1 kind: 1 = echo request, 2 = echo reply, 3 = refused
+//!      5    1 kind: 1 = echo request, 2 = echo reply, 3 = refused,
+//!                    4 = stream data (never answered; see crate::stream)
 //!      6    1 code: a status::Refusal when kind = 3, else 0
 //!      7    1 flags: bit 0 = server timestamps valid (replies)
 //!      8    8 sequence number, chosen by the client
@@ -38,6 +39,10 @@ pub enum Kind {
     EchoReply = 2,
     /// The responder refused the request (see the code byte).
     Refused = 3,
+    /// One datagram of a UDP throughput test: counted, never answered.
+    /// Bytes 24..28 hold the test id and 28..30 the stream index instead
+    /// of the server timestamps.
+    StreamData = 4,
 }
 
 /// A parsed datagram header.
@@ -107,6 +112,30 @@ impl Header {
         d[24..32].copy_from_slice(&self.server_rx.to_be_bytes());
         d[32..40].copy_from_slice(&self.server_tx.to_be_bytes());
         Ok(())
+    }
+
+    /// A version 1 stream data header for stream `stream` of test `test_id`.
+    pub fn stream_data(test_id: u32, stream: u16, seq: u64, client_ts: u64) -> Header {
+        Header {
+            version: crate::VERSION,
+            kind: Kind::StreamData as u8,
+            code: 0,
+            flags: 0,
+            seq,
+            client_ts,
+            server_rx: ((test_id as u64) << 32) | ((stream as u64) << 16),
+            server_tx: 0,
+        }
+    }
+
+    /// For a stream data datagram: the test id (bytes 24..28).
+    pub fn test_id(&self) -> u32 {
+        (self.server_rx >> 32) as u32
+    }
+
+    /// For a stream data datagram: the stream index (bytes 28..30).
+    pub fn stream(&self) -> u16 {
+        (self.server_rx >> 16) as u16
     }
 
     /// A version 1 echo request header.

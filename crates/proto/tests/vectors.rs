@@ -5,9 +5,11 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use stackmeter_proto::{
+    control::{self, ClientRecord, RecordError, ServerRecord},
     pattern,
     session::{HeaderError, Mode, SessionHeader},
     status::{Refusal, StatusPrefix},
+    stream::UdpRx,
     udp::{self, Answer, DropReason, Header},
 };
 
@@ -53,6 +55,9 @@ fn session_header_vectors() {
                 let mode = match h.mode {
                     Mode::Rr => "rr",
                     Mode::Crr => "crr",
+                    Mode::Control => "control",
+                    Mode::Sink => "sink",
+                    Mode::Source => "source",
                 };
                 assert_eq!(f["mode"], mode, "{name}");
                 assert_eq!(f["req_size"], h.req_size, "{name}");
@@ -116,6 +121,10 @@ fn datagram_vectors() {
             ] {
                 assert_eq!(f[k].as_u64(), Some(got), "{name}: field {k}");
             }
+            if h.kind == udp::Kind::StreamData as u8 {
+                assert_eq!(f["test_id"].as_u64(), Some(h.test_id() as u64), "{name}: test id");
+                assert_eq!(f["stream"].as_u64(), Some(h.stream() as u64), "{name}: stream");
+            }
         } else {
             assert_eq!(v["valid"], false, "{name}");
         }
@@ -144,6 +153,103 @@ fn datagram_vectors() {
 }
 
 #[test]
+fn control_record_vectors() {
+    let v = vectors();
+    let all = v["control_records"].as_array().expect("control_records");
+    assert!(all.len() >= 6);
+    for r in all {
+        let bytes = hex(r["hex"].as_str().unwrap());
+        let name = r["name"].as_str().unwrap();
+        let f = &r["fields"];
+        if r["direction"] == "client" {
+            match ClientRecord::parse(&bytes) {
+                Ok((rec, len)) => {
+                    assert_eq!(len, bytes.len(), "{name}: length");
+                    match rec {
+                        ClientRecord::Snapshot(id) | ClientRecord::Stop(id) => {
+                            let t = if matches!(rec, ClientRecord::Snapshot(_)) {
+                                "snapshot"
+                            } else {
+                                "stop"
+                            };
+                            assert_eq!(f["type"], t, "{name}");
+                            assert_eq!(f["id"].as_u64(), Some(id as u64), "{name}");
+                            assert_eq!(rec.emit().to_vec(), bytes, "{name}: emit differs");
+                        }
+                        ClientRecord::Unknown(_) => assert_eq!(f["type"], "unknown", "{name}"),
+                    }
+                }
+                Err(e) => {
+                    assert_eq!(r["error"], "bad_length", "{name}: {e:?}");
+                    assert!(matches!(e, RecordError::BadLength(_)), "{name}");
+                }
+            }
+            continue;
+        }
+        let (rec, len) = ServerRecord::parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(len, bytes.len(), "{name}: length");
+        match rec {
+            ServerRecord::Welcome(id) => {
+                assert_eq!(f["type"], "welcome", "{name}");
+                assert_eq!(f["id"].as_u64(), Some(id as u64), "{name}");
+                assert_eq!(control::welcome(id).to_vec(), bytes, "{name}: emit differs");
+            }
+            ServerRecord::Report(rep) => {
+                assert_eq!(f["type"], "report", "{name}");
+                for (k, got) in [
+                    ("id", rep.id as u64),
+                    ("flags", rep.flags as u64),
+                    ("sessions", rep.sessions as u64),
+                    ("elapsed_ns", rep.elapsed_ns),
+                    ("tcp_rx_bytes", rep.tcp_rx_bytes),
+                    ("tcp_tx_bytes", rep.tcp_tx_bytes),
+                    ("udp_datagrams", rep.udp_datagrams),
+                    ("udp_bytes", rep.udp_bytes),
+                    ("udp_expected", rep.udp_expected),
+                    ("udp_duplicates", rep.udp_duplicates),
+                    ("udp_reordered", rep.udp_reordered),
+                    ("udp_jitter_ns", rep.udp_jitter_ns),
+                    ("tcp_retransmits", rep.tcp_retransmits as u64),
+                    ("tcp_cwnd_bytes", rep.tcp_cwnd_bytes as u64),
+                    ("tcp_rtt_us", rep.tcp_rtt_us as u64),
+                    ("cpu_user_ns", rep.cpu_user_ns),
+                    ("cpu_sys_ns", rep.cpu_sys_ns),
+                ] {
+                    assert_eq!(f[k].as_u64(), Some(got), "{name}: field {k}");
+                }
+                assert_eq!(rep.emit().to_vec(), bytes, "{name}: emit differs");
+            }
+            ServerRecord::Unknown(t) => panic!("{name}: unknown type {t}"),
+        }
+    }
+}
+
+#[test]
+fn udp_rx_vectors() {
+    let v = vectors();
+    for case in v["udp_rx"].as_array().expect("udp_rx") {
+        let name = case["name"].as_str().unwrap();
+        let mut rx = UdpRx::default();
+        for e in case["events"].as_array().unwrap() {
+            let n: Vec<u64> = e.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+            rx.record(n[0], n[1] as usize, n[2], n[3]);
+        }
+        let x = &case["expect"];
+        for (k, got) in [
+            ("received", rx.received),
+            ("bytes", rx.bytes),
+            ("expected", rx.expected),
+            ("lost", rx.lost()),
+            ("duplicates", rx.duplicates),
+            ("reordered", rx.reordered),
+            ("jitter_ns", rx.jitter_ns()),
+        ] {
+            assert_eq!(x[k].as_u64(), Some(got), "{name}: {k}");
+        }
+    }
+}
+
+#[test]
 fn pattern_vector() {
     let v = vectors();
     let p = &v["pattern"];
@@ -154,6 +260,12 @@ fn pattern_vector() {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn control_parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = ClientRecord::parse(&bytes);
+        let _ = ServerRecord::parse(&bytes);
+    }
 
     #[test]
     fn session_parser_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {

@@ -13,6 +13,7 @@
 //! The number of sessions is capped (`max_sessions`).
 
 mod log;
+mod stream;
 mod tcp;
 mod udp;
 
@@ -103,6 +104,8 @@ pub(crate) struct Shared {
     /// Response bytes: sessions send from this one read-only buffer, in
     /// chunks, so a 64 MiB response costs no per-session memory.
     pub tx: stackmeter_sys::AlignedBuf,
+    /// Open throughput tests.
+    pub tests: stream::Tests,
 }
 
 /// Size of the shared send buffer and the cap on a session's receive buffer.
@@ -123,6 +126,7 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
         cfg: cfg.clone(),
         counters: counters.clone(),
         tx,
+        tests: stream::Tests::default(),
     });
     let mut bound = Vec::new();
     for addr in &cfg.listen {

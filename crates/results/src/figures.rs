@@ -92,6 +92,41 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
                 rate(i, &label, "pps", r.pps, false);
             }
         }
+        Body::Stream { params, summary, .. } => {
+            if let Some(s) = summary {
+                let label = format!("{} {}", params.direction.name(), format_size(params.length as u64));
+                for (series, value, compared) in [
+                    ("total", s.total_mbps, true),
+                    ("sent", s.sent_mbps, false),
+                    ("received", s.recv_mbps, false),
+                ] {
+                    rates.push(Figure {
+                        row: 0,
+                        row_label: label.clone(),
+                        series: series.to_string(),
+                        stat: "value".to_string(),
+                        unit: "Mbit/s".to_string(),
+                        value,
+                        lower_is_better: false,
+                        compared,
+                    });
+                }
+            }
+        }
+        Body::UdpMax { params, result } => {
+            if let Some(r) = result {
+                rates.push(Figure {
+                    row: 0,
+                    row_label: format_size(params.length as u64),
+                    series: "max-rate".to_string(),
+                    stat: "value".to_string(),
+                    unit: "kpps".to_string(),
+                    value: r.rate_kpps,
+                    lower_is_better: false,
+                    compared: true,
+                });
+            }
+        }
     }
     out.extend(rates);
     out

@@ -120,15 +120,20 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
     let (a, b) = (Server::start(&[]), Server::start(&[]));
     let ta = format!("one={}", a.target());
     let tb = format!("two={}", b.target());
+    let plan = db.with_file_name("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[step]]\ntest = \"crr\"\niterations = 30\n\n[[step]]\ntest = \"rr\"\nsizes = \"1:1,1K:1\"\niterations = 30\n\n[[step]]\ntest = \"ping\"\ncount = 50\n",
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
     let out = ok(sm(
         &db,
-        &[
-            "suite", "link", "--quick", "--repeat", "4", "--target", &ta, "--target", &tb,
-        ],
+        &["suite", plan, "--repeat", "4", "--target", &ta, "--target", &tb],
     ));
     let text = stdout(&out);
     for want in [
-        "stackmeter suite link: one=",
+        &format!("stackmeter suite {plan}: one="),
         "Size",
         "A: one (us)",
         "B: two (us)",
@@ -141,6 +146,7 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
         "Mann-Whitney U",
         "crr: connect mean",
         "ping: rtt mean",
+        "rr: rtt mean",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
@@ -149,7 +155,7 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
     let run = &list[0];
     assert_eq!(
         (run["test"].as_str(), run["status"].as_str(), run["tests"].as_u64()),
-        (Some("suite link"), Some("complete"), Some(24))
+        (Some(format!("suite {plan}").as_str()), Some("complete"), Some(24))
     );
     let id = run["id"].as_i64().unwrap().to_string();
     assert_eq!(stdout(&ok(sm(&db, &["show", &id]))), text);
@@ -318,4 +324,33 @@ fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
         .unwrap()
         .iter()
         .all(|t| t.doc.complete));
+}
+
+#[test]
+fn a_stream_suite_keeps_its_intervals_and_reports_them() {
+    let db = db("bps");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let ta = format!("x={}", a.target());
+    let tb = format!("y={}", b.target());
+    let out = ok(sm(
+        &db,
+        &[
+            "suite", "bps", "--quick", "--repeat", "1", "--target", &ta, "--target", &tb,
+        ],
+    ));
+    assert!(
+        stdout(&out).contains("stream [bps]: total per repetition, Mbit/s (higher is better)"),
+        "{}",
+        stdout(&out)
+    );
+    let store = stackmeter_store::Store::open(&db).unwrap();
+    let run = store.runs().unwrap()[0].id;
+    let tests = store.tests_of_run(run).unwrap();
+    assert_eq!(tests.len(), 2);
+    let iv = store.intervals(tests[0].id).unwrap();
+    assert!(iv.iter().any(|i| i.series == "total" && i.value > 0.0), "{iv:?}");
+    let report = db.with_file_name("bps.html");
+    ok(sm(&db, &["report", "x", "y", "-o", report.to_str().unwrap()]));
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert!(page.contains("data-chart=\"intervals\""), "per-interval chart");
 }
