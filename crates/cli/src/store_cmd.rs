@@ -199,7 +199,7 @@ pub fn render_text(doc: &stackmeter_results::Document) -> String {
             for i in intervals {
                 t.push_str(&stackmeter_results::interval_line(i));
             }
-            let mut tail = stackmeter_results::stream_tail(params, summary.as_ref());
+            let mut tail = stackmeter_results::stream_tail(params, summary.as_deref());
             stackmeter_results::trailer(&mut tail, doc);
             t.push_str(&tail);
             t

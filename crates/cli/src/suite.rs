@@ -276,7 +276,7 @@ fn run_test(spec: &Spec, addr: SocketAddr, cpu: Option<usize>) -> (Body, Option<
             let body = Body::Stream {
                 params: p.clone(),
                 intervals: o.intervals,
-                summary: o.summary,
+                summary: o.summary.map(Box::new),
             };
             (body, o.error, Vec::new())
         }

@@ -126,7 +126,7 @@ pub fn stream(a: StreamArgs) -> i32 {
     doc.body = Body::Stream {
         params: params.clone(),
         intervals: o.intervals,
-        summary: o.summary,
+        summary: o.summary.map(Box::new),
     };
     doc.complete = error.is_none();
     doc.error = error.as_ref().map(|e| e.to_string());
@@ -144,7 +144,7 @@ pub fn stream(a: StreamArgs) -> i32 {
         let Body::Stream { summary, .. } = &doc.body else {
             unreachable!("built above")
         };
-        let mut t = stackmeter_results::stream_tail(&params, summary.as_ref());
+        let mut t = stackmeter_results::stream_tail(&params, summary.as_deref());
         stackmeter_results::trailer(&mut t, &doc);
         t
     } else if json_lines {

@@ -103,7 +103,7 @@ pub enum Body {
         intervals: Vec<Interval>,
         /// Totals over the measured window; None if the test failed before
         /// its first interval.
-        summary: Option<StreamSummary>,
+        summary: Option<Box<StreamSummary>>,
     },
     /// Highest UDP rate at a loss goal.
     #[serde(rename = "udp-max")]

@@ -35,7 +35,7 @@ pub fn derive(doc: &Document) -> Vec<String> {
             }
         }
         Body::Crr { .. } => {}
-        Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_ref())),
+        Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_deref())),
         Body::UdpMax { result, .. } => {
             if let Some(r) = result {
                 if !r.converged {
