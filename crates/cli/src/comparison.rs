@@ -277,13 +277,15 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
         } else {
             (s.geomean_ratio, s.geomean_ci, "")
         };
+        let spans = matches!(ci, Some((lo, hi)) if lo <= 1.0 && hi >= 1.0);
         let ci = ci
             .map(|(lo, hi)| format!(", 95% CI {lo:.3}-{hi:.3}"))
             .unwrap_or_default();
         out.push(format!(
-            "Overall, B ({}) vs A ({}): {} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
+            "Overall, B ({}) vs A ({}): {}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
             c.b,
             c.a,
+            if spans { "~ no significant difference, point estimate " } else { "" },
             percent_words(s.geomean_percent),
             s.rows,
         ));

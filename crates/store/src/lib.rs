@@ -263,7 +263,16 @@ impl Store {
             return Err(StoreError::TooNew { found, known });
         }
         for (v, sql) in MIGRATIONS.iter().enumerate().take(to).skip(found as usize) {
-            let tx = self.conn.transaction()?;
+            // IMMEDIATE takes the write lock first, and the version is read
+            // again under it: two processes opening a new store at once
+            // (a suite and a `runs`) must not both apply a migration.
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if now > v as i64 {
+                continue;
+            }
             tx.execute_batch(sql)?;
             tx.pragma_update(None, "user_version", (v + 1) as i64)?;
             tx.commit()?;

@@ -294,6 +294,10 @@ fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
         if n >= 2 {
             break;
         }
+        if let Some(st) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!("suite ended ({st}) before it was interrupted: {}", stderr(&out));
+        }
         assert!(Instant::now() < deadline, "no test stored within 30 s");
         std::thread::sleep(Duration::from_millis(20));
     }
