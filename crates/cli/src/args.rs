@@ -30,11 +30,46 @@ pub enum Command {
     Ping(PingArgs),
     /// Many clients at once, each listing and fetching every object, every byte checked (seed 003).
     Load(crate::load::LoadArgs),
+    /// Run a plan of tests against two or more labelled targets, interleaved,
+    /// and print the comparison. No --target: compares responders it starts itself.
+    Suite(crate::suite::SuiteArgs),
+    /// Compare stored results: A is the baseline, B the candidate (labels or run ids).
+    Compare(crate::compare_cmd::CompareArgs),
+    /// List the stored runs.
+    Runs(crate::store_cmd::RunsArgs),
+    /// Print a stored run again, as its command printed it.
+    Show(crate::store_cmd::ShowArgs),
+    /// Write stored results as CSV or JSON.
+    Export(crate::store_cmd::ExportArgs),
+    /// Write one self-contained HTML report (charts, comparison, environment).
+    Report(crate::report_cmd::ReportArgs),
     /// Throughput per interval and in total: TCP up/down/bidir, or paced UDP (seed 001's bps).
     Stream(StreamArgs),
     /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
     #[command(name = "udp-max")]
     UdpMax(UdpMaxArgs),
+}
+
+/// Where results are stored (every command that reads or writes them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// Results store (SQLite file). Default: $STACKMETER_DB, else
+    /// $XDG_DATA_HOME/stackmeter/results.db, else ~/.local/share/stackmeter/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+}
+
+/// Storing flags of the measuring commands.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Name these results (for `compare`, `report`); default: the target as given, or "embedded".
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Do not store the results.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 #[derive(Args, Debug)]
@@ -83,6 +118,8 @@ pub struct Common {
     /// Pin the embedded responder's threads to this CPU (no TARGET only).
     #[arg(long, value_name = "CPU")]
     pub responder_affinity: Option<usize>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]

@@ -147,6 +147,7 @@ pub fn run(a: LoadArgs) -> i32 {
                 summary: o.summary,
             },
             o.error,
+            o.histograms,
         )
     })
 }

@@ -3,7 +3,7 @@
 
 use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
 use crate::fail;
-use stackmeter_client::ClientError;
+use stackmeter_client::{ClientError, RowHistogram};
 use stackmeter_responder::{ObjectSource, Responder};
 use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
 use std::io::Write;
@@ -37,6 +37,7 @@ pub fn rr(a: RrArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -60,6 +61,7 @@ pub fn crr(a: CrrArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -84,6 +86,7 @@ pub fn ping(a: PingArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -91,7 +94,10 @@ pub fn ping(a: PingArgs) -> i32 {
 /// Resolves or embeds the target, pins, runs `test`, prints the document
 /// (also when the test stopped early: the finished rows are kept) and
 /// returns the exit code.
-pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
+pub(crate) fn measure(
+    c: &Common,
+    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>),
+) -> i32 {
     measure_with(c, ObjectSource::Off, test)
 }
 
@@ -99,7 +105,7 @@ pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option
 pub(crate) fn measure_with(
     c: &Common,
     objects: ObjectSource,
-    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>),
+    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>),
 ) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
         return fail(
@@ -111,6 +117,10 @@ pub(crate) fn measure_with(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    let mut store = match crate::record::open_for_measuring(&c.store) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let (addr, target, _responder) = match choose_target_with(c, objects) {
         Ok(t) => t,
         Err(code) => return code,
@@ -120,7 +130,7 @@ pub(crate) fn measure_with(
             return fail(2, format!("--affinity {cpu}: {e}"));
         }
     }
-    let (body, error) = test(addr);
+    let (body, error, histograms) = test(addr);
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,
@@ -135,6 +145,9 @@ pub(crate) fn measure_with(
         warnings: Vec::new(),
     };
     doc.warnings = stackmeter_results::warnings::derive(&doc);
+    if let Some(store) = store.as_mut() {
+        crate::record::save_single(store, &c.store, &doc, &histograms);
+    }
     let out = if c.json {
         stackmeter_results::json(&doc) + "\n"
     } else {

@@ -73,6 +73,10 @@ pub fn stream(a: StreamArgs) -> i32 {
     }
     let c = &a.common;
     let time = now();
+    let mut store = match crate::record::open_for_measuring(&c.store) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let (addr, target, _responder) = match choose_target(c) {
         Ok(t) => t,
         Err(code) => return code,
@@ -132,6 +136,9 @@ pub fn stream(a: StreamArgs) -> i32 {
             "the responder's data sessions had not all ended 2 s after Stop: its final counts may miss their last bytes"
                 .into(),
         );
+    }
+    if let Some(s) = store.as_mut() {
+        crate::record::save_single(s, &c.store, &doc, &[]);
     }
     let out = if text {
         let Body::Stream { summary, .. } = &doc.body else {
@@ -206,6 +213,7 @@ pub fn udp_max(a: UdpMaxArgs) -> i32 {
                 result: o.result,
             },
             o.error,
+            Vec::new(),
         )
     })
 }

@@ -13,6 +13,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
 #[path = "suite/load.rs"]
 mod load;
+#[path = "store/mod.rs"]
+mod store;
 #[path = "suite/throughput.rs"]
 mod throughput;
 
@@ -30,7 +32,7 @@ impl Server {
     }
 
     fn start_on(listen: &str, extra: &[&str]) -> Server {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = stackmeter();
         cmd.args(["serve", "--listen", listen]).args(extra);
         Self::spawn(cmd)
     }
@@ -87,8 +89,19 @@ impl Drop for Server {
     }
 }
 
+/// The binary, storing into a results store of the test run (never the
+/// user's own).
+fn stackmeter() -> Command {
+    let mut c = Command::new(BIN);
+    c.env(
+        "STACKMETER_DB",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/tests-results.db"),
+    );
+    c
+}
+
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("stackmeter runs")
+    stackmeter().args(args).output().expect("stackmeter runs")
 }
 
 fn json_of(out: &Output) -> Value {
@@ -389,7 +402,7 @@ fn client_vanishing_mid_reply_frees_its_session() {
 fn responder_gone_mid_test_is_exit_5_with_partial_rows() {
     let mut srv = Server::start(&[]);
     let target = srv.target();
-    let client = Command::new(BIN)
+    let client = stackmeter()
         .args([
             "rr", &target, "--sizes", "1:1,1:1M", "-n", "1000000", "--warmup", "0", "--json",
         ])
@@ -537,7 +550,7 @@ fn many_clients_at_once_each_get_their_own_session() {
                 1 => ("crr", vec!["-n", "100"]),
                 _ => ("ping", vec!["-c", "300"]),
             };
-            Command::new(BIN)
+            stackmeter()
                 .arg(test)
                 .arg(&target)
                 .args(args)

@@ -37,6 +37,9 @@ pub struct LoadOutcome {
     pub summary: Option<LoadSummary>,
     /// Why the test failed, if it did.
     pub error: Option<ClientError>,
+    /// Every FETCH latency of each run, nanoseconds (row = run index,
+    /// metric `latency_us`), for the results store.
+    pub histograms: Vec<crate::RowHistogram>,
 }
 
 /// One object as the client knows it.
@@ -71,6 +74,7 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
                 runs: vec![],
                 summary: None,
                 error: Some(e),
+                histograms: vec![],
             }
         }
     };
@@ -87,13 +91,21 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
     let mut merged: Vec<Recorder> = cat.objects.iter().map(|_| Recorder::new()).collect();
     let mut all = Recorder::new();
     let mut error = None;
+    let mut histograms = Vec::new();
     for run in 1..=params.repeat {
         match one_run(addr, &cat, &params, run, timeout) {
             Ok((r, recs)) => {
+                let mut this = Recorder::new();
                 for (m, x) in merged.iter_mut().zip(&recs) {
                     m.merge(x);
                     all.merge(x);
+                    this.merge(x);
                 }
+                histograms.push(crate::RowHistogram {
+                    row: runs.len(),
+                    metric: "latency_us",
+                    ns: this,
+                });
                 if r.clients_completed == 0 && error.is_none() {
                     error = Some(ClientError::Lost {
                         addr,
@@ -131,6 +143,7 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
         runs,
         summary,
         error,
+        histograms,
     }
 }
 

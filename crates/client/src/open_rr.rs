@@ -13,7 +13,7 @@
 //! schedule, as they would for a real client under load.
 
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
-use crate::{levels, summary_us, ClientError, Outcome};
+use crate::{levels, summary_us, ClientError, Outcome, RowHistogram};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{OpenLoopParams, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
@@ -24,13 +24,31 @@ use std::time::{Duration, Instant};
 /// Runs every size pair open-loop against `addr`, one row each.
 pub fn rr_open(addr: SocketAddr, spec: &RrParams, ol: &OpenLoopParams) -> Outcome<RrResult> {
     let mut rows = Vec::new();
+    let mut histograms = Vec::new();
     for pair in &spec.sizes {
         match one(addr, *pair, spec, ol) {
-            Ok(r) => rows.push(r),
-            Err(e) => return Outcome { rows, error: Some(e) },
+            Ok((r, rec)) => {
+                histograms.push(RowHistogram {
+                    row: rows.len(),
+                    metric: "rtt_us",
+                    ns: rec,
+                });
+                rows.push(r)
+            }
+            Err(e) => {
+                return Outcome {
+                    rows,
+                    error: Some(e),
+                    histograms,
+                }
+            }
         }
     }
-    Outcome { rows, error: None }
+    Outcome {
+        rows,
+        error: None,
+        histograms,
+    }
 }
 
 /// Send offsets in nanoseconds from the start, for connection `j` of `c`:
@@ -65,7 +83,12 @@ struct Conn {
     last: Option<Instant>,
 }
 
-fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams, ol: &OpenLoopParams) -> Result<RrResult, ClientError> {
+fn one(
+    addr: SocketAddr,
+    pair: SizePair,
+    spec: &RrParams,
+    ol: &OpenLoopParams,
+) -> Result<(RrResult, Recorder), ClientError> {
     let c = ol.connections.max(1);
     let per_conn = ((ol.rate * ol.time_s / c as f64).floor() as u64).max(1);
     let poisson = ol.arrival == "poisson";
@@ -153,7 +176,7 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams, ol: &OpenLoopParams) -
         .max(Duration::from_secs_f64(ol.time_s))
         .as_secs_f64();
     let achieved = received as f64 / span;
-    Ok(RrResult {
+    let row = RrResult {
         req_bytes: pair.req,
         resp_bytes: pair.resp,
         samples: rtt.count(),
@@ -168,7 +191,8 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams, ol: &OpenLoopParams) -
         achieved_rate: Some(achieved),
         send_lag_us: summary_us(&lag),
         late_sends: Some(late),
-    })
+    };
+    Ok((row, rtt))
 }
 
 fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>, ClientError> {

@@ -7,6 +7,7 @@
 //! every type here deserializes too.
 
 mod doc;
+mod figures;
 mod load;
 mod text;
 mod text_throughput;
@@ -15,6 +16,7 @@ mod units;
 pub mod warnings;
 
 pub use doc::*;
+pub use figures::{figures, Figure};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 pub use text::{first_line, text, trailer};
 pub use text_throughput::{interval_line, stream_head, stream_tail};

@@ -14,6 +14,7 @@ pub mod interval;
 pub mod mlr;
 pub mod modality;
 mod recorder;
+pub mod serial;
 mod summary;
 
 pub use interval::{mean_ci95, Interval};

@@ -5,7 +5,10 @@
 //! fine-grained waits (`ppoll`, timer slack),
 //! and describing the host
 //! (name, kernel, CPU model) so every result says where it was measured.
-//! The rest of stackmeter has no `unsafe`; it all lives in this file.
+//! The rest of stackmeter has no `unsafe`; it all lives in this file
+//! and in `interrupt.rs` (Ctrl-C as a flag).
+
+pub mod interrupt;
 
 use std::io;
 

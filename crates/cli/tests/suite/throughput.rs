@@ -278,7 +278,7 @@ fn data_session_for_an_unknown_test_is_refused_by_name() {
 #[test]
 fn responder_killed_mid_stream_is_exit_5_with_the_intervals_so_far() {
     let mut srv = Server::start(&[]);
-    let child = Command::new(BIN)
+    let child = super::stackmeter()
         .args([
             "stream",
             &srv.target(),
@@ -375,7 +375,7 @@ fn data_path_goes_through_an_ld_preload_shim() {
     let srv = Server::start(&[]);
     let preloaded = |args: &[&str], name: &str| {
         let counts = dir.join(name);
-        let out = Command::new(BIN)
+        let out = super::stackmeter()
             .args(args)
             .env("LD_PRELOAD", &so)
             .env("SHIM_OUT", &counts)
