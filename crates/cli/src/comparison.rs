@@ -4,7 +4,7 @@
 //! suite run.
 
 use serde::Serialize;
-use stackmeter_compare::{compare, summarize, Direction, RowStats, Summary, Verdict};
+use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};
 use stackmeter_results::{figures, Document};
 use std::fmt::Write;
 
@@ -13,7 +13,8 @@ pub const METHOD: &str = "each repetition gives one figure per row; A and B are 
 the 95% CI of B/A is a bootstrap of the ratio of medians (2000 resamples, fixed seed); \
 p is the two-sided Mann-Whitney U test (normal approximation, tie-corrected); \
 a row is faster or slower only when the CI excludes 1 and p < 0.05, else \"~ no significant difference\"; \
-4 or more repetitions per side are needed for a verdict";
+4 or more repetitions per side are needed for a verdict; \
+the overall interval of the geometric mean resamples every row's repetitions (bootstrap, 2000 resamples)";
 
 /// One side of a comparison: a name and its documents (one per repetition).
 pub struct Side<'a> {
@@ -152,12 +153,21 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         }
     }
     let all: Vec<RowStats> = sections.iter().flat_map(|s| s.rows.iter().map(|r| r.stats)).collect();
+    let samples: Vec<(&[f64], &[f64], Direction)> = sections
+        .iter()
+        .flat_map(|s| s.rows.iter())
+        .map(|r| (&r.values_a[..], &r.values_b[..], r.stats.direction))
+        .collect();
+    let mut summary = summarize(&all);
+    if let Some(s) = summary.as_mut() {
+        s.geomean_ci = geomean_interval(&samples);
+    }
     Comparison {
         a: a.name.clone(),
         b: b.name.clone(),
         metric: metric.to_string(),
         method: METHOD.to_string(),
-        summary: summarize(&all),
+        summary,
         sections,
         notes,
     }

@@ -3,7 +3,9 @@
 //! one test with its parameters; `--quick` scales counts down.
 
 use serde::Deserialize;
-use stackmeter_results::{CrrParams, Direction, PingParams, RrParams, SizePair, StreamParams, UdpMaxParams};
+use stackmeter_results::{
+    CrrParams, Direction, LoadParams, PingParams, RrParams, SizePair, StreamParams, UdpMaxParams,
+};
 
 /// One test of a plan, with its parameters.
 #[derive(Clone, Debug)]
@@ -13,6 +15,7 @@ pub enum Spec {
     Ping(PingParams),
     Stream(StreamParams),
     UdpMax(UdpMaxParams),
+    Load(LoadParams),
 }
 
 /// A named step.
@@ -31,7 +34,7 @@ pub struct Plan {
 }
 
 /// Built-in plan names, for help and errors.
-pub const BUILTIN: &[&str] = &["latency-grid", "bps", "link", "udp-echo"];
+pub const BUILTIN: &[&str] = &["latency-grid", "bps", "link", "udp-echo", "proxy"];
 
 const SEED_000_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
 
@@ -98,6 +101,17 @@ fn udp_max(quick: bool) -> Spec {
     })
 }
 
+fn load_spec(clients: u32, fetch_each: u32) -> Spec {
+    Spec::Load(LoadParams {
+        clients,
+        fetch_each,
+        // One run per repetition, so repetitions of A and B interleave.
+        repeat: 1,
+        timeout_ms: 10_000,
+        objects: Vec::new(),
+    })
+}
+
 fn step(name: &str, spec: Spec) -> Step {
     Step {
         name: name.into(),
@@ -132,6 +146,10 @@ pub fn builtin(name: &str, quick: bool) -> Option<Plan> {
                 step("ping", ping(64, q(1000, 100))),
             ]
         }
+        // Seed 003: 50 clients each list the target's objects and fetch
+        // every one twice, through each proxy given as a target (docs/tests.md,
+        // "Proxies").
+        "proxy" => vec![step("load", load_spec(q(50, 10) as u32, q(2, 1) as u32))],
         _ => return None,
     };
     Some(Plan {

@@ -280,6 +280,18 @@ fn run_test(spec: &Spec, addr: SocketAddr, cpu: Option<usize>) -> (Body, Option<
             };
             (body, o.error, Vec::new())
         }
+        Spec::Load(p) => {
+            let o = stackmeter_client::load(addr, p);
+            (
+                Body::Load {
+                    params: o.params,
+                    results: o.runs,
+                    summary: o.summary,
+                },
+                o.error,
+                o.histograms,
+            )
+        }
         Spec::UdpMax(p) => {
             let o = stackmeter_client::udp_max(addr, p, cpu, 200);
             (

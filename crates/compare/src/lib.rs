@@ -19,7 +19,9 @@ mod row;
 
 pub use converge::{converged, Convergence};
 pub use mwu::mann_whitney_u;
-pub use row::{compare, summarize, Direction, RowStats, Summary, Verdict, ALPHA, BOOTSTRAP_RESAMPLES};
+pub use row::{
+    compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
+};
 
 /// The median of `xs` (mean of the middle two for an even count); `None`
 /// when empty. NaNs sort last.

@@ -44,6 +44,8 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
         }
     };
     let mut rates = Vec::new();
+    // Whole-run times (load's total time): after the latencies.
+    let mut times = Vec::new();
     let mut rate = |row: usize, label: &str, unit: &str, value: f64, compared: bool| {
         rates.push(Figure {
             row,
@@ -114,13 +116,29 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
             }
         }
         Body::Load { results, .. } => {
+            // Seed 003's figures: total time and transfer rate of the run,
+            // and beside them the fetch latency of each object by size.
             for (i, r) in results.iter().enumerate() {
-                let label = format!("run {}", r.run);
-                if let Some(s) = &r.latency_us {
-                    lat(i, &label, "fetch", s, true);
+                for o in &r.by_object {
+                    if let Some(s) = &o.latency_us {
+                        lat(i, &format!("fetch {}", format_size(o.size)), "fetch", s, true);
+                    }
                 }
-                rate(i, &label, "KB/s", r.rate_kBps, true);
-                rate(i, &label, "Mbit/s", r.rate_mbps, false);
+                if let Some(s) = &r.latency_us {
+                    lat(i, "all fetches", "fetch", s, false);
+                }
+                rate(i, "all objects", "KB/s", r.rate_kBps, true);
+                rate(i, "all objects", "Mbit/s", r.rate_mbps, false);
+                times.push(Figure {
+                    row: i,
+                    row_label: "total time".to_string(),
+                    series: "wall".to_string(),
+                    stat: "value".to_string(),
+                    unit: "s".to_string(),
+                    value: r.wall_s,
+                    lower_is_better: true,
+                    compared: true,
+                });
             }
         }
         Body::UdpMax { params, result } => {
@@ -138,6 +156,7 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
             }
         }
     }
+    out.extend(times);
     out.extend(rates);
     out
 }
