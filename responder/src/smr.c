@@ -10,6 +10,7 @@
 
 enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_SOURCE, PH_LINGER, PH_DRAIN };
 enum { M_RR = 1, M_CRR = 2, M_CONTROL = 3, M_SINK = 4, M_SOURCE = 5 };
+#define F_AWAIT 8u /* control: Stop received, final Report not yet queued */
 enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
 
 const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
@@ -390,6 +391,7 @@ static void smr_final_if_drained(struct smr_ctx *x, struct smr_test *t, uint64_t
     if (!t->awaiting || !t->control) return;
     if (t->open && now < t->drain_deadline) return;
     smr_report(x, t->control, t, t->stop_id, (uint8_t)(1 | (t->open ? 8 : 0)), now);
+    t->control->flags &= (uint8_t)~F_AWAIT;
     t->awaiting = 0;
 }
 
@@ -404,6 +406,7 @@ static void smr_control_record(struct smr_ctx *x, struct smr_conn *c, uint64_t n
         t->awaiting = 1;
         t->stop_id = id;
         t->drain_deadline = now + SMR_DRAIN_NS;
+        c->flags |= F_AWAIT;
         smr_stop_sources(x, t);
         smr_final_if_drained(x, t, now);
     }
@@ -447,7 +450,7 @@ size_t smr_conn_want(const struct smr_conn *c) {
     case PH_CRR:
         return c->req_size - c->req_got;
     case PH_CONTROL:
-        if (c->out_off < c->out_len || (c->flags & SMR_F_CLOSE)) return 0;
+        if (c->out_off < c->out_len || (c->flags & (SMR_F_CLOSE | F_AWAIT))) return 0;
         if (c->skip) return c->skip;
         return (size_t)(c->in_got < 4 ? 4 : 8) - c->in_got;
     case PH_FREE:
