@@ -596,3 +596,6 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
         "kernel InDatagrams vs stackmeter received"
     );
 }
+
+// The same client test set against the C99 responder (responder/).
+mod c_responder;
