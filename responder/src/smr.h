@@ -11,7 +11,8 @@
  *   time passes      -> smr_conn_deadline(), smr_conn_timeout(), smr_tick()
  *   UDP datagram     -> smr_udp_input(), then smr_udp_stamp_tx()
  * All state lives in one struct smr_ctx; the sizes below are compile-time
- * tunables (define them before including this header, or with -D).
+ * tunables: set them with -D on the command line, the same for every file
+ * of a build (struct sizes depend on them).
  */
 #ifndef SMR_H
 #define SMR_H

@@ -3,6 +3,9 @@
  * UDP on the same port, every connection non-blocking. Builds on Linux,
  * BSD, macOS, QNX (io-sock) and Embox; Linux-only extras (TCP_INFO, CPU
  * pinning) are behind #ifdef __linux__.
+ *
+ * The same file is the lwIP sockets-API backend: smr_lwip_sock.c defines
+ * SMR_LWIP and SMR_SOCK(name) as lwip_##name and includes it.
  */
 #if defined(__linux__)
 #define _GNU_SOURCE
@@ -31,6 +34,12 @@
 #include <sched.h>
 #endif
 
+#ifndef SMR_SOCK
+#define SMR_SOCK(name) name /* plain libc socket calls */
+#endif
+#ifndef SMR_O_NONBLOCK
+#define SMR_O_NONBLOCK O_NONBLOCK
+#endif
 #ifndef SMR_MAX_LISTEN
 #define SMR_MAX_LISTEN 4
 #endif
@@ -38,7 +47,9 @@
 #define SMR_RX_BUF 65536
 #endif
 #define SMR_NCONN (SMR_MAX_CONNS + SMR_SPARE_CONNS)
+#ifndef SMR_NAME
 #define SMR_NAME "stackmeter-responder"
+#endif
 
 union smr_addr {
     struct sockaddr sa;
@@ -97,7 +108,7 @@ static int smr_cpu(void *user, uint64_t *u, uint64_t *s) {
     return 1;
 }
 
-#if defined(__linux__)
+#if defined(__linux__) && !defined(SMR_LWIP)
 static int smr_tcpinfo(void *user, const struct smr_conn *c, struct smr_tcpinfo *ti) {
     struct smr_posix *g = user;
     struct tcp_info i;
@@ -115,7 +126,10 @@ static void smr_die(const char *msg, const char *arg) {
     exit(2);
 }
 
-static void smr_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+static void smr_nonblock(int fd) {
+    int fl = SMR_SOCK(fcntl)(fd, F_GETFL, 0);
+    if (SMR_SOCK(fcntl)(fd, F_SETFL, fl | SMR_O_NONBLOCK) != 0) smr_die("cannot make a socket non-blocking", NULL);
+}
 
 /* "A.B.C.D:PORT" or "[V6]:PORT". */
 static int smr_parse_addr(const char *s, union smr_addr *a) {
@@ -149,12 +163,12 @@ static socklen_t smr_alen(const union smr_addr *a) {
 }
 
 static int smr_socket(union smr_addr *a, int type) {
-    int one = 1, fd = socket(a->sa.sa_family, type, 0);
+    int one = 1, fd = SMR_SOCK(socket)(a->sa.sa_family, type, 0);
     if (fd < 0) return -1;
-    if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (a->sa.sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    if (bind(fd, &a->sa, smr_alen(a)) != 0 || (type == SOCK_STREAM && listen(fd, 1024) != 0)) {
-        close(fd);
+    if (type == SOCK_STREAM) SMR_SOCK(setsockopt)(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a->sa.sa_family == AF_INET6) SMR_SOCK(setsockopt)(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (SMR_SOCK(bind)(fd, &a->sa, smr_alen(a)) != 0 || (type == SOCK_STREAM && SMR_SOCK(listen)(fd, 1024) != 0)) {
+        SMR_SOCK(close)(fd);
         return -1;
     }
     smr_nonblock(fd);
@@ -170,7 +184,7 @@ static int smr_bind_pair(int i) {
         socklen_t n = sizeof got;
         int t = smr_socket(a, SOCK_STREAM), u;
         if (t < 0) return -1;
-        getsockname(t, &got.sa, &n);
+        SMR_SOCK(getsockname)(t, &got.sa, &n);
         u = smr_socket(&got, SOCK_DGRAM);
         if (u >= 0) {
             smr_g.tcp[i] = t;
@@ -178,7 +192,7 @@ static int smr_bind_pair(int i) {
             *a = got;
             return 0;
         }
-        close(t);
+        SMR_SOCK(close)(t);
         if (errno != EADDRINUSE || (a->sa.sa_family == AF_INET6 ? a->v6.sin6_port : a->v4.sin_port) != 0) return -1;
     }
     return -1;
@@ -251,7 +265,7 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
 
 static void smr_close(struct smr_conn *c, uint64_t now) {
     size_t i = smr_conn_index(&smr_g.x, c);
-    close(smr_g.fd[i]);
+    SMR_SOCK(close)(smr_g.fd[i]);
     smr_g.fd[i] = -1;
     smr_conn_free(&smr_g.x, c, now);
 }
@@ -261,16 +275,16 @@ static void smr_accept(int lfd, uint64_t now) {
     for (k = 0; k < 64; k++) {
         union smr_addr peer;
         socklen_t n = sizeof peer;
-        int one = 1, fd = accept(lfd, &peer.sa, &n);
+        int one = 1, fd = SMR_SOCK(accept)(lfd, &peer.sa, &n);
         struct smr_conn *c;
         if (fd < 0) return;
         c = smr_conn_open(&smr_g.x, now);
         if (!c) {
-            close(fd);
+            SMR_SOCK(close)(fd);
             continue;
         }
         smr_nonblock(fd);
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        SMR_SOCK(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         smr_g.fd[smr_conn_index(&smr_g.x, c)] = fd;
         smr_g.peer[smr_conn_index(&smr_g.x, c)] = peer;
         smr_conn_start(&smr_g.x, c, now);
@@ -282,13 +296,13 @@ static void smr_udp(int fd) {
     for (k = 0; k < 64; k++) {
         union smr_addr peer;
         socklen_t pl = sizeof peer;
-        ssize_t n = recvfrom(fd, smr_g.rx, sizeof smr_g.rx, 0, &peer.sa, &pl);
+        ssize_t n = SMR_SOCK(recvfrom)(fd, smr_g.rx, sizeof smr_g.rx, 0, &peer.sa, &pl);
         size_t r;
         if (n < 0) return;
         r = smr_udp_input(&smr_g.x, smr_g.rx, (size_t)n, smr_now());
         if (r) {
             smr_udp_stamp_tx(smr_g.rx, smr_now());
-            sendto(fd, smr_g.rx, r, 0, &peer.sa, pl);
+            SMR_SOCK(sendto)(fd, smr_g.rx, r, 0, &peer.sa, pl);
         }
     }
 }
@@ -306,7 +320,7 @@ static int smr_write(struct smr_conn *c, int fd) {
         v[0].iov_len = n[0];
         v[1].iov_base = (void *)(uintptr_t)(k > 1 ? p[1] : p[0]);
         v[1].iov_len = k > 1 ? n[1] : 0;
-        w = writev(fd, v, (int)k);
+        w = SMR_SOCK(writev)(fd, v, (int)k);
         if (w < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
         smr_conn_sent(&smr_g.x, c, (size_t)w, smr_now());
     }
@@ -319,7 +333,7 @@ static int smr_read(struct smr_conn *c, int fd) {
         size_t want = smr_conn_want(c);
         ssize_t r;
         if (want == 0 || (c->flags & SMR_F_CLOSE)) return 0;
-        r = recv(fd, smr_g.rx, want < sizeof smr_g.rx ? want : sizeof smr_g.rx, 0);
+        r = SMR_SOCK(recv)(fd, smr_g.rx, want < sizeof smr_g.rx ? want : sizeof smr_g.rx, 0);
         if (r > 0) {
             smr_conn_input(&smr_g.x, c, smr_g.rx, (size_t)r, smr_now());
         } else if (r == 0) {
@@ -347,7 +361,7 @@ static void smr_service(struct smr_conn *c, short rev, uint64_t now) {
     }
     f = smr_conn_flags(c);
     if (f & SMR_F_SHUT) {
-        shutdown(fd, SHUT_WR);
+        SMR_SOCK(shutdown)(fd, SHUT_WR);
         smr_conn_shut_done(c);
     }
     if (f & SMR_F_CLOSE) smr_close(c, now);
@@ -391,7 +405,7 @@ static void smr_loop(void) {
         uint64_t now = smr_now();
         size_t i;
         int l;
-        if (poll(smr_g.pfd, n, smr_timeout_ms(now)) < 0 && errno != EINTR) smr_die("poll failed", NULL);
+        if (SMR_SOCK(poll)(smr_g.pfd, n, smr_timeout_ms(now)) < 0 && errno != EINTR) smr_die("poll failed", NULL);
         now = smr_now();
         for (l = 0; l < smr_g.nlisten; l++) {
             if (smr_g.pfd[2 * l].revents) smr_accept(smr_g.tcp[l], now);
@@ -413,7 +427,20 @@ int main(int argc, char **argv) {
     size_t i;
     int l;
     smr_default_config(&cfg);
+#ifdef SMR_LWIP
+    /* lwip-sock TAP IP [flags]: the stack runs in this process. */
+    if (argc < 3 || argv[1][0] == '-') smr_die("usage: " SMR_NAME " TAP-DEVICE IPV4-ADDRESS [flags]", NULL);
+    smr_args(argc - 2, argv + 2, &cfg);
+    if (smr_lwip_start(argv[1], argv[2]) != 0) smr_die("cannot start lwIP on TAP device ", argv[1]);
+    if (smr_g.nlisten == 0) {
+        char a[40];
+        snprintf(a, sizeof a, "%s:%d", argv[2], SMR_DEFAULT_PORT);
+        if (smr_parse_addr(a, &smr_g.listen[0]) != 0) smr_die("bad IPv4 address ", argv[2]);
+        smr_g.nlisten = 1;
+    }
+#else
     smr_args(argc, argv, &cfg);
+#endif
     if (smr_g.nlisten == 0) {
         smr_parse_addr("0.0.0.0:24680", &smr_g.listen[0]);
         smr_g.nlisten = 1;
@@ -423,7 +450,7 @@ int main(int argc, char **argv) {
     smr_g.x.user = &smr_g;
     smr_g.x.log = smr_logline;
     smr_g.x.cpu = smr_cpu;
-#if defined(__linux__)
+#if defined(__linux__) && !defined(SMR_LWIP)
     smr_g.x.tcpinfo = smr_tcpinfo;
 #endif
     for (i = 0; i < SMR_NCONN; i++) smr_g.fd[i] = -1;
