@@ -6,6 +6,7 @@
 //! off mid-way (responder gone, stalled, or no reply).
 
 mod args;
+mod lab;
 mod measure;
 mod serve;
 mod sizes;
@@ -30,6 +31,7 @@ fn run() -> i32 {
         Command::Rr(a) => measure::rr(a),
         Command::Crr(a) => measure::crr(a),
         Command::Ping(a) => measure::ping(a),
+        Command::Lab(a) => lab::run(a),
     }
 }
 

@@ -599,3 +599,6 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
 
 // The same client test set against the C99 responder (responder/).
 mod c_responder;
+
+// `stackmeter lab` (root only).
+mod lab;
