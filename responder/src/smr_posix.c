@@ -307,11 +307,14 @@ static void smr_udp(int fd) {
     }
 }
 
-/* Sends what the engine offers until the socket takes no more. */
+/* Sends what the engine offers until the socket takes no more, or for at
+ * most 64 calls: a source with small writes and a fast reader would never
+ * see EAGAIN and would starve every other connection. */
 static int smr_write(struct smr_conn *c, int fd) {
     const uint8_t *p[2];
     size_t n[2], k;
-    for (;;) {
+    int round;
+    for (round = 0; round < 64; round++) {
         struct iovec v[2];
         ssize_t w;
         k = smr_conn_iov(&smr_g.x, c, p, n);
@@ -324,6 +327,7 @@ static int smr_write(struct smr_conn *c, int fd) {
         if (w < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
         smr_conn_sent(&smr_g.x, c, (size_t)w, smr_now());
     }
+    return 0;
 }
 
 /* Reads what the engine wants; returns -1 when the socket failed. */

@@ -28,6 +28,11 @@ pub enum Command {
     Crr(CrrArgs),
     /// UDP echo round trips with loss, order, payload and slow answers (seed 004).
     Ping(PingArgs),
+    /// Throughput per interval and in total: TCP up/down/bidir, or paced UDP (seed 001's bps).
+    Stream(StreamArgs),
+    /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
+    #[command(name = "udp-max")]
+    UdpMax(UdpMaxArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
     Lab(LabArgs),
 }
@@ -131,6 +136,86 @@ pub struct PingArgs {
     pub slow_us: u64,
     /// A datagram with no answer after this is lost.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub timeout_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct StreamArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// up = client to target, down = target to client, bidir = both at once.
+    #[arg(long, value_enum, default_value = "up")]
+    pub direction: DirectionArg,
+    /// Connections (or UDP sockets) per direction.
+    #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub parallel: u32,
+    /// Bytes per send call, and per receive; the "message" of kpps. UDP: datagram size, header included.
+    /// Default 128K for TCP, 1472 for UDP.
+    #[arg(long, short = 'l', value_name = "SIZE", value_parser = crate::sizes::size)]
+    pub length: Option<u32>,
+    /// Seconds measured (after --omit).
+    #[arg(long, short = 't', value_name = "S", default_value_t = 10.0)]
+    pub time: f64,
+    /// Seconds per interval row.
+    #[arg(long, short = 'i', value_name = "S", default_value_t = 1.0)]
+    pub interval: f64,
+    /// Seconds at the start shown but left out of the summary (TCP slow start).
+    #[arg(long, short = 'O', value_name = "S", default_value_t = 0.0)]
+    pub omit: f64,
+    /// Paced UDP, client to target, instead of TCP.
+    #[arg(long, short = 'u')]
+    pub udp: bool,
+    /// UDP offered rate, all sockets together: bits/s (200M, 1.5G) or packets/s (50kpps, 2Mpps).
+    #[arg(long, short = 'b', value_name = "RATE", default_value = "10M")]
+    pub rate: String,
+    /// MSG_ZEROCOPY on the client's TCP sends (Linux).
+    #[arg(long)]
+    pub zerocopy: bool,
+    /// Print one JSON object per interval as it ends, then the document (with --json).
+    #[arg(long)]
+    pub json_lines: bool,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub timeout_ms: u64,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum DirectionArg {
+    Up,
+    Down,
+    Bidir,
+}
+
+#[derive(Args, Debug)]
+pub struct UdpMaxArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Datagram size in bytes (UDP payload, the 40-byte stackmeter header included).
+    #[arg(long, short = 'l', default_value_t = 1472, value_parser = clap::value_parser!(u32).range(40..=65507))]
+    pub length: u32,
+    /// Highest loss ratio that still passes (0 = no loss at all; 0.001 = 0.1%).
+    #[arg(long, value_name = "RATIO", default_value_t = 0.0)]
+    pub loss: f64,
+    /// Seconds per trial.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub trial: f64,
+    /// Trial seconds per load before it is classified (FD.io CSIT uses 21).
+    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    pub duration_sum: f64,
+    /// Relative width at which the search stops: (upper - lower) / upper.
+    #[arg(long, value_name = "RATIO", default_value_t = 0.01)]
+    pub width: f64,
+    /// Highest load to try (bits/s or packets/s as for stream --rate). Default: as fast as the client sends.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
+    /// Wait after each trial for datagrams still in flight.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub drain_ms: u64,
+    /// Stop after this many trials, converged or not.
+    #[arg(long, default_value_t = 200)]
+    pub max_trials: u32,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
 }
 

@@ -8,8 +8,10 @@
 mod args;
 mod lab;
 mod measure;
+mod rate;
 mod serve;
 mod sizes;
+mod throughput;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -31,6 +33,8 @@ fn run() -> i32 {
         Command::Rr(a) => measure::rr(a),
         Command::Crr(a) => measure::crr(a),
         Command::Ping(a) => measure::ping(a),
+        Command::Stream(a) => throughput::stream(a),
+        Command::UdpMax(a) => throughput::udp_max(a),
         Command::Lab(a) => lab::run(a),
     }
 }

@@ -83,7 +83,7 @@ pub fn ping(a: PingArgs) -> i32 {
 /// Resolves or embeds the target, pins, runs `test`, prints the document
 /// (also when the test stopped early: the finished rows are kept) and
 /// returns the exit code.
-fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
+pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
         return fail(
             2,
@@ -123,11 +123,8 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
     } else {
         stackmeter_results::text(&doc)
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return fail(1, format!("cannot write the result: {e}"));
-        }
+    if let Err(code) = write_out(&out) {
+        return code;
     }
     match error {
         Some(e) => fail(e.exit_code(), e),
@@ -138,7 +135,7 @@ fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientErro
 /// The TARGET as resolved, or a responder started in this process when
 /// there is none. The responder handle must live until the test ends. An
 /// error has already been reported: its value is the exit code.
-fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
+pub(crate) fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
     let target = |addr: SocketAddr, name: &str, embedded: bool| Target {
         name: name.to_string(),
         address: addr.to_string(),
@@ -166,7 +163,7 @@ fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), 
     }
 }
 
-fn env(time: u64) -> Env {
+pub(crate) fn env(time: u64) -> Env {
     let h = stackmeter_sys::host();
     Env {
         tool: "stackmeter".into(),
@@ -177,5 +174,15 @@ fn env(time: u64) -> Env {
         cpu_model: h.cpu_model,
         cpus: h.cpus,
         command: std::env::args().collect(),
+    }
+}
+
+/// Writes to stdout and flushes. A closed pipe is not an error (the reader
+/// has all it wanted); anything else is, reported, as exit code 1.
+pub(crate) fn write_out(s: &str) -> Result<(), i32> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(s.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(fail(1, format!("cannot write the result: {e}"))),
+        _ => Ok(()),
     }
 }

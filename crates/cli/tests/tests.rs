@@ -11,6 +11,9 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
+#[path = "suite/throughput.rs"]
+mod throughput;
+
 /// A `stackmeter serve` process on 127.0.0.1 with a kernel-chosen port; its
 /// log lines are collected for assertions. Killed on drop.
 struct Server {
@@ -598,7 +601,9 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
 }
 
 // The same client test set against the C99 responder (responder/).
+#[path = "suite/c_responder.rs"]
 mod c_responder;
 
 // `stackmeter lab` (root only).
+#[path = "suite/lab.rs"]
 mod lab;

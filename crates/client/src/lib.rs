@@ -12,17 +12,23 @@
 //! error ([`Outcome`]), so nothing measured is dropped.
 
 mod conn;
+mod control;
 mod crr;
 mod error;
+mod pace;
 mod ping;
 mod rr;
+mod stream;
 mod target;
+mod udpmax;
 
 pub use crr::crr;
 pub use error::ClientError;
 pub use ping::ping;
 pub use rr::rr;
+pub use stream::{stream, StreamOutcome};
 pub use target::resolve;
+pub use udpmax::{udp_max, UdpMaxOutcome};
 
 use stackmeter_results::Levels;
 use stackmeter_stats::{bimodal, Recorder, Summary};

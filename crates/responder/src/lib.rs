@@ -13,6 +13,7 @@
 //! The number of sessions is capped (`max_sessions`).
 
 mod log;
+mod stream;
 mod tcp;
 mod udp;
 
@@ -103,6 +104,8 @@ pub(crate) struct Shared {
     /// Response bytes: sessions send from this one read-only buffer, in
     /// chunks, so a 64 MiB response costs no per-session memory.
     pub tx: stackmeter_sys::AlignedBuf,
+    /// Open throughput tests.
+    pub tests: stream::Tests,
 }
 
 /// Size of the shared send buffer and the cap on a session's receive buffer.
@@ -123,6 +126,7 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
         cfg: cfg.clone(),
         counters: counters.clone(),
         tx,
+        tests: stream::Tests::default(),
     });
     let mut bound = Vec::new();
     for addr in &cfg.listen {
@@ -177,8 +181,16 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
     Ok(s.into())
 }
 
+/// Receive buffer asked for on the UDP socket: a UDP stream at a few
+/// hundred thousand datagrams per second outruns the 208 KiB default
+/// during a scheduling hiccup of a millisecond. The kernel caps it at
+/// net.core.rmem_max.
+const UDP_RCVBUF: usize = 4 << 20;
+
 fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     let s = socket_for(addr, Type::DGRAM, Protocol::UDP)?;
+    // Best effort: a smaller buffer is still a working responder.
+    let _ = s.set_recv_buffer_size(UDP_RCVBUF);
     s.bind(&addr.into())?;
     Ok(s.into())
 }

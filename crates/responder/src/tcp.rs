@@ -146,7 +146,10 @@ fn read_by(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<
     Ok(())
 }
 
-fn is_timeout(e: &io::Error) -> bool {
+/// A sink reads in pieces of this size (iperf3's default TCP length).
+const SINK_BUF: usize = 128 << 10;
+
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
 }
 
@@ -164,7 +167,12 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
         }
     };
     let max = shared.cfg.max_msg;
-    for (what, size) in [("request", header.req_size), ("response", header.resp_size)] {
+    let sizes = match header.mode {
+        Mode::Rr | Mode::Crr => [("request", header.req_size), ("response", header.resp_size)],
+        Mode::Source => [("write", header.resp_size), ("write", 0)],
+        Mode::Sink | Mode::Control => [("none", 0), ("none", 0)],
+    };
+    for (what, size) in sizes {
         if size > max {
             let reason = format!("{what} size {size} exceeds limit {max}");
             return refuse(stream, peer, Refusal::TooLarge, &reason, shared);
@@ -179,12 +187,26 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     {
         return;
     }
-    let mut rx = stackmeter_sys::AlignedBuf::new((header.req_size as usize).min(CHUNK));
+    let rx_len = match header.mode {
+        Mode::Rr | Mode::Crr => (header.req_size as usize).min(CHUNK),
+        _ => 0,
+    };
+    let mut rx = stackmeter_sys::AlignedBuf::new(rx_len);
     let result = match header.mode {
         Mode::Rr => rr(&mut stream, &header, rx.bytes_mut(), shared),
         Mode::Crr => crr(&mut stream, &header, rx.bytes_mut(), shared),
-        Mode::Control | Mode::Sink | Mode::Source => {
-            return refuse(stream, peer, Refusal::UnknownMode, "throughput modes not implemented yet", shared)
+        Mode::Control => crate::stream::control(&mut stream, shared),
+        Mode::Sink | Mode::Source => {
+            let Some(test) = shared.tests.get(header.test_id()) else {
+                let reason = format!("no open test {}", header.test_id());
+                return refuse(stream, peer, Refusal::UnknownTest, &reason, shared);
+            };
+            if header.mode == Mode::Sink {
+                let mut rx = stackmeter_sys::AlignedBuf::new(SINK_BUF);
+                crate::stream::sink(&mut stream, test, rx.bytes_mut())
+            } else {
+                crate::stream::source(&mut stream, test, header.resp_size as usize, shared.tx.bytes())
+            }
         }
     };
     if let Err(what) = result {

@@ -4,6 +4,7 @@
 //! reply, so a client can split its round trip into the way out, the time
 //! spent in this process, and the way back.
 
+use crate::stream::Test;
 use crate::Shared;
 use stackmeter_proto::udp::{self, Answer};
 use std::net::UdpSocket;
@@ -18,6 +19,7 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
     ));
     let mut mem = stackmeter_sys::AlignedBuf::new(65536);
     let buf = mem.bytes_mut();
+    let mut cache = Cache::default();
     loop {
         let (n, peer) = match sock.recv_from(buf) {
             Ok(x) => x,
@@ -30,6 +32,10 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
             }
         };
         let rx = stackmeter_sys::monotonic_ns();
+        if n >= udp::HEADER_LEN && buf[5] == udp::Kind::StreamData as u8 {
+            stream_datagram(&buf[..n], rx, &shared, &mut cache);
+            continue;
+        }
         match udp::answer(&mut buf[..n], rx) {
             Answer::Reply(len) => {
                 udp::stamp_tx(&mut buf[..len], stackmeter_sys::monotonic_ns());
@@ -39,5 +45,54 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
             }
             Answer::Drop(_) => Shared::bump(&shared.counters.udp_dropped),
         }
+    }
+}
+
+/// The test the last stream datagram belonged to, and this thread's CPU
+/// time not yet charged to it.
+#[derive(Default)]
+struct Cache {
+    test: Option<Arc<Test>>,
+    cpu: stackmeter_sys::CpuTime,
+    since: u32,
+}
+
+/// Datagrams between two charges of this thread's CPU time to a test.
+const CPU_BATCH: u32 = 256;
+
+impl Cache {
+    /// Charges the CPU used since the last charge to the cached test.
+    fn charge(&mut self) {
+        let now = stackmeter_sys::thread_cpu();
+        if let Some(t) = &self.test {
+            t.add_cpu(now.since(self.cpu));
+        }
+        self.cpu = now;
+        self.since = 0;
+    }
+}
+
+/// Counts a stream datagram against its test. The last test seen is kept
+/// so a stream costs one registry lookup, not one per datagram.
+fn stream_datagram(d: &[u8], rx: u64, shared: &Shared, cache: &mut Cache) {
+    let Ok(h) = udp::Header::parse(d) else { return };
+    if h.version != stackmeter_proto::VERSION {
+        return Shared::bump(&shared.counters.udp_dropped);
+    }
+    let id = h.test_id();
+    let hit = matches!(&cache.test, Some(t) if t.id == id && !t.stopped.load(std::sync::atomic::Ordering::Relaxed));
+    if !hit {
+        cache.charge();
+        cache.test = shared.tests.get(id);
+        // Time spent before this test (echoes, idle) is nobody's.
+        cache.cpu = stackmeter_sys::thread_cpu();
+    }
+    match &cache.test {
+        Some(t) => t.udp_datagram(&h, d.len(), rx),
+        None => return Shared::bump(&shared.counters.udp_dropped),
+    }
+    cache.since += 1;
+    if cache.since >= CPU_BATCH {
+        cache.charge();
     }
 }

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use stackmeter_stats::Summary;
 
+pub use crate::throughput::*;
+
 /// One run of one test: what was measured, where, how, and the figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Document {
@@ -93,6 +95,24 @@ pub enum Body {
         /// One row.
         results: Vec<PingResult>,
     },
+    /// TCP or paced UDP throughput.
+    Stream {
+        /// Parameters.
+        params: StreamParams,
+        /// One row per interval, omitted ones included (flagged).
+        intervals: Vec<Interval>,
+        /// Totals over the measured window; None if the test failed before
+        /// its first interval.
+        summary: Option<StreamSummary>,
+    },
+    /// Highest UDP rate at a loss goal.
+    #[serde(rename = "udp-max")]
+    UdpMax {
+        /// Parameters.
+        params: UdpMaxParams,
+        /// The answer and every trial; None if the search failed early.
+        result: Option<UdpMaxResult>,
+    },
 }
 
 impl Body {
@@ -102,6 +122,8 @@ impl Body {
             Body::Rr { .. } => "rr",
             Body::Crr { .. } => "crr",
             Body::Ping { .. } => "ping",
+            Body::Stream { .. } => "stream",
+            Body::UdpMax { .. } => "udp-max",
         }
     }
 }

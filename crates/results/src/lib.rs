@@ -8,11 +8,14 @@
 
 mod doc;
 mod text;
+mod text_throughput;
+mod throughput;
 mod units;
 pub mod warnings;
 
 pub use doc::*;
-pub use text::text;
+pub use text::{first_line, text, trailer};
+pub use text_throughput::{interval_line, stream_head, stream_tail};
 pub use units::{format_size, utc_rfc3339};
 
 /// The schema name every JSON document carries.

@@ -8,14 +8,13 @@ const LAT_HEAD: &str = "     min     mean      p50      p90      p99    p99.9   
 /// Renders `doc` as the terminal text the measuring command prints.
 pub fn text(doc: &Document) -> String {
     let mut o = String::new();
-    let target = if doc.target.embedded {
-        format!("{} (embedded responder)", doc.target.address)
-    } else if doc.target.name == doc.target.address {
-        doc.target.address.clone()
-    } else {
-        format!("{} ({})", doc.target.name, doc.target.address)
-    };
-    let _ = writeln!(o, "stackmeter {} -> {target}; {}", doc.body.test_name(), placement(doc));
+    let first = first_line(doc);
+    if let Some(body) = crate::text_throughput::body(&first, doc) {
+        o.push_str(&body);
+        trailer(&mut o, doc);
+        return o;
+    }
+    let _ = writeln!(o, "{first}");
     let mut counts = Vec::new();
     match &doc.body {
         Body::Rr { params, results } => {
@@ -104,8 +103,15 @@ pub fn text(doc: &Document) -> String {
                 }
             }
         }
+        Body::Stream { .. } | Body::UdpMax { .. } => {}
     }
     tail_note(&mut o, &counts);
+    trailer(&mut o, doc);
+    o
+}
+
+/// Warnings and the incomplete note, the same for every test.
+pub fn trailer(o: &mut String, doc: &Document) {
     for w in &doc.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
@@ -115,7 +121,18 @@ pub fn text(doc: &Document) -> String {
             "incomplete: the test stopped early ({e}); the figures above cover what ran before that"
         );
     }
-    o
+}
+
+/// The first line of every test's text: test, target, placement.
+pub fn first_line(doc: &Document) -> String {
+    let target = if doc.target.embedded {
+        format!("{} (embedded responder)", doc.target.address)
+    } else if doc.target.name == doc.target.address {
+        doc.target.address.clone()
+    } else {
+        format!("{} ({})", doc.target.name, doc.target.address)
+    };
+    format!("stackmeter {} -> {target}; {}", doc.body.test_name(), placement(doc))
 }
 
 fn placement(doc: &Document) -> String {

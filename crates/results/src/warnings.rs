@@ -35,6 +35,18 @@ pub fn derive(doc: &Document) -> Vec<String> {
             }
         }
         Body::Crr { .. } => {}
+        Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_ref())),
+        Body::UdpMax { result, .. } => {
+            if let Some(r) = result {
+                if !r.converged {
+                    out.push(format!(
+                        "the search did not reach its width goal: the answer lies between {:.2} kpps and {} kpps; give it more time (--max-trials) or a wider --width",
+                        r.lower_kpps,
+                        r.upper_kpps.map(|u| format!("{u:.2}")).unwrap_or_else(|| "?".into())
+                    ));
+                }
+            }
+        }
         Body::Ping { params, results } => {
             for r in results {
                 out.extend(levels("rtt".into(), r.levels));
@@ -45,6 +57,20 @@ pub fn derive(doc: &Document) -> Vec<String> {
                     ));
                 }
             }
+        }
+    }
+    out
+}
+
+fn stream_warnings(p: &crate::StreamParams, s: Option<&crate::StreamSummary>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(s) = s else { return out };
+    if let (Some(u), Some(want)) = (&s.udp, p.rate_pps) {
+        let offered = u.sent_datagrams as f64 / (s.duration_s.max(1e-9));
+        if offered < 0.95 * want {
+            out.push(format!(
+                "the client offered {offered:.0} datagrams/s, below the {want:.0}/s asked for: the client (or its socket buffer) was the limit, not the target"
+            ));
         }
     }
     out

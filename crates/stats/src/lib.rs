@@ -8,7 +8,9 @@
 //! averaged. [`modality`] flags distributions with two clear levels, which
 //! on a 2-core machine usually means client and responder moved between
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
+//! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch).
 
+pub mod mlr;
 pub mod modality;
 mod recorder;
 mod summary;

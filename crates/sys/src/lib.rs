@@ -161,6 +161,185 @@ pub fn wait_readable(fd: std::os::fd::RawFd, wait: std::time::Duration) -> io::R
     }
 }
 
+/// CPU time used, split into user and kernel mode, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    /// Time in user mode.
+    pub user_ns: u64,
+    /// Time in the kernel on this process's (or thread's) behalf.
+    pub sys_ns: u64,
+}
+
+impl CpuTime {
+    /// The CPU time used between `earlier` and `self`.
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+        }
+    }
+
+    /// Sum of two CPU times.
+    pub fn plus(self, other: CpuTime) -> CpuTime {
+        CpuTime {
+            user_ns: self.user_ns + other.user_ns,
+            sys_ns: self.sys_ns + other.sys_ns,
+        }
+    }
+}
+
+fn rusage(who: libc::c_int) -> CpuTime {
+    // SAFETY: rusage is plain data; getrusage writes it whole or fails.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid, writable rusage; `who` is RUSAGE_SELF or RUSAGE_THREAD.
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return CpuTime::default();
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    CpuTime {
+        user_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+    }
+}
+
+/// CPU time of the whole process so far (getrusage RUSAGE_SELF).
+pub fn process_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// CPU time of the calling thread so far (getrusage RUSAGE_THREAD; the
+/// process's on systems without it).
+pub fn thread_cpu() -> CpuTime {
+    #[cfg(target_os = "linux")]
+    return rusage(libc::RUSAGE_THREAD);
+    #[cfg(not(target_os = "linux"))]
+    return rusage(libc::RUSAGE_SELF);
+}
+
+/// The sender-side TCP figures of a connection, from TCP_INFO.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInfo {
+    /// Segments retransmitted over the connection's life.
+    pub total_retrans: u32,
+    /// Congestion window in bytes (segments times the send MSS).
+    pub cwnd_bytes: u32,
+    /// Smoothed round-trip time, microseconds.
+    pub rtt_us: u32,
+}
+
+/// TCP_INFO of socket `fd`, or `None` where the platform has none (or the
+/// socket is not TCP).
+#[cfg(target_os = "linux")]
+pub fn tcp_info(fd: std::os::fd::RawFd) -> Option<TcpInfo> {
+    // SAFETY: tcp_info is plain data; getsockopt writes at most `len` bytes.
+    let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: valid pointers to a tcp_info and its length.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut ti as *mut libc::tcp_info as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    (rc == 0).then(|| TcpInfo {
+        total_retrans: ti.tcpi_total_retrans,
+        cwnd_bytes: ti.tcpi_snd_cwnd.saturating_mul(ti.tcpi_snd_mss),
+        rtt_us: ti.tcpi_rtt,
+    })
+}
+
+/// TCP_INFO is Linux's; elsewhere there is none.
+#[cfg(not(target_os = "linux"))]
+pub fn tcp_info(_fd: i32) -> Option<TcpInfo> {
+    None
+}
+
+/// Turns on MSG_ZEROCOPY for socket `fd` (SO_ZEROCOPY, Linux 4.14+).
+#[cfg(target_os = "linux")]
+pub fn enable_zerocopy(fd: std::os::fd::RawFd) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: a valid pointer to an int and its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ZEROCOPY,
+            &one as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `send(fd, buf, MSG_ZEROCOPY)`: the kernel pins the pages instead of
+/// copying them and reports completion on the error queue
+/// ([`drain_zerocopy`]). The caller must not change `buf` until then.
+#[cfg(target_os = "linux")]
+pub fn send_zerocopy(fd: std::os::fd::RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for reads of its length for the whole call.
+    let n = unsafe { libc::send(fd, buf.as_ptr() as *const libc::c_void, buf.len(), libc::MSG_ZEROCOPY) };
+    if n >= 0 {
+        Ok(n as usize)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Zero-copy completions read from a socket's error queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZerocopyDone {
+    /// Sends whose completion was reported.
+    pub completed: u64,
+    /// Of those, sends the kernel copied after all (loopback always does:
+    /// SO_EE_CODE_ZEROCOPY_COPIED).
+    pub copied: u64,
+}
+
+/// Reads every pending zero-copy completion of `fd` without blocking.
+#[cfg(target_os = "linux")]
+pub fn drain_zerocopy(fd: std::os::fd::RawFd) -> ZerocopyDone {
+    const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+    const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
+    let mut done = ZerocopyDone::default();
+    loop {
+        let mut control = [0u64; 16];
+        // SAFETY: msghdr is plain data; zeroed is a valid empty header.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: msg points at a valid control buffer of the given size.
+        let rc = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if rc < 0 {
+            return done;
+        }
+        // SAFETY: CMSG_FIRSTHDR/NXTHDR walk the buffer the kernel filled,
+        // within msg_controllen.
+        let mut c = unsafe { libc::CMSG_FIRSTHDR(&msg) };
+        while !c.is_null() {
+            // SAFETY: c points at a cmsghdr inside the control buffer; the
+            // data of an IP(V6)_RECVERR message is a sock_extended_err.
+            let ee = unsafe { &*(libc::CMSG_DATA(c) as *const libc::sock_extended_err) };
+            if ee.ee_origin == SO_EE_ORIGIN_ZEROCOPY {
+                // ee_info..ee_data is the inclusive range of send numbers.
+                let n = ee.ee_data.wrapping_sub(ee.ee_info) as u64 + 1;
+                done.completed += n;
+                if ee.ee_code == SO_EE_CODE_ZEROCOPY_COPIED {
+                    done.copied += n;
+                }
+            }
+            // SAFETY: as above.
+            c = unsafe { libc::CMSG_NXTHDR(&msg, c) };
+        }
+    }
+}
+
 /// Asks the kernel to wake the calling thread as close to its timers as it
 /// can (timer slack 1 ns instead of the default 50 us). Best effort.
 pub fn tight_timers() {

@@ -43,6 +43,7 @@ fn asan_binary() -> PathBuf {
 struct CServer {
     child: Child,
     addr: SocketAddr,
+    addr_s: String,
     log: Mutex<mpsc::Receiver<String>>,
 }
 
@@ -76,6 +77,7 @@ impl CServer {
         CServer {
             child,
             addr,
+            addr_s: addr.to_string(),
             log: Mutex::new(rx),
         }
     }
@@ -201,5 +203,50 @@ fn c_responder_refuses_beyond_max_sessions() {
     assert_eq!(code, 6, "{text}");
     assert!(text.contains("2 sessions"), "{text}");
     drop((a, b));
+    srv.finish();
+}
+
+fn stream(srv: &CServer, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["stream", &srv.addr_s, "--json"];
+    args.extend(extra);
+    let out = run(&args);
+    assert!(out.status.success(), "stream {extra:?}: {}", stderr(&out));
+    json_of(&out)
+}
+
+#[test]
+fn c_responder_stream_tcp_up_down_bidir() {
+    let srv = CServer::start(&[]);
+    let up = stream(&srv, &["--time", "0.5", "--interval", "0.25", "--length", "64K"]);
+    let s = &up["summary"];
+    assert!(s["sent_bytes"].as_u64().unwrap() > 0);
+    assert!(s["senders"]["drained_sent_bytes"].as_u64() >= s["sent_bytes"].as_u64());
+    assert!(
+        s["cpu"]["responder"]["percent_of_core"].as_f64().is_some(),
+        "CPU fields from getrusage"
+    );
+    let down = stream(&srv, &["--time", "0.5", "--direction", "down", "--parallel", "2"]);
+    let s = &down["summary"];
+    assert!(s["recv_bytes"].as_u64().unwrap() > 0);
+    assert!(s["senders"]["target_sent_bytes"].as_u64().unwrap() > 0);
+    let bi = stream(&srv, &["--time", "0.5", "--direction", "bidir", "--length", "64"]);
+    let s = &bi["summary"];
+    assert!(s["sent_bytes"].as_u64().unwrap() > 0 && s["recv_bytes"].as_u64().unwrap() > 0);
+    srv.finish();
+}
+
+#[test]
+fn c_responder_stream_udp_counts_at_the_target() {
+    let srv = CServer::start(&[]);
+    let doc = stream(&srv, &["--udp", "--rate", "2M", "--length", "500", "--time", "1"]);
+    let udp = &doc["summary"]["udp"];
+    let sent = udp["sent_datagrams"].as_u64().unwrap();
+    assert!(sent > 400, "sent {sent}");
+    assert_eq!(
+        udp["lost"].as_u64(),
+        Some(sent - udp["received_datagrams"].as_u64().unwrap())
+    );
+    assert_eq!(udp["lost"], 0, "{udp}");
+    assert_eq!(udp["duplicates"], 0);
     srv.finish();
 }

@@ -1,0 +1,88 @@
+//! The client side of a throughput test's control session: open it, learn
+//! the test id, ask for Reports (Snapshot), end the test (Stop).
+
+use crate::conn::{lost, open_session, recv_exact, send_all};
+use crate::ClientError;
+use stackmeter_proto::control::{ClientRecord, Report, ServerRecord, HEAD_LEN};
+use stackmeter_proto::session::SessionHeader;
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// An open control session.
+pub(crate) struct Control {
+    stream: TcpStream,
+    addr: SocketAddr,
+    /// The id data sessions and UDP datagrams must name.
+    pub test_id: u32,
+    next: u32,
+}
+
+impl Control {
+    /// Opens the control session and reads the Welcome.
+    pub(crate) fn open(addr: SocketAddr, timeout: Duration) -> Result<Control, ClientError> {
+        let stream = open_session(addr, &SessionHeader::control(), timeout)?;
+        let mut c = Control {
+            stream,
+            addr,
+            test_id: 0,
+            next: 0,
+        };
+        match c.read_record("waiting for the welcome")? {
+            ServerRecord::Welcome(id) => c.test_id = id,
+            other => return Err(c.protocol(format!("expected a welcome, got {other:?}"))),
+        }
+        Ok(c)
+    }
+
+    /// The responder's counters now.
+    pub(crate) fn snapshot(&mut self) -> Result<Report, ClientError> {
+        self.next += 1;
+        self.ask(ClientRecord::Snapshot(self.next), "waiting for a report")
+    }
+
+    /// Ends the test: the responder stops its sources, waits for every data
+    /// session to end, and sends the final counters. `wait` bounds that.
+    pub(crate) fn stop(&mut self, wait: Duration) -> Result<Report, ClientError> {
+        self.next += 1;
+        let _ = self.stream.set_read_timeout(Some(wait));
+        self.ask(ClientRecord::Stop(self.next), "waiting for the final report")
+    }
+
+    fn ask(&mut self, rec: ClientRecord, during: &str) -> Result<Report, ClientError> {
+        let id = match rec {
+            ClientRecord::Snapshot(id) | ClientRecord::Stop(id) => id,
+            ClientRecord::Unknown(_) => 0,
+        };
+        send_all(&mut self.stream, &rec.emit()).map_err(|e| lost(self.addr, "sending a control record", &e))?;
+        loop {
+            match self.read_record(during)? {
+                ServerRecord::Report(r) if r.id == id => return Ok(r),
+                // An answer to an earlier request, or a type this client
+                // does not know: skip it.
+                ServerRecord::Report(_) | ServerRecord::Unknown(_) => {}
+                ServerRecord::Welcome(_) => return Err(self.protocol("a second welcome".into())),
+            }
+        }
+    }
+
+    fn read_record(&mut self, during: &str) -> Result<ServerRecord, ClientError> {
+        let mut buf = [0u8; 1024];
+        recv_exact(&mut self.stream, HEAD_LEN as u64, &mut buf[..HEAD_LEN]).map_err(|e| lost(self.addr, during, &e))?;
+        let len = u16::from_be_bytes([buf[2], buf[3]]) as usize;
+        if !(HEAD_LEN..=buf.len()).contains(&len) {
+            return Err(self.protocol(format!("control record of length {len}")));
+        }
+        recv_exact(&mut self.stream, (len - HEAD_LEN) as u64, &mut buf[HEAD_LEN..len])
+            .map_err(|e| lost(self.addr, during, &e))?;
+        ServerRecord::parse(&buf[..len])
+            .map(|(r, _)| r)
+            .map_err(|e| self.protocol(format!("bad control record ({e:?})")))
+    }
+
+    fn protocol(&self, what: String) -> ClientError {
+        ClientError::Lost {
+            addr: self.addr,
+            what: format!("control session: {what}"),
+        }
+    }
+}

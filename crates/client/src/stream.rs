@@ -1,0 +1,704 @@
+//! stream: TCP or paced UDP throughput, per interval and in total (seed
+//! 001's `bps` table, seed 002's min/typical/max).
+//!
+//! One control session plus `parallel` data connections per direction (or
+//! UDP sockets). Worker threads move the bytes with plain `send`/`recv`
+//! calls of `length` bytes and count them in per-thread atomics; the
+//! calling thread wakes at every interval end, reads the client's counters
+//! and asks the responder for its own (a Snapshot), and turns the
+//! difference to the previous boundary into an [`Interval`]. Each direction
+//! is counted where it is received; what the senders counted is reported
+//! beside it (`docs/tests.md`, "stream").
+
+use crate::conn::{lost, open_session, AlignedBuf};
+use crate::control::Control;
+use crate::error::is_timeout;
+use crate::pace::Pacer;
+use crate::ClientError;
+use stackmeter_proto::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT};
+use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_proto::udp::{Header, HEADER_LEN};
+use stackmeter_results::{Cpu, CpuUse, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures};
+use stackmeter_sys::{thread_cpu, CpuTime};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What a stream test produced: every interval it finished, the summary if
+/// it got that far, and the error that stopped it, if any.
+#[derive(Debug, Default)]
+pub struct StreamOutcome {
+    /// Interval rows, omitted ones included.
+    pub intervals: Vec<Interval>,
+    /// Totals over the measured window.
+    pub summary: Option<StreamSummary>,
+    /// Why the test stopped early.
+    pub error: Option<ClientError>,
+    /// The responder set the drain-timeout flag on its final report.
+    pub drain_timeout: bool,
+}
+
+/// A counter on its own cache line, so worker threads don't share one.
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct Counter(pub(crate) AtomicU64);
+
+/// State shared by the workers of one test.
+struct Shared {
+    stop: AtomicBool,
+    /// MSG_ZEROCOPY sends completed, and of those copied anyway.
+    zc_completed: Arc<Counter>,
+    zc_copied: Arc<Counter>,
+    /// First error a worker hit.
+    error: std::sync::Mutex<Option<ClientError>>,
+}
+
+impl Shared {
+    fn fail(&self, e: ClientError) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// One worker thread: its byte (or datagram) counter and its handle.
+struct Worker {
+    bytes: Arc<Counter>,
+    datagrams: Arc<Counter>,
+    handle: JoinHandle<CpuTime>,
+    /// A duplicate of a TCP sender's socket, for TCP_INFO.
+    tcp: Option<TcpStream>,
+}
+
+/// Counts at one boundary.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mark {
+    t: f64,
+    up_sent: u64,
+    down_recv: u64,
+    udp_sent: u64,
+    retrans: u64,
+    /// The client senders' congestion windows (summed) and RTT (mean).
+    cwnd_kib: Option<f64>,
+    rtt_us: Option<f64>,
+    report: Report,
+}
+
+/// Runs a stream test against `addr`; `live` sees each interval as it ends.
+pub fn stream(
+    addr: SocketAddr,
+    p: &StreamParams,
+    cpu: Option<usize>,
+    live: &mut dyn FnMut(&Interval),
+) -> StreamOutcome {
+    let mut out = StreamOutcome::default();
+    if let Err(e) = run(addr, p, cpu, live, &mut out) {
+        out.error.get_or_insert(e);
+    }
+    out
+}
+
+fn run(
+    addr: SocketAddr,
+    p: &StreamParams,
+    cpu: Option<usize>,
+    live: &mut dyn FnMut(&Interval),
+    out: &mut StreamOutcome,
+) -> Result<(), ClientError> {
+    let timeout = Duration::from_millis(p.timeout_ms);
+    let cpu0 = thread_cpu();
+    let mut control = Control::open(addr, timeout)?;
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        zc_completed: Arc::new(Counter::default()),
+        zc_copied: Arc::new(Counter::default()),
+        error: std::sync::Mutex::new(None),
+    });
+    let parallel = p.parallel as usize;
+    let n_threads = if p.udp {
+        parallel
+    } else {
+        parallel * (p.direction.up() as usize + p.direction.down() as usize)
+    };
+    let go = Arc::new(Barrier::new(n_threads + 1));
+    let mut senders = Vec::new();
+    let mut receivers = Vec::new();
+    for i in 0..parallel {
+        if p.udp {
+            senders.push(udp_sender(addr, p, control.test_id, i as u16, &shared, &go, cpu)?);
+            continue;
+        }
+        if p.direction.up() {
+            let h = SessionHeader::data(Mode::Sink, control.test_id, 0);
+            let s = open_session(addr, &h, timeout)?;
+            if p.zerocopy {
+                stackmeter_sys::enable_zerocopy(s.as_raw_fd()).map_err(|e| {
+                    ClientError::Local(io::Error::new(
+                        e.kind(),
+                        format!("--zerocopy: SO_ZEROCOPY not available ({e})"),
+                    ))
+                })?;
+            }
+            senders.push(tcp_sender(s, addr, p.length as usize, p.zerocopy, &shared, &go, cpu)?);
+        }
+        if p.direction.down() {
+            let h = SessionHeader::data(Mode::Source, control.test_id, p.length);
+            let s = open_session(addr, &h, timeout)?;
+            receivers.push(tcp_receiver(s, addr, p.length as usize, &shared, &go, cpu)?);
+        }
+    }
+    // The first mark is taken before any worker moves a byte, so the start
+    // of the window is the same instant for both sides' counters.
+    let mut marks = vec![mark(0.0, &senders, &receivers, &mut control)?];
+    go.wait();
+    let start = Instant::now();
+    let total = p.omit_s + p.time_s;
+    let mut boundaries: Vec<f64> = (1..)
+        .map(|k| k as f64 * p.interval_s)
+        .take_while(|&t| t < total - 1e-9)
+        .collect();
+    if p.omit_s > 0.0 && !boundaries.iter().any(|&t| (t - p.omit_s).abs() < 1e-9) {
+        boundaries.push(p.omit_s);
+    }
+    boundaries.push(total);
+    boundaries.sort_by(f64::total_cmp);
+    let mut omit_mark = if p.omit_s > 0.0 { None } else { Some(marks[0]) };
+    for &b in &boundaries {
+        let due = start + Duration::from_secs_f64(b);
+        while !shared.stop.load(Ordering::Acquire) {
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(50)));
+        }
+        if shared.stop.load(Ordering::Acquire) {
+            break;
+        }
+        let m = mark(start.elapsed().as_secs_f64(), &senders, &receivers, &mut control)?;
+        let prev = *marks.last().unwrap_or(&m);
+        let row = interval(p, &prev, &m, b <= p.omit_s + 1e-9 && p.omit_s > 0.0);
+        live(&row);
+        out.intervals.push(row);
+        if omit_mark.is_none() && b >= p.omit_s - 1e-9 {
+            omit_mark = Some(m);
+        }
+        marks.push(m);
+    }
+    // Stop: senders first, then the responder's sources; drain.
+    shared.stop.store(true, Ordering::Release);
+    let mut client_cpu = CpuTime::default();
+    let mut udp_total = 0;
+    for w in senders {
+        if let Ok(c) = w.handle.join() {
+            client_cpu = client_cpu.plus(c);
+        }
+        udp_total += w.datagrams.0.load(Ordering::Relaxed);
+    }
+    let final_report = control.stop(Duration::from_secs(5).max(timeout));
+    let mut down_total = 0;
+    for w in receivers {
+        if let Ok(c) = w.handle.join() {
+            client_cpu = client_cpu.plus(c);
+        }
+        down_total += w.bytes.0.load(Ordering::Relaxed);
+    }
+    let wall = start.elapsed().as_secs_f64();
+    client_cpu = client_cpu.plus(thread_cpu().since(cpu0));
+    if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    let fin = final_report?;
+    out.drain_timeout = fin.has(FLAG_DRAIN_TIMEOUT);
+    let (Some(first), Some(last)) = (omit_mark, marks.last().copied()) else {
+        return Ok(());
+    };
+    let drained = Drained {
+        down: down_total,
+        udp_sent: udp_total,
+    };
+    let mut sum = summary(p, &out.intervals, &first, &last, &fin, &drained, client_cpu, wall);
+    if p.zerocopy {
+        sum.zerocopy = Some(stackmeter_results::Zerocopy {
+            completed: shared.zc_completed.0.load(Ordering::Relaxed),
+            copied: shared.zc_copied.0.load(Ordering::Relaxed),
+        });
+    }
+    out.summary = Some(sum);
+    Ok(())
+}
+
+/// Totals after the test was stopped and drained.
+struct Drained {
+    down: u64,
+    udp_sent: u64,
+}
+
+fn sum(ws: &[Worker], f: impl Fn(&Worker) -> &Counter) -> u64 {
+    ws.iter().map(|w| f(w).0.load(Ordering::Relaxed)).sum()
+}
+
+fn mark(t: f64, senders: &[Worker], receivers: &[Worker], control: &mut Control) -> Result<Mark, ClientError> {
+    let up_sent = sum(senders, |w| &w.bytes);
+    let udp_sent = sum(senders, |w| &w.datagrams);
+    let down_recv = sum(receivers, |w| &w.bytes);
+    let infos: Vec<_> = senders
+        .iter()
+        .filter_map(|w| w.tcp.as_ref())
+        .filter_map(|s| stackmeter_sys::tcp_info(s.as_raw_fd()))
+        .collect();
+    let retrans = infos.iter().map(|i| i.total_retrans as u64).sum();
+    let (cwnd_kib, rtt_us) = if infos.is_empty() {
+        (None, None)
+    } else {
+        (
+            Some(infos.iter().map(|i| i.cwnd_bytes as f64).sum::<f64>() / 1024.0),
+            Some(infos.iter().map(|i| i.rtt_us as f64).sum::<f64>() / infos.len() as f64),
+        )
+    };
+    let report = control.snapshot()?;
+    Ok(Mark {
+        t,
+        up_sent,
+        down_recv,
+        udp_sent,
+        retrans,
+        cwnd_kib,
+        rtt_us,
+        report,
+    })
+}
+
+fn mbps(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs / 1e6
+    } else {
+        0.0
+    }
+}
+
+fn kpps(bytes: u64, length: u32, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 / length as f64 / secs / 1e3
+    } else {
+        0.0
+    }
+}
+
+/// The bytes of the client-to-target direction as the target counted them.
+fn target_rx(p: &StreamParams, r: &Report) -> u64 {
+    if p.udp {
+        r.udp_bytes
+    } else {
+        r.tcp_rx_bytes
+    }
+}
+
+fn interval(p: &StreamParams, a: &Mark, b: &Mark, omitted: bool) -> Interval {
+    let secs = b.t - a.t;
+    let sent = target_rx(p, &b.report).saturating_sub(target_rx(p, &a.report));
+    let recv = b.down_recv - a.down_recv;
+    let (mut retransmits, mut cwnd_kib, mut rtt_us) = (None, None, None);
+    if !p.udp {
+        let target_retr = b.report.tcp_retransmits.saturating_sub(a.report.tcp_retransmits) as u64;
+        retransmits = Some(b.retrans.saturating_sub(a.retrans) + target_retr);
+        // The senders' view: the client's sockets when it sends, else the
+        // target's (from its report).
+        if p.direction.up() {
+            (cwnd_kib, rtt_us) = (b.cwnd_kib, b.rtt_us);
+        } else if b.report.has(stackmeter_proto::control::FLAG_TCP_INFO) {
+            cwnd_kib = Some(b.report.tcp_cwnd_bytes as f64 / 1024.0);
+            rtt_us = Some(b.report.tcp_rtt_us as f64);
+        }
+    }
+    let udp = p.udp.then(|| {
+        let expected = b.report.udp_expected.saturating_sub(a.report.udp_expected);
+        let received = b.report.udp_datagrams.saturating_sub(a.report.udp_datagrams);
+        let lost = expected.saturating_sub(received);
+        UdpFigures {
+            sent_datagrams: b.udp_sent - a.udp_sent,
+            received_datagrams: received,
+            lost,
+            loss_ratio: if expected > 0 {
+                lost as f64 / expected as f64
+            } else {
+                0.0
+            },
+            duplicates: b.report.udp_duplicates.saturating_sub(a.report.udp_duplicates),
+            reordered: b.report.udp_reordered.saturating_sub(a.report.udp_reordered),
+            jitter_us: b.report.udp_jitter_ns as f64 / 1000.0,
+        }
+    });
+    Interval {
+        start_s: a.t,
+        end_s: b.t,
+        omitted,
+        sent_mbps: mbps(sent, secs),
+        sent_kpps: kpps(sent, p.length, secs),
+        recv_mbps: mbps(recv, secs),
+        recv_kpps: kpps(recv, p.length, secs),
+        total_mbps: mbps(sent + recv, secs),
+        total_kpps: kpps(sent + recv, p.length, secs),
+        sent_bytes: sent,
+        recv_bytes: recv,
+        retransmits,
+        cwnd_kib,
+        rtt_us,
+        udp,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summary(
+    p: &StreamParams,
+    intervals: &[Interval],
+    a: &Mark,
+    b: &Mark,
+    fin: &Report,
+    drained: &Drained,
+    client_cpu: CpuTime,
+    wall: f64,
+) -> StreamSummary {
+    let secs = b.t - a.t;
+    let sent = target_rx(p, &b.report).saturating_sub(target_rx(p, &a.report));
+    let recv = b.down_recv - a.down_recv;
+    let mut totals: Vec<f64> = intervals.iter().filter(|i| !i.omitted).map(|i| i.total_mbps).collect();
+    totals.sort_by(f64::total_cmp);
+    let spread = if totals.is_empty() {
+        Spread::default()
+    } else {
+        Spread {
+            min: totals[0],
+            median: median(&totals),
+            max: totals[totals.len() - 1],
+        }
+    };
+    let cpu_of = |user_ns: u64, sys_ns: u64, over: f64| Cpu {
+        user_s: user_ns as f64 / 1e9,
+        sys_s: sys_ns as f64 / 1e9,
+        percent_of_core: if over > 0.0 {
+            100.0 * (user_ns + sys_ns) as f64 / 1e9 / over
+        } else {
+            0.0
+        },
+    };
+    let responder = fin
+        .has(FLAG_CPU)
+        .then(|| cpu_of(fin.cpu_user_ns, fin.cpu_sys_ns, fin.elapsed_ns as f64 / 1e9));
+    let udp = p.udp.then(|| {
+        // Sent, by sequence number from the window's start as the target
+        // saw it, plus the datagrams after the last one that arrived (the
+        // client's own count): so the window's start is one instant for
+        // both counts, whatever was in flight then.
+        let tail = drained.udp_sent.saturating_sub(fin.udp_expected);
+        let sent_d = fin.udp_expected.saturating_sub(a.report.udp_expected) + tail;
+        let received = fin.udp_datagrams.saturating_sub(a.report.udp_datagrams);
+        let lost = sent_d.saturating_sub(received);
+        UdpFigures {
+            sent_datagrams: sent_d,
+            received_datagrams: received,
+            lost,
+            loss_ratio: if sent_d > 0 { lost as f64 / sent_d as f64 } else { 0.0 },
+            duplicates: fin.udp_duplicates.saturating_sub(a.report.udp_duplicates),
+            reordered: fin.udp_reordered.saturating_sub(a.report.udp_reordered),
+            jitter_us: fin.udp_jitter_ns as f64 / 1000.0,
+        }
+    });
+    let retransmits = (!p.udp).then(|| {
+        b.retrans.saturating_sub(a.retrans) + b.report.tcp_retransmits.saturating_sub(a.report.tcp_retransmits) as u64
+    });
+    StreamSummary {
+        duration_s: secs,
+        sent_mbps: mbps(sent, secs),
+        recv_mbps: mbps(recv, secs),
+        total_mbps: mbps(sent + recv, secs),
+        sent_kpps: kpps(sent, p.length, secs),
+        recv_kpps: kpps(recv, p.length, secs),
+        total_kpps: kpps(sent + recv, p.length, secs),
+        sent_bytes: sent,
+        recv_bytes: recv,
+        senders: SenderBytes {
+            client_sent_bytes: b.up_sent - a.up_sent,
+            target_sent_bytes: b.report.tcp_tx_bytes.saturating_sub(a.report.tcp_tx_bytes),
+            drained_sent_bytes: target_rx(p, fin).saturating_sub(target_rx(p, &a.report)),
+            drained_recv_bytes: drained.down - a.down_recv,
+        },
+        interval_total_mbps: spread,
+        retransmits,
+        cpu: CpuUse {
+            client: cpu_of(client_cpu.user_ns, client_cpu.sys_ns, wall),
+            responder,
+        },
+        udp,
+        zerocopy: None,
+    }
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+fn pin(cpu: Option<usize>) {
+    if let Some(c) = cpu {
+        // Already checked by the caller on the measuring thread.
+        let _ = stackmeter_sys::pin_current_thread(c);
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() -> CpuTime + Send + 'static) -> Result<JoinHandle<CpuTime>, ClientError> {
+    std::thread::Builder::new()
+        .name(format!("stackmeter-{name}"))
+        .spawn(f)
+        .map_err(ClientError::Local)
+}
+
+/// A TCP sender: writes `length` bytes per call until told to stop, then
+/// half-closes and waits for the responder's close.
+fn tcp_sender(
+    mut s: TcpStream,
+    addr: SocketAddr,
+    length: usize,
+    zerocopy: bool,
+    shared: &Arc<Shared>,
+    go: &Arc<Barrier>,
+    cpu: Option<usize>,
+) -> Result<Worker, ClientError> {
+    let bytes = Arc::new(Counter::default());
+    let (b, sh, go) = (bytes.clone(), shared.clone(), go.clone());
+    let (zc_out, zc_copied) = (shared.zc_completed.clone(), shared.zc_copied.clone());
+    let dup = s.try_clone().ok();
+    let handle = spawn("send", move || {
+        pin(cpu);
+        let mut buf = AlignedBuf::new(length);
+        stackmeter_proto::pattern::fill(0, buf.bytes_mut());
+        go.wait();
+        let c0 = thread_cpu();
+        let data = buf.bytes();
+        let fd = s.as_raw_fd();
+        let mut sends = 0u64;
+        let mut zc = stackmeter_sys::ZerocopyDone::default();
+        while !sh.stop.load(Ordering::Relaxed) {
+            // With MSG_ZEROCOPY the buffer is never written again, so
+            // sending it again before its completion arrives is safe; the
+            // completions are read now and then so they don't pile up.
+            let r = if zerocopy {
+                sends += 1;
+                if sends % 64 == 0 {
+                    let d = stackmeter_sys::drain_zerocopy(fd);
+                    zc.completed += d.completed;
+                    zc.copied += d.copied;
+                }
+                stackmeter_sys::send_zerocopy(fd, data)
+            } else {
+                s.write(data)
+            };
+            match r {
+                Ok(n) => {
+                    b.0.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    sh.fail(lost(addr, "sending stream data", &e));
+                    break;
+                }
+            }
+        }
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        // The responder closes once it has read everything.
+        let mut sink = [0u8; 64];
+        let _ = s.read(&mut sink);
+        if zerocopy {
+            let d = stackmeter_sys::drain_zerocopy(fd);
+            zc.completed += d.completed;
+            zc.copied += d.copied;
+            zc_out.0.fetch_add(zc.completed, Ordering::Relaxed);
+            zc_copied.0.fetch_add(zc.copied, Ordering::Relaxed);
+        }
+        thread_cpu().since(c0)
+    })?;
+    Ok(Worker {
+        bytes,
+        datagrams: Arc::new(Counter::default()),
+        handle,
+        tcp: dup,
+    })
+}
+
+/// A TCP receiver: reads `length` bytes per call until end of stream.
+fn tcp_receiver(
+    mut s: TcpStream,
+    addr: SocketAddr,
+    length: usize,
+    shared: &Arc<Shared>,
+    go: &Arc<Barrier>,
+    cpu: Option<usize>,
+) -> Result<Worker, ClientError> {
+    let bytes = Arc::new(Counter::default());
+    let (b, sh, go) = (bytes.clone(), shared.clone(), go.clone());
+    let handle = spawn("recv", move || {
+        pin(cpu);
+        let mut buf = AlignedBuf::new(length);
+        go.wait();
+        let c0 = thread_cpu();
+        let data = buf.bytes_mut();
+        loop {
+            match s.read(data) {
+                Ok(0) => break,
+                Ok(n) => {
+                    b.0.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let what = if is_timeout(&e) && sh.stop.load(Ordering::Relaxed) {
+                        "draining after stop"
+                    } else {
+                        "receiving stream data"
+                    };
+                    sh.fail(lost(addr, what, &e));
+                    break;
+                }
+            }
+        }
+        thread_cpu().since(c0)
+    })?;
+    Ok(Worker {
+        bytes,
+        datagrams: Arc::new(Counter::default()),
+        handle,
+        tcp: None,
+    })
+}
+
+/// A paced UDP sender for stream `index` of the test.
+fn udp_sender(
+    addr: SocketAddr,
+    p: &StreamParams,
+    test_id: u32,
+    index: u16,
+    shared: &Arc<Shared>,
+    go: &Arc<Barrier>,
+    cpu: Option<usize>,
+) -> Result<Worker, ClientError> {
+    let sock = udp_socket(addr, Duration::from_millis(p.timeout_ms))?;
+    let pps = p.rate_pps.unwrap_or(f64::INFINITY) / p.parallel as f64;
+    let length = (p.length as usize).max(HEADER_LEN);
+    let bytes = Arc::new(Counter::default());
+    let datagrams = Arc::new(Counter::default());
+    let (b, d, sh, go) = (bytes.clone(), datagrams.clone(), shared.clone(), go.clone());
+    let handle = spawn("udp-send", move || {
+        pin(cpu);
+        stackmeter_sys::tight_timers();
+        let mut tx = UdpTx::new(sock, test_id, index, length);
+        go.wait();
+        let c0 = thread_cpu();
+        if let Err(e) = tx.send_paced(pps, None, &sh.stop, &b, &d) {
+            sh.fail(lost(addr, "sending UDP stream datagrams", &e));
+        }
+        thread_cpu().since(c0)
+    })?;
+    Ok(Worker {
+        bytes,
+        datagrams,
+        handle,
+        tcp: None,
+    })
+}
+
+/// One UDP stream's sender: its socket, datagram buffer and next sequence.
+pub(crate) struct UdpTx {
+    sock: UdpSocket,
+    buf: Vec<u8>,
+    test_id: u32,
+    index: u16,
+    seq: u64,
+}
+
+impl UdpTx {
+    pub(crate) fn new(sock: UdpSocket, test_id: u32, index: u16, length: usize) -> UdpTx {
+        let mut buf = vec![0u8; length.max(HEADER_LEN)];
+        stackmeter_proto::pattern::fill(0, &mut buf[HEADER_LEN..]);
+        UdpTx {
+            sock,
+            buf,
+            test_id,
+            index,
+            seq: 0,
+        }
+    }
+
+    /// Sends `pps` datagrams per second (infinite: as fast as possible)
+    /// until `stop` is set or `duration` has passed, counting what the
+    /// socket accepted. Returns the datagrams sent.
+    pub(crate) fn send_paced(
+        &mut self,
+        pps: f64,
+        duration: Option<Duration>,
+        stop: &AtomicBool,
+        bytes: &Counter,
+        datagrams: &Counter,
+    ) -> io::Result<u64> {
+        let start = Instant::now();
+        let end_ns = duration.map_or(u64::MAX, |d| d.as_nanos() as u64);
+        let mut pacer = Pacer::new(pps);
+        let mut sent = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let elapsed = start.elapsed().as_nanos() as u64;
+            if elapsed >= end_ns {
+                break;
+            }
+            let due = pacer.due(elapsed);
+            if due == 0 {
+                let next = pacer.next_due_ns().min(end_ns);
+                if next > elapsed {
+                    std::thread::sleep(Duration::from_nanos(next - elapsed));
+                }
+                continue;
+            }
+            for _ in 0..due {
+                let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
+                // Cannot fail: buf holds at least HEADER_LEN bytes.
+                let _ = h.emit(&mut self.buf);
+                match self.sock.send(&self.buf) {
+                    Ok(n) => {
+                        self.seq += 1;
+                        sent += 1;
+                        bytes.0.fetch_add(n as u64, Ordering::Relaxed);
+                        datagrams.0.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // A full queue on the way out: the datagram was not
+                    // sent, so it is not counted; the schedule goes on.
+                    Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) || e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            pacer.sent(due);
+        }
+        Ok(sent)
+    }
+}
+
+/// A UDP socket connected to `addr`, with a bounded send.
+pub(crate) fn udp_socket(addr: SocketAddr, timeout: Duration) -> Result<UdpSocket, ClientError> {
+    let bind: SocketAddr = if addr.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let sock = UdpSocket::bind(bind)?;
+    sock.connect(addr).map_err(|e| ClientError::Unreachable {
+        addr,
+        reason: e.to_string(),
+    })?;
+    sock.set_write_timeout(Some(timeout))?;
+    Ok(sock)
+}

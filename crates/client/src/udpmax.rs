@@ -1,0 +1,158 @@
+//! udp-max: the highest UDP rate at a loss goal, by MLRsearch-style trials
+//! (`stackmeter_stats::mlr` decides; this file runs the trials).
+//!
+//! One control session and one UDP stream for the whole search. A trial:
+//! Snapshot, send paced datagrams for the trial duration, wait the drain
+//! time for datagrams still in flight, Snapshot again; the responder's
+//! count difference is what arrived. The first trial, at the highest load,
+//! is a warm-up (caches, ARP, socket buffers) and is reported but never
+//! counted; with no `max_pps` it runs unpaced and its send rate becomes
+//! the highest load.
+
+use crate::control::Control;
+use crate::stream::{udp_socket, Counter, UdpTx};
+use crate::ClientError;
+use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
+use stackmeter_stats::mlr::{Goal, Next, Search};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// What udp-max produced: the answer (with every trial run), and the error
+/// that stopped the search early, if any.
+#[derive(Debug, Default)]
+pub struct UdpMaxOutcome {
+    /// The answer; on an early stop, the bounds known so far.
+    pub result: Option<UdpMaxResult>,
+    /// Why the search stopped early.
+    pub error: Option<ClientError>,
+}
+
+/// Runs the search against `addr`.
+pub fn udp_max(addr: SocketAddr, p: &UdpMaxParams, cpu: Option<usize>, max_trials: u32) -> UdpMaxOutcome {
+    let mut trials = Vec::new();
+    let r = search(addr, p, cpu, max_trials, &mut trials);
+    let overhead = 8 + if addr.is_ipv6() { 40 } else { 20 } + 14;
+    let any = !trials.is_empty();
+    let result = move |a: Option<stackmeter_stats::mlr::Answer>, converged: bool| {
+        let a = a.unwrap_or(stackmeter_stats::mlr::Answer {
+            lower: 0.0,
+            upper: None,
+            conditional: 0.0,
+            converged: false,
+        });
+        UdpMaxResult {
+            rate_mbps: a.lower * p.length as f64 * 8.0 / 1e6,
+            wire_mbps: a.lower * (p.length + overhead) as f64 * 8.0 / 1e6,
+            line_mbps: a.lower * (p.length + overhead + 24) as f64 * 8.0 / 1e6,
+            rate_kpps: a.lower / 1e3,
+            overhead_bytes: overhead,
+            loss_goal: p.loss_goal,
+            lower_kpps: a.lower / 1e3,
+            upper_kpps: a.upper.map(|u| u / 1e3),
+            conditional_kpps: a.conditional / 1e3,
+            converged: converged && a.converged,
+            trials,
+        }
+    };
+    match r {
+        Ok((answer, converged)) => UdpMaxOutcome {
+            result: Some(result(Some(answer), converged)),
+            error: None,
+        },
+        Err((partial, e)) => UdpMaxOutcome {
+            result: any.then(|| result(partial, false)),
+            error: Some(e),
+        },
+    }
+}
+
+type Partial = (Option<stackmeter_stats::mlr::Answer>, ClientError);
+
+fn search(
+    addr: SocketAddr,
+    p: &UdpMaxParams,
+    cpu: Option<usize>,
+    max_trials: u32,
+    trials: &mut Vec<Trial>,
+) -> Result<(stackmeter_stats::mlr::Answer, bool), Partial> {
+    let timeout = Duration::from_millis(p.timeout_ms);
+    if let Some(c) = cpu {
+        let _ = stackmeter_sys::pin_current_thread(c);
+    }
+    stackmeter_sys::tight_timers();
+    let mut control = Control::open(addr, timeout).map_err(|e| (None, e))?;
+    let sock = udp_socket(addr, timeout).map_err(|e| (None, e))?;
+    let mut tx = UdpTx::new(sock, control.test_id, 0, p.length as usize);
+    let mut run = |load: f64, warmup: bool, trials: &mut Vec<Trial>| -> Result<Trial, ClientError> {
+        let before = control.snapshot()?;
+        let (bytes, datagrams, stop) = (Counter::default(), Counter::default(), AtomicBool::new(false));
+        let t0 = Instant::now();
+        let sent = tx
+            .send_paced(
+                load,
+                Some(Duration::from_secs_f64(p.trial_s)),
+                &stop,
+                &bytes,
+                &datagrams,
+            )
+            .map_err(|e| crate::conn::lost(addr, "sending a trial", &e))?;
+        let duration = t0.elapsed().as_secs_f64();
+        std::thread::sleep(Duration::from_millis(p.drain_ms));
+        let after = control.snapshot()?;
+        let received = after.udp_datagrams.saturating_sub(before.udp_datagrams);
+        let achieved = sent as f64 / duration.max(1e-9);
+        let t = Trial {
+            offered_pps: if load.is_finite() { load } else { achieved },
+            achieved_pps: achieved,
+            duration_s: duration,
+            sent,
+            received,
+            loss: if sent > 0 {
+                sent.saturating_sub(received) as f64 / sent as f64
+            } else {
+                1.0
+            },
+            warmup,
+        };
+        trials.push(t.clone());
+        Ok(t)
+    };
+    let warm = run(p.max_pps.unwrap_or(f64::INFINITY), true, trials).map_err(|e| (None, e))?;
+    let max = p.max_pps.unwrap_or(warm.offered_pps);
+    let goal = Goal {
+        loss: p.loss_goal,
+        exceed_ratio: p.exceed_ratio,
+        duration_sum: p.duration_sum_s,
+        width: p.width,
+    };
+    let mut s = Search::new(goal, max, (max * 1e-4).max(1.0));
+    let mut counted = 0;
+    loop {
+        match s.next_step() {
+            Next::Done(a) => return Ok((a, true)),
+            Next::Trial(_) if counted >= max_trials => {
+                return Ok((bounds_so_far(&s), false));
+            }
+            Next::Trial(load) => {
+                let t = run(load, false, trials).map_err(|e| (Some(bounds_so_far(&s)), e))?;
+                // A sender held back below the load did not offer it: the
+                // trial fails whatever arrived (every unsent datagram is
+                // counted as lost).
+                let offered = (load * t.duration_s) as u64;
+                let sent = if t.achieved_pps < SHORT_SEND * load {
+                    offered.max(t.sent)
+                } else {
+                    t.sent
+                };
+                s.record(load, t.duration_s, sent, t.received);
+                counted += 1;
+            }
+        }
+    }
+}
+
+/// The bounds known when the search has to stop early.
+fn bounds_so_far(s: &Search) -> stackmeter_stats::mlr::Answer {
+    s.bounds()
+}

@@ -1,0 +1,305 @@
+//! Result types of the throughput tests: `stream` (TCP or paced UDP) and
+//! `udp-max` (highest rate at a loss goal).
+//!
+//! Naming follows seed 001's `bps` table, from the client's point of view:
+//! **sent** is the client-to-target direction and **received** the
+//! target-to-client direction. Each is counted where it is received: sent
+//! bytes by the responder (its Report), received bytes by the client. What
+//! the senders counted is kept beside them ([`SenderBytes`]), so the
+//! difference (bytes in flight at the end of the window) is visible.
+
+use serde::{Deserialize, Serialize};
+
+/// Which way the payload flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to target.
+    Up,
+    /// Target to client.
+    Down,
+    /// Both at once, on separate connections.
+    Bidir,
+}
+
+impl Direction {
+    /// Whether the client sends.
+    pub fn up(self) -> bool {
+        matches!(self, Direction::Up | Direction::Bidir)
+    }
+
+    /// Whether the target sends.
+    pub fn down(self) -> bool {
+        matches!(self, Direction::Down | Direction::Bidir)
+    }
+
+    /// The flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+            Direction::Bidir => "bidir",
+        }
+    }
+}
+
+/// stream parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StreamParams {
+    /// Which way data flows.
+    pub direction: Direction,
+    /// Connections (TCP) or sockets (UDP) per direction.
+    pub parallel: u32,
+    /// Bytes per send call (TCP) or per datagram (UDP payload, stackmeter
+    /// header included); also the receive size, and the "message" of kpps.
+    pub length: u32,
+    /// Measured seconds, after the omitted ones.
+    pub time_s: f64,
+    /// Seconds per interval row.
+    pub interval_s: f64,
+    /// Seconds at the start reported but left out of the summary (TCP
+    /// slow start).
+    pub omit_s: f64,
+    /// Paced UDP instead of TCP.
+    pub udp: bool,
+    /// UDP offered rate as given (`200M` bits/s or `50kpps`).
+    pub rate: Option<String>,
+    /// UDP offered rate in datagrams per second, all sockets together.
+    pub rate_pps: Option<f64>,
+    /// MSG_ZEROCOPY on the client's TCP sends.
+    pub zerocopy: bool,
+    /// Bound on every network wait, milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// One interval row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Interval {
+    /// Start, seconds since the test began.
+    pub start_s: f64,
+    /// End, seconds since the test began.
+    pub end_s: f64,
+    /// Inside the omit period: shown, not summarised.
+    pub omitted: bool,
+    /// Client-to-target rate counted by the target.
+    pub sent_mbps: f64,
+    /// The same in thousands of `length`-byte messages per second.
+    pub sent_kpps: f64,
+    /// Target-to-client rate counted by the client.
+    pub recv_mbps: f64,
+    /// The same in thousands of messages per second.
+    pub recv_kpps: f64,
+    /// Both directions.
+    pub total_mbps: f64,
+    /// Both directions, thousands of messages per second.
+    pub total_kpps: f64,
+    /// Client-to-target bytes received by the target in this interval.
+    pub sent_bytes: u64,
+    /// Target-to-client bytes received by the client in this interval.
+    pub recv_bytes: u64,
+    /// TCP segments retransmitted by the senders in this interval.
+    pub retransmits: Option<u64>,
+    /// Congestion window of the senders at the interval's end, KiB (the
+    /// client's sockets for up and bidir, the target's for down).
+    pub cwnd_kib: Option<f64>,
+    /// Smoothed RTT the senders' TCP saw at the interval's end, us.
+    pub rtt_us: Option<f64>,
+    /// UDP figures of this interval.
+    pub udp: Option<UdpFigures>,
+}
+
+/// UDP loss figures, from the responder's counters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct UdpFigures {
+    /// Datagrams the client sent.
+    pub sent_datagrams: u64,
+    /// Datagrams the target received (duplicates excluded).
+    pub received_datagrams: u64,
+    /// Sent minus received (in an interval: expected minus received, by
+    /// sequence number, as the target sees it).
+    pub lost: u64,
+    /// lost / sent.
+    pub loss_ratio: f64,
+    /// Datagrams the target received twice.
+    pub duplicates: u64,
+    /// Datagrams that arrived after a later one.
+    pub reordered: u64,
+    /// RFC 3550 interarrival jitter at the target, us.
+    pub jitter_us: f64,
+}
+
+/// min / median / max of the interval rates (seed 002's min/typ/max).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Spread {
+    /// Lowest interval.
+    pub min: f64,
+    /// Median interval.
+    pub median: f64,
+    /// Highest interval.
+    pub max: f64,
+}
+
+/// What the senders counted over the summary window.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct SenderBytes {
+    /// Bytes the client's send calls accepted (client to target).
+    pub client_sent_bytes: u64,
+    /// Bytes the target's send calls accepted (target to client).
+    pub target_sent_bytes: u64,
+    /// Bytes received in each direction once the test was stopped and
+    /// drained (from the final Report and the client's last reads): what
+    /// was still in flight when the window closed arrives here.
+    pub drained_sent_bytes: u64,
+    /// Target-to-client bytes received after draining.
+    pub drained_recv_bytes: u64,
+}
+
+/// CPU time of one side during the test.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Cpu {
+    /// User-mode seconds.
+    pub user_s: f64,
+    /// Kernel seconds.
+    pub sys_s: f64,
+    /// (user + sys) / wall time, in percent of one core.
+    pub percent_of_core: f64,
+}
+
+/// CPU time of both sides.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct CpuUse {
+    /// The client's measuring threads (getrusage per thread).
+    pub client: Cpu,
+    /// The responder's whole process, as it reported it; `None` when it
+    /// cannot measure (an embedded stack).
+    pub responder: Option<Cpu>,
+}
+
+/// The stream summary over the measured window (omit period excluded).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StreamSummary {
+    /// Seconds in the window.
+    pub duration_s: f64,
+    /// Client-to-target rate counted by the target.
+    pub sent_mbps: f64,
+    /// Target-to-client rate counted by the client.
+    pub recv_mbps: f64,
+    /// Both.
+    pub total_mbps: f64,
+    /// Messages of `length` bytes, thousands per second, client to target.
+    pub sent_kpps: f64,
+    /// Messages, thousands per second, target to client.
+    pub recv_kpps: f64,
+    /// Both.
+    pub total_kpps: f64,
+    /// Client-to-target bytes the target received in the window.
+    pub sent_bytes: u64,
+    /// Target-to-client bytes the client received in the window.
+    pub recv_bytes: u64,
+    /// What the senders counted, and what arrived after draining.
+    pub senders: SenderBytes,
+    /// Spread of the interval totals, Mbit/s.
+    pub interval_total_mbps: Spread,
+    /// TCP segments retransmitted in the window (both senders).
+    pub retransmits: Option<u64>,
+    /// CPU time of client and responder over the whole test.
+    pub cpu: CpuUse,
+    /// UDP totals (UDP stream only).
+    pub udp: Option<UdpFigures>,
+    /// MSG_ZEROCOPY completions (with --zerocopy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<Zerocopy>,
+}
+
+/// What the kernel reported for MSG_ZEROCOPY sends.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Zerocopy {
+    /// Sends whose completion the kernel reported.
+    pub completed: u64,
+    /// Of those, sends it copied after all (always, on loopback: the
+    /// receiver would otherwise hold the sender's pages).
+    pub copied: u64,
+}
+
+/// udp-max parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UdpMaxParams {
+    /// Datagram size (UDP payload, stackmeter header included).
+    pub length: u32,
+    /// Highest loss ratio a load may show and still pass (0 = none).
+    pub loss_goal: f64,
+    /// Seconds per trial.
+    pub trial_s: f64,
+    /// Trial seconds needed at one load before it is classified.
+    pub duration_sum_s: f64,
+    /// Share of the duration sum that must exceed the loss goal for a load
+    /// to be an upper bound (MLRsearch exceed ratio).
+    pub exceed_ratio: f64,
+    /// Search ends when (upper - lower) / upper is at most this.
+    pub width: f64,
+    /// Highest load tried, datagrams per second (None: as fast as the
+    /// client can send, measured by the warm-up trial).
+    pub max_pps: Option<f64>,
+    /// Wait after each trial for datagrams still in flight, ms.
+    pub drain_ms: u64,
+    /// Bound on every network wait, milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// One trial of the search.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Trial {
+    /// Offered load, datagrams per second.
+    pub offered_pps: f64,
+    /// What the client managed to send, datagrams per second. Below
+    /// [`SHORT_SEND`] of the offered load the trial counts as failing: the
+    /// load was not carried (a full socket buffer held the sender back).
+    pub achieved_pps: f64,
+    /// Seconds the client sent for.
+    pub duration_s: f64,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams the target received.
+    pub received: u64,
+    /// Loss ratio (sent - received) / sent.
+    pub loss: f64,
+    /// The warm-up trial, not counted in any decision.
+    pub warmup: bool,
+}
+
+/// Share of the offered load a trial must actually send to count as having
+/// offered it.
+pub const SHORT_SEND: f64 = 0.95;
+
+/// The udp-max answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UdpMaxResult {
+    /// Relevant lower bound as UDP payload Mbit/s.
+    pub rate_mbps: f64,
+    /// The same as Ethernet frames: each datagram plus `overhead_bytes`
+    /// (what the kernel's and a qdisc's byte counters count).
+    pub wire_mbps: f64,
+    /// The same on a physical Ethernet line: frames plus FCS (4), preamble
+    /// (8) and inter-frame gap (12), the RFC 2544 line-rate view.
+    pub line_mbps: f64,
+    /// Relevant lower bound, thousands of datagrams per second.
+    pub rate_kpps: f64,
+    /// Per-datagram bytes added for `wire_mbps`: UDP 8 + IP 20 (IPv4) or
+    /// 40 (IPv6) + Ethernet header 14.
+    pub overhead_bytes: u32,
+    /// The loss goal searched for.
+    pub loss_goal: f64,
+    /// Relevant lower bound (largest load classified as passing below the
+    /// smallest failing one), kpps.
+    pub lower_kpps: f64,
+    /// Smallest load classified as failing, kpps (None: the highest load
+    /// passed).
+    pub upper_kpps: Option<f64>,
+    /// Mean received rate of the passing trials at the lower bound
+    /// (MLRsearch conditional throughput), kpps.
+    pub conditional_kpps: f64,
+    /// Whether the width goal was reached.
+    pub converged: bool,
+    /// Every trial, in order.
+    pub trials: Vec<Trial>,
+}
