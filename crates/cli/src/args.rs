@@ -48,6 +48,8 @@ pub enum Command {
     /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
     #[command(name = "udp-max")]
     UdpMax(UdpMaxArgs),
+    /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
+    Lab(LabArgs),
 }
 
 /// Where results are stored (every command that reads or writes them).
@@ -272,4 +274,27 @@ pub struct UdpMaxArgs {
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub action: LabAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LabAction {
+    /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
+    Up {
+        /// Folder with stackmeter-responder, lwip-raw and lwip-sock (default: $STACKMETER_RESPONDER_DIR, else responder/ of this source tree).
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<std::path::PathBuf>,
+        /// CPU every responder is pinned to (default: the last one).
+        #[arg(long, value_name = "CPU")]
+        cpu: Option<usize>,
+    },
+    /// List the lab's targets and whether each answers.
+    Status,
+    /// Stop every responder and remove every device the lab made.
+    Down,
 }

@@ -8,6 +8,7 @@
 mod args;
 mod compare_cmd;
 mod comparison;
+mod lab;
 mod load;
 mod measure;
 mod plan;
@@ -50,6 +51,7 @@ fn run() -> i32 {
         Command::Report(a) => report_cmd::run(a),
         Command::Stream(a) => throughput::stream(a),
         Command::UdpMax(a) => throughput::udp_max(a),
+        Command::Lab(a) => lab::run(a),
     }
 }
 

@@ -630,3 +630,11 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
         "kernel InDatagrams vs stackmeter received"
     );
 }
+
+// The same client test set against the C99 responder (responder/).
+#[path = "suite/c_responder.rs"]
+mod c_responder;
+
+// `stackmeter lab` (root only).
+#[path = "suite/lab.rs"]
+mod lab;
