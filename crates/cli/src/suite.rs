@@ -79,9 +79,10 @@ impl Children {
     }
 }
 
-/// Where the C responder binary is: `$STACKMETER_C_RESPONDER`, else
+/// Where the C responder binary is: `$STACKMETER_C_RESPONDER`, else the
+/// one cargo built with this binary (`crates/cli/build.rs`), else
 /// `responder/stackmeter-responder` in a folder above this executable or
-/// the current directory (the repository).
+/// the current directory (the repository, after `make -C responder`).
 pub fn c_responder() -> Result<Option<PathBuf>, String> {
     if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
@@ -90,6 +91,11 @@ pub fn c_responder() -> Result<Option<PathBuf>, String> {
         } else {
             Err(format!("STACKMETER_C_RESPONDER={}: no such file", p.display()))
         };
+    }
+    if let Some(p) = option_env!("STACKMETER_C_RESPONDER_BUILT").map(PathBuf::from) {
+        if p.is_file() {
+            return Ok(Some(p));
+        }
     }
     let exe = std::env::current_exe().ok();
     let cwd = std::env::current_dir().ok();
