@@ -28,11 +28,50 @@ pub enum Command {
     Crr(CrrArgs),
     /// UDP echo round trips with loss, order, payload and slow answers (seed 004).
     Ping(PingArgs),
+    /// Many clients at once, each listing and fetching every object, every byte checked (seed 003).
+    Load(crate::load::LoadArgs),
+    /// Run a plan of tests against two or more labelled targets, interleaved,
+    /// and print the comparison. No --target: compares responders it starts itself.
+    Suite(crate::suite::SuiteArgs),
+    /// Compare stored results: A is the baseline, B the candidate (labels or run ids).
+    Compare(crate::compare_cmd::CompareArgs),
+    /// List the stored runs.
+    Runs(crate::store_cmd::RunsArgs),
+    /// Print a stored run again, as its command printed it.
+    Show(crate::store_cmd::ShowArgs),
+    /// Write stored results as CSV or JSON.
+    Export(crate::store_cmd::ExportArgs),
+    /// Write one self-contained HTML report (charts, comparison, environment).
+    Report(crate::report_cmd::ReportArgs),
     /// Throughput per interval and in total: TCP up/down/bidir, or paced UDP (seed 001's bps).
     Stream(StreamArgs),
     /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
     #[command(name = "udp-max")]
     UdpMax(UdpMaxArgs),
+    /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
+    Lab(LabArgs),
+}
+
+/// Where results are stored (every command that reads or writes them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// Results store (SQLite file). Default: $STACKMETER_DB, else
+    /// $XDG_DATA_HOME/stackmeter/results.db, else ~/.local/share/stackmeter/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+}
+
+/// Storing flags of the measuring commands.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Name these results (for `compare`, `report`); default: the target as given, or "embedded".
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Do not store the results.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 #[derive(Args, Debug)]
@@ -58,6 +97,12 @@ pub struct ServeArgs {
     /// Log nothing (refusals are still answered on the wire).
     #[arg(long)]
     pub quiet: bool,
+    /// Synthetic objects for object mode (load): comma-separated sizes, K = 1024.
+    #[arg(long, value_name = "SIZES", default_value = "4K,64K,1M,8800K", value_parser = crate::load::size_list)]
+    pub objects: crate::load::Sizes,
+    /// Serve the regular files directly inside DIR as the objects instead (read-only, symlinks never followed).
+    #[arg(long, value_name = "DIR")]
+    pub objects_dir: Option<std::path::PathBuf>,
 }
 
 /// Flags every measuring command takes.
@@ -75,6 +120,8 @@ pub struct Common {
     /// Pin the embedded responder's threads to this CPU (no TARGET only).
     #[arg(long, value_name = "CPU")]
     pub responder_affinity: Option<usize>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -93,6 +140,18 @@ pub struct RrArgs {
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+    /// Open loop: send this many requests per second (all connections together) on a schedule, whatever the replies do.
+    #[arg(long, value_name = "PER_S")]
+    pub rate: Option<f64>,
+    /// Open loop: connections, each with a sender and a receiver thread.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub connections: u32,
+    /// Open loop: seconds of schedule per size pair.
+    #[arg(long, value_name = "S")]
+    pub time: Option<f64>,
+    /// Open loop: evenly spaced sends, or Poisson arrivals.
+    #[arg(long, value_name = "KIND", default_value = "fixed", value_parser = ["fixed", "poisson"])]
+    pub arrival: String,
 }
 
 #[derive(Args, Debug)]
@@ -215,4 +274,27 @@ pub struct UdpMaxArgs {
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub action: LabAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LabAction {
+    /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
+    Up {
+        /// Folder with stackmeter-responder, lwip-raw and lwip-sock (default: $STACKMETER_RESPONDER_DIR, else responder/ of this source tree).
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<std::path::PathBuf>,
+        /// CPU every responder is pinned to (default: the last one).
+        #[arg(long, value_name = "CPU")]
+        cpu: Option<usize>,
+    },
+    /// List the lab's targets and whether each answers.
+    Status,
+    /// Stop every responder and remove every device the lab made.
+    Down,
 }

@@ -6,10 +6,20 @@
 //! off mid-way (responder gone, stalled, or no reply).
 
 mod args;
+mod compare_cmd;
+mod comparison;
+mod lab;
+mod load;
 mod measure;
+mod plan;
 mod rate;
+mod record;
+mod report_cmd;
 mod serve;
 mod sizes;
+mod store_cmd;
+mod suite;
+mod svg;
 mod throughput;
 
 use args::{Cli, Command};
@@ -32,8 +42,16 @@ fn run() -> i32 {
         Command::Rr(a) => measure::rr(a),
         Command::Crr(a) => measure::crr(a),
         Command::Ping(a) => measure::ping(a),
+        Command::Load(a) => load::run(a),
+        Command::Suite(a) => suite::run(a),
+        Command::Compare(a) => compare_cmd::run(a),
+        Command::Runs(a) => store_cmd::runs(a),
+        Command::Show(a) => store_cmd::show(a),
+        Command::Export(a) => store_cmd::export(a),
+        Command::Report(a) => report_cmd::run(a),
         Command::Stream(a) => throughput::stream(a),
         Command::UdpMax(a) => throughput::udp_max(a),
+        Command::Lab(a) => lab::run(a),
     }
 }
 

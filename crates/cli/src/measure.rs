@@ -3,15 +3,20 @@
 
 use crate::args::{Common, CrrArgs, PingArgs, RrArgs};
 use crate::fail;
-use stackmeter_client::ClientError;
-use stackmeter_responder::Responder;
+use stackmeter_client::{ClientError, RowHistogram};
+use stackmeter_responder::{ObjectSource, Responder};
 use stackmeter_results::{Body, CrrParams, Document, Env, PingParams, Placement, RrParams, Target};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub fn rr(a: RrArgs) -> i32 {
+    let open_loop = match crate::load::open_loop(&a) {
+        Ok(o) => o,
+        Err(e) => return fail(2, e),
+    };
     let params = RrParams {
+        open_loop,
         sizes: a.sizes.0,
         iterations: a.iterations,
         warmup: a.warmup,
@@ -22,13 +27,17 @@ pub fn rr(a: RrArgs) -> i32 {
         return fail(2, "--iterations must be at least 1");
     }
     measure(&a.common, |addr| {
-        let o = stackmeter_client::rr(addr, &params);
+        let o = match &params.open_loop {
+            Some(ol) => stackmeter_client::rr_open(addr, &params, ol),
+            None => stackmeter_client::rr(addr, &params),
+        };
         (
             Body::Rr {
                 params,
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -52,6 +61,7 @@ pub fn crr(a: CrrArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -76,6 +86,7 @@ pub fn ping(a: PingArgs) -> i32 {
                 results: o.rows,
             },
             o.error,
+            o.histograms,
         )
     })
 }
@@ -83,7 +94,19 @@ pub fn ping(a: PingArgs) -> i32 {
 /// Resolves or embeds the target, pins, runs `test`, prints the document
 /// (also when the test stopped early: the finished rows are kept) and
 /// returns the exit code.
-pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>)) -> i32 {
+pub(crate) fn measure(
+    c: &Common,
+    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>),
+) -> i32 {
+    measure_with(c, ObjectSource::Off, test)
+}
+
+/// [`measure`], with object mode's catalogue for an embedded responder.
+pub(crate) fn measure_with(
+    c: &Common,
+    objects: ObjectSource,
+    test: impl FnOnce(SocketAddr) -> (Body, Option<ClientError>, Vec<RowHistogram>),
+) -> i32 {
     if c.responder_affinity.is_some() && c.target.is_some() {
         return fail(
             2,
@@ -94,7 +117,11 @@ pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (addr, target, _responder) = match choose_target(c) {
+    let mut store = match crate::record::open_for_measuring(&c.store) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (addr, target, _responder) = match choose_target_with(c, objects) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -103,7 +130,7 @@ pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option
             return fail(2, format!("--affinity {cpu}: {e}"));
         }
     }
-    let (body, error) = test(addr);
+    let (body, error, histograms) = test(addr);
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,
@@ -118,6 +145,9 @@ pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option
         warnings: Vec::new(),
     };
     doc.warnings = stackmeter_results::warnings::derive(&doc);
+    if let Some(store) = store.as_mut() {
+        crate::record::save_single(store, &c.store, &doc, &histograms);
+    }
     let out = if c.json {
         stackmeter_results::json(&doc) + "\n"
     } else {
@@ -136,6 +166,11 @@ pub(crate) fn measure(c: &Common, test: impl FnOnce(SocketAddr) -> (Body, Option
 /// there is none. The responder handle must live until the test ends. An
 /// error has already been reported: its value is the exit code.
 pub(crate) fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
+    choose_target_with(c, ObjectSource::Off)
+}
+
+/// [`choose_target`], with object mode's catalogue for an embedded responder.
+fn choose_target_with(c: &Common, objects: ObjectSource) -> Result<(SocketAddr, Target, Option<Responder>), i32> {
     let target = |addr: SocketAddr, name: &str, embedded: bool| Target {
         name: name.to_string(),
         address: addr.to_string(),
@@ -155,6 +190,7 @@ pub(crate) fn choose_target(c: &Common) -> Result<(SocketAddr, Target, Option<Re
     let cfg = stackmeter_responder::Config {
         cpu: c.responder_affinity,
         log: stackmeter_responder::Log::Quiet,
+        objects,
         ..Default::default()
     };
     match stackmeter_responder::start(cfg) {

@@ -2,7 +2,7 @@
 
 use crate::args::ServeArgs;
 use crate::fail;
-use stackmeter_responder::{Config, Log};
+use stackmeter_responder::{Config, Log, ObjectSource};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -31,7 +31,12 @@ pub fn run(a: ServeArgs) -> i32 {
         idle_timeout: Duration::from_millis(a.idle_timeout_ms),
         cpu: a.affinity,
         log: if a.quiet { Log::Quiet } else { Log::Stderr },
+        objects: match a.objects_dir {
+            Some(d) => ObjectSource::Dir(d),
+            None => ObjectSource::Synthetic(a.objects.0),
+        },
     };
+    crate::load::raise_fd_limit(cfg.log, cfg.max_sessions);
     let started = match stackmeter_responder::start(cfg.clone()) {
         Ok(r) => Ok(r),
         // A host without IPv6 still serves IPv4 on the default addresses.

@@ -73,6 +73,10 @@ pub fn stream(a: StreamArgs) -> i32 {
     }
     let c = &a.common;
     let time = now();
+    let mut store = match crate::record::open_for_measuring(&c.store) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let (addr, target, _responder) = match choose_target(c) {
         Ok(t) => t,
         Err(code) => return code,
@@ -122,7 +126,7 @@ pub fn stream(a: StreamArgs) -> i32 {
     doc.body = Body::Stream {
         params: params.clone(),
         intervals: o.intervals,
-        summary: o.summary,
+        summary: o.summary.map(Box::new),
     };
     doc.complete = error.is_none();
     doc.error = error.as_ref().map(|e| e.to_string());
@@ -133,11 +137,14 @@ pub fn stream(a: StreamArgs) -> i32 {
                 .into(),
         );
     }
+    if let Some(s) = store.as_mut() {
+        crate::record::save_single(s, &c.store, &doc, &[]);
+    }
     let out = if text {
         let Body::Stream { summary, .. } = &doc.body else {
             unreachable!("built above")
         };
-        let mut t = stackmeter_results::stream_tail(&params, summary.as_ref());
+        let mut t = stackmeter_results::stream_tail(&params, summary.as_deref());
         stackmeter_results::trailer(&mut t, &doc);
         t
     } else if json_lines {
@@ -206,6 +213,7 @@ pub fn udp_max(a: UdpMaxArgs) -> i32 {
                 result: o.result,
             },
             o.error,
+            Vec::new(),
         )
     })
 }

@@ -11,6 +11,10 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
+#[path = "suite/load.rs"]
+mod load;
+#[path = "store/mod.rs"]
+mod store;
 #[path = "suite/throughput.rs"]
 mod throughput;
 
@@ -28,9 +32,15 @@ impl Server {
     }
 
     fn start_on(listen: &str, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--listen", listen])
-            .args(extra)
+        let mut cmd = stackmeter();
+        cmd.args(["serve", "--listen", listen]).args(extra);
+        Self::spawn(cmd)
+    }
+
+    /// Starts `cmd` (a `stackmeter serve`, perhaps wrapped) and waits for
+    /// the address it prints.
+    fn spawn(mut cmd: Command) -> Server {
+        let mut child = cmd
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -79,8 +89,19 @@ impl Drop for Server {
     }
 }
 
+/// The binary, storing into a results store of the test run (never the
+/// user's own).
+fn stackmeter() -> Command {
+    let mut c = Command::new(BIN);
+    c.env(
+        "STACKMETER_DB",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/tests-results.db"),
+    );
+    c
+}
+
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("stackmeter runs")
+    stackmeter().args(args).output().expect("stackmeter runs")
 }
 
 fn json_of(out: &Output) -> Value {
@@ -381,7 +402,7 @@ fn client_vanishing_mid_reply_frees_its_session() {
 fn responder_gone_mid_test_is_exit_5_with_partial_rows() {
     let mut srv = Server::start(&[]);
     let target = srv.target();
-    let client = Command::new(BIN)
+    let client = stackmeter()
         .args([
             "rr", &target, "--sizes", "1:1,1:1M", "-n", "1000000", "--warmup", "0", "--json",
         ])
@@ -529,7 +550,7 @@ fn many_clients_at_once_each_get_their_own_session() {
                 1 => ("crr", vec!["-n", "100"]),
                 _ => ("ping", vec!["-c", "300"]),
             };
-            Command::new(BIN)
+            stackmeter()
                 .arg(test)
                 .arg(&target)
                 .args(args)
@@ -564,19 +585,20 @@ fn udp_counter_deltas(text: &str) -> (i64, i64) {
     (d("InDatagrams"), d("OutDatagrams"))
 }
 
-#[test]
-fn ping_counts_agree_with_the_kernels_udp_counters() {
-    // A private network namespace, so no other test's traffic is counted.
+/// Runs `stackmeter ARGS --json` alone in a new network namespace and
+/// returns its document with the kernel's UDP counter changes over the run
+/// (InDatagrams, OutDatagrams); None (after a visible skip) without root.
+fn in_private_netns(test: &str, args: &str) -> Option<(Value, i64, i64)> {
     let probe = Command::new("unshare").args(["-n", "true"]).output();
     if !matches!(probe, Ok(ref o) if o.status.success()) {
-        eprintln!("SKIP ping_counts_agree_with_the_kernels_udp_counters: needs root and unshare(1)");
-        return;
+        eprintln!("SKIP {test}: needs root and unshare(1)");
+        return None;
     }
-    let dir = std::env::temp_dir().join(format!("stackmeter-snmp-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("stackmeter-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let json_path = dir.join("ping.json");
+    let json_path = dir.join("out.json");
     let script = format!(
-        "ip link set lo up && grep '^Udp:' /proc/net/snmp && '{BIN}' ping -c 1000 --warmup 10 --json > '{}' && grep '^Udp:' /proc/net/snmp",
+        "ip link set lo up && grep '^Udp:' /proc/net/snmp && '{BIN}' {args} --json > '{}' && grep '^Udp:' /proc/net/snmp",
         json_path.display()
     );
     let out = Command::new("unshare")
@@ -586,10 +608,19 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+    let (in_d, out_d) = udp_counter_deltas(&String::from_utf8_lossy(&out.stdout));
+    Some((doc, in_d, out_d))
+}
+
+#[test]
+fn ping_counts_agree_with_the_kernels_udp_counters() {
+    // A private network namespace, so no other test's traffic is counted.
+    let Some((doc, in_d, out_d)) = in_private_netns("ping-snmp", "ping -c 1000 --warmup 10") else {
+        return;
+    };
     let r = &doc["results"][0];
     let (sent, received) = (r["sent"].as_i64().unwrap(), r["received"].as_i64().unwrap());
     let warmup = doc["params"]["warmup"].as_i64().unwrap();
-    let (in_d, out_d) = udp_counter_deltas(&String::from_utf8_lossy(&out.stdout));
     // Client and embedded responder share the namespace: every datagram is
     // sent once by each side and received once by each side.
     assert_eq!(out_d, 2 * (sent + warmup), "kernel OutDatagrams vs stackmeter sent");
@@ -599,3 +630,11 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
         "kernel InDatagrams vs stackmeter received"
     );
 }
+
+// The same client test set against the C99 responder (responder/).
+#[path = "suite/c_responder.rs"]
+mod c_responder;
+
+// `stackmeter lab` (root only).
+#[path = "suite/lab.rs"]
+mod lab;

@@ -2,7 +2,7 @@
 //! "connection establish latency").
 
 use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
-use crate::{summary_us, ClientError, Outcome};
+use crate::{summary_us, ClientError, Outcome, RowHistogram};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{CrrParams, CrrResult};
 use stackmeter_stats::Recorder;
@@ -15,18 +15,31 @@ use std::time::{Duration, Instant};
 /// close are timed.
 pub fn crr(addr: SocketAddr, spec: &CrrParams) -> Outcome<CrrResult> {
     match run(addr, spec) {
-        Ok(r) => Outcome {
+        Ok((r, connect, total)) => Outcome {
             rows: vec![r],
             error: None,
+            histograms: vec![
+                RowHistogram {
+                    row: 0,
+                    metric: "connect_us",
+                    ns: connect,
+                },
+                RowHistogram {
+                    row: 0,
+                    metric: "transaction_us",
+                    ns: total,
+                },
+            ],
         },
         Err(e) => Outcome {
             rows: vec![],
             error: Some(e),
+            histograms: vec![],
         },
     }
 }
 
-fn run(addr: SocketAddr, spec: &CrrParams) -> Result<CrrResult, ClientError> {
+fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
     let timeout = Duration::from_millis(spec.timeout_ms);
     let h = SessionHeader {
         mode: Mode::Crr,
@@ -66,7 +79,7 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<CrrResult, ClientError> {
         what: "no timed connection (iterations is 0)".into(),
     };
     let wall = start.map(|s| end.duration_since(s).as_secs_f64()).unwrap_or(0.0);
-    Ok(CrrResult {
+    let row = CrrResult {
         req_bytes: spec.req_bytes,
         resp_bytes: spec.resp_bytes,
         samples: total_rec.count(),
@@ -78,5 +91,6 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<CrrResult, ClientError> {
         } else {
             0.0
         },
-    })
+    };
+    Ok((row, connect_rec, total_rec))
 }

@@ -15,6 +15,8 @@ mod conn;
 mod control;
 mod crr;
 mod error;
+mod load;
+mod open_rr;
 mod pace;
 mod ping;
 mod rr;
@@ -24,6 +26,8 @@ mod udpmax;
 
 pub use crr::crr;
 pub use error::ClientError;
+pub use load::{load, LoadOutcome};
+pub use open_rr::{rr_open, schedule};
 pub use ping::ping;
 pub use rr::rr;
 pub use stream::{stream, StreamOutcome};
@@ -40,6 +44,20 @@ pub struct Outcome<T> {
     pub rows: Vec<T>,
     /// Why the test stopped early.
     pub error: Option<ClientError>,
+    /// The full distribution behind each finished row's figures, in
+    /// nanoseconds (for the results store and reports).
+    pub histograms: Vec<RowHistogram>,
+}
+
+/// Every sample behind one figure of one row.
+#[derive(Debug)]
+pub struct RowHistogram {
+    /// Index of the row in [`Outcome::rows`].
+    pub row: usize,
+    /// The JSON key of the figure it backs (`rtt_us`, `connect_us`, ...).
+    pub metric: &'static str,
+    /// The samples, nanoseconds.
+    pub ns: Recorder,
 }
 
 /// Nanosecond samples summarised in microseconds.

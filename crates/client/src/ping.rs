@@ -8,7 +8,7 @@
 //! never delays the next send.
 
 use crate::error::is_timeout;
-use crate::{levels, summary_us, ClientError, Outcome};
+use crate::{levels, summary_us, ClientError, Outcome, RowHistogram};
 use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS, HEADER_LEN};
 use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};
@@ -29,6 +29,7 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
             return Outcome {
                 rows: vec![],
                 error: Some(e),
+                histograms: vec![],
             }
         }
     };
@@ -49,7 +50,21 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
         }),
         Ok(()) => None,
     };
-    Outcome { rows: vec![row], error }
+    let mut histograms = Vec::new();
+    for (metric, rec) in [("rtt_us", &st.rtt), ("server_us", &st.server)] {
+        if rec.count() > 0 {
+            histograms.push(RowHistogram {
+                row: 0,
+                metric,
+                ns: rec.clone(),
+            });
+        }
+    }
+    Outcome {
+        rows: vec![row],
+        error,
+        histograms,
+    }
 }
 
 struct State<'a> {

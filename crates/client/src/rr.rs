@@ -1,7 +1,7 @@
 //! rr: request/response over one TCP connection per size pair (seed 000).
 
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
-use crate::{levels, summary_us, ClientError, Outcome};
+use crate::{levels, summary_us, ClientError, Outcome, RowHistogram};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
@@ -13,13 +13,31 @@ use std::time::{Duration, Instant};
 /// the rows already measured.
 pub fn rr(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
     let mut rows = Vec::new();
+    let mut histograms = Vec::new();
     for pair in &spec.sizes {
         match one(addr, *pair, spec) {
-            Ok(r) => rows.push(r),
-            Err(e) => return Outcome { rows, error: Some(e) },
+            Ok((r, ns)) => {
+                histograms.push(RowHistogram {
+                    row: rows.len(),
+                    metric: "rtt_us",
+                    ns,
+                });
+                rows.push(r)
+            }
+            Err(e) => {
+                return Outcome {
+                    rows,
+                    error: Some(e),
+                    histograms,
+                }
+            }
         }
     }
-    Outcome { rows, error: None }
+    Outcome {
+        rows,
+        error: None,
+        histograms,
+    }
 }
 
 /// One request/response exchange: the measured path.
@@ -29,7 +47,7 @@ fn exchange(s: &mut TcpStream, req: &[u8], resp: u64, rx: &mut [u8]) -> io::Resu
     recv_exact(s, resp, rx)
 }
 
-fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<RrResult, ClientError> {
+fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: pair.req,
@@ -60,7 +78,7 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<RrResult, Cl
         end = t1;
     }
     let wall = end.duration_since(start).as_secs_f64();
-    Ok(RrResult {
+    let row = RrResult {
         req_bytes: pair.req,
         resp_bytes: pair.resp,
         samples: rec.count(),
@@ -71,5 +89,10 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<RrResult, Cl
         })?,
         tps: if wall > 0.0 { rec.count() as f64 / wall } else { 0.0 },
         levels: levels(&rec),
-    })
+        requested_rate: None,
+        achieved_rate: None,
+        send_lag_us: None,
+        late_sends: None,
+    };
+    Ok((row, rec))
 }

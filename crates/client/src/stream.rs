@@ -125,11 +125,16 @@ fn run(
         parallel * (p.direction.up() as usize + p.direction.down() as usize)
     };
     let go = Arc::new(Barrier::new(n_threads + 1));
+    let st = Start {
+        shared: &shared,
+        go: &go,
+        cpu,
+    };
     let mut senders = Vec::new();
     let mut receivers = Vec::new();
     for i in 0..parallel {
         if p.udp {
-            senders.push(udp_sender(addr, p, control.test_id, i as u16, &shared, &go, cpu)?);
+            senders.push(udp_sender(addr, p, control.test_id, i as u16, &st)?);
             continue;
         }
         if p.direction.up() {
@@ -143,12 +148,12 @@ fn run(
                     ))
                 })?;
             }
-            senders.push(tcp_sender(s, addr, p.length as usize, p.zerocopy, &shared, &go, cpu)?);
+            senders.push(tcp_sender(s, addr, p.length as usize, p.zerocopy, &st)?);
         }
         if p.direction.down() {
             let h = SessionHeader::data(Mode::Source, control.test_id, p.length);
             let s = open_session(addr, &h, timeout)?;
-            receivers.push(tcp_receiver(s, addr, p.length as usize, &shared, &go, cpu)?);
+            receivers.push(tcp_receiver(s, addr, p.length as usize, &st)?);
         }
     }
     // The first mark is taken before any worker moves a byte, so the start
@@ -447,18 +452,49 @@ fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-fn pin(cpu: Option<usize>) {
-    if let Some(c) = cpu {
-        // Already checked by the caller on the measuring thread.
-        let _ = stackmeter_sys::pin_current_thread(c);
-    }
+/// What every worker thread starts from.
+struct Start<'a> {
+    shared: &'a Arc<Shared>,
+    go: &'a Arc<Barrier>,
+    cpu: Option<usize>,
 }
 
-fn spawn(name: &str, f: impl FnOnce() -> CpuTime + Send + 'static) -> Result<JoinHandle<CpuTime>, ClientError> {
-    std::thread::Builder::new()
+/// Starts a worker thread: pinned, with its own byte and datagram
+/// counters; `body` prepares its buffers, waits at the barrier, moves data
+/// until done. The thread's CPU time is its result.
+fn worker(
+    name: &str,
+    st: &Start,
+    tcp: Option<TcpStream>,
+    body: impl FnOnce(&Shared, &Barrier, &Counter, &Counter) + Send + 'static,
+) -> Result<Worker, ClientError> {
+    let bytes = Arc::new(Counter::default());
+    let datagrams = Arc::new(Counter::default());
+    let (b, d, sh, go, cpu) = (
+        bytes.clone(),
+        datagrams.clone(),
+        st.shared.clone(),
+        st.go.clone(),
+        st.cpu,
+    );
+    let handle = std::thread::Builder::new()
         .name(format!("stackmeter-{name}"))
-        .spawn(f)
-        .map_err(ClientError::Local)
+        .spawn(move || {
+            if let Some(c) = cpu {
+                // Already checked by the caller on the measuring thread.
+                let _ = stackmeter_sys::pin_current_thread(c);
+            }
+            let c0 = thread_cpu();
+            body(&sh, &go, &b, &d);
+            thread_cpu().since(c0)
+        })
+        .map_err(ClientError::Local)?;
+    Ok(Worker {
+        bytes,
+        datagrams,
+        handle,
+        tcp,
+    })
 }
 
 /// A TCP sender: writes `length` bytes per call until told to stop, then
@@ -468,34 +504,31 @@ fn tcp_sender(
     addr: SocketAddr,
     length: usize,
     zerocopy: bool,
-    shared: &Arc<Shared>,
-    go: &Arc<Barrier>,
-    cpu: Option<usize>,
+    st: &Start,
 ) -> Result<Worker, ClientError> {
-    let bytes = Arc::new(Counter::default());
-    let (b, sh, go) = (bytes.clone(), shared.clone(), go.clone());
-    let (zc_out, zc_copied) = (shared.zc_completed.clone(), shared.zc_copied.clone());
     let dup = s.try_clone().ok();
-    let handle = spawn("send", move || {
-        pin(cpu);
+    let (zc_out, zc_copied) = (st.shared.zc_completed.clone(), st.shared.zc_copied.clone());
+    worker("send", st, dup, move |sh, go, b, _| {
         let mut buf = AlignedBuf::new(length);
         stackmeter_proto::pattern::fill(0, buf.bytes_mut());
-        go.wait();
-        let c0 = thread_cpu();
         let data = buf.bytes();
         let fd = s.as_raw_fd();
         let mut sends = 0u64;
         let mut zc = stackmeter_sys::ZerocopyDone::default();
+        let reap = |zc: &mut stackmeter_sys::ZerocopyDone| {
+            let d = stackmeter_sys::drain_zerocopy(fd);
+            zc.completed += d.completed;
+            zc.copied += d.copied;
+        };
+        go.wait();
         while !sh.stop.load(Ordering::Relaxed) {
             // With MSG_ZEROCOPY the buffer is never written again, so
             // sending it again before its completion arrives is safe; the
             // completions are read now and then so they don't pile up.
             let r = if zerocopy {
                 sends += 1;
-                if sends % 64 == 0 {
-                    let d = stackmeter_sys::drain_zerocopy(fd);
-                    zc.completed += d.completed;
-                    zc.copied += d.copied;
+                if sends.is_multiple_of(64) {
+                    reap(&mut zc);
                 }
                 stackmeter_sys::send_zerocopy(fd, data)
             } else {
@@ -517,39 +550,19 @@ fn tcp_sender(
         let mut sink = [0u8; 64];
         let _ = s.read(&mut sink);
         if zerocopy {
-            let d = stackmeter_sys::drain_zerocopy(fd);
-            zc.completed += d.completed;
-            zc.copied += d.copied;
+            reap(&mut zc);
             zc_out.0.fetch_add(zc.completed, Ordering::Relaxed);
             zc_copied.0.fetch_add(zc.copied, Ordering::Relaxed);
         }
-        thread_cpu().since(c0)
-    })?;
-    Ok(Worker {
-        bytes,
-        datagrams: Arc::new(Counter::default()),
-        handle,
-        tcp: dup,
     })
 }
 
 /// A TCP receiver: reads `length` bytes per call until end of stream.
-fn tcp_receiver(
-    mut s: TcpStream,
-    addr: SocketAddr,
-    length: usize,
-    shared: &Arc<Shared>,
-    go: &Arc<Barrier>,
-    cpu: Option<usize>,
-) -> Result<Worker, ClientError> {
-    let bytes = Arc::new(Counter::default());
-    let (b, sh, go) = (bytes.clone(), shared.clone(), go.clone());
-    let handle = spawn("recv", move || {
-        pin(cpu);
+fn tcp_receiver(mut s: TcpStream, addr: SocketAddr, length: usize, st: &Start) -> Result<Worker, ClientError> {
+    worker("recv", st, None, move |sh, go, b, _| {
         let mut buf = AlignedBuf::new(length);
-        go.wait();
-        let c0 = thread_cpu();
         let data = buf.bytes_mut();
+        go.wait();
         loop {
             match s.read(data) {
                 Ok(0) => break,
@@ -568,48 +581,21 @@ fn tcp_receiver(
                 }
             }
         }
-        thread_cpu().since(c0)
-    })?;
-    Ok(Worker {
-        bytes,
-        datagrams: Arc::new(Counter::default()),
-        handle,
-        tcp: None,
     })
 }
 
 /// A paced UDP sender for stream `index` of the test.
-fn udp_sender(
-    addr: SocketAddr,
-    p: &StreamParams,
-    test_id: u32,
-    index: u16,
-    shared: &Arc<Shared>,
-    go: &Arc<Barrier>,
-    cpu: Option<usize>,
-) -> Result<Worker, ClientError> {
+fn udp_sender(addr: SocketAddr, p: &StreamParams, test_id: u32, index: u16, st: &Start) -> Result<Worker, ClientError> {
     let sock = udp_socket(addr, Duration::from_millis(p.timeout_ms))?;
     let pps = p.rate_pps.unwrap_or(f64::INFINITY) / p.parallel as f64;
     let length = (p.length as usize).max(HEADER_LEN);
-    let bytes = Arc::new(Counter::default());
-    let datagrams = Arc::new(Counter::default());
-    let (b, d, sh, go) = (bytes.clone(), datagrams.clone(), shared.clone(), go.clone());
-    let handle = spawn("udp-send", move || {
-        pin(cpu);
+    worker("udp-send", st, None, move |sh, go, b, d| {
         stackmeter_sys::tight_timers();
         let mut tx = UdpTx::new(sock, test_id, index, length);
         go.wait();
-        let c0 = thread_cpu();
-        if let Err(e) = tx.send_paced(pps, None, &sh.stop, &b, &d) {
+        if let Err(e) = tx.send_paced(pps, None, &sh.stop, b, d) {
             sh.fail(lost(addr, "sending UDP stream datagrams", &e));
         }
-        thread_cpu().since(c0)
-    })?;
-    Ok(Worker {
-        bytes,
-        datagrams,
-        handle,
-        tcp: None,
     })
 }
 

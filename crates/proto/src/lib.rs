@@ -13,6 +13,8 @@
 //!   with a code and a reason);
 //! - [`udp`]: the header every UDP datagram carries, and the pure echo rule;
 //! - [`pattern`]: the deterministic payload bytes a client can verify;
+//! - [`objects`]: object mode (16), LIST and FETCH of a catalogue, the object
+//!   pattern and CRC-32;
 //! - [`control`]: the records of a throughput test's control session;
 //! - [`stream`]: receive-side loss, duplicate, reordering and jitter
 //!   counters of a UDP stream.
@@ -20,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod control;
+pub mod objects;
 pub mod pattern;
 pub mod session;
 pub mod status;

@@ -298,3 +298,67 @@ proptest! {
         prop_assert_eq!(SessionHeader::parse(&h.emit()), Ok(h));
     }
 }
+
+#[test]
+fn object_mode_vectors() {
+    use stackmeter_proto::objects::{self as obj, Catalogue, Op, Request, Response};
+    let v = vectors();
+    let o = &v["objects"];
+    let h = hex(o["header_hex"].as_str().unwrap());
+    assert_eq!(obj::emit_header().to_vec(), h);
+    assert_eq!(obj::parse_header(&h), Ok(()));
+    for r in o["requests"].as_array().unwrap() {
+        let b = hex(r["hex"].as_str().unwrap());
+        let name = r["name"].as_str().unwrap();
+        match Request::parse(&b) {
+            Ok(q) => {
+                assert_eq!(r["valid"], true, "{name}");
+                let op = if q.op == Op::List { "list" } else { "fetch" };
+                assert_eq!(r["op"], op, "{name}");
+                assert_eq!(r["name_len"], q.name_len, "{name}");
+                let mut out = [0u8; 300];
+                let n = obj::emit_request(q.op, &b[4..], &mut out).unwrap();
+                assert_eq!(out[..n].to_vec(), b, "{name}");
+            }
+            Err(_) => {
+                assert_eq!(r["valid"], false, "{name}");
+                assert_eq!(r["code"], obj::CODE_BAD_REQUEST, "{name}");
+            }
+        }
+    }
+    let resps = o["responses"].as_array().unwrap();
+    let b = hex(resps[0]["hex"].as_str().unwrap());
+    let head = Response::parse(&b).unwrap();
+    assert_eq!((head.code, head.len as usize), (0, b.len() - 12));
+    assert_eq!(head.emit().to_vec(), b[..12].to_vec());
+    let c = Catalogue::parse(&b[12..]).unwrap();
+    for (e, want) in c.entries().zip(resps[0]["entries"].as_array().unwrap()) {
+        assert_eq!(want["name"], String::from_utf8_lossy(e.name).as_ref());
+        assert_eq!(want["size"], e.size);
+        assert_eq!(want["crc32"], e.crc32);
+        assert_eq!(want["pattern"], e.is_pattern());
+    }
+    let nf = hex(resps[1]["hex"].as_str().unwrap());
+    assert_eq!(Response::parse(&nf).unwrap().code, obj::CODE_NOT_FOUND);
+    for s in o["pattern"]["samples"].as_array().unwrap() {
+        let want = hex(s["hex"].as_str().unwrap());
+        let mut got = vec![0u8; want.len()];
+        obj::fill(s["k"].as_u64().unwrap(), s["offset"].as_u64().unwrap(), &mut got);
+        assert_eq!(got, want);
+    }
+    for s in o["crc32"]["samples"].as_array().unwrap() {
+        assert_eq!(obj::crc32(s["ascii"].as_str().unwrap().as_bytes()), s["crc32"]);
+    }
+}
+
+proptest! {
+    #[test]
+    fn object_parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = stackmeter_proto::objects::Request::parse(&bytes);
+        let _ = stackmeter_proto::objects::Response::parse(&bytes);
+        if let Ok(c) = stackmeter_proto::objects::Catalogue::parse(&bytes) {
+            prop_assert_eq!(c.entries().count(), c.len());
+        }
+        let _ = stackmeter_proto::objects::parse_header(&bytes);
+    }
+}

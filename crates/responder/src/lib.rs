@@ -13,11 +13,14 @@
 //! The number of sessions is capped (`max_sessions`).
 
 mod log;
+mod monitor;
+mod objects;
 mod stream;
 mod tcp;
 mod udp;
 
 pub use log::Log;
+pub use objects::{ObjectSource, DEFAULT_SIZES, MAX_SYNTHETIC_BYTES};
 
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
@@ -53,6 +56,8 @@ pub struct Config {
     pub cpu: Option<usize>,
     /// Where the one-line event log goes.
     pub log: Log,
+    /// Object mode's catalogue (mode 16); off unless asked for.
+    pub objects: ObjectSource,
 }
 
 impl Default for Config {
@@ -65,6 +70,7 @@ impl Default for Config {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             cpu: None,
             log: Log::Stderr,
+            objects: ObjectSource::Off,
         }
     }
 }
@@ -86,6 +92,12 @@ pub struct Counters {
     pub udp_dropped: AtomicU64,
     /// Lingering closes after busy refusals running now.
     pub lingering: AtomicUsize,
+    /// Most TCP sessions running at once since start.
+    pub peak: AtomicUsize,
+    /// Object-mode requests answered (added when each session ends).
+    pub object_requests: AtomicU64,
+    /// Object bytes sent (added when each session ends).
+    pub object_bytes: AtomicU64,
 }
 
 /// A started responder. Its threads run until the process exits.
@@ -104,6 +116,8 @@ pub(crate) struct Shared {
     /// Response bytes: sessions send from this one read-only buffer, in
     /// chunks, so a 64 MiB response costs no per-session memory.
     pub tx: stackmeter_sys::AlignedBuf,
+    /// Object mode's catalogue, if enabled.
+    pub store: Option<objects::Store>,
     /// Open throughput tests.
     pub tests: stream::Tests,
 }
@@ -122,10 +136,15 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     let mut tx = stackmeter_sys::AlignedBuf::new(CHUNK);
     stackmeter_proto::pattern::fill(0, tx.bytes_mut());
     let counters = Arc::new(Counters::default());
+    let store = objects::Store::build(&cfg.objects, cfg.log)?;
+    if let Some(s) = &store {
+        cfg.log.line(format_args!("objects: {} in the catalogue", s.len()));
+    }
     let shared = Arc::new(Shared {
         cfg: cfg.clone(),
         counters: counters.clone(),
         tx,
+        store,
         tests: stream::Tests::default(),
     });
     let mut bound = Vec::new();
@@ -141,6 +160,10 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
         spawn("accept", move || tcp::accept_loop(tcp, s))?;
         let s = shared.clone();
         spawn("udp", move || udp::echo_loop(udp, s))?;
+    }
+    if cfg.log == Log::Stderr {
+        let s = shared.clone();
+        spawn("monitor", move || monitor::run(&s))?;
     }
     Ok(Responder { local, counters })
 }
@@ -181,8 +204,16 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
     Ok(s.into())
 }
 
+/// Receive buffer asked for on the UDP socket: a UDP stream at a few
+/// hundred thousand datagrams per second outruns the 208 KiB default
+/// during a scheduling hiccup of a millisecond. The kernel caps it at
+/// net.core.rmem_max.
+const UDP_RCVBUF: usize = 4 << 20;
+
 fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     let s = socket_for(addr, Type::DGRAM, Protocol::UDP)?;
+    // Best effort: a smaller buffer is still a working responder.
+    let _ = s.set_recv_buffer_size(UDP_RCVBUF);
     s.bind(&addr.into())?;
     Ok(s.into())
 }

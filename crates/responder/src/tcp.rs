@@ -39,6 +39,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             refuse_quick(stream, peer, Refusal::Busy, &reason, &shared);
             continue;
         }
+        shared.counters.peak.fetch_max(active + 1, Ordering::Relaxed);
         let s = shared.clone();
         let spawned = spawn("session", move || {
             s.pin();
@@ -79,7 +80,7 @@ fn refuse_quick(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str,
 }
 
 /// Refuses from a session thread: the record, then a lingering close.
-fn refuse(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
+pub(crate) fn refuse(stream: TcpStream, peer: SocketAddr, why: Refusal, reason: &str, shared: &Shared) {
     send_refusal(&stream, peer, why, reason, shared);
     linger_close(stream);
 }
@@ -161,6 +162,7 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let header = match read_header(&mut stream, &mut hdr, deadline) {
         Ok(h) => h,
         Err(HeaderFail::Refuse(why, reason)) => return refuse(stream, peer, why, &reason, shared),
+        Err(HeaderFail::Objects) => return crate::objects::run(stream, peer, shared),
         Err(HeaderFail::Gone(what)) => {
             Shared::bump(&shared.counters.aborted);
             return log.line(format_args!("{peer}: {what} before the session header was complete"));
@@ -218,6 +220,8 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
 enum HeaderFail {
     Refuse(Refusal, String),
     Gone(String),
+    /// A valid object-mode header (mode 16): not a rr/crr session.
+    Objects,
 }
 
 fn read_header(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<SessionHeader, HeaderFail> {
@@ -240,6 +244,10 @@ fn read_header(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Res
     let len = prefix.header_len as usize;
     if len > PREFIX_LEN {
         read_by(stream, &mut buf[PREFIX_LEN..len], deadline).map_err(short)?;
+    }
+    if prefix.mode == stackmeter_proto::objects::MODE {
+        stackmeter_proto::objects::parse_header(&buf[..len]).map_err(refuse)?;
+        return Err(HeaderFail::Objects);
     }
     SessionHeader::parse(&buf[..len]).map_err(refuse)
 }

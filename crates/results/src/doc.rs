@@ -95,6 +95,15 @@ pub enum Body {
         /// One row.
         results: Vec<PingResult>,
     },
+    /// Many clients listing and fetching objects (seed 003).
+    Load {
+        /// Parameters.
+        params: crate::LoadParams,
+        /// One entry per run.
+        results: Vec<crate::LoadRun>,
+        /// Means and intervals across runs, and merged latency.
+        summary: Option<crate::LoadSummary>,
+    },
     /// TCP or paced UDP throughput.
     Stream {
         /// Parameters.
@@ -103,7 +112,7 @@ pub enum Body {
         intervals: Vec<Interval>,
         /// Totals over the measured window; None if the test failed before
         /// its first interval.
-        summary: Option<StreamSummary>,
+        summary: Option<Box<StreamSummary>>,
     },
     /// Highest UDP rate at a loss goal.
     #[serde(rename = "udp-max")]
@@ -122,6 +131,7 @@ impl Body {
             Body::Rr { .. } => "rr",
             Body::Crr { .. } => "crr",
             Body::Ping { .. } => "ping",
+            Body::Load { .. } => "load",
             Body::Stream { .. } => "stream",
             Body::UdpMax { .. } => "udp-max",
         }
@@ -150,6 +160,23 @@ pub struct RrParams {
     pub nodelay: bool,
     /// Bound on every network wait, milliseconds.
     pub timeout_ms: u64,
+    /// Open loop: requests on a schedule, independent of the replies
+    /// (`--rate`); `None` for the closed loop (one outstanding).
+    #[serde(default)]
+    pub open_loop: Option<OpenLoopParams>,
+}
+
+/// The schedule of an open-loop rr.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpenLoopParams {
+    /// Requested requests per second, all connections together.
+    pub rate: f64,
+    /// Connections, each with its own sender and receiver thread.
+    pub connections: u32,
+    /// Length of the schedule, seconds.
+    pub time_s: f64,
+    /// "fixed" (evenly spaced, connections staggered) or "poisson".
+    pub arrival: String,
 }
 
 /// Latency figures in microseconds (a [`Summary`] of nanoseconds / 1000).
@@ -173,6 +200,20 @@ pub struct RrResult {
     pub tps: f64,
     /// Two levels in the RTT distribution, if found.
     pub levels: Option<Levels>,
+    /// Open loop: the requested rate (requests/s); `None` closed loop.
+    #[serde(default)]
+    pub requested_rate: Option<f64>,
+    /// Open loop: responses received per second of the schedule (or until
+    /// the last response, if later).
+    #[serde(default)]
+    pub achieved_rate: Option<f64>,
+    /// Open loop: how late each request left after its scheduled time.
+    #[serde(default)]
+    pub send_lag_us: Option<LatencyUs>,
+    /// Open loop: requests that left more than one per-connection interval
+    /// after their scheduled time.
+    #[serde(default)]
+    pub late_sends: Option<u64>,
 }
 
 /// Two levels in one distribution (see `stackmeter_stats::modality`).

@@ -7,6 +7,8 @@
 //! every type here deserializes too.
 
 mod doc;
+mod figures;
+mod load;
 mod text;
 mod text_throughput;
 mod throughput;
@@ -14,6 +16,8 @@ mod units;
 pub mod warnings;
 
 pub use doc::*;
+pub use figures::{figures, Figure};
+pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 pub use text::{first_line, text, trailer};
 pub use text_throughput::{interval_line, stream_head, stream_tail};
 pub use units::{format_size, utc_rfc3339};

@@ -3,7 +3,7 @@
 use crate::{format_size, Body, Document, LatencyUs};
 use std::fmt::Write;
 
-const LAT_HEAD: &str = "     min     mean      p50      p90      p99    p99.9      max   stddev";
+pub(crate) const LAT_HEAD: &str = "     min     mean      p50      p90      p99    p99.9      max   stddev";
 
 /// Renders `doc` as the terminal text the measuring command prints.
 pub fn text(doc: &Document) -> String {
@@ -18,11 +18,19 @@ pub fn text(doc: &Document) -> String {
     let mut counts = Vec::new();
     match &doc.body {
         Body::Rr { params, results } => {
-            let _ = writeln!(
-                o,
-                "{} timed + {} warm-up transactions per size, TCP_NODELAY; RTT in microseconds from the first request byte handed to the kernel to the last response byte received\n",
-                params.iterations, params.warmup
-            );
+            if let Some(ol) = &params.open_loop {
+                let _ = writeln!(
+                    o,
+                    "open loop: {:.0} requests/s over {} connection(s) for {} s ({} arrivals), {} warm-up transactions per connection, TCP_NODELAY; RTT in microseconds from each request's scheduled send time to the last response byte received\n",
+                    ol.rate, ol.connections, ol.time_s, ol.arrival, params.warmup
+                );
+            } else {
+                let _ = writeln!(
+                    o,
+                    "{} timed + {} warm-up transactions per size, TCP_NODELAY; RTT in microseconds from the first request byte handed to the kernel to the last response byte received\n",
+                    params.iterations, params.warmup
+                );
+            }
             let _ = writeln!(o, " request  response  samples{LAT_HEAD}        tps");
             for r in results {
                 let _ = writeln!(
@@ -35,6 +43,24 @@ pub fn text(doc: &Document) -> String {
                     r.tps
                 );
                 counts.push(r.samples);
+            }
+            if params.open_loop.is_some() {
+                let _ = writeln!(o);
+                for r in results {
+                    let lag = r
+                        .send_lag_us
+                        .map(|l| format!("send lag p99 {:.1} us, max {:.1} us", l.p99, l.max))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        o,
+                        " {}:{}  requested {:.0}/s, achieved {:.0}/s; {lag}; {} late send(s)",
+                        format_size(r.req_bytes as u64),
+                        format_size(r.resp_bytes as u64),
+                        r.requested_rate.unwrap_or(0.0),
+                        r.achieved_rate.unwrap_or(0.0),
+                        r.late_sends.unwrap_or(0)
+                    );
+                }
             }
         }
         Body::Crr { params, results } => {
@@ -103,6 +129,11 @@ pub fn text(doc: &Document) -> String {
                 }
             }
         }
+        Body::Load {
+            params,
+            results,
+            summary,
+        } => crate::load::text(&mut o, params, results, summary.as_ref(), &mut counts),
         Body::Stream { .. } | Body::UdpMax { .. } => {}
     }
     tail_note(&mut o, &counts);
@@ -155,7 +186,7 @@ fn num(v: f64) -> String {
     }
 }
 
-fn lat(s: &LatencyUs) -> String {
+pub(crate) fn lat(s: &LatencyUs) -> String {
     [s.min, s.mean, s.p50, s.p90, s.p99, s.p999, s.max, s.stddev]
         .iter()
         .map(|&v| num(v))

@@ -251,7 +251,7 @@ pub(crate) fn body(first_line: &str, doc: &Document) -> Option<String> {
             for i in intervals {
                 o.push_str(&interval_line(i));
             }
-            o.push_str(&stream_tail(params, summary.as_ref()));
+            o.push_str(&stream_tail(params, summary.as_deref()));
             Some(o)
         }
         Body::UdpMax { params, result } => Some(udp_max(first_line, params, result.as_ref())),

@@ -31,11 +31,37 @@ pub fn derive(doc: &Document) -> Vec<String> {
                     format_size(r.req_bytes as u64),
                     format_size(r.resp_bytes as u64)
                 );
-                out.extend(levels(name, r.levels));
+                out.extend(levels(name.clone(), r.levels));
+                if let (Some(req), Some(got)) = (r.requested_rate, r.achieved_rate) {
+                    let late = r.late_sends.unwrap_or(0);
+                    if got < 0.99 * req || late * 100 > r.samples {
+                        let lag = r
+                            .send_lag_us
+                            .map(|l| format!(", send lag p99 {:.0} us, max {:.0} us", l.p99, l.max))
+                            .unwrap_or_default();
+                        let lower = if got < 0.99 * req {
+                            " and the load was lower than asked"
+                        } else {
+                            ""
+                        };
+                        out.push(format!(
+                            "{name}: the client fell behind its schedule (requested {req:.0}/s, achieved {got:.0}/s; {late} of {} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}",
+                            r.samples
+                        ));
+                    }
+                }
             }
         }
         Body::Crr { .. } => {}
-        Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_ref())),
+        Body::Load { results, .. } => {
+            let errors: u64 = results.iter().map(|r| r.errors).sum();
+            if errors > 0 {
+                out.push(format!(
+                    "{errors} request(s) failed (wrong bytes, an error answer, or a broken connection): the rates count only what arrived"
+                ));
+            }
+        }
+        Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_deref())),
         Body::UdpMax { result, .. } => {
             if let Some(r) = result {
                 if !r.converged {

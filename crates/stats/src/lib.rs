@@ -10,11 +10,14 @@
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
 //! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch).
 
+pub mod interval;
 pub mod mlr;
 pub mod modality;
 mod recorder;
+pub mod serial;
 mod summary;
 
+pub use interval::{mean_ci95, Interval};
 pub use modality::{bimodal, Modes};
 pub use recorder::Recorder;
 pub use summary::Summary;

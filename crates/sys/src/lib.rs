@@ -5,7 +5,10 @@
 //! fine-grained waits (`ppoll`, timer slack),
 //! and describing the host
 //! (name, kernel, CPU model) so every result says where it was measured.
-//! The rest of stackmeter has no `unsafe`; it all lives in this file.
+//! The rest of stackmeter has no `unsafe`; it all lives in this file
+//! and in `interrupt.rs` (Ctrl-C as a flag).
+
+pub mod interrupt;
 
 use std::io;
 
@@ -349,6 +352,31 @@ pub fn tight_timers() {
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
+}
+
+/// Raises this process's soft limit on open files to its hard limit (a
+/// responder holding 10,000 connections needs a descriptor each; the usual
+/// soft limit is 1024). Returns the soft limit before and after.
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+pub fn raise_nofile() -> io::Result<(u64, u64)> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let before = r.rlim_cur as u64;
+    if r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: r is a valid rlimit; the soft limit is within the hard one.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok((before, r.rlim_cur as u64))
 }
 
 /// Where a measurement ran.

@@ -176,27 +176,11 @@ fn udp_stream_counts_loss_at_the_target() {
 
 #[test]
 fn udp_stream_agrees_with_the_kernels_udp_counters() {
-    let probe = Command::new("unshare").args(["-n", "true"]).output();
-    if !matches!(probe, Ok(ref o) if o.status.success()) {
-        eprintln!("SKIP udp_stream_agrees_with_the_kernels_udp_counters: needs root and unshare(1)");
+    let args = "stream --udp --rate 20kpps --length 200 --time 1";
+    let Some((doc, in_d, out_d)) = in_private_netns("udp-stream-snmp", args) else {
         return;
-    }
-    let dir = std::env::temp_dir().join(format!("stackmeter-udpstream-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json_path = dir.join("stream.json");
-    let script = format!(
-        "ip link set lo up && grep '^Udp:' /proc/net/snmp && '{BIN}' stream --udp --rate 20kpps --length 200 --time 1 --json > '{}' && grep '^Udp:' /proc/net/snmp",
-        json_path.display()
-    );
-    let out = Command::new("unshare")
-        .args(["-n", "sh", "-c", &script])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    };
     let udp = &doc["summary"]["udp"];
-    let (in_d, out_d) = udp_counter_deltas(&String::from_utf8_lossy(&out.stdout));
     // Stream datagrams are never answered: the kernel sent what the client
     // sent and delivered what the responder counted.
     assert_eq!(
@@ -294,7 +278,7 @@ fn data_session_for_an_unknown_test_is_refused_by_name() {
 #[test]
 fn responder_killed_mid_stream_is_exit_5_with_the_intervals_so_far() {
     let mut srv = Server::start(&[]);
-    let child = Command::new(BIN)
+    let child = super::stackmeter()
         .args([
             "stream",
             &srv.target(),
@@ -391,7 +375,7 @@ fn data_path_goes_through_an_ld_preload_shim() {
     let srv = Server::start(&[]);
     let preloaded = |args: &[&str], name: &str| {
         let counts = dir.join(name);
-        let out = Command::new(BIN)
+        let out = super::stackmeter()
             .args(args)
             .env("LD_PRELOAD", &so)
             .env("SHIM_OUT", &counts)
@@ -520,36 +504,17 @@ impl Bottleneck {
 
     /// `stackmeter serve` inside the server namespace.
     fn serve(&self) -> Server {
-        let mut child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &self.names[2],
-                BIN,
-                "serve",
-                "--listen",
-                "198.19.2.2:24680",
-            ])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let addr = loop {
-            let line = rx
-                .recv_timeout(Duration::from_secs(10))
-                .expect("serve prints its address");
-            if let Some(a) = line.strip_prefix("stackmeter serve: listening on tcp ") {
-                break a.parse().unwrap();
-            }
-        };
-        Server { child, addr, log: rx }
+        let mut cmd = Command::new("ip");
+        cmd.args([
+            "netns",
+            "exec",
+            &self.names[2],
+            BIN,
+            "serve",
+            "--listen",
+            "198.19.2.2:24680",
+        ]);
+        Server::spawn(cmd)
     }
 
     /// Runs stackmeter in the client namespace.
@@ -641,6 +606,7 @@ fn accuracy_through_a_100_mbit_bottleneck() {
         "udp-max found {wire} Mbit/s on the wire: {}",
         m["result"]
     );
+    eprintln!("100 Mbit/s tbf: TCP goodput {goodput:.1} Mbit/s, UDP at 150% lost {ratio:.3}, udp-max {wire:.1} Mbit/s of frames");
     drop(srv);
 }
 

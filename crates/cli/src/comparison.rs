@@ -1,0 +1,378 @@
+//! The comparison of two sets of stored tests as one typed value, and its
+//! text, Markdown and JSON renderings (HTML lives with the report). Used by
+//! `compare`, by `suite` (which prints it at the end) and by `show` of a
+//! suite run.
+
+use serde::Serialize;
+use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};
+use stackmeter_results::{figures, Document};
+use std::fmt::Write;
+
+/// How the verdicts were reached, printed under every comparison.
+pub const METHOD: &str = "each repetition gives one figure per row; A and B are the medians over repetitions; \
+the 95% CI of B/A is a bootstrap of the ratio of medians (2000 resamples, fixed seed); \
+p is the two-sided Mann-Whitney U test (normal approximation, tie-corrected); \
+a row is faster or slower only when the CI excludes 1 and p < 0.05, else \"~ no significant difference\"; \
+4 or more repetitions per side are needed for a verdict; \
+the overall interval of the geometric mean resamples every row's repetitions (bootstrap, 2000 resamples)";
+
+/// One side of a comparison: a name and its documents (one per repetition).
+pub struct Side<'a> {
+    /// How the side is named in the output (a label or "run N").
+    pub name: String,
+    /// Its documents, any test types.
+    pub docs: Vec<&'a Document>,
+}
+
+/// The comparison.
+#[derive(Serialize)]
+pub struct Comparison {
+    /// Baseline name.
+    pub a: String,
+    /// Candidate name.
+    pub b: String,
+    /// Latency statistic compared per repetition ("mean", "p50", "p99").
+    pub metric: String,
+    /// The method, in words.
+    pub method: String,
+    /// One section per test and figure.
+    pub sections: Vec<Section>,
+    /// Across every row of every section.
+    pub summary: Option<Summary>,
+    /// Things to know (rows only one side has, convergence not reached).
+    pub notes: Vec<String>,
+}
+
+/// Rows of one figure of one test.
+#[derive(Serialize)]
+pub struct Section {
+    /// Test name ("rr").
+    pub test: String,
+    /// Plan step, if any.
+    pub step: String,
+    /// "rtt", "connect", "rate", ...
+    pub series: String,
+    /// "mean", "p50", "p99", "value".
+    pub stat: String,
+    /// Unit of the values.
+    pub unit: String,
+    /// True for times.
+    pub lower_is_better: bool,
+    /// The rows.
+    pub rows: Vec<Row>,
+}
+
+/// One compared row.
+#[derive(Serialize)]
+pub struct Row {
+    /// "1 B:1 KiB", "64 B".
+    pub label: String,
+    /// The statistics.
+    #[serde(flatten)]
+    pub stats: RowStats,
+    /// Every repetition's value of A, in order.
+    pub values_a: Vec<f64>,
+    /// Every repetition's value of B, in order.
+    pub values_b: Vec<f64>,
+}
+
+type Key = (String, String, String, String); // test, step, series, stat
+
+/// (section key, unit, lower_is_better, row label) -> values, in first-seen order.
+fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, String, bool, String, Vec<f64>)> {
+    let mut out: Vec<(Key, String, bool, String, Vec<f64>)> = Vec::new();
+    for (doc, step) in docs.iter().zip(steps) {
+        for f in figures(doc) {
+            if !f.compared || !(f.stat == metric || f.stat == "value") {
+                continue;
+            }
+            let key = (
+                doc.body.test_name().to_string(),
+                step.clone(),
+                f.series.clone(),
+                f.stat.clone(),
+            );
+            match out.iter_mut().find(|e| e.0 == key && e.3 == f.row_label) {
+                Some(e) => e.4.push(f.value),
+                None => out.push((
+                    key,
+                    f.unit.clone(),
+                    f.lower_is_better,
+                    f.row_label.clone(),
+                    vec![f.value],
+                )),
+            }
+        }
+    }
+    out
+}
+
+/// Compares B against the baseline A. `steps` give each document's plan
+/// step ("" outside suites), in the same order as the side's documents.
+pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric: &str) -> Comparison {
+    let ca = collect(&a.docs, a_steps, metric);
+    let cb = collect(&b.docs, b_steps, metric);
+    let mut sections: Vec<Section> = Vec::new();
+    let mut notes = Vec::new();
+    for (key, unit, lower, label, va) in &ca {
+        let Some((.., vb)) = cb.iter().find(|e| &e.0 == key && &e.3 == label) else {
+            notes.push(format!("{} {} {}: only in {}", key.0, key.2, label, a.name));
+            continue;
+        };
+        let dir = if *lower {
+            Direction::LowerIsBetter
+        } else {
+            Direction::HigherIsBetter
+        };
+        let Some(stats) = compare(va, vb, dir) else { continue };
+        let row = Row {
+            label: label.clone(),
+            stats,
+            values_a: va.clone(),
+            values_b: vb.clone(),
+        };
+        match sections
+            .iter_mut()
+            .find(|s| (&s.test, &s.step, &s.series, &s.stat) == (&key.0, &key.1, &key.2, &key.3))
+        {
+            Some(s) => s.rows.push(row),
+            None => sections.push(Section {
+                test: key.0.clone(),
+                step: key.1.clone(),
+                series: key.2.clone(),
+                stat: key.3.clone(),
+                unit: unit.clone(),
+                lower_is_better: *lower,
+                rows: vec![row],
+            }),
+        }
+    }
+    for (key, _, _, label, _) in &cb {
+        if !ca.iter().any(|e| &e.0 == key && &e.3 == label) {
+            notes.push(format!("{} {} {}: only in {}", key.0, key.2, label, b.name));
+        }
+    }
+    let all: Vec<RowStats> = sections.iter().flat_map(|s| s.rows.iter().map(|r| r.stats)).collect();
+    let samples: Vec<(&[f64], &[f64], Direction)> = sections
+        .iter()
+        .flat_map(|s| s.rows.iter())
+        .map(|r| (&r.values_a[..], &r.values_b[..], r.stats.direction))
+        .collect();
+    let mut summary = summarize(&all);
+    if let Some(s) = summary.as_mut() {
+        s.geomean_ci = geomean_interval(&samples);
+    }
+    Comparison {
+        a: a.name.clone(),
+        b: b.name.clone(),
+        metric: metric.to_string(),
+        method: METHOD.to_string(),
+        summary,
+        sections,
+        notes,
+    }
+}
+
+impl Section {
+    /// "rr rtt mean (us, lower is better)".
+    pub fn title(&self) -> String {
+        let step = if self.step.is_empty() || self.step == self.test {
+            String::new()
+        } else {
+            format!(" [{}]", self.step)
+        };
+        let stat = if self.stat == "value" {
+            String::new()
+        } else {
+            format!(" {}", self.stat)
+        };
+        let better = if self.lower_is_better { "lower" } else { "higher" };
+        format!(
+            "{}{step}: {}{stat} per repetition, {} ({better} is better)",
+            self.test, self.series, self.unit
+        )
+    }
+}
+
+/// "72.4% faster", "12.0% slower".
+pub fn percent_words(p: f64) -> String {
+    if p >= 0.0 {
+        format!("{:.1}% faster", p)
+    } else {
+        format!("{:.1}% slower", -p)
+    }
+}
+
+/// The B vs A cell: the percentage, or "~ no significant difference".
+pub fn verdict_words(r: &RowStats) -> String {
+    match r.verdict {
+        Verdict::Faster | Verdict::Slower => percent_words(r.percent),
+        Verdict::NoSignificantDifference => "~ no significant difference".to_string(),
+        Verdict::TooFewRepetitions => format!("{} (no verdict: n < 4)", percent_words(r.percent)),
+    }
+}
+
+/// A value with a sensible number of digits.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.4e}", v)
+    } else if a >= 1000.0 {
+        format!("{:.1}", v)
+    } else if a >= 1.0 {
+        format!("{:.3}", v)
+    } else {
+        format!("{:.4}", v)
+    }
+}
+
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Cells of one row: Size, A, B, Difference, B vs A, CI, p, reps.
+fn cells(r: &Row) -> [String; 8] {
+    let s = &r.stats;
+    [
+        r.label.clone(),
+        num(s.median_a),
+        num(s.median_b),
+        if s.difference >= 0.0 {
+            format!("+{}", num(s.difference))
+        } else {
+            num(s.difference)
+        },
+        verdict_words(s),
+        format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+        p_value(s.p_value),
+        format!("{}/{}", s.n_a, s.n_b),
+    ]
+}
+
+fn headers(c: &Comparison, unit: &str) -> [String; 8] {
+    [
+        "Size".into(),
+        format!("A: {} ({unit})", c.a),
+        format!("B: {} ({unit})", c.b),
+        format!("Difference ({unit})"),
+        "B vs A".into(),
+        "95% CI of B/A".into(),
+        "p-value".into(),
+        "reps A/B".into(),
+    ]
+}
+
+/// The summary lines, shared by text and Markdown.
+pub fn summary_lines(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(s) = &c.summary {
+        // All rates: B/A as measured; otherwise times' B/A with any rate
+        // inverted (A/B), so below 1 is better throughout.
+        let (g, ci, how) = if s.all_rates {
+            (
+                1.0 / s.geomean_ratio,
+                s.geomean_ci.map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
+                "",
+            )
+        } else if s.rows > 0 && c.sections.iter().any(|x| !x.lower_is_better) {
+            (
+                s.geomean_ratio,
+                s.geomean_ci,
+                "; rates inverted (A/B) so below 1 is better",
+            )
+        } else {
+            (s.geomean_ratio, s.geomean_ci, "")
+        };
+        let spans = matches!(ci, Some((lo, hi)) if lo <= 1.0 && hi >= 1.0);
+        let ci = ci
+            .map(|(lo, hi)| format!(", 95% CI {lo:.3}-{hi:.3}"))
+            .unwrap_or_default();
+        out.push(format!(
+            "Overall, B ({}) vs A ({}): {}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
+            c.b,
+            c.a,
+            if spans { "~ no significant difference, point estimate " } else { "" },
+            percent_words(s.geomean_percent),
+            s.rows,
+        ));
+        out.push(format!(
+            "Arithmetic mean of the percentages (the \"Average\" seed 000 printed; it overweights large changes, quote the geometric mean): {}",
+            percent_words(s.mean_of_percentages)
+        ));
+    }
+    out
+}
+
+/// Plain text, seed 000's table with the statistics beside it.
+pub fn text(c: &Comparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "stackmeter compare: A = {} (baseline), B = {}", c.a, c.b);
+    for s in &c.sections {
+        let _ = writeln!(o, "\n{}", s.title());
+        let h = headers(c, &s.unit);
+        let rows: Vec<[String; 8]> = s.rows.iter().map(cells).collect();
+        let mut w = [0usize; 8];
+        for r in std::iter::once(&h).chain(rows.iter()) {
+            for (i, cell) in r.iter().enumerate() {
+                w[i] = w[i].max(cell.chars().count());
+            }
+        }
+        for r in std::iter::once(&h).chain(rows.iter()) {
+            let mut line = String::new();
+            for (i, cell) in r.iter().enumerate() {
+                if i == 0 || i == 4 {
+                    let _ = write!(line, "{:<width$}  ", cell, width = w[i]);
+                } else {
+                    let _ = write!(line, "{:>width$}  ", cell, width = w[i]);
+                }
+            }
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+    }
+    if c.sections.is_empty() {
+        let _ = writeln!(o, "\nnothing to compare: A and B have no test rows in common");
+    }
+    o.push('\n');
+    for l in summary_lines(c) {
+        let _ = writeln!(o, "{l}");
+    }
+    for n in &c.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    let _ = writeln!(o, "Method: {}.", c.method);
+    o
+}
+
+/// GitHub-flavoured Markdown.
+pub fn markdown(c: &Comparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# stackmeter compare: {} (A, baseline) vs {} (B)", c.a, c.b);
+    for s in &c.sections {
+        let _ = writeln!(o, "\n## {}\n", s.title());
+        let h = headers(c, &s.unit);
+        let _ = writeln!(o, "| {} |", h.join(" | "));
+        let _ = writeln!(o, "|{}", "---|".repeat(8));
+        for r in &s.rows {
+            let _ = writeln!(o, "| {} |", cells(r).join(" | "));
+        }
+    }
+    o.push('\n');
+    for l in summary_lines(c) {
+        let _ = writeln!(o, "{l}\n");
+    }
+    for n in &c.notes {
+        let _ = writeln!(o, "Note: {n}\n");
+    }
+    let _ = writeln!(o, "Method: {}.", c.method);
+    o
+}
+
+/// JSON.
+pub fn json(c: &Comparison) -> String {
+    // Cannot fail: plain structs, no non-string map keys.
+    serde_json::to_string_pretty(c).expect("a comparison serializes") + "\n"
+}

@@ -1,0 +1,267 @@
+//! Small SVG charts written as text: line, step and bar series on linear or
+//! logarithmic axes, with error bars. Used by the HTML report, which must
+//! work offline (no scripts or fonts fetched).
+
+use std::fmt::Write;
+
+/// Series colours, colour-blind friendly (Okabe-Ito).
+pub const COLORS: &[&str] = &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
+
+/// An axis.
+pub struct Axis {
+    pub label: String,
+    pub min: f64,
+    pub max: f64,
+    pub log: bool,
+}
+
+/// How a series is drawn.
+pub enum Kind {
+    Line,
+    /// Vertical bars from `y = base` (per point: x centre; `width` in data
+    /// units, or as the factor hi/lo on a log axis).
+    Bars {
+        width: f64,
+        base: f64,
+    },
+}
+
+/// One series.
+pub struct Series {
+    pub name: String,
+    pub color: String,
+    pub points: Vec<(f64, f64)>,
+    /// Error bars (low, high) per point, same order as `points`.
+    pub errors: Vec<(f64, f64)>,
+    pub kind: Kind,
+}
+
+/// A chart.
+pub struct Chart {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+    /// Category names for the x axis (bar charts), at x = 0, 1, 2, ...
+    pub categories: Vec<String>,
+    /// A horizontal reference line (for example ratio 1).
+    pub hline: Option<f64>,
+    /// Name written into `data-chart` (what the browser test looks for).
+    pub kind: String,
+}
+
+const W: f64 = 640.0;
+const H: f64 = 320.0;
+const L: f64 = 64.0;
+const R: f64 = 16.0;
+const T: f64 = 28.0;
+const B: f64 = 64.0;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+impl Axis {
+    fn norm(&self, v: f64) -> f64 {
+        let (a, b, v) = if self.log {
+            (self.min.max(1e-12).ln(), self.max.max(1e-12).ln(), v.max(1e-12).ln())
+        } else {
+            (self.min, self.max, v)
+        };
+        if b > a {
+            ((v - a) / (b - a)).clamp(-0.05, 1.05)
+        } else {
+            0.5
+        }
+    }
+
+    /// Tick values: 1-2-5 steps on a log axis, about 5 round steps on a linear one.
+    fn ticks(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        if self.log {
+            let mut p = 10f64.powf(self.min.max(1e-12).log10().floor());
+            while p <= self.max * 1.0001 {
+                for m in [1.0, 2.0, 5.0] {
+                    let v = p * m;
+                    if v >= self.min * 0.9999 && v <= self.max * 1.0001 {
+                        out.push(v);
+                    }
+                }
+                p *= 10.0;
+            }
+        } else {
+            let span = (self.max - self.min).max(1e-12);
+            let raw = span / 5.0;
+            let mag = 10f64.powf(raw.log10().floor());
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * mag)
+                .find(|s| *s >= raw)
+                .unwrap_or(raw);
+            let mut v = (self.min / step).ceil() * step;
+            while v <= self.max + step * 1e-9 {
+                out.push(v);
+                v += step;
+            }
+        }
+        out
+    }
+}
+
+/// A number for an axis label.
+fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", trim(v / 1e9))
+    } else if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl Chart {
+    /// The chart as an inline `<svg>` element.
+    pub fn svg(&self) -> String {
+        let pw = W - L - R;
+        let ph = H - T - B;
+        let px = |x: f64| L + self.x.norm(x) * pw;
+        let py = |y: f64| T + (1.0 - self.y.norm(y)) * ph;
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" data-chart="{}" role="img"><title>{}</title>"#,
+            esc(&self.kind),
+            esc(&self.title)
+        );
+        let _ = write!(o, r#"<text x="{}" y="18" class="t">{}</text>"#, L, esc(&self.title));
+        // Grid and ticks.
+        for v in self.y.ticks() {
+            let y = py(v);
+            let _ = write!(
+                o,
+                r#"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" class="g"/><text x="{}" y="{:.1}" class="yl">{}</text>"#,
+                L + pw,
+                L - 6.0,
+                y + 4.0,
+                tick_label(v)
+            );
+        }
+        if self.categories.is_empty() {
+            for v in self.x.ticks() {
+                let x = px(v);
+                let _ = write!(
+                    o,
+                    r#"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" class="g"/><text x="{x:.1}" y="{}" class="xl">{}</text>"#,
+                    T + ph,
+                    T + ph + 16.0,
+                    tick_label(v)
+                );
+            }
+        } else {
+            for (i, c) in self.categories.iter().enumerate() {
+                let x = px(i as f64);
+                let _ = write!(
+                    o,
+                    r#"<text x="{x:.1}" y="{}" class="xl" transform="rotate(-20 {x:.1} {})">{}</text>"#,
+                    T + ph + 16.0,
+                    T + ph + 16.0,
+                    esc(c)
+                );
+            }
+        }
+        let _ = write!(
+            o,
+            r#"<rect x="{L}" y="{T}" width="{pw}" height="{ph}" class="f"/><text x="{}" y="{}" class="al">{}</text><text transform="translate(14 {}) rotate(-90)" class="al">{}</text>"#,
+            L + pw / 2.0,
+            H - 8.0,
+            esc(&self.x.label),
+            T + ph / 2.0,
+            esc(&self.y.label)
+        );
+        if let Some(h) = self.hline {
+            let y = py(h);
+            let _ = write!(
+                o,
+                r#"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" class="ref"/>"#,
+                L + pw
+            );
+        }
+        for s in &self.series {
+            match s.kind {
+                Kind::Line => {
+                    let pts: Vec<String> = s
+                        .points
+                        .iter()
+                        .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+                        .collect();
+                    let _ = write!(
+                        o,
+                        r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2" class="series"><title>{}</title></polyline>"#,
+                        pts.join(" "),
+                        s.color,
+                        esc(&s.name)
+                    );
+                }
+                Kind::Bars { width, base } => {
+                    for &(x, y) in &s.points {
+                        // On a log axis `width` is a factor (the bin's hi/lo).
+                        let (x0, x1) = if self.x.log {
+                            (px(x / width.sqrt()), px(x * width.sqrt()))
+                        } else {
+                            (px(x - width / 2.0), px(x + width / 2.0))
+                        };
+                        let (y0, y1) = (py(y), py(base));
+                        let _ = write!(
+                            o,
+                            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.6" class="series"><title>{}: {}</title></rect>"#,
+                            x0.min(x1),
+                            y0.min(y1),
+                            (x1 - x0).abs().max(1.0),
+                            (y1 - y0).abs().max(0.5),
+                            s.color,
+                            esc(&s.name),
+                            trim(y)
+                        );
+                    }
+                }
+            }
+            for (&(x, _), &(lo, hi)) in s.points.iter().zip(&s.errors) {
+                let x = px(x);
+                let (a, b) = (py(lo), py(hi));
+                let _ = write!(
+                    o,
+                    r##"<path d="M{:.1} {a:.1}V{b:.1}M{:.1} {a:.1}h8M{:.1} {b:.1}h8" stroke="#222" stroke-width="1.5" class="err"/>"##,
+                    x,
+                    x - 4.0,
+                    x - 4.0
+                );
+            }
+        }
+        // Legend.
+        for (i, s) in self.series.iter().enumerate() {
+            let y = T + 14.0 + i as f64 * 16.0;
+            let x = L + pw - 170.0;
+            let _ = write!(
+                o,
+                r#"<rect x="{x}" y="{:.1}" width="12" height="10" fill="{}"/><text x="{}" y="{y:.1}" class="lg">{}</text>"#,
+                y - 9.0,
+                s.color,
+                x + 16.0,
+                esc(&s.name)
+            );
+        }
+        o.push_str("</svg>");
+        o
+    }
+}

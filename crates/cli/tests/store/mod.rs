@@ -1,0 +1,360 @@
+//! Results store, suite, compare and report, end to end: the real binary,
+//! real responder processes, a real SQLite file, a real browser.
+
+use super::{json_of, stderr, Server, BIN};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A fresh store file for one test.
+fn db(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("store-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("results.db")
+}
+
+fn sm(db: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("STACKMETER_DB", db)
+        .env("STACKMETER_C_RESPONDER", "")
+        .output()
+        .expect("stackmeter runs")
+}
+
+fn ok(out: Output) -> Output {
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), stderr(&out));
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn runs(db: &Path) -> Vec<Value> {
+    json_of(&ok(sm(db, &["runs", "--json"])))["runs"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_measured_run_is_stored_and_shown_again_exactly() {
+    let db = db("show");
+    let text = ok(sm(&db, &["rr", "--sizes", "1:1K,1K:1", "-n", "50", "--label", "app"]));
+    let json = ok(sm(&db, &["ping", "-c", "50", "--label", "app", "--json"]));
+    let list = runs(&db);
+    assert_eq!(list.len(), 2, "{list:?}");
+    for (r, test) in list.iter().zip(["rr", "ping"]) {
+        assert_eq!(
+            (r["label"].as_str(), r["test"].as_str(), r["status"].as_str()),
+            (Some("app"), Some(test), Some("complete"))
+        );
+        assert!(r["id"].as_i64().is_some() && r["time"].as_str().is_some());
+    }
+    let id = |i: usize| list[i]["id"].as_i64().unwrap().to_string();
+    assert_eq!(stdout(&ok(sm(&db, &["show", &id(0)]))), stdout(&text));
+    assert_eq!(stdout(&ok(sm(&db, &["show", &id(1), "--json"]))), stdout(&json));
+    // The full histogram is kept: as many samples as the row reports.
+    let store = stackmeter_store::Store::open(&db).unwrap();
+    let run = list[0]["id"].as_i64().unwrap();
+    let test = &store.tests_of_run(run).unwrap()[0];
+    let h = store.histograms(test.id).unwrap();
+    assert_eq!(h.len(), 2, "one histogram per rr row");
+    let stored = &h[1];
+    assert_eq!((stored.metric.as_str(), stored.unit.as_str()), ("rtt_us", "ns"));
+    // Decoding the V2 bytes: the sample count sits in the header's counts;
+    // checked through the export path instead of linking hdrhistogram here.
+    assert!(stored.data.len() > 40, "{} bytes", stored.data.len());
+    // CSV export: a header and one line per figure.
+    let csv = stdout(&ok(sm(&db, &["export", &id(0), "--format", "csv"])));
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("run,test_id,time,label,test,step,repetition,row,row_label,series,stat,unit,value")
+    );
+    assert!(csv.contains(",app,rr,,0,1,1 KiB:1 B,rtt,mean,us,"), "{csv}");
+    let all = json_of(&ok(sm(&db, &["export", "--format", "json"])));
+    assert_eq!(all["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(all["runs"][1]["tests"][0]["document"]["test"], "ping");
+}
+
+#[test]
+fn no_store_and_bad_store_paths() {
+    let db = db("nostore");
+    ok(sm(&db, &["ping", "-c", "20", "--no-store"]));
+    assert!(!db.exists(), "--no-store must not create the store");
+    let out = sm(Path::new("/proc/no/such/dir/r.db"), &["ping", "-c", "20"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("stackmeter: error: cannot open results store /proc/no/such/dir/r.db"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing measured with an unusable store");
+    let out = sm(&db, &["show", "999"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = sm(&db, &["compare", "nope", "nada"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("'nope' is neither a stored label nor a run id"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sm(&db, &["suite", "no-such-plan"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("latency-grid"), "{}", stderr(&out));
+    let out = sm(&db, &["suite", "--target", "onlyone=127.0.0.1:1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// The suite over loopback with two labelled targets, then everything that
+/// reads its results: runs, show, compare in every format, report in a
+/// real browser.
+#[test]
+fn suite_with_two_labelled_targets_compares_stores_and_reports() {
+    let db = db("suite");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let ta = format!("one={}", a.target());
+    let tb = format!("two={}", b.target());
+    let plan = db.with_file_name("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[step]]\ntest = \"crr\"\niterations = 30\n\n[[step]]\ntest = \"rr\"\nsizes = \"1:1,1K:1\"\niterations = 30\n\n[[step]]\ntest = \"ping\"\ncount = 50\n",
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    let out = ok(sm(
+        &db,
+        &["suite", plan, "--repeat", "4", "--target", &ta, "--target", &tb],
+    ));
+    let text = stdout(&out);
+    for want in [
+        &format!("stackmeter suite {plan}: one="),
+        "Size",
+        "A: one (us)",
+        "B: two (us)",
+        "B vs A",
+        "95% CI of B/A",
+        "p-value",
+        "4/4",
+        "geometric mean of the per-row ratios",
+        "Arithmetic mean of the percentages",
+        "Mann-Whitney U",
+        "crr: connect mean",
+        "ping: rtt mean",
+        "rr: rtt mean",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    assert!(!text.contains('\r'), "no progress bar when stderr is not a terminal");
+    let list = runs(&db);
+    let run = &list[0];
+    assert_eq!(
+        (run["test"].as_str(), run["status"].as_str(), run["tests"].as_u64()),
+        (Some(format!("suite {plan}").as_str()), Some("complete"), Some(24))
+    );
+    let id = run["id"].as_i64().unwrap().to_string();
+    assert_eq!(stdout(&ok(sm(&db, &["show", &id]))), text);
+    // Interleaved: one, two, one, two ... for every step.
+    let store = stackmeter_store::Store::open(&db).unwrap();
+    let labels: Vec<String> = store
+        .tests_of_run(run["id"].as_i64().unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|t| t.label)
+        .collect();
+    assert!(labels.chunks(2).all(|c| c == ["one", "two"]), "{labels:?}");
+
+    let c = json_of(&ok(sm(&db, &["compare", "one", "two", "--format", "json"])));
+    assert_eq!((c["a"].as_str(), c["b"].as_str()), (Some("one"), Some("two")));
+    let row = &c["sections"][0]["rows"][0];
+    for k in ["median_a", "median_b", "ratio", "p_value", "percent"] {
+        assert!(row[k].as_f64().is_some(), "{k} in {row}");
+    }
+    assert!(c["summary"]["geomean_ratio"].as_f64().is_some());
+    let md = stdout(&ok(sm(
+        &db,
+        &["compare", &format!("{id}:one"), &format!("{id}:two"), "--format", "md"],
+    )));
+    assert!(md.contains("| Size | A: one (run "), "{md}");
+    let html = stdout(&ok(sm(&db, &["compare", "one", "two", "--format", "html"])));
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("data-chart=\"comparison\""));
+
+    let report = db.with_file_name("report.html");
+    ok(sm(&db, &["report", "one", "two", "-o", report.to_str().unwrap()]));
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        !page.contains("http://") || !page.contains("src=\"http"),
+        "no network fetches"
+    );
+    assert!(
+        !page.contains("<script src") && !page.contains("<link"),
+        "self-contained"
+    );
+    let charts = page.matches("<svg ").count();
+    for kind in ["cdf", "histogram", "comparison"] {
+        assert!(page.contains(&format!("data-chart=\"{kind}\"")), "no {kind} chart");
+    }
+    let dom = chromium_dump_dom(&report);
+    let drawn = dom
+        .split("data-charts-drawn=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "the page's script did not run in the browser:\n{}",
+                &dom[..dom.len().min(2000)]
+            )
+        });
+    assert_eq!(
+        drawn, charts,
+        "every chart laid out with a non-empty box in the browser"
+    );
+    assert_eq!(dom.matches("data-drawn=\"yes\"").count(), charts);
+}
+
+/// Runs headless Chromium on a local file and returns the DOM after its
+/// scripts ran.
+fn chromium_dump_dom(page: &Path) -> String {
+    let browser = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("chromium is installed (.ci/run installs it)");
+    let profile = page.with_file_name("chromium-profile");
+    let child = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Read stdout while it runs (the DOM is larger than a pipe buffer).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(90)) else {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+        panic!("chromium did not finish within 90 s");
+    };
+    let out = out.unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_default_suite_starts_its_own_responders() {
+    let db = db("default");
+    let out = ok(sm(&db, &["suite", "udp-echo", "--quick", "--repeat", "4", "--json"]));
+    let v = json_of(&out);
+    let labels: Vec<&str> = v["suite"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert!(labels == ["rust-a", "rust-b"] || labels == ["rust", "c"], "{labels:?}");
+    assert_eq!(v["comparisons"][0]["sections"][0]["rows"][0]["n_a"], 4);
+    assert_eq!(v["tests"], 8);
+}
+
+#[test]
+fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
+    let db = db("sigint");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let mut child = Command::new(BIN)
+        .args(["suite", "udp-echo", "--repeat", "30", "--target"])
+        .arg(format!("a={}", a.target()))
+        .arg("--target")
+        .arg(format!("b={}", b.target()))
+        .env("STACKMETER_DB", &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least two tests are committed, then Ctrl-C.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n = stackmeter_store::Store::open(&db)
+            .ok()
+            .and_then(|s| s.runs().ok())
+            .and_then(|r| r.first().map(|r| r.tests))
+            .unwrap_or(0);
+        if n >= 2 {
+            break;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!("suite ended ({st}) before it was interrupted: {}", stderr(&out));
+        }
+        assert!(Instant::now() < deadline, "no test stored within 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "suite did not stop within 20 s of SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("marked partial"), "{}", stderr(&out));
+    let list = runs(&db);
+    assert_eq!(list[0]["status"], "partial");
+    let n = list[0]["tests"].as_u64().unwrap();
+    assert!((2..60).contains(&n), "{n} tests kept");
+    // What finished is intact and comparable.
+    let store = stackmeter_store::Store::open(&db).unwrap();
+    assert!(store
+        .tests_of_run(list[0]["id"].as_i64().unwrap())
+        .unwrap()
+        .iter()
+        .all(|t| t.doc.complete));
+}
+
+#[test]
+fn a_stream_suite_keeps_its_intervals_and_reports_them() {
+    let db = db("bps");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let ta = format!("x={}", a.target());
+    let tb = format!("y={}", b.target());
+    let out = ok(sm(
+        &db,
+        &[
+            "suite", "bps", "--quick", "--repeat", "1", "--target", &ta, "--target", &tb,
+        ],
+    ));
+    assert!(
+        stdout(&out).contains("stream [bps]: total per repetition, Mbit/s (higher is better)"),
+        "{}",
+        stdout(&out)
+    );
+    let store = stackmeter_store::Store::open(&db).unwrap();
+    let run = store.runs().unwrap()[0].id;
+    let tests = store.tests_of_run(run).unwrap();
+    assert_eq!(tests.len(), 2);
+    let iv = store.intervals(tests[0].id).unwrap();
+    assert!(iv.iter().any(|i| i.series == "total" && i.value > 0.0), "{iv:?}");
+    let report = db.with_file_name("bps.html");
+    ok(sm(&db, &["report", "x", "y", "-o", report.to_str().unwrap()]));
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert!(page.contains("data-chart=\"intervals\""), "per-interval chart");
+}

@@ -1,0 +1,252 @@
+//! The client's test set against the C99 responder (`responder/`), built
+//! with AddressSanitizer and UndefinedBehaviorSanitizer: the same rr grid,
+//! crr and ping checks that run against `stackmeter serve`, plus the
+//! refusals. Any sanitizer report in the responder's stderr fails the test.
+
+use super::{check_latency, header, json_of, read_refusal, run, stderr};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// `responder/` in the repository this test was built from.
+fn responder_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../responder")
+}
+
+/// Builds `stackmeter-responder-asan` once per test run (tests run in
+/// parallel threads; one `make` at a time).
+fn asan_binary() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = responder_dir();
+            let out = Command::new("make")
+                .arg("-C")
+                .arg(&dir)
+                .arg("asan")
+                .output()
+                .expect("make runs (install make and a C compiler)");
+            assert!(
+                out.status.success(),
+                "building the C responder failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            dir.join("stackmeter-responder-asan")
+        })
+        .clone()
+}
+
+/// A running sanitized C responder on 127.0.0.1 with a kernel-chosen port.
+struct CServer {
+    child: Child,
+    addr: SocketAddr,
+    addr_s: String,
+    log: Mutex<mpsc::Receiver<String>>,
+}
+
+impl CServer {
+    fn start(extra: &[&str]) -> CServer {
+        let mut child = Command::new(asan_binary())
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .env("ASAN_OPTIONS", "detect_leaks=1")
+            .env("UBSAN_OPTIONS", "print_stacktrace=1")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("C responder starts");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // Same line format as `stackmeter serve`, under the C program's name.
+        let addr = loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("C responder prints its address");
+            if let Some(a) = line.strip_prefix("stackmeter-responder: listening on tcp ") {
+                break a.parse().unwrap();
+            }
+        };
+        CServer {
+            child,
+            addr,
+            addr_s: addr.to_string(),
+            log: Mutex::new(rx),
+        }
+    }
+
+    fn target(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// Stops the responder and returns every log line it wrote; fails on
+    /// any sanitizer report (or if it died on its own).
+    fn finish(mut self) -> Vec<String> {
+        let alive = self.child.try_wait().expect("wait works").is_none();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let rx = self.log.lock().unwrap();
+        let lines: Vec<String> = std::iter::from_fn(|| rx.recv_timeout(Duration::from_millis(500)).ok()).collect();
+        let bad = lines
+            .iter()
+            .any(|l| l.contains("Sanitizer") || l.contains("runtime error") || l.contains("==ERROR"));
+        assert!(!bad, "sanitizer report from the C responder:\n{}", lines.join("\n"));
+        assert!(alive, "the C responder exited during the test:\n{}", lines.join("\n"));
+        lines
+    }
+}
+
+#[test]
+fn c_responder_rr_full_grid() {
+    let srv = CServer::start(&[]);
+    let sizes = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1,1M:1M";
+    let out = run(&[
+        "rr",
+        &srv.target(),
+        "--sizes",
+        sizes,
+        "-n",
+        "10",
+        "--warmup",
+        "2",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["complete"], true);
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 9);
+    for row in rows {
+        assert_eq!(row["samples"], 10);
+        check_latency(&row["rtt_us"], 10);
+    }
+    assert_eq!(
+        (rows[8]["req_bytes"].as_u64(), rows[8]["resp_bytes"].as_u64()),
+        (Some(1 << 20), Some(1 << 20))
+    );
+    srv.finish();
+}
+
+#[test]
+fn c_responder_crr_and_ping_payloads() {
+    let srv = CServer::start(&[]);
+    let out = run(&[
+        "crr",
+        &srv.target(),
+        "-n",
+        "100",
+        "--warmup",
+        "5",
+        "--size",
+        "64:1K",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &json_of(&out)["results"][0];
+    assert_eq!(r["samples"], 100);
+    check_latency(&r["transaction_us"], 100);
+    for size in ["40", "64", "1400"] {
+        let out = run(&["ping", &srv.target(), "--size", size, "-c", "300", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let r = &json_of(&out)["results"][0];
+        assert_eq!((r["sent"].as_u64(), r["received"].as_u64()), (Some(300), Some(300)));
+        for k in ["lost", "late", "duplicates", "reordered", "mismatched"] {
+            assert_eq!(r[k], 0, "{k} at size {size}");
+        }
+        check_latency(&r["server_us"], 300);
+    }
+    srv.finish();
+}
+
+#[test]
+fn c_responder_refuses_by_name_and_logs_one_line_each() {
+    let srv = CServer::start(&["--max-msg", "1M", "--header-timeout-ms", "300"]);
+    let cases: [(Vec<u8>, u8, &str); 4] = [
+        (b"GET / HTTP/1.1\r\n".to_vec(), 1, "bad magic"),
+        (header(2, 1, 1, 1), 2, "version 2"),
+        (header(1, 200, 1, 1), 3, "mode 200"),
+        (header(1, 1, 2 << 20, 1), 5, "exceeds limit 1048576"),
+    ];
+    for (bytes, code, reason) in &cases {
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        s.write_all(bytes).unwrap();
+        let (version, got, text) = read_refusal(&mut s);
+        assert_eq!((version, got), (1, *code), "{text}");
+        assert!(text.contains(reason.split(' ').next_back().unwrap()), "{text}");
+    }
+    // Half a header, then silence: HeaderTimeout.
+    let mut s = TcpStream::connect(srv.addr).unwrap();
+    s.write_all(&header(1, 1, 1, 1)[..5]).unwrap();
+    assert_eq!(read_refusal(&mut s).1, 7);
+    std::thread::sleep(Duration::from_millis(100));
+    let lines = srv.finish();
+    let refusals = lines.iter().filter(|l| l.contains(": refused 127.0.0.1:")).count();
+    assert_eq!(refusals, 5, "{lines:#?}");
+}
+
+#[test]
+fn c_responder_refuses_beyond_max_sessions() {
+    let srv = CServer::start(&["--max-sessions", "2"]);
+    let a = TcpStream::connect(srv.addr).unwrap();
+    let b = TcpStream::connect(srv.addr).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut c = TcpStream::connect(srv.addr).unwrap();
+    c.write_all(&header(1, 1, 1, 1)).unwrap();
+    let (_, code, text) = read_refusal(&mut c);
+    assert_eq!(code, 6, "{text}");
+    assert!(text.contains("2 sessions"), "{text}");
+    drop((a, b));
+    srv.finish();
+}
+
+fn stream(srv: &CServer, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["stream", &srv.addr_s, "--json"];
+    args.extend(extra);
+    let out = run(&args);
+    assert!(out.status.success(), "stream {extra:?}: {}", stderr(&out));
+    json_of(&out)
+}
+
+#[test]
+fn c_responder_stream_tcp_up_down_bidir() {
+    let srv = CServer::start(&[]);
+    let up = stream(&srv, &["--time", "0.5", "--interval", "0.25", "--length", "64K"]);
+    let s = &up["summary"];
+    assert!(s["sent_bytes"].as_u64().unwrap() > 0);
+    assert!(s["senders"]["drained_sent_bytes"].as_u64() >= s["sent_bytes"].as_u64());
+    assert!(
+        s["cpu"]["responder"]["percent_of_core"].as_f64().is_some(),
+        "CPU fields from getrusage"
+    );
+    let down = stream(&srv, &["--time", "0.5", "--direction", "down", "--parallel", "2"]);
+    let s = &down["summary"];
+    assert!(s["recv_bytes"].as_u64().unwrap() > 0);
+    assert!(s["senders"]["target_sent_bytes"].as_u64().unwrap() > 0);
+    let bi = stream(&srv, &["--time", "0.5", "--direction", "bidir", "--length", "64"]);
+    let s = &bi["summary"];
+    assert!(s["sent_bytes"].as_u64().unwrap() > 0 && s["recv_bytes"].as_u64().unwrap() > 0);
+    srv.finish();
+}
+
+#[test]
+fn c_responder_stream_udp_counts_at_the_target() {
+    let srv = CServer::start(&[]);
+    let doc = stream(&srv, &["--udp", "--rate", "2M", "--length", "500", "--time", "1"]);
+    let udp = &doc["summary"]["udp"];
+    let sent = udp["sent_datagrams"].as_u64().unwrap();
+    assert!(sent > 400, "sent {sent}");
+    assert_eq!(
+        udp["lost"].as_u64(),
+        Some(sent - udp["received_datagrams"].as_u64().unwrap())
+    );
+    assert_eq!(udp["lost"], 0, "{udp}");
+    assert_eq!(udp["duplicates"], 0);
+    srv.finish();
+}

@@ -1,0 +1,103 @@
+//! `stackmeter lab` end to end (root only; a visible skip otherwise): up,
+//! an rr and a ping against each lwIP target, status, down, and nothing
+//! left behind (no TAP device, no responder process, no state).
+
+use super::{json_of, run, stderr, BIN};
+use std::path::PathBuf;
+use std::process::Command;
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether a process is still alive (a zombie counts as gone: this
+/// machine's init may never reap it).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"))
+        .unwrap_or(false)
+}
+
+#[test]
+fn lab_up_measure_down_leaves_nothing() {
+    if !is_root() || !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("SKIP lab_up_measure_down_leaves_nothing: needs root and /dev/net/tun");
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../responder");
+    let built = Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(&dir)
+        .args(["all", "lwip"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let state = std::env::temp_dir().join(format!("stackmeter-lab-test-{}", std::process::id()));
+    let lab = |action: &str| {
+        Command::new(BIN)
+            .args(["lab", action])
+            .env("STACKMETER_LAB_DIR", &state)
+            .env("STACKMETER_RESPONDER_DIR", &dir)
+            .output()
+            .unwrap()
+    };
+    let up = lab("up");
+    let pids: Vec<String> = std::fs::read_to_string(state.join("state"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("pid ")
+                .and_then(|p| p.split(' ').next())
+                .map(str::to_string)
+        })
+        .collect();
+    let result = std::panic::catch_unwind(|| {
+        assert!(up.status.success(), "lab up: {}", stderr(&up));
+        let out = String::from_utf8(up.stdout.clone()).unwrap();
+        let targets: Vec<(&str, &str)> = out.lines().filter_map(|l| l.split_once('=')).collect();
+        let labels: Vec<&str> = targets.iter().map(|t| t.0).collect();
+        assert_eq!(labels, ["kernel-c", "lwip-raw", "lwip-sock"], "{out}");
+        for (label, addr) in targets.iter().filter(|t| t.0.starts_with("lwip")) {
+            let rr = run(&[
+                "rr",
+                addr,
+                "--sizes",
+                "1:1,1:10K,10K:1",
+                "-n",
+                "20",
+                "--warmup",
+                "2",
+                "--json",
+            ]);
+            assert!(rr.status.success(), "rr {label}: {}", stderr(&rr));
+            assert_eq!(json_of(&rr)["results"].as_array().unwrap().len(), 3);
+            let ping = run(&["ping", addr, "-c", "50", "--json"]);
+            assert!(ping.status.success(), "ping {label}: {}", stderr(&ping));
+            let r = &json_of(&ping)["results"][0];
+            assert_eq!(r["received"], 50, "{label}");
+            assert_eq!(r["mismatched"], 0, "{label}");
+        }
+        let st = lab("status");
+        assert!(String::from_utf8_lossy(&st.stdout).matches(" answers").count() == 3);
+    });
+    let down = lab("down");
+    assert!(down.status.success(), "lab down: {}", stderr(&down));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+    assert_eq!(pids.len(), 3, "three responders were recorded");
+    for dev in ["smlab1", "smlab2"] {
+        let show = Command::new("ip").args(["link", "show", dev]).output().unwrap();
+        assert!(!show.status.success(), "{dev} still exists");
+    }
+    for p in &pids {
+        assert!(!alive(p), "responder {p} still runs");
+    }
+    assert!(!state.exists(), "state left in {}", state.display());
+}

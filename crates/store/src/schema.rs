@@ -1,0 +1,83 @@
+//! The schema as a list of migrations. `PRAGMA user_version` holds how many
+//! have been applied; opening a store applies the rest, each in its own
+//! transaction. Never edit a migration that has shipped: add one.
+//! `schema.sql` (the golden file) is what the list produces.
+
+/// Every migration, in order; the schema version is the number applied.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs, their tests, the figures, the histograms.
+    r#"
+CREATE TABLE runs (
+    id           INTEGER PRIMARY KEY,
+    started      TEXT NOT NULL,            -- UTC, RFC 3339
+    finished     TEXT,                     -- UTC, RFC 3339; NULL while running
+    kind         TEXT NOT NULL,            -- 'single' (one measuring command) or 'suite'
+    plan         TEXT,                     -- suite plan name or file
+    status       TEXT NOT NULL,            -- 'running', 'complete', 'partial', 'failed'
+    pid          INTEGER NOT NULL,         -- process that wrote it (tells a crash from a live run)
+    tool_version TEXT NOT NULL,
+    hostname     TEXT NOT NULL,
+    kernel       TEXT NOT NULL,
+    cpu_model    TEXT NOT NULL,
+    cpus         INTEGER NOT NULL,
+    command      TEXT NOT NULL,            -- JSON array of arguments
+    settings     TEXT NOT NULL             -- JSON object: suite settings (repeat, quick, ...)
+);
+CREATE TABLE tests (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq            INTEGER NOT NULL,       -- order within the run
+    label          TEXT NOT NULL,
+    repetition     INTEGER NOT NULL,       -- 0-based, per label and step
+    step           TEXT NOT NULL,          -- plan step name ('' for a single command)
+    test           TEXT NOT NULL,          -- 'rr', 'crr', 'ping', ...
+    started        TEXT NOT NULL,
+    target_name    TEXT NOT NULL,
+    target_address TEXT NOT NULL,
+    embedded       INTEGER NOT NULL,
+    client_cpu     INTEGER,
+    responder_cpu  INTEGER,
+    complete       INTEGER NOT NULL,
+    error          TEXT,
+    params         TEXT NOT NULL,          -- JSON: the test's parameters
+    document       TEXT NOT NULL           -- JSON: the whole stackmeter/1 document
+);
+CREATE INDEX tests_by_run ON tests(run_id, seq);
+CREATE INDEX tests_by_label ON tests(label, test);
+CREATE TABLE figures (
+    test_id          INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+    row              INTEGER NOT NULL,
+    row_label        TEXT NOT NULL,
+    series           TEXT NOT NULL,
+    stat             TEXT NOT NULL,
+    unit             TEXT NOT NULL,
+    value            REAL NOT NULL,
+    lower_is_better  INTEGER NOT NULL,
+    compared         INTEGER NOT NULL,
+    PRIMARY KEY (test_id, row, series, stat)
+);
+CREATE TABLE histograms (
+    test_id   INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+    row       INTEGER NOT NULL,
+    metric    TEXT NOT NULL,               -- JSON key of the figure it backs: 'rtt_us', ...
+    unit      TEXT NOT NULL,               -- unit of the recorded values: 'ns'
+    encoding  TEXT NOT NULL,               -- 'hdrhistogram-v2'
+    data      BLOB NOT NULL,
+    PRIMARY KEY (test_id, row, metric)
+);
+"#,
+    // 2: per-interval series (throughput over time).
+    r#"
+CREATE TABLE intervals (
+    test_id  INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+    row      INTEGER NOT NULL,
+    series   TEXT NOT NULL,                -- 'total', 'sent', 'received', ...
+    seq      INTEGER NOT NULL,
+    start_s  REAL NOT NULL,                -- seconds from the test's start
+    end_s    REAL NOT NULL,
+    value    REAL NOT NULL,
+    unit     TEXT NOT NULL,
+    PRIMARY KEY (test_id, row, series, seq)
+);
+"#,
+];

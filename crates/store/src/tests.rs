@@ -1,0 +1,171 @@
+//! Store tests on real SQLite files in a temporary folder.
+
+use super::*;
+
+const DOC: &str = r#"{
+  "schema": "stackmeter/1",
+  "target": { "name": "embedded", "address": "127.0.0.1:41531", "embedded": true },
+  "test": "rr",
+  "params": { "sizes": [{ "req": 1, "resp": 1024 }], "iterations": 100, "warmup": 10, "nodelay": true, "timeout_ms": 5000 },
+  "results": [
+    { "req_bytes": 1, "resp_bytes": 1024, "samples": 100, "warmup": 10,
+      "rtt_us": { "count": 100, "min": 7.9, "mean": 9.1, "p50": 8.6, "p90": 10.2, "p99": 17.0, "p999": 21.3, "max": 21.3, "stddev": 1.9 },
+      "tps": 108695.6, "levels": null }
+  ],
+  "placement": { "client_cpu": 1, "responder_cpu": 0 },
+  "env": { "tool": "stackmeter", "version": "0.1.0", "time": "2026-11-21T02:30:00Z", "hostname": "h", "kernel": "Linux 6.1.0", "cpu_model": "c", "cpus": 2, "command": ["stackmeter", "rr"] },
+  "complete": true,
+  "error": null,
+  "warnings": []
+}"#;
+
+fn doc() -> Document {
+    serde_json::from_str(DOC).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stackmeter-store-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("results.db")
+}
+
+fn add_one(s: &mut Store, label: &str) -> (i64, i64) {
+    let d = doc();
+    let run = s
+        .begin_run(&NewRun {
+            kind: "single",
+            plan: None,
+            env: &d.env,
+            settings: serde_json::json!({}),
+            pid: 42,
+        })
+        .unwrap();
+    let test = s
+        .add_test(
+            run,
+            &NewTest {
+                label,
+                repetition: 0,
+                step: "",
+                doc: &d,
+                histograms: vec![NewHistogram {
+                    row: 0,
+                    metric: "rtt_us".into(),
+                    unit: "ns".into(),
+                    encoding: "hdrhistogram-v2".into(),
+                    data: vec![1, 2, 3],
+                }],
+                intervals: vec![],
+            },
+        )
+        .unwrap();
+    (run, test)
+}
+
+#[test]
+fn schema_matches_the_golden_file() {
+    let s = Store::open_in_memory().unwrap();
+    let got = s.schema_sql().unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema.sql");
+    if std::env::var_os("STACKMETER_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "schema changed: add a migration, then rerun with STACKMETER_UPDATE_GOLDEN=1 and check schema.sql in"
+    );
+    assert_eq!(s.version().unwrap(), MIGRATIONS.len() as i64);
+}
+
+#[test]
+fn an_old_store_is_migrated_and_keeps_its_runs() {
+    let path = tmp("migrate");
+    {
+        let mut old = Store::open_at_version(&path, 1).unwrap();
+        assert_eq!(old.version().unwrap(), 1);
+        add_one(&mut old, "before");
+        assert!(old.intervals(1).is_err(), "version 1 has no intervals table");
+    }
+    let mut s = Store::open(&path).unwrap();
+    assert_eq!(s.version().unwrap(), 2);
+    assert_eq!(s.tests_with_label("before").unwrap().len(), 1);
+    let (_, t) = add_one(&mut s, "after");
+    assert!(s.intervals(t).unwrap().is_empty());
+    // Opening again changes nothing.
+    drop(s);
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.runs().unwrap().len(), 2);
+}
+
+#[test]
+fn a_newer_store_is_refused_with_a_clear_error() {
+    let path = tmp("newer");
+    {
+        let c = Connection::open(&path).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let e = Store::open(&path).err().unwrap();
+    assert!(e.to_string().contains("schema version 99"), "{e}");
+}
+
+#[test]
+fn a_test_reads_back_whole() {
+    let mut s = Store::open(&tmp("roundtrip")).unwrap();
+    let (run, test) = add_one(&mut s, "app");
+    let info = s.run(run).unwrap().unwrap();
+    assert_eq!((info.status.as_str(), info.tests), ("running", 1));
+    assert_eq!(info.labels, vec!["app".to_string()]);
+    assert_eq!(info.test_names, vec!["rr".to_string()]);
+    s.finish_run(run, "complete", "2026-11-21T02:31:00Z").unwrap();
+    assert_eq!(s.run(run).unwrap().unwrap().status, "complete");
+    let back = s.tests_of_run(run).unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(stackmeter_results::json(&back[0].doc), stackmeter_results::json(&doc()));
+    let h = s.histograms(test).unwrap();
+    assert_eq!(
+        (h[0].metric.as_str(), h[0].data.as_slice()),
+        ("rtt_us", &[1u8, 2, 3][..])
+    );
+    let figures: i64 = s
+        .conn
+        .query_row(
+            "SELECT COUNT(*) FROM figures WHERE test_id = ?1 AND series = 'rtt'",
+            [test],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(figures, 3);
+    assert!(s.has_label("app").unwrap() && !s.has_label("nope").unwrap());
+}
+
+#[test]
+fn an_unwritable_path_is_a_clear_error() {
+    let e = Store::open(Path::new("/proc/stackmeter-no/results.db")).err().unwrap();
+    assert!(
+        e.to_string()
+            .starts_with("cannot open results store /proc/stackmeter-no/results.db"),
+        "{e}"
+    );
+}
+
+#[test]
+fn default_path_follows_the_environment() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    };
+    assert_eq!(
+        default_path(env(&[("STACKMETER_DB", "/x.db"), ("HOME", "/h")])),
+        Some("/x.db".into())
+    );
+    assert_eq!(
+        default_path(env(&[("XDG_DATA_HOME", "/d"), ("HOME", "/h")])),
+        Some("/d/stackmeter/results.db".into())
+    );
+    assert_eq!(
+        default_path(env(&[("XDG_DATA_HOME", ""), ("HOME", "/h")])),
+        Some("/h/.local/share/stackmeter/results.db".into())
+    );
+    assert_eq!(default_path(env(&[])), None);
+}

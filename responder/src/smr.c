@@ -1,0 +1,711 @@
+/*
+ * The protocol engine: session headers, the rr/crr/control/sink/source data
+ * phases, control records, the UDP echo rule and UDP stream counters.
+ * Pure: the backend passes bytes and the time in, takes bytes and actions
+ * out. See smr.h for the calling contract, docs/protocol.md for the rules.
+ */
+#include "smr.h"
+
+#include <string.h>
+
+enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_SOURCE, PH_LINGER, PH_DRAIN };
+enum { M_RR = 1, M_CRR = 2, M_CONTROL = 3, M_SINK = 4, M_SOURCE = 5 };
+#define F_AWAIT 8u /* control: Stop received, final Report not yet queued */
+enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
+
+const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
+
+static const char *const smr_names[] = {"accepted",      "bad magic",      "unsupported version",
+                                        "unknown mode",  "bad header",     "too large",
+                                        "busy",          "header timeout", "internal error",
+                                        "unknown test"};
+
+static void put16(uint8_t *b, uint32_t v) {
+    b[0] = (uint8_t)(v >> 8);
+    b[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *b, uint32_t v) {
+    put16(b, v >> 16);
+    put16(b + 2, v);
+}
+
+static void put64(uint8_t *b, uint64_t v) {
+    put32(b, (uint32_t)(v >> 32));
+    put32(b + 4, (uint32_t)v);
+}
+
+static uint32_t get16(const uint8_t *b) { return ((uint32_t)b[0] << 8) | b[1]; }
+
+static uint32_t get32(const uint8_t *b) { return (get16(b) << 16) | get16(b + 2); }
+
+static uint64_t get64(const uint8_t *b) { return ((uint64_t)get32(b) << 32) | get32(b + 4); }
+
+/* Writes v in decimal at p; returns the digits written. */
+static size_t smr_utoa(char *p, uint32_t v) {
+    char t[10];
+    size_t n = 0, i;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (i = 0; i < n; i++) p[i] = t[n - 1 - i];
+    return n;
+}
+
+/* Appends text pieces and numbers into a reason buffer (NUL-terminated). */
+static size_t smr_cat(char *r, size_t at, const char *s) {
+    size_t n = strlen(s);
+    memcpy(r + at, s, n);
+    r[at + n] = 0;
+    return at + n;
+}
+
+static size_t smr_catu(char *r, size_t at, uint32_t v) {
+    at += smr_utoa(r + at, v);
+    r[at] = 0;
+    return at;
+}
+
+const char *smr_refusal_name(unsigned code) {
+    return code < sizeof smr_names / sizeof smr_names[0] ? smr_names[code] : "refused";
+}
+
+size_t smr_status(uint8_t *out, size_t cap, unsigned code, const char *reason) {
+    size_t n = reason ? strlen(reason) : 0;
+    if (cap < 8) return 0;
+    if (n > 255) n = 255;
+    if (n > cap - 8) n = cap - 8;
+    memcpy(out, "SMTR", 4);
+    out[4] = 1;
+    out[5] = (uint8_t)code;
+    put16(out + 6, (uint32_t)n);
+    if (n) memcpy(out + 8, reason, n);
+    return 8 + n;
+}
+
+void smr_default_config(struct smr_config *cfg) {
+    cfg->max_sessions = SMR_MAX_CONNS;
+    cfg->max_msg = 64u << 20;
+    cfg->header_timeout_ns = 5000000000ull;
+    cfg->idle_timeout_ns = 60000000000ull;
+}
+
+void smr_init(struct smr_ctx *x, const struct smr_config *cfg) {
+    memset(x, 0, sizeof *x);
+    x->cfg = *cfg;
+    if (x->cfg.max_sessions > SMR_MAX_CONNS) x->cfg.max_sessions = SMR_MAX_CONNS;
+}
+
+size_t smr_conn_index(const struct smr_ctx *x, const struct smr_conn *c) { return (size_t)(c - x->conns); }
+
+static void smr_log(struct smr_ctx *x, const struct smr_conn *c, const char *what, const char *detail) {
+    if (x->log) x->log(x->user, c, what, detail);
+}
+
+static int smr_counted(const struct smr_conn *c) { return c->phase != PH_FREE && c->phase != PH_LINGER; }
+
+/* Queues a refusal record and moves to the lingering close. */
+static void smr_refuse(struct smr_ctx *x, struct smr_conn *c, unsigned code, const char *reason, uint64_t now) {
+    if (smr_counted(c) && x->active) x->active--;
+    smr_log(x, c, smr_refusal_name(code), reason);
+    c->out_len = (uint16_t)smr_status(c->out, sizeof c->out, code, reason);
+    c->out_off = 0;
+    c->tx_left = 0;
+    c->req_got = 0;
+    c->phase = PH_LINGER;
+    c->flags |= SMR_F_SHUT;
+    c->deadline = now + SMR_LINGER_NS;
+}
+
+static void smr_abort(struct smr_ctx *x, struct smr_conn *c, const char *why) {
+    smr_log(x, c, "aborted", why);
+    c->flags |= SMR_F_CLOSE;
+}
+
+struct smr_conn *smr_conn_open(struct smr_ctx *x, uint64_t now) {
+    size_t i;
+    struct smr_conn *c = NULL;
+    for (i = 0; i < SMR_MAX_CONNS + SMR_SPARE_CONNS; i++)
+        if (x->conns[i].phase == PH_FREE) {
+            c = &x->conns[i];
+            break;
+        }
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->phase = PH_LINGER; /* not counted until smr_conn_start() */
+    c->deadline = now + x->cfg.header_timeout_ns;
+    if (i + 1 > x->hi) x->hi = (uint32_t)(i + 1);
+    return c;
+}
+
+void smr_conn_start(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    if (x->active >= x->cfg.max_sessions) {
+        char r[48];
+        size_t at = smr_catu(r, 0, x->cfg.max_sessions);
+        smr_cat(r, at, " sessions running, the limit");
+        smr_refuse(x, c, SMR_BUSY, r, now);
+        return;
+    }
+    c->phase = PH_HEADER;
+    x->active++;
+}
+
+static void smr_emit_status_ok(struct smr_conn *c) {
+    c->out_len = (uint16_t)smr_status(c->out, sizeof c->out, 0, NULL);
+    c->out_off = 0;
+}
+
+unsigned smr_parse_header(const uint8_t *h, size_t n, uint8_t *mode, uint32_t *req, uint32_t *resp) {
+    uint32_t len;
+    if (n < 8) return SMR_BAD_HEADER;
+    if (memcmp(h, "SMTR", 4) != 0) return SMR_BAD_MAGIC;
+    len = get16(h + 6);
+    if (len < 8 || len > 256) return SMR_BAD_HEADER;
+    if (h[4] != 1) return SMR_UNSUPPORTED_VERSION;
+    if (h[5] < M_RR || h[5] > M_SOURCE) return SMR_UNKNOWN_MODE;
+    if (len < 16 || n < 16) return SMR_BAD_HEADER;
+    *mode = h[5];
+    *req = get32(h + 8);
+    *resp = get32(h + 12);
+    if (*mode == M_SINK) return *req == 0 ? SMR_BAD_HEADER : 0;
+    if (*mode == M_CONTROL) return 0;
+    return (*req == 0 || *resp == 0) ? SMR_BAD_HEADER : 0;
+}
+
+/* The reason text for a header refusal, like the Rust responder's. */
+static void smr_header_reason(char *r, unsigned code, const uint8_t *h) {
+    size_t at;
+    switch (code) {
+    case SMR_BAD_MAGIC:
+        smr_cat(r, 0, "not a stackmeter session (bad magic)");
+        break;
+    case SMR_UNSUPPORTED_VERSION:
+        at = smr_cat(r, 0, "protocol version ");
+        at = smr_catu(r, at, h[4]);
+        smr_cat(r, at, " not supported (this side speaks 1)");
+        break;
+    case SMR_UNKNOWN_MODE:
+        smr_catu(r, smr_cat(r, 0, "unknown session mode "), h[5]);
+        break;
+    default:
+        if (get16(h + 6) < 16 || get16(h + 6) > 256)
+            smr_catu(r, smr_cat(r, 0, "bad header length "), get16(h + 6));
+        else
+            smr_cat(r, 0, "request and response sizes must be at least 1 byte");
+    }
+}
+
+static struct smr_test *smr_find_test(struct smr_ctx *x, uint32_t id) {
+    size_t i;
+    for (i = 0; id && i < SMR_MAX_TESTS; i++)
+        if (x->tests[i].id == id) return &x->tests[i];
+    return NULL;
+}
+
+static struct smr_test *smr_conn_test(struct smr_ctx *x, const struct smr_conn *c) {
+    struct smr_test *t = &x->tests[c->test_ix];
+    return (c->test_id && t->id == c->test_id) ? t : NULL;
+}
+
+static void smr_too_large(struct smr_ctx *x, struct smr_conn *c, const char *what, uint32_t v, uint64_t now) {
+    char r[80];
+    size_t at = smr_cat(r, 0, what);
+    at = smr_catu(r, smr_cat(r, at, " size "), v);
+    smr_catu(r, smr_cat(r, at, " exceeds limit "), x->cfg.max_msg);
+    smr_refuse(x, c, SMR_TOO_LARGE, r, now);
+}
+
+static void smr_start_control(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    size_t i;
+    struct smr_test *t = NULL;
+    for (i = 0; i < SMR_MAX_TESTS && !t; i++)
+        if (x->tests[i].id == 0 && x->tests[i].open == 0) t = &x->tests[i];
+    if (!t) {
+        smr_refuse(x, c, SMR_INTERNAL, "no free test slot", now);
+        return;
+    }
+    memset(t, 0, sizeof *t);
+    do x->next_test++;
+    while (x->next_test == 0 || smr_find_test(x, x->next_test));
+    t->id = x->next_test;
+    t->start_ns = now;
+    t->control = c;
+    if (x->cpu) x->cpu(x->user, &t->cpu_user0, &t->cpu_sys0);
+    c->test_id = t->id;
+    c->test_ix = (uint8_t)(t - x->tests);
+    c->phase = PH_CONTROL;
+    smr_emit_status_ok(c);
+    put16(c->out + 8, T_WELCOME);
+    put16(c->out + 10, 8);
+    put32(c->out + 12, t->id);
+    c->out_len = 16;
+}
+
+static void smr_start_data(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    struct smr_test *t = smr_find_test(x, c->req_size);
+    if (!t || t->stopping) {
+        char r[40];
+        smr_catu(r, smr_cat(r, 0, "no open test "), c->req_size);
+        smr_refuse(x, c, SMR_UNKNOWN_TEST, r, now);
+        return;
+    }
+    t->sessions++;
+    t->open++;
+    c->test_id = t->id;
+    c->test_ix = (uint8_t)(t - x->tests);
+    c->phase = c->mode == M_SINK ? PH_SINK : PH_SOURCE;
+    smr_emit_status_ok(c);
+}
+
+/* The whole header is in c->hdr (its first 16 bytes): judge and start. */
+static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    uint8_t mode = 0;
+    char r[64];
+    unsigned code = smr_parse_header(c->hdr, c->hdr_got < 16 ? c->hdr_got : 16, &mode, &c->req_size, &c->resp_size);
+    if (code) {
+        smr_header_reason(r, code, c->hdr);
+        smr_refuse(x, c, code, r, now);
+        return;
+    }
+    c->mode = mode;
+    c->deadline = now + x->cfg.idle_timeout_ns;
+    if ((mode == M_RR || mode == M_CRR) && c->req_size > x->cfg.max_msg)
+        smr_too_large(x, c, "request", c->req_size, now);
+    else if ((mode == M_RR || mode == M_CRR || mode == M_SOURCE) && c->resp_size > x->cfg.max_msg)
+        smr_too_large(x, c, mode == M_SOURCE ? "write" : "response", c->resp_size, now);
+    else if (mode == M_CONTROL)
+        smr_start_control(x, c, now);
+    else if (mode == M_SINK || mode == M_SOURCE)
+        smr_start_data(x, c, now);
+    else {
+        c->phase = mode == M_RR ? PH_RR : PH_CRR;
+        if (mode == M_RR) smr_emit_status_ok(c);
+    }
+}
+
+/* Header bytes: copies what fits, judges the prefix as soon as it is in. */
+static size_t smr_in_header(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
+    size_t want = smr_conn_want(c), take = n < want ? n : want, i;
+    for (i = 0; i < take; i++, c->hdr_got++)
+        if (c->hdr_got < 16) c->hdr[c->hdr_got] = p[i];
+    if (c->hdr_got >= 8 && c->hdr_len == 0) {
+        uint8_t mode;
+        uint32_t a, b;
+        unsigned code = smr_parse_header(c->hdr, 16, &mode, &a, &b);
+        c->hdr_len = (uint16_t)get16(c->hdr + 6);
+        /* Refusals that need only the prefix come at once. */
+        if (code && code != SMR_BAD_HEADER) {
+            smr_header_done(x, c, now);
+            return take;
+        }
+        if (c->hdr_len < 16 || c->hdr_len > 256) {
+            smr_header_done(x, c, now);
+            return take;
+        }
+    }
+    if (c->hdr_len && c->hdr_got >= c->hdr_len) smr_header_done(x, c, now);
+    return take;
+}
+
+static size_t smr_in_request(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now) {
+    uint32_t left = c->req_size - c->req_got;
+    size_t take = n < left ? n : left;
+    (void)x;
+    (void)now;
+    c->req_got += (uint32_t)take;
+    if (c->req_got == c->req_size) {
+        c->req_got = 0;
+        if (c->phase == PH_CRR) {
+            smr_emit_status_ok(c);
+            c->tx_left = c->resp_size;
+            c->phase = PH_CRR_WAIT;
+        } else {
+            c->pending++;
+        }
+    }
+    return take;
+}
+
+static void smr_report(struct smr_ctx *x, struct smr_conn *c, struct smr_test *t, uint32_t id, uint8_t flags,
+                       uint64_t now) {
+    uint8_t *b = c->out;
+    uint64_t sum[6] = {0, 0, 0, 0, 0, 0}, jit = 0, u = 0, s = 0;
+    struct smr_tcpinfo ti, acc = {0, 0, 0};
+    size_t i, k, nsrc = 0;
+    for (i = 0; i < SMR_MAX_STREAMS; i++) {
+        const struct smr_stream *st = &t->streams[i];
+        const uint64_t v[6] = {st->received, st->bytes, st->expected, st->duplicates, st->reordered, 0};
+        for (k = 0; k < 5; k++) sum[k] += v[k];
+        if ((st->jitter16 >> 4) > jit) jit = st->jitter16 >> 4;
+    }
+    for (i = 0; x->tcpinfo && i < x->hi; i++) {
+        const struct smr_conn *d = &x->conns[i];
+        if (d->phase == PH_SOURCE && d->test_id == t->id && x->tcpinfo(x->user, d, &ti)) {
+            acc.retrans += ti.retrans;
+            acc.cwnd_bytes += ti.cwnd_bytes;
+            acc.rtt_us += ti.rtt_us;
+            nsrc++;
+        }
+    }
+    memset(b, 0, SMR_REPORT_LEN);
+    put16(b, T_REPORT);
+    put16(b + 2, SMR_REPORT_LEN);
+    put32(b + 4, id);
+    if (nsrc) {
+        flags |= 4;
+        put32(b + 88, acc.retrans);
+        put32(b + 92, acc.cwnd_bytes);
+        put32(b + 96, (uint32_t)(acc.rtt_us / nsrc));
+    }
+    if (x->cpu && x->cpu(x->user, &u, &s)) {
+        flags |= 2;
+        put64(b + 104, u - t->cpu_user0);
+        put64(b + 112, s - t->cpu_sys0);
+    }
+    b[8] = flags;
+    put32(b + 12, t->sessions);
+    put64(b + 16, now - t->start_ns);
+    put64(b + 24, t->tcp_rx);
+    put64(b + 32, t->tcp_tx);
+    for (k = 0; k < 5; k++) put64(b + 40 + 8 * k, sum[k]);
+    put64(b + 80, jit);
+    c->out_len = SMR_REPORT_LEN;
+    c->out_off = 0;
+}
+
+/* Stops a test's sources: they half-close once their output drains. */
+static void smr_stop_sources(struct smr_ctx *x, const struct smr_test *t) {
+    size_t i;
+    for (i = 0; i < x->hi; i++) {
+        struct smr_conn *d = &x->conns[i];
+        if (d->phase == PH_SOURCE && d->test_id == t->id) {
+            d->phase = PH_DRAIN;
+            d->tx_left = 0;
+            d->flags |= SMR_F_SHUT;
+        }
+    }
+}
+
+static void smr_final_if_drained(struct smr_ctx *x, struct smr_test *t, uint64_t now) {
+    if (!t->awaiting || !t->control) return;
+    if (t->open && now < t->drain_deadline) return;
+    smr_report(x, t->control, t, t->stop_id, (uint8_t)(1 | (t->open ? 8 : 0)), now);
+    t->control->flags &= (uint8_t)~F_AWAIT;
+    t->awaiting = 0;
+}
+
+static void smr_control_record(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    struct smr_test *t = smr_conn_test(x, c);
+    uint32_t type = get16(c->in), id = get32(c->in + 4);
+    if (!t) return;
+    if (type == T_SNAPSHOT) {
+        smr_report(x, c, t, id, 0, now);
+    } else if (type == T_STOP) {
+        t->stopping = 1;
+        t->awaiting = 1;
+        t->stop_id = id;
+        t->drain_deadline = now + SMR_DRAIN_NS;
+        c->flags |= F_AWAIT;
+        smr_stop_sources(x, t);
+        smr_final_if_drained(x, t, now);
+    }
+}
+
+static size_t smr_in_control(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
+    size_t want = smr_conn_want(c), take = n < want ? n : want;
+    uint32_t type, len;
+    if (c->skip) {
+        c->skip = (uint16_t)(c->skip - take);
+        return take;
+    }
+    memcpy(c->in + c->in_got, p, take);
+    c->in_got = (uint16_t)(c->in_got + take);
+    if (c->in_got < 4) return take;
+    type = get16(c->in);
+    len = get16(c->in + 2);
+    if (len < 4 || ((type == T_SNAPSHOT || type == T_STOP) && len < 8)) {
+        smr_abort(x, c, "bad control record length");
+        return take;
+    }
+    if (type != T_SNAPSHOT && type != T_STOP) {
+        c->skip = (uint16_t)(len - 4);
+        c->in_got = 0;
+        return take;
+    }
+    if (c->in_got < 8) return take;
+    c->skip = (uint16_t)(len - 8);
+    c->in_got = 0;
+    smr_control_record(x, c, now);
+    return take;
+}
+
+size_t smr_conn_want(const struct smr_conn *c) {
+    switch (c->phase) {
+    case PH_HEADER:
+        return (size_t)((c->hdr_len ? c->hdr_len : 16) - c->hdr_got);
+    case PH_RR:
+        if (c->pending || c->tx_left || c->out_off < c->out_len) return 0;
+        return c->req_size - c->req_got;
+    case PH_CRR:
+        return c->req_size - c->req_got;
+    case PH_CONTROL:
+        if (c->out_off < c->out_len || (c->flags & (SMR_F_CLOSE | F_AWAIT))) return 0;
+        if (c->skip) return c->skip;
+        return (size_t)(c->in_got < 4 ? 4 : 8) - c->in_got;
+    case PH_FREE:
+        return 0;
+    default:
+        return SMR_RX_ANY;
+    }
+}
+
+static size_t smr_in_one(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
+    switch (c->phase) {
+    case PH_HEADER:
+        return smr_in_header(x, c, p, n, now);
+    case PH_RR:
+    case PH_CRR:
+        return smr_in_request(x, c, n, now);
+    case PH_CONTROL:
+        return smr_in_control(x, c, p, n, now);
+    case PH_SINK: {
+        struct smr_test *t = smr_conn_test(x, c);
+        if (t) t->tcp_rx += n;
+        return n;
+    }
+    case PH_CRR_WAIT:
+        smr_abort(x, c, "data after the crr transaction");
+        return n;
+    case PH_LINGER:
+        c->req_got += (uint32_t)n;
+        if (c->req_got >= SMR_LINGER_BYTES) c->flags |= SMR_F_CLOSE;
+        return n;
+    case PH_SOURCE:
+    case PH_DRAIN:
+        return n; /* nothing is expected from the client: discard */
+    default:
+        return 0;
+    }
+}
+
+size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
+    size_t done = 0, k;
+    if (c->phase != PH_HEADER && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
+    while (done < n && !(c->flags & SMR_F_CLOSE)) {
+        k = smr_in_one(x, c, p + done, n - done, now);
+        if (k == 0) break;
+        done += k;
+    }
+    return done;
+}
+
+size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
+    uint64_t n;
+    (void)x;
+    if (c->flags & SMR_F_CLOSE) return 0;
+    if (c->out_off < c->out_len) {
+        *p = c->out + c->out_off;
+        return (size_t)(c->out_len - c->out_off);
+    }
+    if (c->phase == PH_RR && c->tx_left == 0 && c->pending) {
+        c->pending--;
+        c->tx_left = c->resp_size;
+    }
+    if (c->phase == PH_SOURCE) {
+        *p = smr_payload;
+        return c->resp_size < SMR_TX_CHUNK ? c->resp_size : SMR_TX_CHUNK;
+    }
+    n = c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK;
+    *p = smr_payload;
+    return (size_t)n;
+}
+
+size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, size_t *n) {
+    uint64_t k;
+    n[0] = smr_conn_output(x, c, &p[0]);
+    if (!n[0]) return 0;
+    if (p[0] == smr_payload) return 1;
+    k = c->phase == PH_SOURCE ? c->resp_size : c->tx_left;
+    n[1] = (size_t)(k < SMR_TX_CHUNK ? k : SMR_TX_CHUNK);
+    p[1] = smr_payload;
+    return n[1] ? 2 : 1;
+}
+
+void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now) {
+    size_t o = (size_t)(c->out_len - c->out_off);
+    if (n && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
+    if (o) {
+        o = n < o ? n : o;
+        c->out_off = (uint16_t)(c->out_off + o);
+        n -= o;
+        if (c->out_off == c->out_len) c->out_off = c->out_len = 0;
+    }
+    if (c->phase == PH_SOURCE) {
+        struct smr_test *t = smr_conn_test(x, c);
+        if (t) t->tcp_tx += n;
+    } else {
+        c->tx_left -= n < c->tx_left ? n : c->tx_left;
+    }
+}
+
+unsigned smr_conn_flags(const struct smr_conn *c) {
+    unsigned f = c->flags & SMR_F_CLOSE;
+    if ((c->flags & (SMR_F_SHUT | SMR_F_SHUT_DONE)) == SMR_F_SHUT && c->out_off == c->out_len && c->tx_left == 0)
+        f |= SMR_F_SHUT;
+    return f;
+}
+
+void smr_conn_shut_done(struct smr_conn *c) { c->flags |= SMR_F_SHUT_DONE; }
+
+void smr_conn_eof(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    char r[64];
+    size_t at;
+    (void)now;
+    switch (c->phase) {
+    case PH_HEADER:
+        at = smr_catu(r, smr_cat(r, 0, "client closed after "), c->hdr_got);
+        smr_cat(r, at, " header bytes");
+        smr_abort(x, c, r);
+        return;
+    case PH_RR:
+    case PH_CRR:
+        if (c->req_got || c->phase == PH_CRR) {
+            at = smr_catu(r, smr_cat(r, 0, "client vanished mid-request ("), c->req_got);
+            at = smr_catu(r, smr_cat(r, at, " of "), c->req_size);
+            smr_cat(r, at, " bytes)");
+            smr_abort(x, c, r);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    c->flags |= SMR_F_CLOSE;
+}
+
+void smr_conn_free(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    struct smr_test *t = smr_conn_test(x, c);
+    if (smr_counted(c) && x->active) x->active--;
+    if (t && t->control == c) {
+        /* The control session ended: the test ends with it. */
+        t->control = NULL;
+        t->stopping = 1;
+        t->awaiting = 0;
+        smr_stop_sources(x, t);
+        t->id = 0;
+    } else if (t && c->mode != M_CONTROL) {
+        if (t->open) t->open--;
+        smr_final_if_drained(x, t, now);
+    } else if (c->mode == M_SINK || c->mode == M_SOURCE) {
+        /* Its test is gone; free the slot's count once it is empty. */
+        struct smr_test *old = &x->tests[c->test_ix];
+        if (c->test_id && old->id == 0 && old->open) old->open--;
+    }
+    memset(c, 0, sizeof *c);
+    while (x->hi && x->conns[x->hi - 1].phase == PH_FREE) x->hi--;
+}
+
+uint64_t smr_conn_deadline(const struct smr_conn *c) { return c->deadline; }
+
+void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    if (c->phase == PH_HEADER)
+        smr_refuse(x, c, SMR_HEADER_TIMEOUT, "session header not complete in time", now);
+    else if (c->phase == PH_LINGER)
+        c->flags |= SMR_F_CLOSE;
+    else
+        smr_abort(x, c, "idle timeout");
+}
+
+void smr_tick(struct smr_ctx *x, uint64_t now) {
+    size_t i;
+    for (i = 0; i < SMR_MAX_TESTS; i++)
+        if (x->tests[i].id) smr_final_if_drained(x, &x->tests[i], now);
+}
+
+uint64_t smr_next_deadline(const struct smr_ctx *x) {
+    uint64_t d = (uint64_t)-1;
+    size_t i;
+    for (i = 0; i < SMR_MAX_TESTS; i++)
+        if (x->tests[i].id && x->tests[i].awaiting && x->tests[i].drain_deadline < d) d = x->tests[i].drain_deadline;
+    for (i = 0; i < x->hi; i++)
+        if (x->conns[i].phase != PH_FREE && x->conns[i].deadline < d) d = x->conns[i].deadline;
+    return d;
+}
+
+/* ---- UDP ---- */
+
+static int smr_seen(const struct smr_stream *s, uint64_t q) {
+    return (int)((s->seen[(q % SMR_DUP_WINDOW) / 64] >> (q % 64)) & 1u);
+}
+
+static void smr_mark(struct smr_stream *s, uint64_t q, int on) {
+    uint64_t bit = (uint64_t)1 << (q % 64);
+    if (on)
+        s->seen[(q % SMR_DUP_WINDOW) / 64] |= bit;
+    else
+        s->seen[(q % SMR_DUP_WINDOW) / 64] &= ~bit;
+}
+
+void smr_stream_record(struct smr_stream *s, uint64_t seq, size_t len, uint64_t sent_ns, uint64_t arrival_ns) {
+    uint64_t q, d, transit;
+    if (seq >= s->expected) {
+        if (seq + 1 - s->expected >= SMR_DUP_WINDOW)
+            memset(s->seen, 0, sizeof s->seen);
+        else
+            for (q = s->expected; q <= seq; q++) smr_mark(s, q, 0);
+        s->expected = seq + 1;
+    } else if (s->expected - seq <= SMR_DUP_WINDOW) {
+        if (smr_seen(s, seq)) {
+            s->duplicates++;
+            return;
+        }
+        s->reordered++;
+    } else {
+        s->reordered++;
+    }
+    smr_mark(s, seq, 1);
+    s->received++;
+    s->bytes += len;
+    transit = arrival_ns - sent_ns; /* two's complement, wraps */
+    if (s->have_transit) {
+        d = transit - s->last_transit;
+        if (d >> 63) d = (uint64_t)0 - d;
+        s->jitter16 = s->jitter16 + d - ((s->jitter16 + 8) >> 4);
+    }
+    s->last_transit = transit;
+    s->have_transit = 1;
+}
+
+static void smr_udp_stream(struct smr_ctx *x, const uint8_t *b, size_t len, uint64_t rx_ns) {
+    struct smr_test *t = smr_find_test(x, get32(b + 24));
+    uint32_t ix = get16(b + 28);
+    if (!t || t->stopping || ix >= SMR_MAX_STREAMS) return;
+    smr_stream_record(&t->streams[ix], get64(b + 8), len, get64(b + 16), rx_ns);
+}
+
+size_t smr_udp_input(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns) {
+    if (len < SMR_UDP_HDR || memcmp(b, "SMTU", 4) != 0) return 0;
+    if (b[5] == 4 && b[4] == 1) {
+        smr_udp_stream(x, b, len, rx_ns);
+        return 0;
+    }
+    if (b[5] != 1) return 0;
+    if (b[4] != 1) {
+        b[4] = 1;
+        b[5] = 3;
+        b[6] = SMR_UNSUPPORTED_VERSION;
+        b[7] = 0;
+        return SMR_UDP_HDR;
+    }
+    b[5] = 2;
+    b[6] = 0;
+    b[7] = 1;
+    put64(b + 24, rx_ns);
+    put64(b + 32, rx_ns);
+    return len;
+}
+
+void smr_udp_stamp_tx(uint8_t *b, uint64_t tx_ns) {
+    if (b[5] == 2) put64(b + 32, tx_ns);
+}

@@ -1,0 +1,473 @@
+/*
+ * POSIX sockets backend and main(): one thread, one poll() loop, TCP and
+ * UDP on the same port, every connection non-blocking. Builds on Linux,
+ * BSD, macOS, QNX (io-sock) and Embox; Linux-only extras (TCP_INFO, CPU
+ * pinning) are behind #ifdef __linux__.
+ *
+ * The same file is the lwIP sockets-API backend: smr_lwip_sock.c defines
+ * SMR_LWIP and SMR_SOCK(name) as lwip_##name and includes it.
+ */
+#if defined(__linux__)
+#define _GNU_SOURCE
+#else
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "smr.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+#ifndef SMR_SOCK
+#define SMR_SOCK(name) name /* plain libc socket calls */
+#endif
+#ifndef SMR_O_NONBLOCK
+#define SMR_O_NONBLOCK O_NONBLOCK
+#endif
+#ifndef SMR_MAX_LISTEN
+#define SMR_MAX_LISTEN 4
+#endif
+#ifndef SMR_RX_BUF
+#define SMR_RX_BUF 65536
+#endif
+#define SMR_NCONN (SMR_MAX_CONNS + SMR_SPARE_CONNS)
+#ifndef SMR_NAME
+#define SMR_NAME "stackmeter-responder"
+#endif
+
+union smr_addr {
+    struct sockaddr sa;
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+};
+
+/* Everything the backend keeps, in one place. */
+static struct smr_posix {
+    struct smr_ctx x;
+    int quiet;
+    int nlisten;
+    int tcp[SMR_MAX_LISTEN], udp[SMR_MAX_LISTEN];
+    union smr_addr listen[SMR_MAX_LISTEN];
+    int fd[SMR_NCONN];
+    union smr_addr peer[SMR_NCONN];
+    struct pollfd pfd[2 * SMR_MAX_LISTEN + SMR_NCONN];
+    short pix[SMR_NCONN]; /* conn -> pfd index, -1 when not polled */
+    uint8_t rx[SMR_RX_BUF];
+} smr_g;
+
+static uint64_t smr_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void smr_fmt_addr(const union smr_addr *a, char *out, size_t cap) {
+    char ip[INET6_ADDRSTRLEN];
+    if (a->sa.sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &a->v6.sin6_addr, ip, sizeof ip);
+        snprintf(out, cap, "[%s]:%u", ip, (unsigned)ntohs(a->v6.sin6_port));
+    } else {
+        inet_ntop(AF_INET, &a->v4.sin_addr, ip, sizeof ip);
+        snprintf(out, cap, "%s:%u", ip, (unsigned)ntohs(a->v4.sin_port));
+    }
+}
+
+static void smr_logline(void *user, const struct smr_conn *c, const char *what, const char *detail) {
+    struct smr_posix *g = user;
+    char a[64];
+    if (g->quiet) return;
+    smr_fmt_addr(&g->peer[smr_conn_index(&g->x, c)], a, sizeof a);
+    if (strcmp(what, "aborted") == 0)
+        fprintf(stderr, SMR_NAME ": %s: session ended: %s\n", a, detail);
+    else
+        fprintf(stderr, SMR_NAME ": refused %s: %s: %s\n", a, what, detail);
+}
+
+static int smr_cpu(void *user, uint64_t *u, uint64_t *s) {
+    struct rusage ru;
+    (void)user;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    *u = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
+    *s = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+    return 1;
+}
+
+#if defined(__linux__) && !defined(SMR_LWIP)
+static int smr_tcpinfo(void *user, const struct smr_conn *c, struct smr_tcpinfo *ti) {
+    struct smr_posix *g = user;
+    struct tcp_info i;
+    socklen_t n = sizeof i;
+    if (getsockopt(g->fd[smr_conn_index(&g->x, c)], IPPROTO_TCP, TCP_INFO, &i, &n) != 0) return 0;
+    ti->retrans = i.tcpi_total_retrans;
+    ti->cwnd_bytes = i.tcpi_snd_cwnd * i.tcpi_snd_mss;
+    ti->rtt_us = i.tcpi_rtt;
+    return 1;
+}
+#endif
+
+static void smr_die(const char *msg, const char *arg) {
+    fprintf(stderr, SMR_NAME ": error: %s%s\n", msg, arg ? arg : "");
+    exit(2);
+}
+
+static void smr_nonblock(int fd) {
+    int fl = SMR_SOCK(fcntl)(fd, F_GETFL, 0);
+    if (SMR_SOCK(fcntl)(fd, F_SETFL, fl | SMR_O_NONBLOCK) != 0) smr_die("cannot make a socket non-blocking", NULL);
+}
+
+/* "A.B.C.D:PORT" or "[V6]:PORT". */
+static int smr_parse_addr(const char *s, union smr_addr *a) {
+    char host[INET6_ADDRSTRLEN + 2];
+    const char *colon = strrchr(s, ':');
+    char *end;
+    unsigned long port;
+    size_t hl;
+    if (!colon) return -1;
+    hl = (size_t)(colon - s);
+    if (hl == 0 || hl >= sizeof host) return -1;
+    port = strtoul(colon + 1, &end, 10);
+    if (*end || colon[1] == 0 || port > 65535) return -1;
+    memset(a, 0, sizeof *a);
+    if (s[0] == '[' && s[hl - 1] == ']') {
+        memcpy(host, s + 1, hl - 2);
+        host[hl - 2] = 0;
+        a->v6.sin6_family = AF_INET6;
+        a->v6.sin6_port = htons((unsigned short)port);
+        return inet_pton(AF_INET6, host, &a->v6.sin6_addr) == 1 ? 0 : -1;
+    }
+    memcpy(host, s, hl);
+    host[hl] = 0;
+    a->v4.sin_family = AF_INET;
+    a->v4.sin_port = htons((unsigned short)port);
+    return inet_pton(AF_INET, host, &a->v4.sin_addr) == 1 ? 0 : -1;
+}
+
+static socklen_t smr_alen(const union smr_addr *a) {
+    return a->sa.sa_family == AF_INET6 ? sizeof a->v6 : sizeof a->v4;
+}
+
+static int smr_socket(union smr_addr *a, int type) {
+    int one = 1, fd = SMR_SOCK(socket)(a->sa.sa_family, type, 0);
+    if (fd < 0) return -1;
+    if (type == SOCK_STREAM) SMR_SOCK(setsockopt)(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a->sa.sa_family == AF_INET6) SMR_SOCK(setsockopt)(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (SMR_SOCK(bind)(fd, &a->sa, smr_alen(a)) != 0 || (type == SOCK_STREAM && SMR_SOCK(listen)(fd, 1024) != 0)) {
+        SMR_SOCK(close)(fd);
+        return -1;
+    }
+    smr_nonblock(fd);
+    return fd;
+}
+
+/* Binds TCP, then UDP on the port TCP got (retrying when port 0 collides). */
+static int smr_bind_pair(int i) {
+    union smr_addr *a = &smr_g.listen[i];
+    int try;
+    for (try = 0; try < 16; try++) {
+        union smr_addr got = *a;
+        socklen_t n = sizeof got;
+        int t = smr_socket(a, SOCK_STREAM), u;
+        if (t < 0) return -1;
+        SMR_SOCK(getsockname)(t, &got.sa, &n);
+        u = smr_socket(&got, SOCK_DGRAM);
+        if (u >= 0) {
+            smr_g.tcp[i] = t;
+            smr_g.udp[i] = u;
+            *a = got;
+            return 0;
+        }
+        SMR_SOCK(close)(t);
+        if (errno != EADDRINUSE || (a->sa.sa_family == AF_INET6 ? a->v6.sin6_port : a->v4.sin_port) != 0) return -1;
+    }
+    return -1;
+}
+
+static unsigned long smr_num(const char *flag, const char *v, unsigned long max) {
+    char *end;
+    unsigned long n;
+    if (!v) smr_die("missing value for ", flag);
+    n = strtoul(v, &end, 10);
+    if (*end == 'K' || *end == 'M') {
+        n <<= *end == 'K' ? 10 : 20;
+        end++;
+    }
+    if (end == v || *end || n > max) {
+        fprintf(stderr, SMR_NAME ": error: %s: bad value '%s' (at most %lu)\n", flag, v, max);
+        exit(2);
+    }
+    return n;
+}
+
+static void smr_usage(void) {
+    printf("usage: " SMR_NAME " [--listen ADDR:PORT]... [--max-sessions N] [--max-msg SIZE]\n"
+           "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--affinity CPU] [--quiet]\n"
+           "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n");
+    exit(0);
+}
+
+static void smr_pin(unsigned long cpu) {
+#if defined(__linux__)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) smr_die("--affinity: cannot pin to that CPU", NULL);
+#else
+    (void)cpu;
+    smr_die("--affinity is only supported on Linux", NULL);
+#endif
+}
+
+static void smr_args(int argc, char **argv, struct smr_config *cfg) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) smr_usage();
+        if (strcmp(f, "--quiet") == 0) {
+            smr_g.quiet = 1;
+            continue;
+        }
+        i++;
+        if (strcmp(f, "--listen") == 0) {
+            if (!v || smr_g.nlisten == SMR_MAX_LISTEN || smr_parse_addr(v, &smr_g.listen[smr_g.nlisten]) != 0)
+                smr_die("--listen wants ADDR:PORT (e.g. 127.0.0.1:24680 or [::1]:24680), got ", v ? v : "nothing");
+            smr_g.nlisten++;
+        } else if (strcmp(f, "--max-sessions") == 0) {
+            cfg->max_sessions = (uint32_t)smr_num(f, v, SMR_MAX_CONNS);
+        } else if (strcmp(f, "--max-msg") == 0) {
+            cfg->max_msg = (uint32_t)smr_num(f, v, 0xffffffffu);
+        } else if (strcmp(f, "--header-timeout-ms") == 0) {
+            cfg->header_timeout_ns = (uint64_t)smr_num(f, v, 86400000u) * 1000000u;
+        } else if (strcmp(f, "--idle-timeout-ms") == 0) {
+            cfg->idle_timeout_ns = (uint64_t)smr_num(f, v, 86400000u) * 1000000u;
+        } else if (strcmp(f, "--affinity") == 0) {
+            smr_pin(smr_num(f, v, 1023));
+        } else {
+            smr_die("unknown flag ", f);
+        }
+    }
+}
+
+static void smr_close(struct smr_conn *c, uint64_t now) {
+    size_t i = smr_conn_index(&smr_g.x, c);
+    SMR_SOCK(close)(smr_g.fd[i]);
+    smr_g.fd[i] = -1;
+    smr_conn_free(&smr_g.x, c, now);
+}
+
+static void smr_accept(int lfd, uint64_t now) {
+    int k;
+    for (k = 0; k < 64; k++) {
+        union smr_addr peer;
+        socklen_t n = sizeof peer;
+        int one = 1, fd = SMR_SOCK(accept)(lfd, &peer.sa, &n);
+        struct smr_conn *c;
+        if (fd < 0) return;
+        c = smr_conn_open(&smr_g.x, now);
+        if (!c) {
+            SMR_SOCK(close)(fd);
+            continue;
+        }
+        smr_nonblock(fd);
+        SMR_SOCK(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        smr_g.fd[smr_conn_index(&smr_g.x, c)] = fd;
+        smr_g.peer[smr_conn_index(&smr_g.x, c)] = peer;
+        smr_conn_start(&smr_g.x, c, now);
+    }
+}
+
+static void smr_udp(int fd) {
+    int k;
+    for (k = 0; k < 64; k++) {
+        union smr_addr peer;
+        socklen_t pl = sizeof peer;
+        ssize_t n = SMR_SOCK(recvfrom)(fd, smr_g.rx, sizeof smr_g.rx, 0, &peer.sa, &pl);
+        size_t r;
+        if (n < 0) return;
+        r = smr_udp_input(&smr_g.x, smr_g.rx, (size_t)n, smr_now());
+        if (r) {
+            smr_udp_stamp_tx(smr_g.rx, smr_now());
+            SMR_SOCK(sendto)(fd, smr_g.rx, r, 0, &peer.sa, pl);
+        }
+    }
+}
+
+/* Sends what the engine offers until the socket takes no more, or for at
+ * most 64 calls: a source with small writes and a fast reader would never
+ * see EAGAIN and would starve every other connection. */
+static int smr_write(struct smr_conn *c, int fd) {
+    const uint8_t *p[2];
+    size_t n[2], k;
+    int round;
+    for (round = 0; round < 64; round++) {
+        struct iovec v[2];
+        ssize_t w;
+        k = smr_conn_iov(&smr_g.x, c, p, n);
+        if (!k) return 0;
+        v[0].iov_base = (void *)(uintptr_t)p[0];
+        v[0].iov_len = n[0];
+        v[1].iov_base = (void *)(uintptr_t)(k > 1 ? p[1] : p[0]);
+        v[1].iov_len = k > 1 ? n[1] : 0;
+        w = SMR_SOCK(writev)(fd, v, (int)k);
+        if (w < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+        smr_conn_sent(&smr_g.x, c, (size_t)w, smr_now());
+    }
+    return 0;
+}
+
+/* Reads what the engine wants; returns -1 when the socket failed. */
+static int smr_read(struct smr_conn *c, int fd) {
+    int k;
+    for (k = 0; k < 16; k++) {
+        size_t want = smr_conn_want(c);
+        ssize_t r;
+        if (want == 0 || (c->flags & SMR_F_CLOSE)) return 0;
+        r = SMR_SOCK(recv)(fd, smr_g.rx, want < sizeof smr_g.rx ? want : sizeof smr_g.rx, 0);
+        if (r > 0) {
+            smr_conn_input(&smr_g.x, c, smr_g.rx, (size_t)r, smr_now());
+        } else if (r == 0) {
+            smr_conn_eof(&smr_g.x, c, smr_now());
+            return 0;
+        } else {
+            return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+        }
+    }
+    return 0;
+}
+
+static void smr_service(struct smr_conn *c, short rev, uint64_t now) {
+    int fd = smr_g.fd[smr_conn_index(&smr_g.x, c)];
+    unsigned f;
+    if ((rev & (POLLIN | POLLHUP | POLLERR)) && smr_read(c, fd) < 0) {
+        smr_logline(&smr_g, c, "aborted", "connection reset or failed");
+        smr_close(c, now);
+        return;
+    }
+    if (smr_write(c, fd) < 0) {
+        smr_logline(&smr_g, c, "aborted", "send failed (client gone mid-response)");
+        smr_close(c, now);
+        return;
+    }
+    f = smr_conn_flags(c);
+    if (f & SMR_F_SHUT) {
+        SMR_SOCK(shutdown)(fd, SHUT_WR);
+        smr_conn_shut_done(c);
+    }
+    if (f & SMR_F_CLOSE) smr_close(c, now);
+}
+
+/* Builds the poll set; returns its length. */
+static nfds_t smr_pollset(void) {
+    nfds_t n = 0;
+    size_t i;
+    int l;
+    for (l = 0; l < smr_g.nlisten; l++) {
+        smr_g.pfd[n].fd = smr_g.tcp[l];
+        smr_g.pfd[n++].events = POLLIN;
+        smr_g.pfd[n].fd = smr_g.udp[l];
+        smr_g.pfd[n++].events = POLLIN;
+    }
+    for (i = 0; i < smr_g.x.hi; i++) {
+        struct smr_conn *c = &smr_g.x.conns[i];
+        const uint8_t *p;
+        smr_g.pix[i] = -1;
+        if (smr_g.fd[i] < 0) continue;
+        smr_g.pix[i] = (short)n;
+        smr_g.pfd[n].fd = smr_g.fd[i];
+        smr_g.pfd[n].events = (short)((smr_conn_want(c) ? POLLIN : 0) | (smr_conn_output(&smr_g.x, c, &p) ? POLLOUT : 0));
+        smr_g.pfd[n++].revents = 0;
+    }
+    return n;
+}
+
+static int smr_timeout_ms(uint64_t now) {
+    uint64_t d = smr_next_deadline(&smr_g.x);
+    if (d == (uint64_t)-1) return -1;
+    if (d <= now) return 0;
+    d = (d - now + 999999u) / 1000000u;
+    return d > 60000 ? 60000 : (int)d;
+}
+
+static void smr_loop(void) {
+    for (;;) {
+        nfds_t n = smr_pollset(), j;
+        uint64_t now = smr_now();
+        size_t i;
+        int l;
+        if (SMR_SOCK(poll)(smr_g.pfd, n, smr_timeout_ms(now)) < 0 && errno != EINTR) smr_die("poll failed", NULL);
+        now = smr_now();
+        for (l = 0; l < smr_g.nlisten; l++) {
+            if (smr_g.pfd[2 * l].revents) smr_accept(smr_g.tcp[l], now);
+            if (smr_g.pfd[2 * l + 1].revents) smr_udp(smr_g.udp[l]);
+        }
+        for (i = 0; i < smr_g.x.hi; i++) {
+            struct smr_conn *c = &smr_g.x.conns[i];
+            if (smr_g.fd[i] < 0 || smr_g.pix[i] < 0) continue;
+            j = (nfds_t)smr_g.pix[i];
+            if (smr_conn_deadline(c) <= now) smr_conn_timeout(&smr_g.x, c, now);
+            smr_service(c, smr_g.pfd[j].revents, now);
+        }
+        smr_tick(&smr_g.x, now);
+    }
+}
+
+int main(int argc, char **argv) {
+    struct smr_config cfg;
+    size_t i;
+    int l;
+    smr_default_config(&cfg);
+#ifdef SMR_LWIP
+    /* lwip-sock TAP IP [flags]: the stack runs in this process. */
+    if (argc < 3 || argv[1][0] == '-') smr_die("usage: " SMR_NAME " TAP-DEVICE IPV4-ADDRESS [flags]", NULL);
+    smr_args(argc - 2, argv + 2, &cfg);
+    if (smr_lwip_start(argv[1], argv[2]) != 0) smr_die("cannot start lwIP on TAP device ", argv[1]);
+    if (smr_g.nlisten == 0) {
+        char a[40];
+        snprintf(a, sizeof a, "%s:%d", argv[2], SMR_DEFAULT_PORT);
+        if (smr_parse_addr(a, &smr_g.listen[0]) != 0) smr_die("bad IPv4 address ", argv[2]);
+        smr_g.nlisten = 1;
+    }
+#else
+    smr_args(argc, argv, &cfg);
+#endif
+    if (smr_g.nlisten == 0) {
+        smr_parse_addr("0.0.0.0:24680", &smr_g.listen[0]);
+        smr_g.nlisten = 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    smr_init(&smr_g.x, &cfg);
+    smr_g.x.user = &smr_g;
+    smr_g.x.log = smr_logline;
+    smr_g.x.cpu = smr_cpu;
+#if defined(__linux__) && !defined(SMR_LWIP)
+    smr_g.x.tcpinfo = smr_tcpinfo;
+#endif
+    for (i = 0; i < SMR_NCONN; i++) smr_g.fd[i] = -1;
+    for (l = 0; l < smr_g.nlisten; l++) {
+        char a[64];
+        smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
+        if (smr_bind_pair(l) != 0) {
+            fprintf(stderr, SMR_NAME ": error: cannot listen on %s: %s\n", a, strerror(errno));
+            return 1;
+        }
+        smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
+        fprintf(stderr, SMR_NAME ": listening on tcp %s\n" SMR_NAME ": listening on udp %s\n", a, a);
+    }
+    smr_loop();
+    return 0;
+}

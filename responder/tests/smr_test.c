@@ -1,0 +1,556 @@
+/*
+ * Engine unit tests: every fixture in protocol/vectors.json, then malformed
+ * input, limits and the throughput-test life cycle. Built with ASan+UBSan
+ * (make test). Usage: smr-test path/to/vectors.json
+ *
+ * The JSON reader below handles what that file uses (objects, arrays,
+ * strings without escapes other than \" and \\, numbers, true/false/null).
+ */
+#include "smr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a tiny JSON reader: tokens with child counts, like a flat tree ---- */
+
+enum { J_OBJ, J_ARR, J_STR, J_PRIM };
+struct tjtok {
+    int type, start, end, size, next; /* next: index after this subtree */
+};
+static struct tjtok tj[8192];
+static int tjn;
+static const char *js;
+
+static int tj_skip_ws(int p) {
+    while (js[p] == ' ' || js[p] == '\n' || js[p] == '\r' || js[p] == '\t') p++;
+    return p;
+}
+
+static int tj_parse(int p, int *out);
+
+static int tj_container(int p, int self, int close) {
+    p = tj_skip_ws(p + 1);
+    while (js[p] != close) {
+        int child;
+        p = tj_parse(p, &child);
+        if (p < 0) return -1;
+        tj[self].size++;
+        p = tj_skip_ws(p);
+        if (close == '}' && js[p] == ':') {
+            p = tj_parse(tj_skip_ws(p + 1), &child);
+            if (p < 0) return -1;
+            p = tj_skip_ws(p);
+        }
+        if (js[p] == ',') p = tj_skip_ws(p + 1);
+        else if (js[p] != close) return -1;
+    }
+    return p + 1;
+}
+
+static int tj_parse(int p, int *out) {
+    int self = tjn++;
+    if (self >= (int)(sizeof tj / sizeof tj[0])) return -1;
+    *out = self;
+    p = tj_skip_ws(p);
+    memset(&tj[self], 0, sizeof tj[self]);
+    tj[self].start = p;
+    if (js[p] == '{' || js[p] == '[') {
+        tj[self].type = js[p] == '{' ? J_OBJ : J_ARR;
+        p = tj_container(p, self, js[p] == '{' ? '}' : ']');
+    } else if (js[p] == '"') {
+        tj[self].type = J_STR;
+        tj[self].start = ++p;
+        while (js[p] && js[p] != '"') p += js[p] == '\\' ? 2 : 1;
+        tj[self].end = p;
+        p = js[p] ? p + 1 : -1;
+    } else {
+        tj[self].type = J_PRIM;
+        while (js[p] && !strchr(",]} \n\r\t", js[p])) p++;
+    }
+    if (p < 0) return -1;
+    if (tj[self].type != J_STR) tj[self].end = p;
+    tj[self].next = tjn;
+    return p;
+}
+
+/* Value of key k in object o, or -1. */
+static int tj_get(int o, const char *k) {
+    int i = o + 1, n;
+    if (o < 0 || tj[o].type != J_OBJ) return -1;
+    for (n = 0; n < tj[o].size; n++) {
+        int key = i, val = tj[i].next;
+        if ((int)strlen(k) == tj[key].end - tj[key].start && strncmp(js + tj[key].start, k, strlen(k)) == 0)
+            return val;
+        i = tj[val].next;
+    }
+    return -1;
+}
+
+/* Item i of array a, or -1. */
+static int tj_item(int a, int i) {
+    int t = a + 1;
+    if (a < 0 || tj[a].type != J_ARR || i >= tj[a].size) return -1;
+    while (i--) t = tj[t].next;
+    return t;
+}
+
+static int tj_is(int t, const char *s) {
+    return t >= 0 && (int)strlen(s) == tj[t].end - tj[t].start && strncmp(js + tj[t].start, s, strlen(s)) == 0;
+}
+
+static unsigned long long tj_num(int t) { return t < 0 ? 0 : strtoull(js + tj[t].start, NULL, 10); }
+
+/* Decodes the hex string token t into b; returns the length. */
+static size_t tj_hex(int t, uint8_t *b, size_t cap) {
+    size_t n = 0;
+    int p;
+    for (p = tj[t].start; p + 1 < tj[t].end && n < cap; p += 2) {
+        unsigned v;
+        sscanf(js + p, "%2x", &v);
+        b[n++] = (uint8_t)v;
+    }
+    return n;
+}
+
+static void tj_str(int t, char *out, size_t cap) {
+    size_t n = (size_t)(tj[t].end - tj[t].start);
+    if (n >= cap) n = cap - 1;
+    memcpy(out, js + tj[t].start, n);
+    out[n] = 0;
+}
+
+/* ---- test helpers ---- */
+
+static int passed, failed;
+static struct smr_ctx X;
+static char lastlog[256];
+
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (cond) {                                                                                                    \
+            passed++;                                                                                                  \
+        } else {                                                                                                       \
+            failed++;                                                                                                  \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+static void test_log(void *u, const struct smr_conn *c, const char *what, const char *detail) {
+    (void)u;
+    (void)c;
+    snprintf(lastlog, sizeof lastlog, "%s: %s", what, detail);
+}
+
+static uint64_t cpu_u, cpu_s;
+static int test_cpu(void *u, uint64_t *us, uint64_t *ss) {
+    (void)u;
+    *us = cpu_u;
+    *ss = cpu_s;
+    return 1;
+}
+
+static int test_tcpinfo(void *u, const struct smr_conn *c, struct smr_tcpinfo *ti) {
+    (void)u;
+    (void)c;
+    ti->retrans = 7;
+    ti->cwnd_bytes = 65536;
+    ti->rtt_us = 40;
+    return 1;
+}
+
+static void fresh(uint32_t max_sessions) {
+    struct smr_config cfg;
+    smr_default_config(&cfg);
+    cfg.max_sessions = max_sessions;
+    smr_init(&X, &cfg);
+    X.log = test_log;
+}
+
+static struct smr_conn *open_conn(uint64_t now) {
+    struct smr_conn *c = smr_conn_open(&X, now);
+    if (c) smr_conn_start(&X, c, now);
+    return c;
+}
+
+/* Takes everything the connection has to send (as if the stack took it). */
+static size_t drain(struct smr_conn *c, uint8_t *out, size_t cap, uint64_t now) {
+    size_t got = 0, n;
+    const uint8_t *p;
+    while ((n = smr_conn_output(&X, c, &p)) > 0 && got < cap) {
+        if (n > cap - got) n = cap - got;
+        memcpy(out + got, p, n);
+        smr_conn_sent(&X, c, n, now);
+        got += n;
+    }
+    return got;
+}
+
+static size_t feed(struct smr_conn *c, const uint8_t *b, size_t n, int bytewise, uint64_t now) {
+    size_t i, k = 0;
+    if (!bytewise) return smr_conn_input(&X, c, b, n, now);
+    for (i = 0; i < n; i++) k += smr_conn_input(&X, c, b + i, 1, now);
+    return k;
+}
+
+/* ---- vectors ---- */
+
+static void vec_session_header(int v, int bytewise) {
+    uint8_t b[300], out[512];
+    char name[128];
+    size_t n = tj_hex(tj_get(v, "hex"), b, sizeof b), got;
+    int valid = tj_is(tj_get(v, "valid"), "true"), refusal = (int)tj_num(tj_get(v, "refusal"));
+    struct smr_conn *c;
+    uint8_t mode = 0;
+    uint32_t req = 0, resp = 0;
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    fresh(4);
+    c = open_conn(0);
+    feed(c, b, n, bytewise, 1);
+    got = drain(c, out, sizeof out, 2);
+    if (valid) {
+        int f = tj_get(v, "fields");
+        const char *m = tj_is(tj_get(f, "mode"), "rr")        ? "\1"
+                        : tj_is(tj_get(f, "mode"), "crr")     ? "\2"
+                        : tj_is(tj_get(f, "mode"), "control") ? "\3"
+                        : tj_is(tj_get(f, "mode"), "sink")    ? "\4"
+                                                              : "\5";
+        CHECK(smr_parse_header(b, n, &mode, &req, &resp) == 0, "%s: parses", name);
+        CHECK(mode == (uint8_t)m[0] && req == tj_num(tj_get(f, "req_size")) && resp == tj_num(tj_get(f, "resp_size")),
+              "%s: fields %u %u %u", name, mode, req, resp);
+        if (mode == 1) CHECK(got == 8 && memcmp(out, "SMTR\1\0\0\0", 8) == 0, "%s: accepted at once", name);
+        if (mode == 2) CHECK(got == 0, "%s: crr answers only after the request", name);
+        if (mode == 3) CHECK(got == 16 && out[9] == 16 && out[15] == 1, "%s: status + Welcome(1)", name);
+        if (mode >= 4) CHECK(got >= 8 && out[5] == SMR_UNKNOWN_TEST, "%s: no such test -> UnknownTest", name);
+    } else if (refusal) {
+        CHECK(got >= 8 && out[5] == refusal, "%s: refusal %d, got %d (%zu bytes)", name, refusal, got ? out[5] : -1,
+              got);
+        CHECK(smr_conn_flags(c) & SMR_F_SHUT, "%s: half-closes after refusing", name);
+        CHECK(strstr(lastlog, smr_refusal_name((unsigned)refusal)) != NULL, "%s: logged '%s'", name, lastlog);
+    } else {
+        CHECK(got == 0 && smr_conn_want(c) == 16 - n, "%s: waits for more", name);
+        smr_conn_timeout(&X, c, smr_conn_deadline(c));
+        got = drain(c, out, sizeof out, 3);
+        CHECK(got > 8 && out[5] == SMR_HEADER_TIMEOUT, "%s: header timeout refusal", name);
+    }
+}
+
+static void vec_status(int v) {
+    uint8_t want[400], out[400];
+    char reason[300], name[128];
+    size_t n = tj_hex(tj_get(v, "hex"), want, sizeof want), got;
+    int f = tj_get(v, "fields");
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    if (!tj_is(tj_get(v, "valid"), "true")) return;
+    tj_str(tj_get(f, "reason"), reason, sizeof reason);
+    got = smr_status(out, sizeof out, (unsigned)tj_num(tj_get(f, "code")), reason);
+    CHECK(got == n && memcmp(out, want, n) == 0, "%s: status record bytes", name);
+}
+
+static void vec_datagram(int v) {
+    uint8_t b[2048], want[2048];
+    char name[128];
+    int a = tj_get(v, "answer");
+    size_t n, r;
+    if (a < 0) return;
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    n = tj_hex(tj_get(v, "hex"), b, sizeof b);
+    fresh(4);
+    r = smr_udp_input(&X, b, n, tj_num(tj_get(a, "rx_ns")));
+    if (tj_is(tj_get(a, "action"), "drop")) {
+        CHECK(r == 0, "%s: dropped", name);
+    } else {
+        size_t wn = tj_hex(tj_get(a, "reply_hex"), want, sizeof want);
+        CHECK(r == wn && memcmp(b, want, wn) == 0, "%s: reply bytes (len %zu vs %zu)", name, r, wn);
+        CHECK(r <= n, "%s: never larger than the request", name);
+    }
+}
+
+/* Opens a control session; returns it with its Welcome consumed. */
+static struct smr_conn *control(uint32_t *id, uint64_t now) {
+    static const uint8_t h[16] = {'S', 'M', 'T', 'R', 1, 3, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t out[64];
+    struct smr_conn *c = open_conn(now);
+    smr_conn_input(&X, c, h, 16, now);
+    drain(c, out, sizeof out, now);
+    *id = ((uint32_t)out[12] << 24) | ((uint32_t)out[13] << 16) | ((uint32_t)out[14] << 8) | out[15];
+    return c;
+}
+
+static struct smr_conn *data(int mode, uint32_t id, uint32_t wsize, uint64_t now) {
+    uint8_t h[16] = {'S', 'M', 'T', 'R', 1, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0}, out[64];
+    struct smr_conn *c = open_conn(now);
+    h[5] = (uint8_t)mode;
+    h[8] = (uint8_t)(id >> 24), h[9] = (uint8_t)(id >> 16), h[10] = (uint8_t)(id >> 8), h[11] = (uint8_t)id;
+    h[14] = (uint8_t)(wsize >> 8), h[15] = (uint8_t)wsize;
+    smr_conn_input(&X, c, h, 16, now);
+    CHECK(smr_conn_output(&X, c, (const uint8_t **)&h) == 8, "data session status");
+    drain(c, out, 8, now);
+    CHECK(memcmp(out, "SMTR\1\0\0\0", 8) == 0, "data session accepted");
+    return c;
+}
+
+static void vec_control(int v) {
+    uint8_t b[256], out[256], want[256];
+    char name[128];
+    size_t n = tj_hex(tj_get(v, "hex"), b, sizeof b), got;
+    uint32_t id;
+    struct smr_conn *c;
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    fresh(8);
+    if (tj_is(tj_get(v, "direction"), "client")) {
+        c = control(&id, 10);
+        smr_conn_input(&X, c, b, n, 20);
+        got = drain(c, out, sizeof out, 20);
+        if (tj_get(v, "error") >= 0)
+            CHECK(smr_conn_flags(c) & SMR_F_CLOSE, "%s: closes the session", name);
+        else if (tj_is(tj_get(tj_get(v, "fields"), "type"), "unknown"))
+            CHECK(got == 0 && smr_conn_want(c) == 4 && !(smr_conn_flags(c) & SMR_F_CLOSE), "%s: skipped", name);
+        else
+            CHECK(got == SMR_REPORT_LEN && out[1] == 17 && out[7] == b[7], "%s: answered with Report(%u)", name, b[7]);
+        return;
+    }
+    memcpy(want, b, n);
+    if (tj_is(tj_get(tj_get(v, "fields"), "type"), "welcome")) {
+        X.next_test = 4;
+        c = control(&id, 0);
+        CHECK(id == 5, "%s: Welcome id", name);
+        return;
+    }
+    /* The Report fixture, reproduced from real counters (flags: CPU and
+     * TCP_INFO; the final bit comes from Stop, tested in life_cycle). */
+    X.cpu = test_cpu;
+    X.tcpinfo = test_tcpinfo;
+    cpu_u = cpu_s = 1000;
+    c = control(&id, 0);
+    {
+        struct smr_test *t = &X.tests[0];
+        struct smr_conn *src = data(5, id, 64, 0);
+        struct smr_conn *snk = data(4, id, 0, 0);
+        static const uint8_t snap[8] = {0, 1, 0, 8, 0, 0, 0, 3};
+        (void)src;
+        smr_conn_input(&X, snk, b, 0, 0);
+        t->tcp_rx = 123456789;
+        t->streams[0].received = 1000;
+        t->streams[0].bytes = 64000;
+        t->streams[0].expected = 1010;
+        t->streams[0].duplicates = 2;
+        t->streams[0].reordered = 3;
+        t->streams[0].jitter16 = 4500 * 16;
+        cpu_u = 1000 + 150000000;
+        cpu_s = 1000 + 420000000;
+        smr_conn_input(&X, c, snap, 8, 2000000000);
+        got = drain(c, out, sizeof out, 2000000000);
+        want[8] = 6;
+        CHECK(got == n && memcmp(out, want, n) == 0, "%s: Report bytes", name);
+    }
+}
+
+static void vec_udp_rx(int v) {
+    struct smr_stream s;
+    char name[128];
+    int ev = tj_get(v, "events"), ex = tj_get(v, "expect"), i;
+    memset(&s, 0, sizeof s);
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    for (i = 0; i < tj[ev].size; i++) {
+        int e = tj_item(ev, i);
+        smr_stream_record(&s, tj_num(tj_item(e, 0)), (size_t)tj_num(tj_item(e, 1)), tj_num(tj_item(e, 2)),
+                          tj_num(tj_item(e, 3)));
+    }
+    CHECK(s.received == tj_num(tj_get(ex, "received")), "%s: received %llu", name, (unsigned long long)s.received);
+    CHECK(s.bytes == tj_num(tj_get(ex, "bytes")), "%s: bytes", name);
+    CHECK(s.expected == tj_num(tj_get(ex, "expected")), "%s: expected", name);
+    CHECK(s.expected - s.received == tj_num(tj_get(ex, "lost")), "%s: lost", name);
+    CHECK(s.duplicates == tj_num(tj_get(ex, "duplicates")), "%s: duplicates", name);
+    CHECK(s.reordered == tj_num(tj_get(ex, "reordered")), "%s: reordered", name);
+    CHECK((s.jitter16 >> 4) == tj_num(tj_get(ex, "jitter_ns")), "%s: jitter %llu", name,
+          (unsigned long long)(s.jitter16 >> 4));
+}
+
+/* ---- behaviour beyond the fixtures ---- */
+
+static void rr_and_limits(void) {
+    static const uint8_t h[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 3, 0, 0, 2, 0};
+    static const uint8_t big[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 5, 0xf5, 0xe1, 0, 0, 0, 0, 1};
+    uint8_t out[1100];
+    struct smr_conn *a, *b, *c;
+    fresh(2);
+    a = open_conn(0);
+    smr_conn_input(&X, a, h, 16, 0);
+    CHECK(drain(a, out, sizeof out, 0) == 8, "rr accepted");
+    CHECK(smr_conn_input(&X, a, (const uint8_t *)"ab", 2, 1) == 2 && drain(a, out, sizeof out, 1) == 0,
+          "partial request: no answer yet");
+    CHECK(smr_conn_input(&X, a, (const uint8_t *)"c", 1, 1) == 1 && drain(a, out, sizeof out, 1) == 512,
+          "whole request: 512-byte response");
+    smr_conn_input(&X, a, (const uint8_t *)"abcabc", 6, 2); /* two pipelined requests */
+    CHECK(drain(a, out, 1024, 2) == 1024 && drain(a, out, sizeof out, 2) == 0, "pipelined requests answered");
+    smr_conn_eof(&X, a, 3);
+    CHECK(smr_conn_flags(a) & SMR_F_CLOSE, "close between transactions ends the session");
+    /* Limits: two sessions, the third is Busy; a 100 MB request TooLarge. */
+    b = open_conn(0);
+    c = open_conn(0);
+    drain(c, out, sizeof out, 0);
+    CHECK(out[5] == SMR_BUSY && strstr(lastlog, "busy"), "third session busy (%s)", lastlog);
+    smr_conn_free(&X, c, 0);
+    smr_conn_input(&X, b, big, 16, 0);
+    CHECK(drain(b, out, sizeof out, 0) > 8 && out[5] == SMR_TOO_LARGE &&
+              memcmp(out + 8, "request size 100000000 exceeds limit 67108864", 45) == 0,
+          "too large names both numbers");
+    smr_conn_free(&X, a, 4);
+    smr_conn_free(&X, b, 4);
+    CHECK(X.active == 0 && X.hi == 0, "all slots free again (active %u hi %u)", X.active, X.hi);
+    /* Mid-request close and idle timeout are aborts, logged. */
+    a = open_conn(0);
+    smr_conn_input(&X, a, h, 16, 0);
+    smr_conn_input(&X, a, (const uint8_t *)"x", 1, 0);
+    smr_conn_eof(&X, a, 1);
+    CHECK((smr_conn_flags(a) & SMR_F_CLOSE) && strstr(lastlog, "mid-request (1 of 3"), "mid-request close: %s",
+          lastlog);
+    smr_conn_free(&X, a, 1);
+    a = open_conn(0);
+    smr_conn_input(&X, a, h, 16, 0);
+    smr_conn_timeout(&X, a, smr_conn_deadline(a));
+    CHECK((smr_conn_flags(a) & SMR_F_CLOSE) && strstr(lastlog, "idle"), "idle timeout: %s", lastlog);
+    CHECK(smr_conn_deadline(a) == 60000000000ull, "idle deadline from the last input");
+}
+
+static void crr_once(void) {
+    static const uint8_t h[20] = {'S', 'M', 'T', 'R', 1, 2, 0, 16, 0, 0, 0, 4, 0, 0, 0, 64, 'a', 'b', 'c', 'd'};
+    const uint8_t *p[2];
+    size_t n[2];
+    struct smr_conn *c;
+    fresh(2);
+    c = open_conn(0);
+    CHECK(smr_conn_input(&X, c, h, 20, 0) == 20, "crr header and request in one piece");
+    CHECK(smr_conn_iov(&X, c, p, n) == 2 && n[0] == 8 && n[1] == 64, "status and response in one write");
+    smr_conn_sent(&X, c, 72, 0);
+    CHECK(smr_conn_output(&X, c, p) == 0, "nothing more after the response");
+    smr_conn_input(&X, c, h, 1, 0);
+    CHECK(smr_conn_flags(c) & SMR_F_CLOSE, "data after the transaction aborts");
+}
+
+static void life_cycle(void) {
+    static const uint8_t stop[8] = {0, 2, 0, 8, 0, 0, 0, 9};
+    static const uint8_t snap[8] = {0, 1, 0, 8, 0, 0, 0, 1};
+    uint8_t out[256], dg[100];
+    struct smr_conn *c, *src, *snk;
+    uint32_t id, k;
+    const uint8_t *p;
+    fresh(8);
+    c = control(&id, 0);
+    src = data(5, id, 1000, 0);
+    snk = data(4, id, 0, 0);
+    CHECK(smr_conn_output(&X, src, &p) == 1000 && p == smr_payload, "source offers write-size pieces");
+    smr_conn_sent(&X, src, 700, 1);
+    smr_conn_input(&X, snk, out, 100, 1);
+    for (k = 0; k < 5; k++) {
+        memset(dg, 0, sizeof dg);
+        memcpy(dg, "SMTU\1\4", 6);
+        dg[15] = (uint8_t)(k == 3 ? 1 : k);
+        dg[27] = (uint8_t)id;
+        CHECK(smr_udp_input(&X, dg, sizeof dg, 5) == 0, "stream datagram never answered");
+    }
+    smr_conn_input(&X, c, snap, 8, 10);
+    CHECK(drain(c, out, sizeof out, 10) == 128, "snapshot report");
+    CHECK(out[8] == 0 && out[15] == 2 && out[31] == 100 && out[38] == 2 && out[39] == 0xbc, "counts: flags %u", out[8]);
+    CHECK(out[47] == 4 && out[55] == 400 % 256 && out[63] == 5 && out[71] == 1, "udp counts");
+    /* Stop: the source half-closes, the final report waits for both. */
+    smr_conn_input(&X, c, stop, 8, 20);
+    CHECK(smr_conn_output(&X, c, &p) == 0, "final report waits for the data sessions");
+    CHECK(smr_conn_flags(src) & SMR_F_SHUT, "source half-closes after Stop");
+    CHECK(smr_conn_want(c) == 0, "no more control input until the final report");
+    smr_conn_eof(&X, snk, 21);
+    smr_conn_free(&X, snk, 21);
+    CHECK(smr_conn_output(&X, c, &p) == 0, "still one session open");
+    smr_tick(&X, 20 + 2000000000ull);
+    CHECK(drain(c, out, sizeof out, 30) == 128 && out[7] == 9 && out[8] == (1 | 8), "final at drain deadline (%u)",
+          out[8]);
+    smr_conn_free(&X, src, 40);
+    /* Unknown test, and the test ends with its control session. */
+    smr_conn_free(&X, c, 50);
+    {
+        uint8_t h[16] = {'S', 'M', 'T', 'R', 1, 4, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct smr_conn *d = open_conn(60);
+        h[11] = (uint8_t)id;
+        smr_conn_input(&X, d, h, 16, 60);
+        CHECK(drain(d, out, sizeof out, 60) > 8 && out[5] == SMR_UNKNOWN_TEST, "test gone with its control session");
+        smr_conn_free(&X, d, 60);
+    }
+    CHECK(X.active == 0 && X.hi == 0, "all freed");
+    /* Stop with nothing open answers at once with the final flag. */
+    c = control(&id, 100);
+    smr_conn_input(&X, c, stop, 8, 101);
+    CHECK(drain(c, out, sizeof out, 101) == 128 && out[8] == 1, "immediate final report");
+}
+
+/* Random bytes into every state must not crash, overrun or hang. */
+static void garbage(void) {
+    uint8_t b[64], out[4096];
+    unsigned seed = 12345, i, j;
+    for (i = 0; i < 20000; i++) {
+        struct smr_conn *c;
+        size_t n = 1 + (seed % 63);
+        fresh(2);
+        c = open_conn(0);
+        for (j = 0; j < n; j++) b[j] = (uint8_t)((seed = seed * 1103515245u + 12345u) >> 16);
+        if (i % 3 == 0) memcpy(b, "SMTR\1", 5);
+        if (i % 6 == 0) b[5] = (uint8_t)(1 + (i / 6) % 5), b[6] = 0, b[7] = 16;
+        smr_conn_input(&X, c, b, n, 0);
+        drain(c, out, sizeof out, 0);
+        smr_conn_input(&X, c, b, n, 1);
+        drain(c, out, sizeof out, 1);
+        smr_conn_free(&X, c, 2);
+        smr_udp_input(&X, b, n, 1);
+    }
+    CHECK(X.hi == 0, "garbage leaves no slot behind");
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    static char buf[1 << 20];
+    size_t n;
+    if (!f) return NULL;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+int main(int argc, char **argv) {
+    int root, vs, i, counted = 0;
+    js = argc > 1 ? slurp(argv[1]) : NULL;
+    if (!js || tj_parse(0, &root) < 0) {
+        printf("smr-test: error: cannot read vectors (%s)\n", argc > 1 ? argv[1] : "no path given");
+        return 2;
+    }
+    vs = tj_get(root, "vectors");
+    for (i = 0; i < tj[vs].size; i++) {
+        int v = tj_item(vs, i), k = tj_get(v, "kind");
+        counted++;
+        if (tj_is(k, "session_header")) {
+            vec_session_header(v, 0);
+            vec_session_header(v, 1);
+        } else if (tj_is(k, "status")) {
+            vec_status(v);
+        } else if (tj_is(k, "datagram")) {
+            vec_datagram(v);
+        } else {
+            counted--;
+            CHECK(0, "unknown vector kind");
+        }
+    }
+    for (i = 0; i < tj[tj_get(root, "control_records")].size; i++, counted++)
+        vec_control(tj_item(tj_get(root, "control_records"), i));
+    for (i = 0; i < tj[tj_get(root, "udp_rx")].size; i++, counted++) vec_udp_rx(tj_item(tj_get(root, "udp_rx"), i));
+    CHECK(counted > 30, "vectors found: %d", counted);
+    rr_and_limits();
+    crr_once();
+    life_cycle();
+    garbage();
+    printf("smr-test: %d vectors; checks: %d passed, %d failed\n", counted, passed, failed);
+    printf("smr-test: sizeof(struct smr_conn) = %zu, sizeof(struct smr_test) = %zu\n", sizeof(struct smr_conn),
+           sizeof(struct smr_test));
+    return failed ? 1 : 0;
+}
