@@ -228,6 +228,9 @@ pub struct StreamArgs {
     /// MSG_ZEROCOPY on the client's TCP sends (Linux).
     #[arg(long)]
     pub zerocopy: bool,
+    /// TCP_NODELAY on the data connections (default off: Nagle coalesces small writes, as in iperf3).
+    #[arg(long)]
+    pub nodelay: bool,
     /// Print one JSON object per interval as it ends, then the document (with --json).
     #[arg(long)]
     pub json_lines: bool,

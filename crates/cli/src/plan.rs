@@ -83,6 +83,7 @@ fn stream(direction: Direction, length: u32, time_s: f64) -> Spec {
         rate: None,
         rate_pps: None,
         zerocopy: false,
+        nodelay: false,
         timeout_ms: 5000,
     })
 }

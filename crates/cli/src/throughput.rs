@@ -59,6 +59,7 @@ fn stream_params(a: &StreamArgs) -> Result<StreamParams, String> {
         rate: a.udp.then(|| a.rate.clone()),
         rate_pps,
         zerocopy: a.zerocopy,
+        nodelay: a.nodelay,
         timeout_ms: a.timeout_ms,
     })
 }

@@ -37,11 +37,27 @@ pub(crate) fn connect(s: &Socket, addr: SocketAddr, timeout: Duration) -> Result
 /// Connects, sends the session header and reads the status record: a
 /// stream ready for the data phase.
 pub(crate) fn open_session(addr: SocketAddr, h: &SessionHeader, timeout: Duration) -> Result<TcpStream, ClientError> {
+    open_session_with(addr, h, timeout, true)
+}
+
+/// [`open_session`] with a choice of TCP_NODELAY for the data phase: a
+/// throughput test's data connections leave Nagle on by default (a bulk
+/// sender of small writes wants its segments coalesced, as iperf3 does).
+/// The header and status exchange happen with NODELAY either way.
+pub(crate) fn open_session_with(
+    addr: SocketAddr,
+    h: &SessionHeader,
+    timeout: Duration,
+    nodelay: bool,
+) -> Result<TcpStream, ClientError> {
     let s = tcp_socket(addr, timeout)?;
     connect(&s, addr, timeout)?;
     let mut stream = TcpStream::from(s);
     send_all(&mut stream, &h.emit()).map_err(|e| lost(addr, "sending the session header", &e))?;
     read_status(&mut stream, addr)?;
+    if !nodelay {
+        stream.set_nodelay(false)?;
+    }
     Ok(stream)
 }
 

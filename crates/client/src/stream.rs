@@ -10,7 +10,7 @@
 //! is counted where it is received; what the senders counted is reported
 //! beside it (`docs/tests.md`, "stream").
 
-use crate::conn::{lost, open_session, AlignedBuf};
+use crate::conn::{lost, open_session_with, AlignedBuf};
 use crate::control::Control;
 use crate::error::is_timeout;
 use crate::pace::Pacer;
@@ -138,8 +138,8 @@ fn run(
             continue;
         }
         if p.direction.up() {
-            let h = SessionHeader::data(Mode::Sink, control.test_id, 0);
-            let s = open_session(addr, &h, timeout)?;
+            let h = SessionHeader::data(Mode::Sink, control.test_id, p.length);
+            let s = open_session_with(addr, &h, timeout, p.nodelay)?;
             if p.zerocopy {
                 stackmeter_sys::enable_zerocopy(s.as_raw_fd()).map_err(|e| {
                     ClientError::Local(io::Error::new(
@@ -152,7 +152,7 @@ fn run(
         }
         if p.direction.down() {
             let h = SessionHeader::data(Mode::Source, control.test_id, p.length);
-            let s = open_session(addr, &h, timeout)?;
+            let s = open_session_with(addr, &h, timeout, p.nodelay)?;
             receivers.push(tcp_receiver(s, addr, p.length as usize, &st)?);
         }
     }

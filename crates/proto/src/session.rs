@@ -11,7 +11,8 @@
 //!      5    1 mode (1 = rr, 2 = crr, 3 = control, 4 = sink, 5 = source)
 //!      6    2 header length in bytes, this prefix included (16 in v1)
 //!      8    4 rr/crr: request size (>= 1); sink/source: test id (>= 1)
-//!     12    4 rr/crr: response size (>= 1); source: write size (>= 1)
+//!     12    4 rr/crr: response size (>= 1); source: write size (>= 1);
+//!               sink: read size hint (0 = the responder's choice)
 //! ```
 //! All integers are big-endian. The first eight bytes (the [`Prefix`]) keep
 //! this layout in every version, so any responder can read a header of a
@@ -175,12 +176,13 @@ impl SessionHeader {
     }
 
     /// The header of a data session of test `test_id`: a sink (client
-    /// sends) or a source (responder sends `write_size` bytes per write).
-    pub fn data(mode: Mode, test_id: u32, write_size: u32) -> SessionHeader {
+    /// sends; `size` is the read size the responder should use, 0 for its
+    /// own choice) or a source (responder sends `size` bytes per write).
+    pub fn data(mode: Mode, test_id: u32, size: u32) -> SessionHeader {
         SessionHeader {
             mode,
             req_size: test_id,
-            resp_size: if mode == Mode::Sink { 0 } else { write_size },
+            resp_size: size,
         }
     }
 

@@ -204,7 +204,10 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
                 return refuse(stream, peer, Refusal::UnknownTest, &reason, shared);
             };
             if header.mode == Mode::Sink {
-                let mut rx = stackmeter_sys::AlignedBuf::new(SINK_BUF);
+                // The client's write size as the read size, so both ends
+                // move the same messages (seed 001's 64-byte test); capped.
+                let hint = header.resp_size as usize;
+                let mut rx = stackmeter_sys::AlignedBuf::new(if hint == 0 { SINK_BUF } else { hint.min(CHUNK) });
                 crate::stream::sink(&mut stream, test, rx.bytes_mut())
             } else {
                 crate::stream::source(&mut stream, test, header.resp_size as usize, shared.tx.bytes())

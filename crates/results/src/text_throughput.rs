@@ -23,10 +23,11 @@ pub fn stream_head(first_line: &str, p: &StreamParams) -> String {
         )
     } else {
         format!(
-            "TCP {}, {} connection(s) per direction, {}-byte writes{}",
+            "TCP {}, {} connection(s) per direction, {}-byte writes{}{}",
             p.direction.name(),
             p.parallel,
             p.length,
+            if p.nodelay { ", TCP_NODELAY" } else { "" },
             if p.zerocopy { ", MSG_ZEROCOPY" } else { "" }
         )
     };

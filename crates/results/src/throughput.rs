@@ -68,6 +68,10 @@ pub struct StreamParams {
     pub rate_pps: Option<f64>,
     /// MSG_ZEROCOPY on the client's TCP sends.
     pub zerocopy: bool,
+    /// TCP_NODELAY on the data connections (off by default: Nagle
+    /// coalesces small writes, as for iperf3).
+    #[serde(default)]
+    pub nodelay: bool,
     /// Bound on every network wait, milliseconds.
     pub timeout_ms: u64,
 }

@@ -63,6 +63,10 @@ fn stream_up_down_bidir_count_at_the_receivers() {
     let up = stream_json(&t, &["--time", "1", "--interval", "0.25", "--length", "64K"]);
     check_intervals_add_up(&up);
     assert_eq!(up["intervals"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        up["params"]["nodelay"], false,
+        "Nagle stays on for bulk data unless asked"
+    );
     let s = &up["summary"];
     assert!(u(&s["sent_bytes"]) > 0);
     assert_eq!(u(&s["recv_bytes"]), 0);
