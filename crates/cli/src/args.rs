@@ -228,15 +228,23 @@ pub struct StreamArgs {
     /// MSG_ZEROCOPY on the client's TCP sends (Linux).
     #[arg(long)]
     pub zerocopy: bool,
-    /// TCP_NODELAY on the data connections (default off: Nagle coalesces small writes, as in iperf3).
-    #[arg(long)]
-    pub nodelay: bool,
+    /// TCP_NODELAY on the data connections. auto: on for writes of 16K and more (Nagle would only hold
+    /// each write's last partial segment), off below (Nagle coalesces small writes, as in iperf3).
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub nodelay: NodelayArg,
     /// Print one JSON object per interval as it ends, then the document (with --json).
     #[arg(long)]
     pub json_lines: bool,
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum NodelayArg {
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -83,7 +83,8 @@ fn stream(direction: Direction, length: u32, time_s: f64) -> Spec {
         rate: None,
         rate_pps: None,
         zerocopy: false,
-        nodelay: false,
+        // As `stream --nodelay auto`.
+        nodelay: length >= 16 << 10,
         timeout_ms: 5000,
     })
 }

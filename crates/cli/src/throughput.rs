@@ -2,7 +2,13 @@
 //! target like every measuring command, prints stream intervals as they
 //! end, and the document at the end.
 
-use crate::args::{DirectionArg, StreamArgs, UdpMaxArgs};
+use crate::args::{DirectionArg, NodelayArg, StreamArgs, UdpMaxArgs};
+
+/// Writes from this size up get TCP_NODELAY with `--nodelay auto`: they
+/// fill whole segments, and Nagle would only hold back each write's last
+/// partial one (bench/results/2026-11-21-throughput.md: 128 KiB writes
+/// gained 12% with it, 64-byte writes lost 80%).
+const NODELAY_FROM: u32 = 16 << 10;
 use crate::fail;
 use crate::measure::{choose_target, env, write_out};
 use crate::rate::rate;
@@ -59,7 +65,11 @@ fn stream_params(a: &StreamArgs) -> Result<StreamParams, String> {
         rate: a.udp.then(|| a.rate.clone()),
         rate_pps,
         zerocopy: a.zerocopy,
-        nodelay: a.nodelay,
+        nodelay: match a.nodelay {
+            NodelayArg::On => true,
+            NodelayArg::Off => false,
+            NodelayArg::Auto => length >= NODELAY_FROM,
+        },
         timeout_ms: a.timeout_ms,
     })
 }

@@ -89,6 +89,7 @@ fn stream_up_down_bidir_count_at_the_receivers() {
         &["--time", "1", "--direction", "bidir", "--length", "64", "--omit", "0.5"],
     );
     check_intervals_add_up(&bi);
+    assert_eq!(bi["params"]["nodelay"], false, "64-byte writes: Nagle coalesces them");
     let ivs = bi["intervals"].as_array().unwrap();
     assert_eq!(
         ivs.iter().filter(|i| i["omitted"] == true).count(),
