@@ -68,6 +68,7 @@ static struct smr_posix {
     union smr_addr peer[SMR_NCONN];
     struct pollfd pfd[2 * SMR_MAX_LISTEN + SMR_NCONN];
     short pix[SMR_NCONN]; /* conn -> pfd index, -1 when not polled */
+    uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
     uint8_t rx[SMR_RX_BUF];
 } smr_g;
 
@@ -285,6 +286,7 @@ static void smr_accept(int lfd, uint64_t now) {
         }
         smr_nonblock(fd);
         SMR_SOCK(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        smr_g.nagle[smr_conn_index(&smr_g.x, c)] = 0;
         smr_g.fd[smr_conn_index(&smr_g.x, c)] = fd;
         smr_g.peer[smr_conn_index(&smr_g.x, c)] = peer;
         smr_conn_start(&smr_g.x, c, now);
@@ -330,6 +332,20 @@ static int smr_write(struct smr_conn *c, int fd) {
     return 0;
 }
 
+#ifndef SMR_NODELAY_FROM
+/* Sources writing less than this per call get Nagle back (docs/protocol.md,
+ * mode 5): small writes are meant to be coalesced, as a bulk sender's are. */
+#define SMR_NODELAY_FROM 16384u
+#endif
+
+static void smr_nagle_for_source(struct smr_conn *c, int fd) {
+    size_t i = smr_conn_index(&smr_g.x, c);
+    int zero = 0;
+    if (smr_g.nagle[i] || c->mode != 5 || c->resp_size >= SMR_NODELAY_FROM) return;
+    SMR_SOCK(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
+    smr_g.nagle[i] = 1;
+}
+
 /* Reads what the engine wants; returns -1 when the socket failed. */
 static int smr_read(struct smr_conn *c, int fd) {
     int k;
@@ -340,6 +356,7 @@ static int smr_read(struct smr_conn *c, int fd) {
         r = SMR_SOCK(recv)(fd, smr_g.rx, want < sizeof smr_g.rx ? want : sizeof smr_g.rx, 0);
         if (r > 0) {
             smr_conn_input(&smr_g.x, c, smr_g.rx, (size_t)r, smr_now());
+            smr_nagle_for_source(c, fd);
         } else if (r == 0) {
             smr_conn_eof(&smr_g.x, c, smr_now());
             return 0;

@@ -147,6 +147,9 @@ fn read_by(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<
     Ok(())
 }
 
+/// Sources writing less than this per call run with Nagle on.
+const NODELAY_FROM: u32 = 16 << 10;
+
 /// A sink reads in pieces of this size (iperf3's default TCP length).
 const SINK_BUF: usize = 128 << 10;
 
@@ -210,6 +213,11 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
                 let mut rx = stackmeter_sys::AlignedBuf::new(if hint == 0 { SINK_BUF } else { hint.min(CHUNK) });
                 crate::stream::sink(&mut stream, test, rx.bytes_mut())
             } else {
+                if header.resp_size < NODELAY_FROM {
+                    // Small writes are meant to be coalesced, as a bulk
+                    // sender's are (docs/protocol.md, mode 5).
+                    let _ = stream.set_nodelay(false);
+                }
                 crate::stream::source(&mut stream, test, header.resp_size as usize, shared.tx.bytes())
             }
         }
