@@ -64,8 +64,8 @@ fn stream_up_down_bidir_count_at_the_receivers() {
     check_intervals_add_up(&up);
     assert_eq!(up["intervals"].as_array().unwrap().len(), 4);
     assert_eq!(
-        up["params"]["nodelay"], false,
-        "Nagle stays on for bulk data unless asked"
+        up["params"]["nodelay"], true,
+        "64 KiB writes: NODELAY under --nodelay auto"
     );
     let s = &up["summary"];
     assert!(u(&s["sent_bytes"]) > 0);
