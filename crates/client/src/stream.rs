@@ -545,11 +545,16 @@ fn tcp_sender(
                 }
             }
         }
+        // End of stream for the responder's sink. The thread does not wait
+        // for the sink to drain: the final Report does, and the Stop that
+        // asks for it must not wait behind a backlog (the target's sources
+        // would go on sending meanwhile).
         let _ = s.shutdown(std::net::Shutdown::Write);
-        // The responder closes once it has read everything.
-        let mut sink = [0u8; 64];
-        let _ = s.read(&mut sink);
         if zerocopy {
+            // Completions of sends still unacknowledged arrive once the
+            // responder has read them: wait for its close to count them all.
+            let mut sink = [0u8; 64];
+            let _ = s.read(&mut sink);
             reap(&mut zc);
             zc_out.0.fetch_add(zc.completed, Ordering::Relaxed);
             zc_copied.0.fetch_add(zc.copied, Ordering::Relaxed);
