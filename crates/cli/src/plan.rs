@@ -181,6 +181,104 @@ struct RawStep {
     interval_us: Option<u64>,
     slow_us: Option<u64>,
     timeout_ms: Option<u64>,
+    // stream, udp-max, load
+    direction: Option<String>,
+    length: Option<toml::Value>,
+    time_s: Option<f64>,
+    interval_s: Option<f64>,
+    omit_s: Option<f64>,
+    parallel: Option<u32>,
+    udp: Option<bool>,
+    rate: Option<String>,
+    loss: Option<f64>,
+    trial_s: Option<f64>,
+    duration_sum_s: Option<f64>,
+    width: Option<f64>,
+    max_rate: Option<String>,
+    clients: Option<u32>,
+    fetch_each: Option<u32>,
+}
+
+impl RawStep {
+    /// The keys given in this step, by name.
+    fn present(&self) -> Vec<&'static str> {
+        let keys = [
+            ("sizes", self.sizes.is_some()),
+            ("size", self.size.is_some()),
+            ("iterations", self.iterations.is_some()),
+            ("count", self.count.is_some()),
+            ("warmup", self.warmup.is_some()),
+            ("interval_us", self.interval_us.is_some()),
+            ("slow_us", self.slow_us.is_some()),
+            ("timeout_ms", self.timeout_ms.is_some()),
+            ("direction", self.direction.is_some()),
+            ("length", self.length.is_some()),
+            ("time_s", self.time_s.is_some()),
+            ("interval_s", self.interval_s.is_some()),
+            ("omit_s", self.omit_s.is_some()),
+            ("parallel", self.parallel.is_some()),
+            ("udp", self.udp.is_some()),
+            ("rate", self.rate.is_some()),
+            ("loss", self.loss.is_some()),
+            ("trial_s", self.trial_s.is_some()),
+            ("duration_sum_s", self.duration_sum_s.is_some()),
+            ("width", self.width.is_some()),
+            ("max_rate", self.max_rate.is_some()),
+            ("clients", self.clients.is_some()),
+            ("fetch_each", self.fetch_each.is_some()),
+        ];
+        keys.iter().filter(|k| k.1).map(|k| k.0).collect()
+    }
+}
+
+/// The keys each test takes (besides `name` and `test`).
+fn keys_of(test: &str) -> &'static [&'static str] {
+    match test {
+        "rr" => &["sizes", "iterations", "warmup", "timeout_ms"],
+        "crr" => &["size", "iterations", "warmup", "timeout_ms"],
+        "ping" => &["size", "count", "warmup", "interval_us", "slow_us", "timeout_ms"],
+        "stream" => &[
+            "direction",
+            "length",
+            "time_s",
+            "interval_s",
+            "omit_s",
+            "parallel",
+            "udp",
+            "rate",
+            "timeout_ms",
+        ],
+        "udp-max" => &[
+            "length",
+            "loss",
+            "trial_s",
+            "duration_sum_s",
+            "width",
+            "max_rate",
+            "timeout_ms",
+        ],
+        "load" => &["clients", "fetch_each", "timeout_ms"],
+        _ => &[],
+    }
+}
+
+/// A `length` key: a number of bytes or a size string ("64K").
+fn length_of(v: &Option<toml::Value>, default: u32) -> Result<u32, String> {
+    match v {
+        None => Ok(default),
+        Some(toml::Value::Integer(n)) if *n >= 1 && *n <= u32::MAX as i64 => Ok(*n as u32),
+        Some(toml::Value::String(t)) => crate::sizes::size(t),
+        Some(_) => Err("'length' must be a size such as 64 or \"128K\"".into()),
+    }
+}
+
+/// A seconds key: finite, above 0 (or 0 when `zero_ok`), at most a day.
+fn secs(key: &str, v: Option<f64>, default: f64, zero_ok: bool) -> Result<f64, String> {
+    let x = v.unwrap_or(default);
+    if !x.is_finite() || x < 0.0 || (x == 0.0 && !zero_ok) || x > 86_400.0 {
+        return Err(format!("'{key}' must be seconds above 0 and at most 86400"));
+    }
+    Ok(x)
 }
 
 /// Parses a TOML plan. `quick` divides iterations and counts by 10 (at
@@ -196,14 +294,15 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
     for (i, s) in raw.step.into_iter().enumerate() {
         let at = format!("plan {name}, step {} ({})", i + 1, s.test);
         let bad = |what: &str| format!("{at}: {what}");
-        let allow = |keys: &[(&str, bool)]| -> Result<(), String> {
-            for (k, present) in keys {
-                if *present {
-                    return Err(bad(&format!("'{k}' does not apply to {}", s.test)));
-                }
-            }
-            Ok(())
-        };
+        if keys_of(&s.test).is_empty() {
+            return Err(format!(
+                "{at}: unknown test '{}' (rr, crr, ping, stream, udp-max, load)",
+                s.test
+            ));
+        }
+        if let Some(k) = s.present().into_iter().find(|k| !keys_of(&s.test).contains(k)) {
+            return Err(bad(&format!("'{k}' does not apply to {}", s.test)));
+        }
         let positive = |key: &str, v: Option<u64>, default: u64| -> Result<u64, String> {
             match v {
                 Some(0) => Err(bad(&format!("'{key}' must be at least 1"))),
@@ -213,12 +312,6 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
         };
         let spec = match s.test.as_str() {
             "rr" => {
-                allow(&[
-                    ("count", s.count.is_some()),
-                    ("size", s.size.is_some()),
-                    ("interval_us", s.interval_us.is_some()),
-                    ("slow_us", s.slow_us.is_some()),
-                ])?;
                 let sizes = crate::sizes::pairs(s.sizes.as_deref().unwrap_or(SEED_000_SIZES))
                     .map_err(|e| bad(&format!("sizes: {e}")))?;
                 Spec::Rr(RrParams {
@@ -231,12 +324,6 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
                 })
             }
             "crr" => {
-                allow(&[
-                    ("count", s.count.is_some()),
-                    ("sizes", s.sizes.is_some()),
-                    ("interval_us", s.interval_us.is_some()),
-                    ("slow_us", s.slow_us.is_some()),
-                ])?;
                 let pair = match &s.size {
                     None => SizePair { req: 1, resp: 1 },
                     Some(toml::Value::String(p)) => crate::sizes::pair(p).map_err(|e| bad(&format!("size: {e}")))?,
@@ -251,7 +338,6 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
                 })
             }
             "ping" => {
-                allow(&[("iterations", s.iterations.is_some()), ("sizes", s.sizes.is_some())])?;
                 let size = match &s.size {
                     None => 64,
                     Some(toml::Value::Integer(n)) if (40..=65507).contains(n) => *n as usize,
@@ -266,7 +352,114 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
                     timeout_ms: s.timeout_ms.unwrap_or(1000),
                 })
             }
-            other => return Err(format!("{at}: unknown test '{other}' (rr, crr, ping)")),
+            "stream" => {
+                let udp = s.udp.unwrap_or(false);
+                let direction = match s.direction.as_deref().unwrap_or("up") {
+                    "up" => Direction::Up,
+                    "down" if !udp => Direction::Down,
+                    "bidir" if !udp => Direction::Bidir,
+                    "down" | "bidir" => return Err(bad("UDP streams go client to target only (direction \"up\")")),
+                    d => return Err(bad(&format!("direction '{d}': up, down or bidir"))),
+                };
+                let length = length_of(&s.length, if udp { 1472 } else { 128 << 10 }).map_err(|e| bad(&e))?;
+                if udp && !(40..=65507).contains(&length) {
+                    return Err(bad("a UDP 'length' is 40 to 65507 bytes"));
+                }
+                if s.rate.is_some() && !udp {
+                    return Err(bad("'rate' applies to UDP streams (udp = true)"));
+                }
+                let rate = s.rate.clone().unwrap_or_else(|| "10M".into());
+                let rate_pps = if udp {
+                    Some(
+                        crate::rate::rate(&rate)
+                            .map_err(|e| bad(&format!("rate {e}")))?
+                            .pps(length),
+                    )
+                } else {
+                    None
+                };
+                let time_s = secs("time_s", s.time_s, 10.0, false).map_err(|e| bad(&e))?;
+                let parallel = s.parallel.unwrap_or(1);
+                if !(1..=256).contains(&parallel) {
+                    return Err(bad("'parallel' is 1 to 256"));
+                }
+                Spec::Stream(StreamParams {
+                    direction,
+                    parallel,
+                    length,
+                    time_s: if quick {
+                        (time_s / 10.0).max(0.5).min(time_s)
+                    } else {
+                        time_s
+                    },
+                    interval_s: secs("interval_s", s.interval_s, 1.0, false).map_err(|e| bad(&e))?,
+                    omit_s: secs("omit_s", s.omit_s, 0.0, true).map_err(|e| bad(&e))?,
+                    udp,
+                    rate: udp.then_some(rate),
+                    rate_pps,
+                    zerocopy: false,
+                    nodelay: !udp && length >= 16 << 10,
+                    timeout_ms: s.timeout_ms.unwrap_or(5000),
+                })
+            }
+            "udp-max" => {
+                let length = length_of(&s.length, 1472).map_err(|e| bad(&e))?;
+                if !(40..=65507).contains(&length) {
+                    return Err(bad("'length' is 40 to 65507 bytes"));
+                }
+                let loss = s.loss.unwrap_or(0.0);
+                if !(0.0..1.0).contains(&loss) {
+                    return Err(bad("'loss' is a ratio from 0 up to (not including) 1"));
+                }
+                let width = s.width.unwrap_or(0.01);
+                if !(width > 0.0 && width < 1.0) {
+                    return Err(bad("'width' is a ratio between 0 and 1"));
+                }
+                let trial_s = secs("trial_s", s.trial_s, 1.0, false).map_err(|e| bad(&e))?;
+                let duration_sum_s = secs("duration_sum_s", s.duration_sum_s, 3.0, false).map_err(|e| bad(&e))?;
+                if duration_sum_s < trial_s {
+                    return Err(bad("'duration_sum_s' is shorter than one trial"));
+                }
+                let max_pps = match &s.max_rate {
+                    Some(r) => Some(
+                        crate::rate::rate(r)
+                            .map_err(|e| bad(&format!("max_rate {e}")))?
+                            .pps(length),
+                    ),
+                    None => None,
+                };
+                Spec::UdpMax(UdpMaxParams {
+                    length,
+                    loss_goal: loss,
+                    trial_s: if quick { (trial_s / 5.0).max(0.2) } else { trial_s },
+                    duration_sum_s: if quick {
+                        (duration_sum_s / 5.0).max(0.2)
+                    } else {
+                        duration_sum_s
+                    },
+                    exceed_ratio: 0.5,
+                    width: if quick { width.max(0.1) } else { width },
+                    max_pps,
+                    drain_ms: 100,
+                    timeout_ms: s.timeout_ms.unwrap_or(5000),
+                })
+            }
+            "load" => {
+                let clients = s.clients.unwrap_or(50);
+                let fetch_each = s.fetch_each.unwrap_or(2);
+                if !(1..=1000).contains(&clients) || fetch_each == 0 {
+                    return Err(bad("'clients' is 1 to 1000 and 'fetch_each' at least 1"));
+                }
+                Spec::Load(LoadParams {
+                    clients: if quick { clients.min(10) } else { clients },
+                    fetch_each,
+                    // One run per repetition, so repetitions interleave.
+                    repeat: 1,
+                    timeout_ms: s.timeout_ms.unwrap_or(10_000),
+                    objects: Vec::new(),
+                })
+            }
+            other => return Err(format!("{at}: unknown test '{other}'")),
         };
         let name = s.name.unwrap_or_else(|| s.test.clone());
         if steps.iter().any(|x: &Step| x.name == name) {
@@ -346,11 +539,68 @@ size = "1:64"
     }
 
     #[test]
+    fn throughput_and_load_steps_parse() {
+        let p = parse(
+            "t.toml",
+            r#"
+[[step]]
+name = "bps"
+test = "stream"
+direction = "bidir"
+length = 64
+time_s = 30
+[[step]]
+name = "udp"
+test = "stream"
+udp = true
+rate = "50kpps"
+length = "1K"
+[[step]]
+test = "udp-max"
+loss = 0.001
+[[step]]
+test = "load"
+clients = 50
+fetch_each = 2
+"#,
+            false,
+        )
+        .unwrap();
+        match &p.steps[0].spec {
+            Spec::Stream(s) => {
+                assert_eq!(
+                    (s.direction, s.length, s.time_s, s.nodelay),
+                    (Direction::Bidir, 64, 30.0, false)
+                )
+            }
+            _ => panic!(),
+        }
+        match &p.steps[1].spec {
+            Spec::Stream(s) => assert_eq!((s.udp, s.length, s.rate_pps), (true, 1024, Some(50_000.0))),
+            _ => panic!(),
+        }
+        match &p.steps[2].spec {
+            Spec::UdpMax(u) => assert_eq!((u.loss_goal, u.length), (0.001, 1472)),
+            _ => panic!(),
+        }
+        match &p.steps[3].spec {
+            Spec::Load(l) => assert_eq!((l.clients, l.fetch_each, l.repeat), (50, 2, 1)),
+            _ => panic!(),
+        }
+    }
+
+    #[test]
     fn plan_errors_name_the_step_and_key() {
         let e = parse("t.toml", "[[step]]\ntest = \"rr\"\ncount = 5\n", false).unwrap_err();
         assert!(e.contains("step 1 (rr)") && e.contains("'count'"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"stream\"\n", false).unwrap_err();
-        assert!(e.contains("unknown test 'stream'"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"iperf\"\n", false).unwrap_err();
+        assert!(e.contains("unknown test 'iperf'"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"stream\"\nrate = \"10M\"\n", false).unwrap_err();
+        assert!(e.contains("'rate' applies to UDP"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"load\"\nlength = 64\n", false).unwrap_err();
+        assert!(e.contains("'length' does not apply to load"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"udp-max\"\nloss = 2.0\n", false).unwrap_err();
+        assert!(e.contains("'loss'"), "{e}");
         let e = parse("t.toml", "[[step]]\ntest = \"rr\"\nbogus = 1\n", false).unwrap_err();
         assert!(e.contains("bogus"), "{e}");
         let e = parse("t.toml", "[[step]]\ntest = \"ping\"\nsize = 10\n", false).unwrap_err();
