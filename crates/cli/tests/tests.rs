@@ -93,12 +93,12 @@ impl Drop for Server {
 /// user's own).
 fn stackmeter() -> Command {
     let mut c = Command::new(BIN);
-    c.env(
-        "STACKMETER_DB",
-        concat!(env!("CARGO_TARGET_TMPDIR"), "/tests-results.db"),
-    );
+    c.env("STACKMETER_DB", TEST_DB);
     c
 }
+
+/// The results store every test's measuring commands write to.
+const TEST_DB: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/tests-results.db");
 
 fn run(args: &[&str]) -> Output {
     stackmeter().args(args).output().expect("stackmeter runs")

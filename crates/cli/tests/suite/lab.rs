@@ -2,7 +2,7 @@
 //! an rr and a ping against each lwIP target, status, down, and nothing
 //! left behind (no TAP device, no responder process, no state).
 
-use super::{json_of, run, stderr, BIN};
+use super::{json_of, run, stderr};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -40,7 +40,7 @@ fn lab_up_measure_down_leaves_nothing() {
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
     let state = std::env::temp_dir().join(format!("stackmeter-lab-test-{}", std::process::id()));
     let lab = |action: &str| {
-        Command::new(BIN)
+        super::stackmeter()
             .args(["lab", action])
             .env("STACKMETER_LAB_DIR", &state)
             .env("STACKMETER_RESPONDER_DIR", &dir)

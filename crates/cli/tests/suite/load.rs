@@ -1,7 +1,7 @@
 //! Object mode, `stackmeter load`, open-loop rr, many idle sessions, and a
 //! real proxy (socat) between client and responder.
 
-use super::{check_latency, header, json_of, run, stderr, Server, BIN};
+use super::{check_latency, header, json_of, run, stderr, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -300,7 +300,7 @@ fn load_through_a_real_proxy_arrives_verified() {
         assert!(std::time::Instant::now() < deadline, "socat did not listen");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = Command::new(BIN)
+    let out = super::stackmeter()
         .args([
             "load",
             &format!("127.0.0.1:{port}"),

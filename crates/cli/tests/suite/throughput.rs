@@ -526,6 +526,7 @@ impl Bottleneck {
     fn client(&self, args: &[&str]) -> Value {
         let out = Command::new("ip")
             .args(["netns", "exec", &self.names[0], BIN])
+            .env("STACKMETER_DB", super::TEST_DB)
             .args(args)
             .output()
             .unwrap();
