@@ -37,8 +37,9 @@ impl Server {
         Self::spawn(cmd)
     }
 
-    /// Starts `cmd` (a `stackmeter serve`, perhaps wrapped) and waits for
-    /// the address it prints.
+    /// Starts `cmd` (a `stackmeter serve`, perhaps wrapped, or the C
+    /// responder, which prints the same lines under its own name) and waits
+    /// for the address it prints.
     fn spawn(mut cmd: Command) -> Server {
         let mut child = cmd
             .stderr(Stdio::piped())
@@ -56,7 +57,7 @@ impl Server {
             let line = rx
                 .recv_timeout(Duration::from_secs(10))
                 .expect("serve prints its address");
-            if let Some(a) = line.strip_prefix("stackmeter serve: listening on tcp ") {
+            if let Some((_, a)) = line.split_once(": listening on tcp ") {
                 break a.parse().unwrap();
             }
         };

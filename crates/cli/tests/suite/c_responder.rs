@@ -3,12 +3,12 @@
 //! crr and ping checks that run against `stackmeter serve`, plus the
 //! refusals. Any sanitizer report in the responder's stderr fails the test.
 
-use super::{check_latency, header, json_of, read_refusal, run, stderr};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpStream};
+use super::{check_latency, header, json_of, read_refusal, run, stderr, Server};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Mutex, OnceLock};
+use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// `responder/` in the repository this test was built from.
@@ -41,58 +41,35 @@ fn asan_binary() -> PathBuf {
 
 /// A running sanitized C responder on 127.0.0.1 with a kernel-chosen port.
 struct CServer {
-    child: Child,
-    addr: SocketAddr,
+    srv: Server,
     addr_s: String,
-    log: Mutex<mpsc::Receiver<String>>,
 }
 
 impl CServer {
     fn start(extra: &[&str]) -> CServer {
-        let mut child = Command::new(asan_binary())
-            .args(["--listen", "127.0.0.1:0"])
+        let mut cmd = Command::new(asan_binary());
+        cmd.args(["--listen", "127.0.0.1:0"])
             .args(extra)
             .env("ASAN_OPTIONS", "detect_leaks=1")
-            .env("UBSAN_OPTIONS", "print_stacktrace=1")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("C responder starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        // Same line format as `stackmeter serve`, under the C program's name.
-        let addr = loop {
-            let line = rx
-                .recv_timeout(Duration::from_secs(10))
-                .expect("C responder prints its address");
-            if let Some(a) = line.strip_prefix("stackmeter-responder: listening on tcp ") {
-                break a.parse().unwrap();
-            }
-        };
+            .env("UBSAN_OPTIONS", "print_stacktrace=1");
+        let srv = Server::spawn(cmd);
         CServer {
-            child,
-            addr,
-            addr_s: addr.to_string(),
-            log: Mutex::new(rx),
+            addr_s: srv.addr.to_string(),
+            srv,
         }
     }
 
     fn target(&self) -> String {
-        self.addr.to_string()
+        self.addr_s.clone()
     }
 
     /// Stops the responder and returns every log line it wrote; fails on
     /// any sanitizer report (or if it died on its own).
     fn finish(mut self) -> Vec<String> {
-        let alive = self.child.try_wait().expect("wait works").is_none();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let rx = self.log.lock().unwrap();
+        let alive = self.srv.child.try_wait().expect("wait works").is_none();
+        let _ = self.srv.child.kill();
+        let _ = self.srv.child.wait();
+        let rx = &self.srv.log;
         let lines: Vec<String> = std::iter::from_fn(|| rx.recv_timeout(Duration::from_millis(500)).ok()).collect();
         let bad = lines
             .iter()
@@ -175,14 +152,14 @@ fn c_responder_refuses_by_name_and_logs_one_line_each() {
         (header(1, 1, 2 << 20, 1), 5, "exceeds limit 1048576"),
     ];
     for (bytes, code, reason) in &cases {
-        let mut s = TcpStream::connect(srv.addr).unwrap();
+        let mut s = TcpStream::connect(srv.srv.addr).unwrap();
         s.write_all(bytes).unwrap();
         let (version, got, text) = read_refusal(&mut s);
         assert_eq!((version, got), (1, *code), "{text}");
         assert!(text.contains(reason.split(' ').next_back().unwrap()), "{text}");
     }
     // Half a header, then silence: HeaderTimeout.
-    let mut s = TcpStream::connect(srv.addr).unwrap();
+    let mut s = TcpStream::connect(srv.srv.addr).unwrap();
     s.write_all(&header(1, 1, 1, 1)[..5]).unwrap();
     assert_eq!(read_refusal(&mut s).1, 7);
     std::thread::sleep(Duration::from_millis(100));
@@ -194,10 +171,10 @@ fn c_responder_refuses_by_name_and_logs_one_line_each() {
 #[test]
 fn c_responder_refuses_beyond_max_sessions() {
     let srv = CServer::start(&["--max-sessions", "2"]);
-    let a = TcpStream::connect(srv.addr).unwrap();
-    let b = TcpStream::connect(srv.addr).unwrap();
+    let a = TcpStream::connect(srv.srv.addr).unwrap();
+    let b = TcpStream::connect(srv.srv.addr).unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    let mut c = TcpStream::connect(srv.addr).unwrap();
+    let mut c = TcpStream::connect(srv.srv.addr).unwrap();
     c.write_all(&header(1, 1, 1, 1)).unwrap();
     let (_, code, text) = read_refusal(&mut c);
     assert_eq!(code, 6, "{text}");
