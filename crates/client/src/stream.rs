@@ -130,8 +130,8 @@ fn run(
         go: &go,
         cpu,
     };
-    let mut senders = Vec::new();
-    let mut receivers = Vec::new();
+    let mut senders: Vec<Worker> = Vec::new();
+    let mut receivers: Vec<Worker> = Vec::new();
     for i in 0..parallel {
         if p.udp {
             senders.push(udp_sender(addr, p, control.test_id, i as u16, &st)?);
@@ -194,24 +194,34 @@ fn run(
         }
         marks.push(m);
     }
-    // Stop: senders first, then the responder's sources; drain.
+    // Stop. UDP senders stop at their next datagram: wait for them, so
+    // every datagram leaves before the Stop. A TCP sender may sit in a
+    // blocking send to a target that has stopped reading: end its stream
+    // from here (the send returns) so the Stop goes out at once, and the
+    // target's sources stop with the window, not after a backlog.
     shared.stop.store(true, Ordering::Release);
     let mut client_cpu = CpuTime::default();
     let mut udp_total = 0;
-    for w in senders {
-        if let Ok(c) = w.handle.join() {
-            client_cpu = client_cpu.plus(c);
+    let join = |ws: Vec<Worker>, client_cpu: &mut CpuTime| -> (u64, u64) {
+        let (mut bytes, mut datagrams) = (0, 0);
+        for w in ws {
+            if let Ok(c) = w.handle.join() {
+                *client_cpu = client_cpu.plus(c);
+            }
+            bytes += w.bytes.0.load(Ordering::Relaxed);
+            datagrams += w.datagrams.0.load(Ordering::Relaxed);
         }
-        udp_total += w.datagrams.0.load(Ordering::Relaxed);
+        (bytes, datagrams)
+    };
+    if p.udp {
+        udp_total = join(std::mem::take(&mut senders), &mut client_cpu).1;
+    }
+    for s in senders.iter().filter_map(|w| w.tcp.as_ref()) {
+        let _ = s.shutdown(std::net::Shutdown::Write);
     }
     let final_report = control.stop(Duration::from_secs(5).max(timeout));
-    let mut down_total = 0;
-    for w in receivers {
-        if let Ok(c) = w.handle.join() {
-            client_cpu = client_cpu.plus(c);
-        }
-        down_total += w.bytes.0.load(Ordering::Relaxed);
-    }
+    join(senders, &mut client_cpu);
+    let down_total = join(receivers, &mut client_cpu).0;
     let wall = start.elapsed().as_secs_f64();
     client_cpu = client_cpu.plus(thread_cpu().since(cpu0));
     if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -539,6 +549,8 @@ fn tcp_sender(
                     b.0.fetch_add(n as u64, Ordering::Relaxed);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // After the stop, the stream was ended under this send.
+                Err(_) if sh.stop.load(Ordering::Relaxed) => break,
                 Err(e) => {
                     sh.fail(lost(addr, "sending stream data", &e));
                     break;
