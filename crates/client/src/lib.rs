@@ -60,6 +60,37 @@ pub struct RowHistogram {
     pub ns: Recorder,
 }
 
+/// Runs `one` for every size pair, one row and one RTT histogram each;
+/// stops at the first error, keeping the rows already measured (rr, both
+/// closed and open loop).
+fn per_pair<T>(
+    sizes: &[stackmeter_results::SizePair],
+    mut one: impl FnMut(stackmeter_results::SizePair) -> Result<(T, Recorder), ClientError>,
+) -> Outcome<T> {
+    let mut out = Outcome {
+        rows: Vec::new(),
+        error: None,
+        histograms: Vec::new(),
+    };
+    for pair in sizes {
+        match one(*pair) {
+            Ok((row, ns)) => {
+                out.histograms.push(RowHistogram {
+                    row: out.rows.len(),
+                    metric: "rtt_us",
+                    ns,
+                });
+                out.rows.push(row);
+            }
+            Err(e) => {
+                out.error = Some(e);
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// Nanosecond samples summarised in microseconds.
 fn summary_us(r: &Recorder) -> Option<Summary> {
     Summary::of(r).map(|s| s.scaled(1000.0))

@@ -13,7 +13,7 @@
 //! schedule, as they would for a real client under load.
 
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
-use crate::{levels, summary_us, ClientError, Outcome, RowHistogram};
+use crate::{levels, summary_us, ClientError, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{OpenLoopParams, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
@@ -23,32 +23,7 @@ use std::time::{Duration, Instant};
 
 /// Runs every size pair open-loop against `addr`, one row each.
 pub fn rr_open(addr: SocketAddr, spec: &RrParams, ol: &OpenLoopParams) -> Outcome<RrResult> {
-    let mut rows = Vec::new();
-    let mut histograms = Vec::new();
-    for pair in &spec.sizes {
-        match one(addr, *pair, spec, ol) {
-            Ok((r, rec)) => {
-                histograms.push(RowHistogram {
-                    row: rows.len(),
-                    metric: "rtt_us",
-                    ns: rec,
-                });
-                rows.push(r)
-            }
-            Err(e) => {
-                return Outcome {
-                    rows,
-                    error: Some(e),
-                    histograms,
-                }
-            }
-        }
-    }
-    Outcome {
-        rows,
-        error: None,
-        histograms,
-    }
+    crate::per_pair(&spec.sizes, |pair| one(addr, pair, spec, ol))
 }
 
 /// Send offsets in nanoseconds from the start, for connection `j` of `c`:

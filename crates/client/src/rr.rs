@@ -1,7 +1,7 @@
 //! rr: request/response over one TCP connection per size pair (seed 000).
 
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
-use crate::{levels, summary_us, ClientError, Outcome, RowHistogram};
+use crate::{levels, summary_us, ClientError, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
@@ -12,32 +12,7 @@ use std::time::{Duration, Instant};
 /// Runs every size pair against `addr`. Stops at the first error, keeping
 /// the rows already measured.
 pub fn rr(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
-    let mut rows = Vec::new();
-    let mut histograms = Vec::new();
-    for pair in &spec.sizes {
-        match one(addr, *pair, spec) {
-            Ok((r, ns)) => {
-                histograms.push(RowHistogram {
-                    row: rows.len(),
-                    metric: "rtt_us",
-                    ns,
-                });
-                rows.push(r)
-            }
-            Err(e) => {
-                return Outcome {
-                    rows,
-                    error: Some(e),
-                    histograms,
-                }
-            }
-        }
-    }
-    Outcome {
-        rows,
-        error: None,
-        histograms,
-    }
+    crate::per_pair(&spec.sizes, |pair| one(addr, pair, spec))
 }
 
 /// One request/response exchange: the measured path.
