@@ -387,9 +387,23 @@ static void smr_stop_sources(struct smr_ctx *x, const struct smr_test *t) {
     }
 }
 
+#ifndef SMR_UDP_QUIET_NS
+/* After Stop, UDP counts are final once no stream datagram came for this
+ * long (datagrams still queued when Stop was read are counted). */
+#define SMR_UDP_QUIET_NS 20000000u
+#endif
+
+/* When the final Report may go: every data session ended and the UDP
+ * counts quiet, or the drain deadline. */
+static uint64_t smr_final_at(const struct smr_test *t) {
+    uint64_t quiet = t->udp_last_ns ? t->udp_last_ns + SMR_UDP_QUIET_NS : 0;
+    if (t->open) return t->drain_deadline;
+    return quiet < t->drain_deadline ? quiet : t->drain_deadline;
+}
+
 static void smr_final_if_drained(struct smr_ctx *x, struct smr_test *t, uint64_t now) {
     if (!t->awaiting || !t->control) return;
-    if (t->open && now < t->drain_deadline) return;
+    if (now < smr_final_at(t)) return;
     smr_report(x, t->control, t, t->stop_id, (uint8_t)(1 | (t->open ? 8 : 0)), now);
     t->control->flags &= (uint8_t)~F_AWAIT;
     t->awaiting = 0;
@@ -400,6 +414,7 @@ static void smr_control_record(struct smr_ctx *x, struct smr_conn *c, uint64_t n
     uint32_t type = get16(c->in), id = get32(c->in + 4);
     if (!t) return;
     if (type == T_SNAPSHOT) {
+        t->started = 1;
         smr_report(x, c, t, id, 0, now);
     } else if (type == T_STOP) {
         t->stopping = 1;
@@ -502,7 +517,6 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
 
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
     uint64_t n;
-    (void)x;
     if (c->flags & SMR_F_CLOSE) return 0;
     if (c->out_off < c->out_len) {
         *p = c->out + c->out_off;
@@ -513,6 +527,10 @@ size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p)
         c->tx_left = c->resp_size;
     }
     if (c->phase == PH_SOURCE) {
+        /* A source writes from its test's first Snapshot on: the client's
+         * first mark is that Snapshot, so no byte predates the window. */
+        const struct smr_test *t = smr_conn_test(x, c);
+        if (!t || !t->started) return 0;
         *p = smr_payload;
         return c->resp_size < SMR_TX_CHUNK ? c->resp_size : SMR_TX_CHUNK;
     }
@@ -627,7 +645,7 @@ uint64_t smr_next_deadline(const struct smr_ctx *x) {
     uint64_t d = (uint64_t)-1;
     size_t i;
     for (i = 0; i < SMR_MAX_TESTS; i++)
-        if (x->tests[i].id && x->tests[i].awaiting && x->tests[i].drain_deadline < d) d = x->tests[i].drain_deadline;
+        if (x->tests[i].id && x->tests[i].awaiting && smr_final_at(&x->tests[i]) < d) d = smr_final_at(&x->tests[i]);
     for (i = 0; i < x->hi; i++)
         if (x->conns[i].phase != PH_FREE && x->conns[i].deadline < d) d = x->conns[i].deadline;
     return d;
@@ -680,8 +698,9 @@ void smr_stream_record(struct smr_stream *s, uint64_t seq, size_t len, uint64_t 
 static void smr_udp_stream(struct smr_ctx *x, const uint8_t *b, size_t len, uint64_t rx_ns) {
     struct smr_test *t = smr_find_test(x, get32(b + 24));
     uint32_t ix = get16(b + 28);
-    if (!t || t->stopping || ix >= SMR_MAX_STREAMS) return;
+    if (!t || ix >= SMR_MAX_STREAMS) return;
     smr_stream_record(&t->streams[ix], get64(b + 8), len, get64(b + 16), rx_ns);
+    t->udp_last_ns = rx_ns;
 }
 
 size_t smr_udp_input(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns) {

@@ -115,8 +115,10 @@ struct smr_test {
     uint64_t start_ns, drain_deadline;
     uint64_t tcp_rx, tcp_tx;
     uint64_t cpu_user0, cpu_sys0;
+    uint64_t udp_last_ns; /* arrival of the last stream datagram (0: none) */
     struct smr_conn *control;
     uint8_t stopping, awaiting;
+    uint8_t started; /* first Snapshot seen: sources may write */
     struct smr_stream streams[SMR_MAX_STREAMS];
 };
 

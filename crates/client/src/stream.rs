@@ -24,7 +24,7 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -119,12 +119,10 @@ fn run(
         error: std::sync::Mutex::new(None),
     });
     let parallel = p.parallel as usize;
-    let n_threads = if p.udp {
-        parallel
-    } else {
-        parallel * (p.direction.up() as usize + p.direction.down() as usize)
-    };
-    let go = Arc::new(Barrier::new(n_threads + 1));
+    let go = Arc::new(Gate::default());
+    // Whatever way this function ends, no worker is left waiting at the
+    // gate or sending on: an error stops them all.
+    let _release = Release(&shared, &go);
     let st = Start {
         shared: &shared,
         go: &go,
@@ -159,7 +157,7 @@ fn run(
     // The first mark is taken before any worker moves a byte, so the start
     // of the window is the same instant for both sides' counters.
     let mut marks = vec![mark(0.0, &senders, &receivers, &mut control)?];
-    go.wait();
+    go.open();
     let start = Instant::now();
     let total = p.omit_s + p.time_s;
     let mut boundaries: Vec<f64> = (1..)
@@ -462,10 +460,44 @@ fn median(sorted: &[f64]) -> f64 {
     }
 }
 
+/// The start line every worker waits at. It opens once: for the start,
+/// or for an abort (with `Shared::stop` set first, so workers return).
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        while !*open {
+            open = self.cv.wait(open).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.cv.notify_all();
+    }
+}
+
+/// On leaving `run` by any path: stop every worker and open the gate. A
+/// worker blocked in a send returns within the socket timeout; one blocked
+/// in a receive, once the responder ends the test with the control session.
+struct Release<'a>(&'a Shared, &'a Gate);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.stop.store(true, Ordering::Release);
+        self.1.open();
+    }
+}
+
 /// What every worker thread starts from.
 struct Start<'a> {
     shared: &'a Arc<Shared>,
-    go: &'a Arc<Barrier>,
+    go: &'a Arc<Gate>,
     cpu: Option<usize>,
 }
 
@@ -476,7 +508,7 @@ fn worker(
     name: &str,
     st: &Start,
     tcp: Option<TcpStream>,
-    body: impl FnOnce(&Shared, &Barrier, &Counter, &Counter) + Send + 'static,
+    body: impl FnOnce(&Shared, &Gate, &Counter, &Counter) + Send + 'static,
 ) -> Result<Worker, ClientError> {
     let bytes = Arc::new(Counter::default());
     let datagrams = Arc::new(Counter::default());

@@ -45,6 +45,10 @@ pub(crate) struct Test {
     cpu_sys_ns: AtomicU64,
     /// Set by Stop or by the end of the control session: sources stop.
     pub stopped: AtomicBool,
+    /// Set by the first Snapshot (the client's first mark): sources start.
+    started: AtomicBool,
+    /// Set when the control session has ended and the id is forgotten.
+    pub closed: AtomicBool,
     sessions: AtomicU32,
     open: AtomicUsize,
     rx_bytes: AtomicU64,
@@ -71,6 +75,8 @@ impl Tests {
             cpu_user_ns: AtomicU64::new(0),
             cpu_sys_ns: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             sessions: AtomicU32::new(0),
             open: AtomicUsize::new(0),
             rx_bytes: AtomicU64::new(0),
@@ -89,7 +95,9 @@ impl Tests {
     }
 
     fn close(&self, id: u32) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        if let Some(t) = self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) {
+            t.closed.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -205,7 +213,10 @@ fn control_loop(stream: &mut TcpStream, test: &Arc<Test>, cpu0: CpuTime) -> Resu
                 buf.copy_within(len..have, 0);
                 have -= len;
                 let report = match rec {
-                    ClientRecord::Snapshot(id) => test.report(id, 0),
+                    ClientRecord::Snapshot(id) => {
+                        test.started.store(true, Ordering::Release);
+                        test.report(id, 0)
+                    }
                     ClientRecord::Stop(id) => {
                         test.add_cpu(thread_cpu().since(cpu0));
                         stop(test, id)
@@ -277,14 +288,20 @@ pub(crate) fn sink(stream: &mut TcpStream, test: Arc<Test>, rx: &mut [u8]) -> Re
 
 /// A source: write `size` bytes per call from `tx` until the test stops,
 /// then half-close so the client reads to end of stream.
-pub(crate) fn source(stream: &mut TcpStream, test: Arc<Test>, size: usize, tx: &[u8]) -> Result<(), String> {
+pub(crate) fn source(
+    stream: &mut TcpStream,
+    test: Arc<Test>,
+    size: usize,
+    tx: &[u8],
+    idle: Duration,
+) -> Result<(), String> {
     let _joined = test.join();
     send_accepted(stream)?;
     let key = test.source_serial.fetch_add(1, Ordering::Relaxed);
     if let Ok(dup) = stream.try_clone() {
         test.sources.lock().unwrap_or_else(|p| p.into_inner()).push((key, dup));
     }
-    let result = source_loop(stream, &test, size, tx);
+    let result = source_loop(stream, &test, size, tx, idle);
     test.sources
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -293,7 +310,16 @@ pub(crate) fn source(stream: &mut TcpStream, test: Arc<Test>, size: usize, tx: &
     result
 }
 
-fn source_loop(stream: &mut TcpStream, test: &Test, size: usize, tx: &[u8]) -> Result<(), String> {
+fn source_loop(stream: &mut TcpStream, test: &Test, size: usize, tx: &[u8], idle: Duration) -> Result<(), String> {
+    // Write from the test's first Snapshot on: it is the client's first
+    // mark, so no byte predates the measured window (docs/protocol.md 8.2).
+    let deadline = Instant::now() + idle;
+    while !test.started.load(Ordering::Acquire) && !test.stopped.load(Ordering::Relaxed) {
+        if Instant::now() >= deadline {
+            return Err("no Snapshot started the test within the idle timeout".into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let mut off = 0;
     while !test.stopped.load(Ordering::Relaxed) {
         // Writes of exactly `size` bytes (cycling through the buffer when a

@@ -218,7 +218,7 @@ fn session(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
                     // sender's are (docs/protocol.md, mode 5).
                     let _ = stream.set_nodelay(false);
                 }
-                crate::stream::source(&mut stream, test, header.resp_size as usize, shared.tx.bytes())
+                crate::stream::source(&mut stream, test, header.resp_size as usize, shared.tx.bytes(), idle)
             }
         }
     };

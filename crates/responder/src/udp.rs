@@ -80,7 +80,9 @@ fn stream_datagram(d: &[u8], rx: u64, shared: &Shared, cache: &mut Cache) {
         return Shared::bump(&shared.counters.udp_dropped);
     }
     let id = h.test_id();
-    let hit = matches!(&cache.test, Some(t) if t.id == id && !t.stopped.load(std::sync::atomic::Ordering::Relaxed));
+    // A stopped test still counts (datagrams queued when Stop came); a
+    // closed one is looked up again.
+    let hit = matches!(&cache.test, Some(t) if t.id == id && !t.closed.load(std::sync::atomic::Ordering::Relaxed));
     if !hit {
         cache.charge();
         cache.test = shared.tests.get(id);
