@@ -182,6 +182,15 @@ fn open(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
 }
 
 /// The untimed LIST before the first run.
+/// Reads exactly `buf.len()` bytes.
+fn recv_all(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<()> {
+    recv_exact(s, buf.len() as u64, buf)
+}
+
+/// Most bytes of pattern objects a catalogue may list (as the responder's
+/// own limit on synthetic objects).
+const MAX_PATTERN_BYTES: u64 = 1 << 30;
+
 fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
     let mut s = open(addr, timeout)?;
     let bad = |what: String| ClientError::Lost { addr, what };
@@ -199,10 +208,18 @@ fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
         )));
     }
     let mut body = vec![0u8; r.len as usize];
-    read_into(&mut s, &mut body).map_err(|e| lost(addr, "reading the catalogue", &e))?;
+    recv_all(&mut s, &mut body).map_err(|e| lost(addr, "reading the catalogue", &e))?;
     let c = Catalogue::parse(&body).map_err(|e| bad(format!("bad catalogue: {e}")))?;
     if c.is_empty() {
         return Err(bad("the target's catalogue is empty (nothing to fetch)".into()));
+    }
+    // The client keeps the expected bytes of every pattern object: bound
+    // what a (broken or hostile) catalogue can make it allocate.
+    let pattern_bytes: u64 = c.entries().filter(|e| e.is_pattern()).map(|e| e.size).sum();
+    if pattern_bytes > MAX_PATTERN_BYTES {
+        return Err(bad(format!(
+            "the catalogue lists {pattern_bytes} bytes of pattern objects, more than the {MAX_PATTERN_BYTES} this client checks"
+        )));
     }
     let mut objects = Vec::new();
     for (k, e) in c.entries().enumerate() {
@@ -226,25 +243,6 @@ fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
         list_body: body,
         objects,
     })
-}
-
-fn read_into(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<()> {
-    let n = buf.len() as u64;
-    let mut got = 0;
-    while got < buf.len() {
-        match s.read(&mut buf[got..]) {
-            Ok(0) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("closed after {got} of {n} bytes"),
-                ))
-            }
-            Ok(k) => got += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// What one client did in one run.
@@ -466,14 +464,15 @@ fn hard(during: &str, e: io::Error) -> Fail {
 
 /// Reads a response head; a non-zero code becomes a soft failure with the
 /// responder's reason (read, so the next request starts clean).
-fn head(s: &mut TcpStream, during: &str) -> Result<Response, Fail> {
+fn head(s: &mut TcpStream, during: &dyn Fn() -> String) -> Result<Response, Fail> {
     let mut h = [0u8; obj::RESPONSE_LEN];
-    recv_exact(s, h.len() as u64, &mut h).map_err(|e| hard(during, e))?;
+    recv_exact(s, h.len() as u64, &mut h).map_err(|e| hard(&during(), e))?;
     let r = Response::parse(&h).ok_or_else(|| Fail::Hard("short response".into()))?;
     if r.code != 0 {
         if r.len as usize > obj::MAX_REASON_LEN {
             return Err(Fail::Hard(format!(
-                "{during}: error code {} with a {}-byte reason (at most {})",
+                "{}: error code {} with a {}-byte reason (at most {})",
+                during(),
                 r.code,
                 r.len,
                 obj::MAX_REASON_LEN
@@ -481,14 +480,14 @@ fn head(s: &mut TcpStream, during: &str) -> Result<Response, Fail> {
         }
         let mut reason = [0u8; obj::MAX_REASON_LEN];
         let n = r.len as usize;
-        read_into(s, &mut reason[..n]).map_err(|e| hard(during, e))?;
+        recv_all(s, &mut reason[..n]).map_err(|e| hard(&during(), e))?;
         let name = match r.code {
             obj::CODE_NOT_FOUND => "not found".to_string(),
             obj::CODE_BAD_REQUEST => "bad request".to_string(),
             obj::CODE_INTERNAL => "responder error".to_string(),
             c => format!("code {c}"),
         };
-        let msg = format!("{during}: {name}: {}", String::from_utf8_lossy(&reason[..n]));
+        let msg = format!("{}: {name}: {}", during(), String::from_utf8_lossy(&reason[..n]));
         return Err(if r.code == obj::CODE_BAD_REQUEST {
             Fail::Hard(msg)
         } else {
@@ -500,7 +499,7 @@ fn head(s: &mut TcpStream, during: &str) -> Result<Response, Fail> {
 
 fn list(s: &mut TcpStream, req: &[u8], buf: &mut [u8], want: &[u8]) -> Result<(), Fail> {
     send_all(s, req).map_err(|e| hard("sending LIST", e))?;
-    let r = head(s, "LIST")?;
+    let r = head(s, &|| "LIST".to_string())?;
     if r.len != want.len() as u64 {
         return Err(Fail::Hard(format!(
             "LIST: catalogue of {} bytes, {} before the run (the catalogue changed)",
@@ -508,7 +507,7 @@ fn list(s: &mut TcpStream, req: &[u8], buf: &mut [u8], want: &[u8]) -> Result<()
             want.len()
         )));
     }
-    read_into(s, buf).map_err(|e| hard("reading the catalogue", e))?;
+    recv_all(s, buf).map_err(|e| hard("reading the catalogue", e))?;
     if buf != want {
         return Err(Fail::Soft(
             "LIST: the catalogue differs from the one before the run".into(),
@@ -523,7 +522,8 @@ fn list(s: &mut TcpStream, req: &[u8], buf: &mut [u8], want: &[u8]) -> Result<()
 fn fetch(s: &mut TcpStream, o: &Obj, rx: &mut [u8]) -> Result<(), (u64, Fail)> {
     let during = || format!("FETCH '{}'", String::from_utf8_lossy(&o.name));
     send_all(s, &o.request).map_err(|e| (0, hard(&during(), e)))?;
-    let r = head(s, &during()).map_err(|f| (0, f))?;
+    // `during` formats only on an error: this runs inside the timed region.
+    let r = head(s, &during).map_err(|f| (0, f))?;
     if r.len != o.size {
         return Err((
             0,
