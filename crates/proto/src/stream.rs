@@ -44,8 +44,9 @@ impl UdpRx {
     /// clocks: only differences of their difference are used).
     pub fn record(&mut self, seq: u64, len: usize, sent_ns: u64, arrival_ns: u64) {
         if seq >= self.expected {
+            // A peer may send any sequence number: u64::MAX must not wrap.
             self.advance_to(seq);
-            self.expected = seq + 1;
+            self.expected = seq.saturating_add(1);
         } else if self.expected - seq <= WINDOW {
             if self.is_seen(seq) {
                 self.duplicates += 1;
@@ -61,8 +62,9 @@ impl UdpRx {
         let transit = arrival_ns.wrapping_sub(sent_ns) as i64;
         if let Some(last) = self.last_transit {
             let d = transit.wrapping_sub(last).unsigned_abs();
-            // J += (|D| - J) / 16, with J kept times 16.
-            self.jitter16 = self.jitter16 + d - ((self.jitter16 + 8) >> 4);
+            // J += (|D| - J) / 16, with J kept times 16 (saturating: the
+            // timestamps come from the network).
+            self.jitter16 = self.jitter16.saturating_add(d) - (self.jitter16.saturating_add(8) >> 4);
         }
         self.last_transit = Some(transit);
     }
@@ -80,7 +82,7 @@ impl UdpRx {
     /// Clears the window bits for the sequence numbers between the old
     /// highest and `seq`, which become part of the window now.
     fn advance_to(&mut self, seq: u64) {
-        let gap = seq + 1 - self.expected;
+        let gap = seq.saturating_add(1) - self.expected;
         if gap >= WINDOW {
             self.seen = [0; WORDS];
         } else {
@@ -144,6 +146,16 @@ mod tests {
         // Far older than the window: counted as a late arrival.
         r.record(7, 1, 0, 0);
         assert_eq!(r.reordered, 2);
+    }
+
+    #[test]
+    fn hostile_sequence_numbers_and_stamps_do_not_overflow() {
+        let mut r = UdpRx::default();
+        r.record(u64::MAX, 1, 0, u64::MAX);
+        r.record(u64::MAX, 1, u64::MAX, 0);
+        r.record(0, 1, 0, u64::MAX / 2);
+        assert_eq!(r.expected, u64::MAX);
+        assert_eq!(r.received, 3);
     }
 
     #[test]
