@@ -13,8 +13,8 @@ pub const METHOD: &str = "each repetition gives one figure per row; A and B are 
 the 95% CI of B/A is a bootstrap of the ratio of medians (2000 resamples, fixed seed); \
 p is the two-sided Mann-Whitney U test (normal approximation, tie-corrected); \
 a row is faster or slower only when the CI excludes 1 and p < 0.05, else \"~ no significant difference\"; \
-4 or more repetitions per side are needed for a verdict; \
-the overall interval of the geometric mean resamples every row's repetitions (bootstrap, 2000 resamples)";
+5 or more repetitions per side are needed for a verdict; \
+the overall interval of the geometric mean resamples the repetitions (bootstrap, 2000 resamples)";
 
 /// One side of a comparison: a name and its documents (one per repetition).
 pub struct Side<'a> {
@@ -208,7 +208,11 @@ pub fn verdict_words(r: &RowStats) -> String {
     match r.verdict {
         Verdict::Faster | Verdict::Slower => percent_words(r.percent),
         Verdict::NoSignificantDifference => "~ no significant difference".to_string(),
-        Verdict::TooFewRepetitions => format!("{} (no verdict: n < 4)", percent_words(r.percent)),
+        Verdict::TooFewRepetitions => format!(
+            "{} (no verdict: n < {})",
+            percent_words(r.percent),
+            stackmeter_compare::MIN_REPETITIONS
+        ),
     }
 }
 

@@ -132,10 +132,10 @@ fn search(
         match s.next_step() {
             Next::Done(a) => return Ok((a, true)),
             Next::Trial(_) if counted >= max_trials => {
-                return Ok((bounds_so_far(&s), false));
+                return Ok((s.bounds(), false));
             }
             Next::Trial(load) => {
-                let t = run(load, false, trials).map_err(|e| (Some(bounds_so_far(&s)), e))?;
+                let t = run(load, false, trials).map_err(|e| (Some(s.bounds()), e))?;
                 // A sender held back below the load did not offer it: the
                 // trial fails whatever arrived (every unsent datagram is
                 // counted as lost).
@@ -150,9 +150,4 @@ fn search(
             }
         }
     }
-}
-
-/// The bounds known when the search has to stop early.
-fn bounds_so_far(s: &Search) -> stackmeter_stats::mlr::Answer {
-    s.bounds()
 }

@@ -24,7 +24,9 @@ pub struct Convergence {
 pub fn converged(xs: &[f64], confidence: f64, width: f64) -> Convergence {
     let n = xs.len();
     let mean = if n == 0 { 0.0 } else { xs.iter().sum::<f64>() / n as f64 };
-    if n < 2 || mean == 0.0 {
+    // netperf's -i 30,3: at least three; two equal values would otherwise
+    // "converge" with a zero spread.
+    if n < 3 || mean == 0.0 {
         return Convergence {
             n,
             mean,

@@ -21,6 +21,7 @@ pub use converge::{converged, Convergence};
 pub use mwu::mann_whitney_u;
 pub use row::{
     compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
+    MIN_REPETITIONS,
 };
 
 /// The median of `xs` (mean of the middle two for an even count); `None`

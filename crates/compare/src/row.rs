@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 pub const ALPHA: f64 = 0.05;
 /// Bootstrap resamples behind each ratio interval.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
-/// Fewer repetitions than this on a side give no verdict: with the normal
-/// approximation of Mann-Whitney U, 3 against 3 can never reach p < 0.05.
-pub const MIN_REPETITIONS: usize = 4;
+/// Fewer repetitions than this on a side give no verdict. METHODS.md asks
+/// for 5-10 per side; below 4 the Mann-Whitney normal approximation cannot
+/// even reach p < 0.05, and 4 against 4 reaches it only when the two sides
+/// do not overlap at all.
+pub const MIN_REPETITIONS: usize = 5;
 /// Seed of the bootstrap generator: fixed, so the same data always gives
 /// the same interval.
 const SEED: u64 = 0x5EED_0000;
@@ -209,15 +211,31 @@ pub fn geomean_interval(rows: &[(&[f64], &[f64], Direction)]) -> Option<(f64, f6
         return None;
     }
     let mut rng = Rng::new(SEED ^ 0x6E0);
+    // Rows of one comparison usually come from the same repetitions (a
+    // time and its rate, several sizes of one run): when every row has
+    // the same counts, resample whole repetitions, so rows that move
+    // together stay together; otherwise each row on its own.
+    let (na, nb) = (rows[0].0.len(), rows[0].1.len());
+    let joint = rows.iter().all(|r| r.0.len() == na && r.1.len() == nb);
     let mut means = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    let (mut ia, mut ib) = (vec![0usize; na], vec![0usize; nb]);
     let (mut ra, mut rb) = (Vec::new(), Vec::new());
     'resample: for _ in 0..BOOTSTRAP_RESAMPLES {
+        if joint {
+            ia.iter_mut().for_each(|i| *i = rng.index(na));
+            ib.iter_mut().for_each(|i| *i = rng.index(nb));
+        }
         let mut sum = 0.0;
         for (a, b, dir) in &rows {
             ra.clear();
             rb.clear();
-            ra.extend((0..a.len()).map(|_| a[rng.index(a.len())]));
-            rb.extend((0..b.len()).map(|_| b[rng.index(b.len())]));
+            if joint {
+                ra.extend(ia.iter().map(|&i| a[i]));
+                rb.extend(ib.iter().map(|&i| b[i]));
+            } else {
+                ra.extend((0..a.len()).map(|_| a[rng.index(a.len())]));
+                rb.extend((0..b.len()).map(|_| b[rng.index(b.len())]));
+            }
             ra.sort_by(f64::total_cmp);
             rb.sort_by(f64::total_cmp);
             let r = (median_sorted(&rb) / median_sorted(&ra)).ln();
