@@ -442,6 +442,9 @@ static void life_cycle(void) {
     c = control(&id, 0);
     src = data(5, id, 1000, 0);
     snk = data(4, id, 0, 0);
+    CHECK(smr_conn_output(&X, src, &p) == 0, "source waits for the test's first Snapshot");
+    smr_conn_input(&X, c, snap, 8, 0);
+    CHECK(drain(c, out, sizeof out, 0) == 128 && out[31] == 0, "first snapshot: nothing counted yet");
     CHECK(smr_conn_output(&X, src, &p) == 1000 && p == smr_payload, "source offers write-size pieces");
     smr_conn_sent(&X, src, 700, 1);
     smr_conn_input(&X, snk, out, 100, 1);
