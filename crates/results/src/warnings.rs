@@ -64,6 +64,16 @@ pub fn derive(doc: &Document) -> Vec<String> {
         Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_deref())),
         Body::UdpMax { result, .. } => {
             if let Some(r) = result {
+                let short = r
+                    .trials
+                    .iter()
+                    .filter(|t| !t.warmup && t.achieved_pps < crate::SHORT_SEND * t.offered_pps)
+                    .count();
+                if short > 0 {
+                    out.push(format!(
+                        "{short} trial(s) could not send their load (the client was busy, or a full socket buffer held it back) and counted as failing: the answer is a lower bound of what the target forwards; run with the client pinned and nothing else on its CPU"
+                    ));
+                }
                 if !r.converged {
                     out.push(format!(
                         "the search did not reach its width goal: the answer lies between {:.2} kpps and {} kpps; give it more time (--max-trials) or a wider --width",

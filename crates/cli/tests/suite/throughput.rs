@@ -556,7 +556,12 @@ fn unsafe_is_root() -> bool {
         .unwrap_or(false)
 }
 
+// Runs alone, after every other test (scripts/test: `-- --ignored
+// --test-threads=1`): udp-max fails a trial whose client could not send the
+// load, and another test loading both CPUs at the same time does exactly
+// that to it.
 #[test]
+#[ignore = "run alone by scripts/test, after the other tests"]
 fn accuracy_through_a_100_mbit_bottleneck() {
     let Some(net) = Bottleneck::new("a", "100mbit") else {
         eprintln!("SKIP accuracy_through_a_100_mbit_bottleneck: needs root and ip netns (CI runs as root)");
