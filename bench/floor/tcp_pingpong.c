@@ -41,41 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PP_TIMEOUT_S 5
+#include "floor.h"
+
 #define PP_MAX_MSG (64UL * 1024 * 1024)
 #define PP_MAX_ITERS 50000000UL
 #define PP_HDR_LEN 8
 
 /* recv_all() result when the peer closed the connection cleanly. */
 #define PP_EOF (-2)
-
-/*
- * A page-aligned buffer whose every page is written. Page-aligned, as
- * stackmeter's receive buffers are, so both copy to and from the kernel
- * alike (malloc returns large blocks 16 bytes past a page boundary).
- * Written, because memory that is only read maps the kernel's shared zero
- * page and a large send would copy from one cache-hot 4 KiB page.
- */
-static unsigned char *alloc_filled(size_t len)
-{
-    void *p = NULL;
-
-    if (posix_memalign(&p, 4096, len) != 0)
-        return NULL;
-    memset(p, 0xa5, len);
-    return p;
-}
-
-static int set_timeouts(int fd)
-{
-    struct timeval tv;
-
-    tv.tv_sec = PP_TIMEOUT_S;
-    tv.tv_usec = 0;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
-        return -1;
-    return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
 
 static int set_nodelay(int fd)
 {
@@ -119,43 +92,6 @@ static int recv_all(int fd, unsigned char *buf, size_t len)
     return 0;
 }
 
-static const char *errstr(int err)
-{
-    if (err == EAGAIN || err == EWOULDBLOCK)
-        return "timed out (5 s)";
-    return strerror(err);
-}
-
-static void put_be32(unsigned char *p, unsigned long v)
-{
-    p[0] = (unsigned char)((v >> 24) & 0xff);
-    p[1] = (unsigned char)((v >> 16) & 0xff);
-    p[2] = (unsigned char)((v >> 8) & 0xff);
-    p[3] = (unsigned char)(v & 0xff);
-}
-
-static unsigned long get_be32(const unsigned char *p)
-{
-    return ((unsigned long)p[0] << 24) | ((unsigned long)p[1] << 16) |
-           ((unsigned long)p[2] << 8) | (unsigned long)p[3];
-}
-
-/* Parse a decimal integer in [lo, hi]; 0 on success. */
-static int parse_ulong(const char *s, unsigned long lo, unsigned long hi,
-                       unsigned long *out)
-{
-    char *end = NULL;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
-        v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* ---------------------------------------------------------------- server */
 
 /* Serve one connection until the client closes it or misbehaves. */
@@ -166,7 +102,7 @@ static void serve_conn(int fd)
     unsigned char *buf;
     int r;
 
-    if (set_timeouts(fd) != 0 || set_nodelay(fd) != 0) {
+    if (floor_set_timeouts(fd) != 0 || set_nodelay(fd) != 0) {
         perror("tcp_pingpong server: setsockopt");
         return;
     }
@@ -174,17 +110,17 @@ static void serve_conn(int fd)
     if (r != 0) {
         if (r != PP_EOF)
             fprintf(stderr, "tcp_pingpong server: header: %s\n",
-                    errstr(errno));
+                    floor_errstr(errno));
         return;
     }
-    req = get_be32(hdr);
-    resp = get_be32(hdr + 4);
+    req = floor_get_be32(hdr);
+    resp = floor_get_be32(hdr + 4);
     if (req == 0 || resp == 0 || req > PP_MAX_MSG || resp > PP_MAX_MSG) {
         fprintf(stderr, "tcp_pingpong server: bad sizes %lu:%lu\n", req,
                 resp);
         return;
     }
-    buf = alloc_filled(req > resp ? req : resp);
+    buf = floor_alloc_filled(req > resp ? req : resp);
     if (buf == NULL) {
         fprintf(stderr, "tcp_pingpong server: out of memory\n");
         return;
@@ -195,12 +131,12 @@ static void serve_conn(int fd)
             break;
         if (r != 0) {
             fprintf(stderr, "tcp_pingpong server: recv: %s\n",
-                    errstr(errno));
+                    floor_errstr(errno));
             break;
         }
         if (send_all(fd, buf, resp) != 0) {
             fprintf(stderr, "tcp_pingpong server: send: %s\n",
-                    errstr(errno));
+                    floor_errstr(errno));
             break;
         }
     }
@@ -227,7 +163,7 @@ static int open_listener(const char *addr, const char *port)
             continue;
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
             bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0 &&
-            set_timeouts(fd) == 0)
+            floor_set_timeouts(fd) == 0)
             break;
         close(fd);
         fd = -1;
@@ -311,7 +247,7 @@ static int connect_to(const char *host, const char *port)
         if (fd < 0)
             continue;
         /* SO_SNDTIMEO also bounds connect() on Linux. */
-        if (set_timeouts(fd) == 0 && set_nodelay(fd) == 0 &&
+        if (floor_set_timeouts(fd) == 0 && set_nodelay(fd) == 0 &&
             connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
             break;
         close(fd);
@@ -320,7 +256,7 @@ static int connect_to(const char *host, const char *port)
     freeaddrinfo(res);
     if (fd < 0)
         fprintf(stderr, "tcp_pingpong client: connect %s:%s: %s\n", host,
-                port, errstr(errno));
+                port, floor_errstr(errno));
     return fd;
 }
 
@@ -333,17 +269,17 @@ static int run_client(char **argv)
     struct timespec t0, t1;
     int fd, rc = 1;
 
-    if (parse_ulong(argv[2], 1, PP_MAX_MSG, &req) != 0 ||
-        parse_ulong(argv[3], 1, PP_MAX_MSG, &resp) != 0 ||
-        parse_ulong(argv[4], 1, PP_MAX_ITERS, &iters) != 0 ||
-        parse_ulong(argv[5], 0, PP_MAX_ITERS, &warmup) != 0) {
+    if (floor_parse_ulong(argv[2], 1, PP_MAX_MSG, &req) != 0 ||
+        floor_parse_ulong(argv[3], 1, PP_MAX_MSG, &resp) != 0 ||
+        floor_parse_ulong(argv[4], 1, PP_MAX_ITERS, &iters) != 0 ||
+        floor_parse_ulong(argv[5], 0, PP_MAX_ITERS, &warmup) != 0) {
         fprintf(stderr, "tcp_pingpong client: REQ/RESP must be 1..%lu, "
                         "ITERS 1..%lu, WARMUP 0..%lu\n",
                 PP_MAX_MSG, PP_MAX_ITERS, PP_MAX_ITERS);
         return 2;
     }
-    sbuf = alloc_filled(req);
-    rbuf = alloc_filled(resp);
+    sbuf = floor_alloc_filled(req);
+    rbuf = floor_alloc_filled(resp);
     samples = malloc(iters * sizeof *samples);
     if (sbuf == NULL || rbuf == NULL || samples == NULL) {
         fprintf(stderr, "tcp_pingpong client: out of memory\n");
@@ -354,10 +290,10 @@ static int run_client(char **argv)
     fd = connect_to(argv[0], argv[1]);
     if (fd < 0)
         goto out_free;
-    put_be32(hdr, req);
-    put_be32(hdr + 4, resp);
+    floor_put_be32(hdr, req);
+    floor_put_be32(hdr + 4, resp);
     if (send_all(fd, hdr, sizeof hdr) != 0) {
-        fprintf(stderr, "tcp_pingpong client: header: %s\n", errstr(errno));
+        fprintf(stderr, "tcp_pingpong client: header: %s\n", floor_errstr(errno));
         goto out_close;
     }
     for (i = 0; i < warmup + iters; i++) {
@@ -366,14 +302,14 @@ static int run_client(char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (send_all(fd, sbuf, req) != 0) {
             fprintf(stderr, "tcp_pingpong client: send (iteration %lu): %s\n",
-                    i, errstr(errno));
+                    i, floor_errstr(errno));
             goto out_close;
         }
         r = recv_all(fd, rbuf, resp);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         if (r != 0) {
             fprintf(stderr, "tcp_pingpong client: recv (iteration %lu): %s\n",
-                    i, r == PP_EOF ? "server closed" : errstr(errno));
+                    i, r == PP_EOF ? "server closed" : floor_errstr(errno));
             goto out_close;
         }
         if (i >= warmup)

@@ -45,66 +45,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TS_TIMEOUT_S 5
+#include "floor.h"
+
 #define TS_MAX_LEN (64UL * 1024 * 1024)
 #define TS_MAX_SECONDS 3600UL
 /* Extra time the sender keeps going after SECONDS if nobody stops it. */
 #define TS_SEND_GRACE_S 10
 /* Read the clock after this many calls (and after every call of >= 4 KiB). */
 #define TS_CLOCK_EVERY 32UL
-
-/* A page-aligned buffer whose every page is written (see tcp_pingpong.c). */
-static unsigned char *ts_alloc_filled(size_t len)
-{
-    void *p = NULL;
-
-    if (posix_memalign(&p, 4096, len) != 0)
-        return NULL;
-    memset(p, 0xa5, len);
-    return p;
-}
-
-static int ts_set_timeouts(int fd)
-{
-    struct timeval tv;
-
-    tv.tv_sec = TS_TIMEOUT_S;
-    tv.tv_usec = 0;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
-        return -1;
-    return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-static const char *ts_errstr(int err)
-{
-    if (err == EAGAIN || err == EWOULDBLOCK)
-        return "timed out (5 s)";
-    return strerror(err);
-}
-
-/* Parse a decimal integer in [lo, hi]; 0 on success. */
-static int ts_parse_ulong(const char *s, unsigned long lo, unsigned long hi,
-                          unsigned long *out)
-{
-    char *end = NULL;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
-        v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static uint64_t ts_now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
 
 /* ---------------------------------------------------------------- receiver */
 
@@ -128,7 +76,7 @@ static int ts_open_listener(const char *addr, const char *port)
             continue;
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
             bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0 &&
-            ts_set_timeouts(fd) == 0)
+            floor_set_timeouts(fd) == 0)
             break;
         close(fd);
         fd = -1;
@@ -149,14 +97,14 @@ static int ts_run_recv(char **argv)
     int lfd, fd = -1, rc = 1;
     ssize_t n;
 
-    if (ts_parse_ulong(argv[2], 1, TS_MAX_LEN, &len) != 0 ||
-        ts_parse_ulong(argv[3], 1, TS_MAX_SECONDS, &seconds) != 0) {
+    if (floor_parse_ulong(argv[2], 1, TS_MAX_LEN, &len) != 0 ||
+        floor_parse_ulong(argv[3], 1, TS_MAX_SECONDS, &seconds) != 0) {
         fprintf(stderr, "tcp_stream recv: LEN must be 1..%lu, SECONDS "
                         "1..%lu\n",
                 TS_MAX_LEN, TS_MAX_SECONDS);
         return 2;
     }
-    buf = ts_alloc_filled(len);
+    buf = floor_alloc_filled(len);
     if (buf == NULL) {
         fprintf(stderr, "tcp_stream recv: out of memory\n");
         return 1;
@@ -177,7 +125,7 @@ static int ts_run_recv(char **argv)
         if (getppid() != parent)
             goto out_listen;
     }
-    if (ts_set_timeouts(fd) != 0) {
+    if (floor_set_timeouts(fd) != 0) {
         perror("tcp_stream recv: setsockopt");
         goto out_close;
     }
@@ -187,10 +135,10 @@ static int ts_run_recv(char **argv)
     while (n < 0 && errno == EINTR);
     if (n <= 0) {
         fprintf(stderr, "tcp_stream recv: first recv: %s\n",
-                n == 0 ? "sender closed" : ts_errstr(errno));
+                n == 0 ? "sender closed" : floor_errstr(errno));
         goto out_close;
     }
-    t0 = ts_now_ns();
+    t0 = floor_now_ns();
     end = t0 + (uint64_t)seconds * 1000000000ULL;
     bytes = (unsigned long long)n;
     calls = 1;
@@ -202,13 +150,13 @@ static int ts_run_recv(char **argv)
                 continue;
             fprintf(stderr, "tcp_stream recv: recv: %s\n",
                     n == 0 ? "sender closed before the window ended"
-                           : ts_errstr(errno));
+                           : floor_errstr(errno));
             goto out_close;
         }
         bytes += (unsigned long long)n;
         calls++;
         if (calls % every == 0) {
-            now = ts_now_ns();
+            now = floor_now_ns();
             if (now >= end)
                 break;
         }
@@ -251,7 +199,7 @@ static int ts_connect_to(const char *host, const char *port, int nodelay)
         if (fd < 0)
             continue;
         /* SO_SNDTIMEO also bounds connect() on Linux. */
-        if (ts_set_timeouts(fd) == 0 &&
+        if (floor_set_timeouts(fd) == 0 &&
             (!nodelay || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
                                     sizeof one) == 0) &&
             connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
@@ -262,7 +210,7 @@ static int ts_connect_to(const char *host, const char *port, int nodelay)
     freeaddrinfo(res);
     if (fd < 0)
         fprintf(stderr, "tcp_stream send: connect %s:%s: %s\n", host, port,
-                ts_errstr(errno));
+                floor_errstr(errno));
     return fd;
 }
 
@@ -274,14 +222,14 @@ static int ts_run_send(char **argv, int nodelay)
     unsigned char *buf;
     int fd, rc = 1;
 
-    if (ts_parse_ulong(argv[2], 1, TS_MAX_LEN, &len) != 0 ||
-        ts_parse_ulong(argv[3], 1, TS_MAX_SECONDS, &seconds) != 0) {
+    if (floor_parse_ulong(argv[2], 1, TS_MAX_LEN, &len) != 0 ||
+        floor_parse_ulong(argv[3], 1, TS_MAX_SECONDS, &seconds) != 0) {
         fprintf(stderr, "tcp_stream send: LEN must be 1..%lu, SECONDS "
                         "1..%lu\n",
                 TS_MAX_LEN, TS_MAX_SECONDS);
         return 2;
     }
-    buf = ts_alloc_filled(len);
+    buf = floor_alloc_filled(len);
     if (buf == NULL) {
         fprintf(stderr, "tcp_stream send: out of memory\n");
         return 1;
@@ -289,7 +237,7 @@ static int ts_run_send(char **argv, int nodelay)
     fd = ts_connect_to(argv[0], argv[1], nodelay);
     if (fd < 0)
         goto out_free;
-    t0 = ts_now_ns();
+    t0 = floor_now_ns();
     end = t0 + (uint64_t)(seconds + TS_SEND_GRACE_S) * 1000000000ULL;
     now = t0;
     for (;;) {
@@ -303,13 +251,13 @@ static int ts_run_send(char **argv, int nodelay)
                 rc = 0;
                 break;
             }
-            fprintf(stderr, "tcp_stream send: send: %s\n", ts_errstr(errno));
+            fprintf(stderr, "tcp_stream send: send: %s\n", floor_errstr(errno));
             goto out_close;
         }
         bytes += (unsigned long long)n;
         calls++;
         if (calls % TS_CLOCK_EVERY == 0) {
-            now = ts_now_ns();
+            now = floor_now_ns();
             if (now >= end) {
                 fprintf(stderr, "tcp_stream send: receiver did not stop us "
                                 "within SECONDS + %d s\n",
@@ -318,7 +266,7 @@ static int ts_run_send(char **argv, int nodelay)
             }
         }
     }
-    now = ts_now_ns();
+    now = floor_now_ns();
     printf("tcp_stream send len=%lu bytes=%llu calls=%llu seconds=%.6f\n", len,
            bytes, calls, (double)(now - t0) / 1e9);
 out_close:

@@ -43,64 +43,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UB_TIMEOUT_S 5
+#include "floor.h"
+
 #define UB_MAX_LEN 65507UL
 #define UB_MAX_SECONDS 3600UL
 #define UB_SEND_GRACE_S 10
 #define UB_CLOCK_EVERY 32UL
-
-/* A page-aligned buffer whose every page is written (see tcp_pingpong.c). */
-static unsigned char *ub_alloc_filled(size_t len)
-{
-    void *p = NULL;
-
-    if (posix_memalign(&p, 4096, len) != 0)
-        return NULL;
-    memset(p, 0xa5, len);
-    return p;
-}
-
-static int ub_set_timeouts(int fd)
-{
-    struct timeval tv;
-
-    tv.tv_sec = UB_TIMEOUT_S;
-    tv.tv_usec = 0;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
-        return -1;
-    return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-static const char *ub_errstr(int err)
-{
-    if (err == EAGAIN || err == EWOULDBLOCK)
-        return "timed out (5 s)";
-    return strerror(err);
-}
-
-/* Parse a decimal integer in [lo, hi]; 0 on success. */
-static int ub_parse_ulong(const char *s, unsigned long lo, unsigned long hi,
-                          unsigned long *out)
-{
-    char *end = NULL;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
-        v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static uint64_t ub_now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
 
 /* A UDP socket bound (passive) or connected to HOST:PORT; -1 on error. */
 static int ub_socket(const char *who, const char *host, const char *port,
@@ -123,7 +71,7 @@ static int ub_socket(const char *who, const char *host, const char *port,
         fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
         if (fd < 0)
             continue;
-        if (ub_set_timeouts(fd) == 0 &&
+        if (floor_set_timeouts(fd) == 0 &&
             (passive ? bind(fd, ai->ai_addr, ai->ai_addrlen)
                      : connect(fd, ai->ai_addr, ai->ai_addrlen)) == 0)
             break;
@@ -133,7 +81,7 @@ static int ub_socket(const char *who, const char *host, const char *port,
     freeaddrinfo(res);
     if (fd < 0)
         fprintf(stderr, "udp_blast %s: %s %s:%s: %s\n", who,
-                passive ? "bind" : "connect", host, port, ub_errstr(errno));
+                passive ? "bind" : "connect", host, port, floor_errstr(errno));
     return fd;
 }
 
@@ -149,14 +97,14 @@ static int ub_run_recv(char **argv)
     int fd, rc = 1;
     ssize_t n;
 
-    if (ub_parse_ulong(argv[2], 1, UB_MAX_LEN, &len) != 0 ||
-        ub_parse_ulong(argv[3], 1, UB_MAX_SECONDS, &seconds) != 0) {
+    if (floor_parse_ulong(argv[2], 1, UB_MAX_LEN, &len) != 0 ||
+        floor_parse_ulong(argv[3], 1, UB_MAX_SECONDS, &seconds) != 0) {
         fprintf(stderr, "udp_blast recv: LEN must be 1..%lu, SECONDS "
                         "1..%lu\n",
                 UB_MAX_LEN, UB_MAX_SECONDS);
         return 2;
     }
-    buf = ub_alloc_filled(len);
+    buf = floor_alloc_filled(len);
     if (buf == NULL) {
         fprintf(stderr, "udp_blast recv: out of memory\n");
         return 1;
@@ -170,13 +118,13 @@ static int ub_run_recv(char **argv)
         if (n >= 0)
             break;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            fprintf(stderr, "udp_blast recv: recv: %s\n", ub_errstr(errno));
+            fprintf(stderr, "udp_blast recv: recv: %s\n", floor_errstr(errno));
             goto out_close;
         }
         if (getppid() != parent)
             goto out_close;
     }
-    t0 = ub_now_ns();
+    t0 = floor_now_ns();
     end = t0 + (uint64_t)seconds * 1000000000ULL;
     count = 1;
     bytes = (unsigned long long)n;
@@ -185,13 +133,13 @@ static int ub_run_recv(char **argv)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            fprintf(stderr, "udp_blast recv: recv: %s\n", ub_errstr(errno));
+            fprintf(stderr, "udp_blast recv: recv: %s\n", floor_errstr(errno));
             goto out_close;
         }
         count++;
         bytes += (unsigned long long)n;
         if (count % UB_CLOCK_EVERY == 0) {
-            now = ub_now_ns();
+            now = floor_now_ns();
             if (now >= end)
                 break;
         }
@@ -222,14 +170,14 @@ static int ub_run_send(char **argv)
     unsigned char *buf;
     int fd, rc = 1;
 
-    if (ub_parse_ulong(argv[2], 1, UB_MAX_LEN, &len) != 0 ||
-        ub_parse_ulong(argv[3], 1, UB_MAX_SECONDS, &seconds) != 0) {
+    if (floor_parse_ulong(argv[2], 1, UB_MAX_LEN, &len) != 0 ||
+        floor_parse_ulong(argv[3], 1, UB_MAX_SECONDS, &seconds) != 0) {
         fprintf(stderr, "udp_blast send: LEN must be 1..%lu, SECONDS "
                         "1..%lu\n",
                 UB_MAX_LEN, UB_MAX_SECONDS);
         return 2;
     }
-    buf = ub_alloc_filled(len);
+    buf = floor_alloc_filled(len);
     if (buf == NULL) {
         fprintf(stderr, "udp_blast send: out of memory\n");
         return 1;
@@ -237,7 +185,7 @@ static int ub_run_send(char **argv)
     fd = ub_socket("send", argv[0], argv[1], 0);
     if (fd < 0)
         goto out_free;
-    t0 = ub_now_ns();
+    t0 = floor_now_ns();
     end = t0 + (uint64_t)(seconds + UB_SEND_GRACE_S) * 1000000000ULL;
     for (;;) {
         ssize_t n = send(fd, buf, len, 0);
@@ -254,20 +202,20 @@ static int ub_run_send(char **argv)
                 break;
             } else {
                 fprintf(stderr, "udp_blast send: send: %s\n",
-                        ub_errstr(errno));
+                        floor_errstr(errno));
                 goto out_close;
             }
         } else {
             count++;
         }
-        if (calls % UB_CLOCK_EVERY == 0 && ub_now_ns() >= end) {
+        if (calls % UB_CLOCK_EVERY == 0 && floor_now_ns() >= end) {
             fprintf(stderr, "udp_blast send: counter did not stop us within "
                             "SECONDS + %d s\n",
                     UB_SEND_GRACE_S);
             goto out_close;
         }
     }
-    now = ub_now_ns();
+    now = floor_now_ns();
     printf("udp_blast send len=%lu datagrams=%llu refused=%llu seconds=%.6f\n",
            len, count, refused, (double)(now - t0) / 1e9);
 out_close:

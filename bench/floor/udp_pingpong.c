@@ -40,72 +40,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define PP_TIMEOUT_S 5
 #define PP_MAX_DGRAM 65507UL
 #define PP_MAX_ITERS 50000000UL
 #define PP_MAX_LOST 3UL
 
-/*
- * A page-aligned buffer whose every page is written. Page-aligned, as
- * stackmeter's receive buffers are, so both copy to and from the kernel
- * alike (malloc returns large blocks 16 bytes past a page boundary).
- * Written, because memory that is only read maps the kernel's shared zero
- * page and a large send would copy from one cache-hot 4 KiB page.
- */
-static unsigned char *alloc_filled(size_t len)
-{
-    void *p = NULL;
-
-    if (posix_memalign(&p, 4096, len) != 0)
-        return NULL;
-    memset(p, 0xa5, len);
-    return p;
-}
-
-static int set_timeouts(int fd)
-{
-    struct timeval tv;
-
-    tv.tv_sec = PP_TIMEOUT_S;
-    tv.tv_usec = 0;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
-        return -1;
-    return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
 static int is_timeout(int err)
 {
     return err == EAGAIN || err == EWOULDBLOCK;
-}
-
-static void put_be32(unsigned char *p, unsigned long v)
-{
-    p[0] = (unsigned char)((v >> 24) & 0xff);
-    p[1] = (unsigned char)((v >> 16) & 0xff);
-    p[2] = (unsigned char)((v >> 8) & 0xff);
-    p[3] = (unsigned char)(v & 0xff);
-}
-
-static unsigned long get_be32(const unsigned char *p)
-{
-    return ((unsigned long)p[0] << 24) | ((unsigned long)p[1] << 16) |
-           ((unsigned long)p[2] << 8) | (unsigned long)p[3];
-}
-
-/* Parse a decimal integer in [lo, hi]; 0 on success. */
-static int parse_ulong(const char *s, unsigned long lo, unsigned long hi,
-                       unsigned long *out)
-{
-    char *end = NULL;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
-        v > hi)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int open_socket(const char *host, const char *port, int passive)
@@ -126,7 +70,7 @@ static int open_socket(const char *host, const char *port, int passive)
         fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
         if (fd < 0)
             continue;
-        if (set_timeouts(fd) == 0 &&
+        if (floor_set_timeouts(fd) == 0 &&
             (passive ? bind(fd, ai->ai_addr, ai->ai_addrlen)
                      : connect(fd, ai->ai_addr, ai->ai_addrlen)) == 0)
             break;
@@ -213,7 +157,7 @@ static int await_reply(int fd, unsigned char *rbuf, size_t size,
         }
         if ((size_t)n != size)
             continue;
-        if (size >= 4 && get_be32(rbuf) != (seq & 0xffffffffUL))
+        if (size >= 4 && floor_get_be32(rbuf) != (seq & 0xffffffffUL))
             continue;
         return 0;
     }
@@ -228,17 +172,17 @@ static int run_client(char **argv)
     struct timespec t0, t1;
     int fd, rc = 1;
 
-    if (parse_ulong(argv[2], 1, PP_MAX_DGRAM, &size) != 0 ||
-        parse_ulong(argv[3], 1, PP_MAX_DGRAM, &resp) != 0 || resp != size ||
-        parse_ulong(argv[4], 1, PP_MAX_ITERS, &iters) != 0 ||
-        parse_ulong(argv[5], 0, PP_MAX_ITERS, &warmup) != 0) {
+    if (floor_parse_ulong(argv[2], 1, PP_MAX_DGRAM, &size) != 0 ||
+        floor_parse_ulong(argv[3], 1, PP_MAX_DGRAM, &resp) != 0 || resp != size ||
+        floor_parse_ulong(argv[4], 1, PP_MAX_ITERS, &iters) != 0 ||
+        floor_parse_ulong(argv[5], 0, PP_MAX_ITERS, &warmup) != 0) {
         fprintf(stderr, "udp_pingpong client: REQ must equal RESP, 1..%lu; "
                         "ITERS 1..%lu, WARMUP 0..%lu\n",
                 PP_MAX_DGRAM, PP_MAX_ITERS, PP_MAX_ITERS);
         return 2;
     }
-    sbuf = alloc_filled(size);
-    rbuf = alloc_filled(size + 1); /* +1: detect oversized replies */
+    sbuf = floor_alloc_filled(size);
+    rbuf = floor_alloc_filled(size + 1); /* +1: detect oversized replies */
     samples = malloc(iters * sizeof *samples);
     if (sbuf == NULL || rbuf == NULL || samples == NULL) {
         fprintf(stderr, "udp_pingpong client: out of memory\n");
@@ -254,7 +198,7 @@ static int run_client(char **argv)
         int r;
 
         if (size >= 4)
-            put_be32(sbuf, i & 0xffffffffUL);
+            floor_put_be32(sbuf, i & 0xffffffffUL);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         n = send(fd, sbuf, size, 0);
         if (n < 0 || (size_t)n != size) {
