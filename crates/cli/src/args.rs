@@ -297,7 +297,7 @@ pub struct LabArgs {
 pub enum LabAction {
     /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
     Up {
-        /// Folder with stackmeter-responder, lwip-raw and lwip-sock (default: $STACKMETER_RESPONDER_DIR, else responder/ of this source tree).
+        /// Folder with stackmeter-responder, lwip-raw and lwip-sock (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<std::path::PathBuf>,
         /// CPU every responder is pinned to (default: the last one).

@@ -11,8 +11,8 @@
 //! `LABEL=ADDR:PORT` line per target once each answers a real rr probe, and
 //! records what it made in a state file so `status` and `down` find it.
 //!
-//! The binaries come from `responder/` (`make -C responder all lwip`):
-//! `--bin-dir`, else `$STACKMETER_RESPONDER_DIR`, else the `responder/`
+//! The binaries come from `c-responder/` (`make -C c-responder all lwip`):
+//! `--bin-dir`, else `$STACKMETER_RESPONDER_DIR`, else the `c-responder/`
 //! folder of the source tree this binary was built from.
 
 use crate::args::{LabAction, LabArgs};
@@ -50,7 +50,7 @@ fn state_dir() -> PathBuf {
 
 fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
     flag.or_else(|| std::env::var_os("STACKMETER_RESPONDER_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../responder")))
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../c-responder")))
 }
 
 pub fn run(a: LabArgs) -> i32 {
@@ -126,7 +126,7 @@ fn up(dir: &Path, cpu: Option<usize>) -> i32 {
             return fail(
                 1,
                 format!(
-                    "{} not found; build it with `make -C responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
+                    "{} not found; build it with `make -C c-responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
                     dir.join(bin).display()
                 ),
             );

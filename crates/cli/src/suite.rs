@@ -81,8 +81,8 @@ impl Children {
 
 /// Where the C responder binary is: `$STACKMETER_C_RESPONDER`, else the
 /// one cargo built with this binary (`crates/cli/build.rs`), else
-/// `responder/stackmeter-responder` in a folder above this executable or
-/// the current directory (the repository, after `make -C responder`).
+/// `c-responder/stackmeter-responder` in a folder above this executable or
+/// the current directory (the repository, after `make -C c-responder`).
 pub fn c_responder() -> Result<Option<PathBuf>, String> {
     if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
@@ -101,7 +101,7 @@ pub fn c_responder() -> Result<Option<PathBuf>, String> {
     let cwd = std::env::current_dir().ok();
     for base in exe.iter().chain(cwd.iter()) {
         for dir in base.ancestors() {
-            let p = dir.join("responder").join("stackmeter-responder");
+            let p = dir.join("c-responder").join("stackmeter-responder");
             if p.is_file() {
                 return Ok(Some(p));
             }
@@ -193,7 +193,7 @@ fn local_targets(children: &Children) -> Result<(Vec<Tgt>, Option<String>), Stri
             let b = rust(children)?;
             Ok((
                 vec![tgt("rust-a", a), tgt("rust-b", b)],
-                Some("C responder not found (responder/stackmeter-responder or $STACKMETER_C_RESPONDER): comparing two Rust responder processes, A against A, which should show no significant difference".into()),
+                Some("C responder not found (c-responder/stackmeter-responder or $STACKMETER_C_RESPONDER): comparing two Rust responder processes, A against A, which should show no significant difference".into()),
             ))
         }
     }

@@ -632,7 +632,7 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
     );
 }
 
-// The same client test set against the C99 responder (responder/).
+// The same client test set against the C99 responder (c-responder/).
 #[path = "suite/c_responder.rs"]
 mod c_responder;
 

@@ -17,11 +17,13 @@
 //!   pattern and CRC-32;
 //! - [`control`]: the records of a throughput test's control session;
 //! - [`stream`]: receive-side loss, duplicate, reordering and jitter
-//!   counters of a UDP stream.
+//!   counters of a UDP stream;
+//! - [`limits`]: the limits every responder enforces (one table).
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 pub mod control;
+pub mod limits;
 pub mod objects;
 pub mod pattern;
 pub mod session;

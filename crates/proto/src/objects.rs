@@ -47,9 +47,9 @@ pub const RESPONSE_LEN: usize = 12;
 /// Length of a catalogue entry's fixed part.
 pub const ENTRY_LEN: usize = 14;
 /// Longest object name.
-pub const MAX_NAME_LEN: usize = 255;
+pub const MAX_NAME_LEN: usize = crate::limits::MAX_NAME_LEN;
 /// Most objects a catalogue may hold.
-pub const MAX_OBJECTS: usize = 4096;
+pub const MAX_OBJECTS: usize = crate::limits::MAX_OBJECTS;
 /// Longest error reason text in a response body.
 pub const MAX_REASON_LEN: usize = 255;
 /// Catalogue flag: the content is the object pattern for the entry's index.

@@ -13,7 +13,7 @@
 //! reordered (it cannot be told from a duplicate), which the docs state.
 
 /// How far below the highest sequence number duplicates are still detected.
-pub const WINDOW: u64 = 1024;
+pub const WINDOW: u64 = crate::limits::DUP_WINDOW;
 const WORDS: usize = (WINDOW / 64) as usize;
 
 /// Counters of one UDP stream as seen by its receiver.

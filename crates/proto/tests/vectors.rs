@@ -362,3 +362,14 @@ proptest! {
         let _ = stackmeter_proto::objects::parse_header(&bytes);
     }
 }
+
+#[test]
+fn limits_match_the_table() {
+    let v = vectors();
+    let table = v["limits"].as_object().expect("vectors.json has limits");
+    for (name, value) in stackmeter_proto::limits::TABLE {
+        assert_eq!(table[name].as_u64(), Some(value), "limit {name}");
+    }
+    let named = table.keys().filter(|k| *k != "about").count();
+    assert_eq!(named, stackmeter_proto::limits::TABLE.len(), "every limit of the table is in TABLE");
+}

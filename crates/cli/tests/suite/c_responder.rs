@@ -1,4 +1,4 @@
-//! The client's test set against the C99 responder (`responder/`), built
+//! The client's test set against the C99 responder (`c-responder/`), built
 //! with AddressSanitizer and UndefinedBehaviorSanitizer: the same rr grid,
 //! crr and ping checks that run against `stackmeter serve`, plus the
 //! refusals. Any sanitizer report in the responder's stderr fails the test.
@@ -11,9 +11,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// `responder/` in the repository this test was built from.
+/// `c-responder/` in the repository this test was built from.
 fn responder_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../responder")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../c-responder")
 }
 
 /// Builds `stackmeter-responder-asan` once per test run (tests run in

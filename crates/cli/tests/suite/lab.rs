@@ -29,7 +29,7 @@ fn lab_up_measure_down_leaves_nothing() {
         eprintln!("SKIP lab_up_measure_down_leaves_nothing: needs root and /dev/net/tun");
         return;
     }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../responder");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../c-responder");
     let built = Command::new("make")
         .arg("-s")
         .arg("-C")

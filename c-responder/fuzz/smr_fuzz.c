@@ -2,7 +2,7 @@
  * libFuzzer target for the engine's parsers: the input is split into a
  * UDP datagram and a TCP byte stream fed to one connection in pieces
  * (header, data phase, control records), with the output drained between
- * pieces. Build and run: make -C responder fuzz-run (clang).
+ * pieces. Build and run: make -C c-responder fuzz-run (clang).
  */
 #include "smr.h"
 
