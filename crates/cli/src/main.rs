@@ -1,29 +1,52 @@
-//! The `stackmeter` command: parse flags, run one command, map the outcome
-//! to an exit code. Everything else lives in the library crates.
+//! The `stackmeter` command: parse flags, run one command through the
+//! engine, render its result, map the outcome to an exit code. Everything
+//! else lives in the library crates (ARCHITECTURE.md).
 //!
 //! Exit codes (README.md): 0 success; 1 local error; 2 bad command line;
 //! 3 target unreachable; 4 session refused by the responder; 5 test broken
 //! off mid-way (responder gone, stalled, or no reply).
 
-mod args;
-mod compare_cmd;
-mod comparison;
 mod lab;
-mod load;
 mod measure;
-mod plan;
-mod rate;
-mod record;
-mod report_cmd;
+mod out;
 mod serve;
-mod sizes;
-mod store_cmd;
+mod store;
 mod suite;
-mod svg;
-mod throughput;
 
-use args::{Cli, Command};
-use clap::Parser;
+use clap::{Parser, Subcommand};
+
+/// Measure and compare network stacks: request/response latency, connect
+/// time, UDP echo, throughput and many-client loads, against a stackmeter
+/// responder (or, with no TARGET, one started in this process).
+#[derive(Parser, Debug)]
+#[command(name = "stackmeter", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a responder (TCP and UDP on each address) until killed.
+    Serve(serve::ServeArgs),
+    #[command(flatten)]
+    Measure(stackmeter_engine::command::TestCommand),
+    /// Run a plan of tests against two or more labelled targets, interleaved,
+    /// and print the comparison. No --target: compares responders it starts itself.
+    Suite(suite::SuiteArgs),
+    /// Compare stored results: A is the baseline, B the candidate (labels or run ids).
+    Compare(store::CompareArgs),
+    /// List the stored runs.
+    Runs(store::RunsArgs),
+    /// Print a stored run again, as its command printed it.
+    Show(store::ShowArgs),
+    /// Write stored results as CSV or JSON.
+    Export(store::ExportArgs),
+    /// Write one self-contained report (HTML with charts by default) of stored results.
+    Report(store::ReportArgs),
+    /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
+    Lab(lab::LabArgs),
+}
 
 fn main() {
     std::process::exit(run());
@@ -39,24 +62,13 @@ fn run() -> i32 {
     };
     match cli.command {
         Command::Serve(a) => serve::run(a),
-        Command::Rr(a) => measure::rr(a),
-        Command::Crr(a) => measure::crr(a),
-        Command::Ping(a) => measure::ping(a),
-        Command::Load(a) => load::run(a),
+        Command::Measure(t) => measure::run(t),
         Command::Suite(a) => suite::run(a),
-        Command::Compare(a) => compare_cmd::run(a),
-        Command::Runs(a) => store_cmd::runs(a),
-        Command::Show(a) => store_cmd::show(a),
-        Command::Export(a) => store_cmd::export(a),
-        Command::Report(a) => report_cmd::run(a),
-        Command::Stream(a) => throughput::stream(a),
-        Command::UdpMax(a) => throughput::udp_max(a),
+        Command::Compare(a) => store::compare(a),
+        Command::Runs(a) => store::runs(a),
+        Command::Show(a) => store::show(a),
+        Command::Export(a) => store::export(a),
+        Command::Report(a) => store::report(a),
         Command::Lab(a) => lab::run(a),
     }
-}
-
-/// Prints the one-line error every failure ends with, and returns `code`.
-pub(crate) fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("stackmeter: error: {msg}");
-    code
 }

@@ -1,21 +1,53 @@
 //! `stackmeter serve`: start the responder and keep the process alive.
 
-use crate::args::ServeArgs;
-use crate::fail;
-use stackmeter_responder::{Config, Log, ObjectSource};
+use crate::out::fail;
+use clap::Args;
+use stackmeter_engine::spec::sizes::ObjectSizes;
+use stackmeter_proto::limits;
+use stackmeter_responder::{Config, Log, ObjectSource, DEFAULT_SIZES};
 use std::net::SocketAddr;
 use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on, TCP and UDP; repeat for more. Default: 0.0.0.0:24680 and [::]:24680.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Vec<SocketAddr>,
+    /// Concurrent TCP sessions; more are refused as busy.
+    #[arg(long, default_value_t = limits::MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// Largest request or response accepted (K = 1024).
+    #[arg(long, value_name = "SIZE", default_value_t = limits::MAX_MSG, value_parser = stackmeter_engine::spec::sizes::size)]
+    pub max_msg: u32,
+    /// Time a client has to send its whole session header.
+    #[arg(long, value_name = "MS", default_value_t = limits::HEADER_TIMEOUT_MS)]
+    pub header_timeout_ms: u64,
+    /// Time a session may wait for the next byte before it is closed.
+    #[arg(long, value_name = "MS", default_value_t = limits::IDLE_TIMEOUT_MS)]
+    pub idle_timeout_ms: u64,
+    /// Pin every responder thread to this CPU.
+    #[arg(long, value_name = "CPU")]
+    pub affinity: Option<usize>,
+    /// Log nothing (refusals are still answered on the wire).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Synthetic objects for object mode (load): comma-separated sizes, K = 1024.
+    #[arg(long, value_name = "SIZES", default_value_t = ObjectSizes(DEFAULT_SIZES.to_vec()))]
+    pub objects: ObjectSizes,
+    /// Serve the regular files directly inside DIR as the objects instead (read-only, symlinks never followed).
+    #[arg(long, value_name = "DIR")]
+    pub objects_dir: Option<std::path::PathBuf>,
+}
 
 pub fn run(a: ServeArgs) -> i32 {
     let port = stackmeter_proto::DEFAULT_PORT;
     let defaults = a.listen.is_empty();
-    let listen = if defaults {
-        vec![
+    let listen = match defaults {
+        true => vec![
             SocketAddr::from(([0, 0, 0, 0], port)),
             SocketAddr::from(([0u16; 8], port)),
-        ]
-    } else {
-        a.listen
+        ],
+        false => a.listen,
     };
     if let Some(cpu) = a.affinity {
         // Checked here so a bad CPU is a usage error, not a log line.
@@ -24,7 +56,7 @@ pub fn run(a: ServeArgs) -> i32 {
         }
     }
     let mut cfg = Config {
-        listen: listen.clone(),
+        listen,
         max_sessions: a.max_sessions,
         max_msg: a.max_msg,
         header_timeout: Duration::from_millis(a.header_timeout_ms),
@@ -36,16 +68,15 @@ pub fn run(a: ServeArgs) -> i32 {
             None => ObjectSource::Synthetic(a.objects.0),
         },
     };
-    crate::load::raise_fd_limit(cfg.log, cfg.max_sessions);
+    stackmeter_engine::target::raise_fd_limit(cfg.log, cfg.max_sessions);
     let started = match stackmeter_responder::start(cfg.clone()) {
-        Ok(r) => Ok(r),
         // A host without IPv6 still serves IPv4 on the default addresses.
         Err(e) if defaults => {
             cfg.log.line(format_args!("warning: {e}; serving IPv4 only"));
             cfg.listen.truncate(1);
             stackmeter_responder::start(cfg)
         }
-        Err(e) => Err(e),
+        r => r,
     };
     match started {
         Ok(_responder) => loop {

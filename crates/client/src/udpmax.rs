@@ -28,10 +28,16 @@ pub struct UdpMaxOutcome {
     pub error: Option<ClientError>,
 }
 
-/// Runs the search against `addr`.
-pub fn udp_max(addr: SocketAddr, p: &UdpMaxParams, cpu: Option<usize>, max_trials: u32) -> UdpMaxOutcome {
+/// Runs the search against `addr`; `live` sees each trial (its number,
+/// 0 for the warm-up) as it ends.
+pub fn udp_max(
+    addr: SocketAddr,
+    p: &UdpMaxParams,
+    cpu: Option<usize>,
+    live: &mut dyn FnMut(usize, &Trial),
+) -> UdpMaxOutcome {
     let mut trials = Vec::new();
-    let r = search(addr, p, cpu, max_trials, &mut trials);
+    let r = search(addr, p, cpu, live, &mut trials);
     let overhead = 8 + if addr.is_ipv6() { 40 } else { 20 } + 14;
     let any = !trials.is_empty();
     let result = move |a: Option<stackmeter_stats::mlr::Answer>, converged: bool| {
@@ -73,7 +79,7 @@ fn search(
     addr: SocketAddr,
     p: &UdpMaxParams,
     cpu: Option<usize>,
-    max_trials: u32,
+    live: &mut dyn FnMut(usize, &Trial),
     trials: &mut Vec<Trial>,
 ) -> Result<(stackmeter_stats::mlr::Answer, bool), Partial> {
     let timeout = Duration::from_millis(p.timeout_ms);
@@ -115,6 +121,7 @@ fn search(
             },
             warmup,
         };
+        live(trials.len(), &t);
         trials.push(t.clone());
         Ok(t)
     };
@@ -131,7 +138,7 @@ fn search(
     loop {
         match s.next_step() {
             Next::Done(a) => return Ok((a, true)),
-            Next::Trial(_) if counted >= max_trials => {
+            Next::Trial(_) if counted >= p.max_trials => {
                 return Ok((s.bounds(), false));
             }
             Next::Trial(load) => {

@@ -54,3 +54,11 @@ pub const TABLE: [(&str, u64); 13] = [
     ("max_objects", MAX_OBJECTS as u64),
     ("max_name_len", MAX_NAME_LEN as u64),
 ];
+
+/// Writes of this size and up go out with TCP_NODELAY, smaller ones with
+/// Nagle's algorithm on (docs/protocol.md, mode 5): a write that fills
+/// whole segments gains nothing from Nagle, while small writes are
+/// coalesced as a bulk sender's are. Clients' sinks follow it with
+/// `--nodelay auto`, responders' sources always. Not a limit; a rule both
+/// sides share.
+pub const NODELAY_FROM: u32 = 16 << 10;

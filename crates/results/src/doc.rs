@@ -1,9 +1,18 @@
-//! The types of a result document: envelope, parameters and per-test rows.
+//! The result document every test produces: the envelope (target,
+//! placement, environment, completeness, warnings) around one [`Body`],
+//! the test's parameters and rows. Each test's own types and view live in
+//! its module (`rr.rs`, `crr.rs`, `ping.rs`, `stream.rs`, `udp_max.rs`,
+//! `load.rs`); this file ties them together and adds what every test's
+//! view ends with.
 
+use crate::crr::{CrrParams, CrrResult};
+use crate::load::{LoadParams, LoadRun, LoadSummary};
+use crate::ping::{PingParams, PingResult};
+use crate::rr::{RrParams, RrResult};
+use crate::stream::{Interval, StreamParams, StreamSummary};
+use crate::udp_max::{UdpMaxParams, UdpMaxResult};
+use crate::view::{Block, View};
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::Summary;
-
-pub use crate::throughput::*;
 
 /// One run of one test: what was measured, where, how, and the figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -98,11 +107,11 @@ pub enum Body {
     /// Many clients listing and fetching objects (seed 003).
     Load {
         /// Parameters.
-        params: crate::LoadParams,
+        params: LoadParams,
         /// One entry per run.
-        results: Vec<crate::LoadRun>,
+        results: Vec<LoadRun>,
         /// Means and intervals across runs, and merged latency.
-        summary: Option<crate::LoadSummary>,
+        summary: Option<LoadSummary>,
     },
     /// TCP or paced UDP throughput.
     Stream {
@@ -138,213 +147,71 @@ impl Body {
     }
 }
 
-/// One request/response size pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SizePair {
-    /// Request bytes.
-    pub req: u32,
-    /// Response bytes.
-    pub resp: u32,
-}
-
-/// rr parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RrParams {
-    /// Size pairs, in order.
-    pub sizes: Vec<SizePair>,
-    /// Timed iterations per size.
-    pub iterations: u64,
-    /// Untimed iterations before them, per size.
-    pub warmup: u64,
-    /// TCP_NODELAY on the client socket (always true today).
-    pub nodelay: bool,
-    /// Bound on every network wait, milliseconds.
-    pub timeout_ms: u64,
-    /// Open loop: requests on a schedule, independent of the replies
-    /// (`--rate`); `None` for the closed loop (one outstanding).
-    #[serde(default)]
-    pub open_loop: Option<OpenLoopParams>,
-}
-
-/// The schedule of an open-loop rr.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct OpenLoopParams {
-    /// Requested requests per second, all connections together.
-    pub rate: f64,
-    /// Connections, each with its own sender and receiver thread.
-    pub connections: u32,
-    /// Length of the schedule, seconds.
-    pub time_s: f64,
-    /// "fixed" (evenly spaced, connections staggered) or "poisson".
-    pub arrival: String,
-}
-
-/// Latency figures in microseconds (a [`Summary`] of nanoseconds / 1000).
-pub type LatencyUs = Summary;
-
-/// One rr row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RrResult {
-    /// Request size.
-    pub req_bytes: u32,
-    /// Response size.
-    pub resp_bytes: u32,
-    /// Timed transactions.
-    pub samples: u64,
-    /// Untimed warm-up transactions before them.
-    pub warmup: u64,
-    /// Round-trip time: first request byte handed to the kernel to last
-    /// response byte received.
-    pub rtt_us: LatencyUs,
-    /// Timed transactions per second of the timed phase's wall time.
-    pub tps: f64,
-    /// Two levels in the RTT distribution, if found.
-    pub levels: Option<Levels>,
-    /// Open loop: the requested rate (requests/s); `None` closed loop.
-    #[serde(default)]
-    pub requested_rate: Option<f64>,
-    /// Open loop: responses received per second of the schedule (or until
-    /// the last response, if later).
-    #[serde(default)]
-    pub achieved_rate: Option<f64>,
-    /// Open loop: how late each request left after its scheduled time.
-    #[serde(default)]
-    pub send_lag_us: Option<LatencyUs>,
-    /// Open loop: requests that left more than one per-connection interval
-    /// after their scheduled time.
-    #[serde(default)]
-    pub late_sends: Option<u64>,
-}
-
-/// Two levels in one distribution (see `stackmeter_stats::modality`).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Levels {
-    /// Centre of the lower level, microseconds.
-    pub low_us: f64,
-    /// Centre of the higher level, microseconds.
-    pub high_us: f64,
-    /// Share of samples in the lower level, 0..1.
-    pub low_share: f64,
-}
-
-/// crr parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CrrParams {
-    /// Timed connections.
-    pub iterations: u64,
-    /// Untimed connections before them.
-    pub warmup: u64,
-    /// Request bytes per connection.
-    pub req_bytes: u32,
-    /// Response bytes per connection.
-    pub resp_bytes: u32,
-    /// Bound on every network wait, milliseconds.
-    pub timeout_ms: u64,
-}
-
-/// The crr row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CrrResult {
-    /// Request bytes.
-    pub req_bytes: u32,
-    /// Response bytes.
-    pub resp_bytes: u32,
-    /// Timed connections.
-    pub samples: u64,
-    /// Untimed connections before them.
-    pub warmup: u64,
-    /// connect() call to connection established.
-    pub connect_us: LatencyUs,
-    /// connect() call to close() returned, with the status record (8
-    /// bytes), request and response in between.
-    pub transaction_us: LatencyUs,
-    /// Timed connections per second of the timed phase's wall time.
-    pub cps: f64,
-}
-
-/// ping parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PingParams {
-    /// Datagram size (UDP payload, stackmeter header included).
-    pub size: usize,
-    /// Timed datagrams.
-    pub count: u64,
-    /// Untimed datagrams before them.
-    pub warmup: u64,
-    /// Send interval; 0 = back to back, one outstanding.
-    pub interval_us: u64,
-    /// RTT above which an answer counts as slow.
-    pub slow_us: u64,
-    /// Time after which a datagram counts as lost.
-    pub timeout_ms: u64,
-}
-
-/// A slow answer, as seed 004 printed them.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Slow {
-    /// Sequence number (0 = first timed datagram).
-    pub seq: u64,
-    /// Its round trip, microseconds.
-    pub rtt_us: f64,
-}
-
-/// The ping row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PingResult {
-    /// Datagram size.
-    pub bytes: usize,
-    /// Timed datagrams sent.
-    pub sent: u64,
-    /// Distinct replies received in time.
-    pub received: u64,
-    /// Sent minus received.
-    pub lost: u64,
-    /// Replies arriving after the timeout (also counted lost).
-    pub late: u64,
-    /// Second and later copies of a reply.
-    pub duplicates: u64,
-    /// Replies arriving after a reply to a later datagram.
-    pub reordered: u64,
-    /// Replies whose length, kind or payload differed from what was sent.
-    pub mismatched: u64,
-    /// Replies slower than `slow_us`.
-    pub slow: u64,
-    /// The first slow answers (at most 10), in order.
-    pub slow_first: Vec<Slow>,
-    /// Round-trip times of the replies received in time.
-    pub rtt_us: Option<LatencyUs>,
-    /// Time inside the responder, its receive to its send, from the
-    /// timestamps it writes into every reply.
-    pub server_us: Option<LatencyUs>,
-    /// Replies per second of the timed phase's wall time.
-    pub pps: f64,
-    /// On a schedule: the latest any datagram left after its due time
-    /// (0 back to back). Above the interval, the client fell behind.
-    #[serde(default)]
-    pub max_send_lag_us: f64,
-    /// Two levels in the RTT distribution, if found.
-    pub levels: Option<Levels>,
-}
-
-impl PingResult {
-    /// A row for `bytes`-byte datagrams with nothing counted yet.
-    pub fn empty(bytes: usize) -> PingResult {
-        PingResult {
-            bytes,
-            sent: 0,
-            received: 0,
-            lost: 0,
-            late: 0,
-            duplicates: 0,
-            reordered: 0,
-            mismatched: 0,
-            slow: 0,
-            slow_first: Vec::new(),
-            rtt_us: None,
-            server_us: None,
-            pps: 0.0,
-            max_send_lag_us: 0.0,
-            levels: None,
+impl Document {
+    /// The first line of every test's text: test, target, placement.
+    pub fn first_line(&self) -> String {
+        let target = if self.target.embedded {
+            format!("{} (embedded responder)", self.target.address)
+        } else if self.target.name == self.target.address {
+            self.target.address.clone()
+        } else {
+            format!("{} ({})", self.target.name, self.target.address)
+        };
+        let cpu = |c: Option<usize>| c.map(|c| format!("CPU {c}")).unwrap_or_else(|| "not pinned".into());
+        let mut placement = format!("client {}", cpu(self.placement.client_cpu));
+        if self.target.embedded {
+            placement.push_str(&format!(", responder {}", cpu(self.placement.responder_cpu)));
         }
+        format!("stackmeter {} -> {target}; {placement}", self.body.test_name())
+    }
+}
+
+impl crate::render::Render for Document {
+    fn view(&self) -> View {
+        let mut v = View::new();
+        v.push(Block::Title(self.first_line()));
+        let counts = match &self.body {
+            Body::Rr { params, results } => crate::rr::view(&mut v, params, results),
+            Body::Crr { params, results } => crate::crr::view(&mut v, params, results),
+            Body::Ping { params, results } => crate::ping::view(&mut v, params, results),
+            Body::Load {
+                params,
+                results,
+                summary,
+            } => crate::load::view(&mut v, params, results, summary.as_ref()),
+            Body::Stream {
+                params,
+                intervals,
+                summary,
+            } => crate::stream::view(&mut v, params, intervals, summary.as_deref()),
+            Body::UdpMax { params, result } => crate::udp_max::view(&mut v, params, result.as_ref()),
+        };
+        tail_note(&mut v, &counts);
+        for w in &self.warnings {
+            v.push(Block::Warning(w.clone()));
+        }
+        if let Some(e) = &self.error {
+            v.line(format!(
+                "incomplete: the test stopped early ({e}); the figures above cover what ran before that"
+            ));
+        }
+        v
+    }
+
+    fn title(&self) -> String {
+        self.first_line()
+    }
+}
+
+/// Says when a tail percentile rests on one or two samples (METHODS.md);
+/// `counts` are the sample counts behind the view's percentiles.
+fn tail_note(v: &mut View, counts: &[u64]) {
+    let Some(&n) = counts.iter().min() else { return };
+    if n > 0 && n < 1000 {
+        let above = ((1.0 - 0.99) * n as f64).floor() as u64;
+        v.blank();
+        v.push(Block::Note(format!(
+            "with {n} samples, p99.9 is the largest sample and p99 has {above} sample(s) above it; use 1000+ samples before reading tails"
+        )));
     }
 }

@@ -2,7 +2,9 @@
 //! `compare` sets side by side and what reports chart. One function per
 //! test type maps its rows to figures, so a new test needs one arm here.
 
-use crate::{format_size, Body, Document, LatencyUs};
+use crate::doc::{Body, Document};
+use crate::latency::LatencyUs;
+use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 
 /// One number from one row of a document.

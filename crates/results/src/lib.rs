@@ -1,33 +1,56 @@
-//! Results as typed values, and the renderers that turn them into text.
+//! Results as typed values, and the renderers that turn them into text,
+//! Markdown, JSON and HTML.
 //!
-//! A measuring command builds one [`Document`]; the text table and the JSON
-//! document are both rendered from it, so they can never disagree. The JSON
-//! form is the versioned schema `stackmeter/1` described in `docs/json.md`;
-//! it is also what later commands (store, compare, report) read back, so
-//! every type here deserializes too.
+//! A test produces one [`Document`]: an envelope around the test's own
+//! parameters and rows (one module per test: `rr`, `crr`, `ping`,
+//! `stream`, `udp_max`, `load`, each with its types and its view). A
+//! [`Comparison`], a [`SuiteOutcome`] and a [`Report`] are typed values
+//! built from documents. Every value has one view ([`view`]); each format
+//! has one renderer ([`render`]), so text, Markdown and HTML cannot
+//! disagree, and JSON is the typed value itself: the versioned schema
+//! `stackmeter/1` described in `docs/json.md`, which later commands (store,
+//! compare, report) read back.
+//!
+//! Pure: no I/O, no clock (times arrive as values).
 
+pub mod chart;
+mod comparison;
+mod crr;
 mod doc;
 mod figures;
+mod latency;
+mod live;
 mod load;
-mod text;
-mod text_throughput;
-mod throughput;
+mod ping;
+pub mod render;
+mod report;
+mod rr;
+mod stream;
+mod suite;
+mod udp_max;
 mod units;
+pub mod view;
 pub mod warnings;
 
-pub use doc::*;
+pub use comparison::{
+    build as compare, num, percent_words, summary_lines, verdict_words, Comparison, Row, Section, Side,
+};
+pub use crr::{CrrParams, CrrResult};
+pub use doc::{Body, Document, Env, Placement, Target};
 pub use figures::{figures, Figure};
+pub use latency::{LatencyUs, Levels};
+pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
-pub use text::{first_line, text, trailer};
-pub use text_throughput::{interval_line, stream_head, stream_tail};
+pub use ping::{PingParams, PingResult, Slow};
+pub use render::{render, Format, Render};
+pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
+pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
+pub use stream::{
+    Cpu, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
+};
+pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
+pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 pub use units::{format_size, utc_rfc3339};
 
 /// The schema name every JSON document carries.
 pub const SCHEMA: &str = "stackmeter/1";
-
-/// The document as pretty JSON.
-pub fn json(doc: &Document) -> String {
-    // Cannot fail: Document holds no maps with non-string keys, and
-    // serde_json writes a non-finite float as null instead of failing.
-    serde_json::to_string_pretty(doc).expect("a Document always serializes")
-}

@@ -1,10 +1,11 @@
-//! Result types of `stackmeter load` (many clients listing and fetching
-//! objects, seed 003) and their text rendering.
+//! load: many clients listing and fetching objects at once, every byte
+//! checked (seed 003). Its parameters, runs, summary and view.
 
-use crate::{format_size, LatencyUs};
+use crate::latency::{latency_cells, latency_cols, LatencyUs};
+use crate::units::format_size;
+use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 use stackmeter_stats::Interval;
-use std::fmt::Write;
 
 /// load parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -97,37 +98,51 @@ pub struct LoadSummary {
     pub latency_us: Option<LatencyUs>,
 }
 
-/// Renders the load body as text (after the common first line).
-pub(crate) fn text(o: &mut String, p: &LoadParams, runs: &[LoadRun], s: Option<&LoadSummary>, counts: &mut Vec<u64>) {
+/// load's blocks below the title; returns the sample counts behind them.
+pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&LoadSummary>) -> Vec<u64> {
     let names: Vec<String> = p.objects.iter().map(|x| x.name.clone()).collect();
-    let _ = writeln!(
-        o,
-        "{} clients, one connection each (opened before the start barrier); each lists, then fetches the {} objects {} time(s) ({}); {} run(s); every byte checked\n",
+    v.line(format!(
+        "{} clients, one connection each (opened before the start barrier); each lists, then fetches the {} objects {} time(s) ({}); {} run(s); every byte checked",
         p.clients,
         p.objects.len(),
         p.fetch_each,
         names.join(", "),
         p.repeat
-    );
-    let _ = writeln!(
-        o,
-        " run     wall s          bytes       verified  errors  requests        KB/s     Mbit/s      req/s"
-    );
-    for r in runs {
-        let _ = writeln!(
-            o,
-            " {:>3} {:>10.3} {:>14} {:>14} {:>7} {:>9} {:>11.0} {:>10.1} {:>10.0}",
-            r.run,
-            r.wall_s,
-            r.bytes,
-            r.verified_bytes,
-            r.errors,
-            r.requests,
-            r.rate_kBps,
-            r.rate_mbps,
-            r.requests_per_s
-        );
-    }
+    ));
+    v.blank();
+    let cols = vec![
+        Col::num("run", 3),
+        Col::num("wall s", 9),
+        Col::num("bytes", 12),
+        Col::num("verified", 12),
+        Col::num("errors", 6),
+        Col::num("requests", 8),
+        Col::num("KB/s", 10),
+        Col::num("Mbit/s", 9),
+        Col::num("req/s", 9),
+    ];
+    let rows = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.run.to_string(),
+                format!("{:.3}", r.wall_s),
+                r.bytes.to_string(),
+                r.verified_bytes.to_string(),
+                r.errors.to_string(),
+                r.requests.to_string(),
+                format!("{:.0}", r.rate_kBps),
+                format!("{:.1}", r.rate_mbps),
+                format!("{:.0}", r.requests_per_s),
+            ]
+        })
+        .collect();
+    v.push(Block::Table(Table {
+        cols,
+        rows,
+        ..Table::default()
+    }));
+    let mut counts = Vec::new();
     if let Some(s) = s {
         let iv = |i: &Interval, prec: usize| {
             if i.n < 2 {
@@ -136,39 +151,41 @@ pub(crate) fn text(o: &mut String, p: &LoadParams, runs: &[LoadRun], s: Option<&
                 format!("{:.*} (95% CI {:.*} .. {:.*})", prec, i.mean, prec, i.low, prec, i.high)
             }
         };
-        let _ = writeln!(o, "\n mean over {} run(s):", s.wall_s.n);
-        let _ = writeln!(o, "   wall time  {} s", iv(&s.wall_s, 3));
-        let _ = writeln!(o, "   rate       {} KB/s", iv(&s.rate_kBps, 0));
-        let _ = writeln!(o, "   rate       {} Mbit/s", iv(&s.rate_mbps, 1));
-        let _ = writeln!(o, "   requests   {} /s", iv(&s.requests_per_s, 0));
-        let _ = writeln!(
-            o,
-            "\n per-request latency, all runs, microseconds from the request sent to the last byte received and checked\n object        size  samples{}",
-            crate::text::LAT_HEAD
+        v.blank();
+        v.line(format!(" mean over {} run(s):", s.wall_s.n));
+        v.line(format!("   wall time  {} s", iv(&s.wall_s, 3)));
+        v.line(format!("   rate       {} KB/s", iv(&s.rate_kBps, 0)));
+        v.line(format!("   rate       {} Mbit/s", iv(&s.rate_mbps, 1)));
+        v.line(format!("   requests   {} /s", iv(&s.requests_per_s, 0)));
+        v.blank();
+        v.line(
+            " per-request latency, all runs, microseconds from the request sent to the last byte received and checked",
         );
+        let mut cols = vec![Col::text("object", 10), Col::num("size", 8), Col::num("samples", 7)];
+        cols.extend(latency_cols());
+        let mut table = Table {
+            cols,
+            ..Table::default()
+        };
         for b in &s.by_object {
             if let Some(l) = &b.latency_us {
-                let _ = writeln!(
-                    o,
-                    " {:<10} {:>8} {:>8}{}",
-                    clip(&b.name, 10),
-                    format_size(b.size),
-                    l.count,
-                    crate::text::lat(l)
-                );
+                let mut c = vec![clip(&b.name, 10), format_size(b.size), l.count.to_string()];
+                c.extend(latency_cells(l));
+                table.rows.push(c);
                 counts.push(l.count);
             }
         }
+        v.push(Block::Table(table));
     }
     for r in runs {
         if let Some(e) = &r.first_error {
-            let _ = writeln!(
-                o,
+            v.line(format!(
                 " run {}: {} of {} clients completed; first error: {e}",
                 r.run, r.clients_completed, p.clients
-            );
+            ));
         }
     }
+    counts
 }
 
 fn clip(s: &str, n: usize) -> String {

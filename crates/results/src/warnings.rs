@@ -2,7 +2,9 @@
 //! trusting its figures. Computed once, stored in `Document::warnings`, so
 //! the text and the JSON say the same.
 
-use crate::{format_size, Body, Document, Levels};
+use crate::doc::{Body, Document};
+use crate::latency::Levels;
+use crate::units::format_size;
 
 /// Every warning `doc`'s figures call for, in row order.
 pub fn derive(doc: &Document) -> Vec<String> {
@@ -67,7 +69,7 @@ pub fn derive(doc: &Document) -> Vec<String> {
                 let short = r
                     .trials
                     .iter()
-                    .filter(|t| !t.warmup && t.achieved_pps < crate::SHORT_SEND * t.offered_pps)
+                    .filter(|t| !t.warmup && t.achieved_pps < crate::udp_max::SHORT_SEND * t.offered_pps)
                     .count();
                 if short > 0 {
                     out.push(format!(
@@ -98,7 +100,7 @@ pub fn derive(doc: &Document) -> Vec<String> {
     out
 }
 
-fn stream_warnings(p: &crate::StreamParams, s: Option<&crate::StreamSummary>) -> Vec<String> {
+fn stream_warnings(p: &crate::stream::StreamParams, s: Option<&crate::stream::StreamSummary>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(s) = s else { return out };
     if let (Some(u), Some(want)) = (&s.udp, p.rate_pps) {

@@ -122,7 +122,10 @@ fn a_test_reads_back_whole() {
     assert_eq!(s.run(run).unwrap().unwrap().status, "complete");
     let back = s.tests_of_run(run).unwrap();
     assert_eq!(back.len(), 1);
-    assert_eq!(stackmeter_results::json(&back[0].doc), stackmeter_results::json(&doc()));
+    assert_eq!(
+        stackmeter_results::render::json::pretty(&back[0].doc),
+        stackmeter_results::render::json::pretty(&doc())
+    );
     let h = s.histograms(test).unwrap();
     assert_eq!(
         (h[0].metric.as_str(), h[0].data.as_slice()),

@@ -1,12 +1,15 @@
-//! The comparison of two sets of stored tests as one typed value, and its
-//! text, Markdown and JSON renderings (HTML lives with the report). Used by
-//! `compare`, by `suite` (which prints it at the end) and by `show` of a
-//! suite run.
+//! The comparison of two sets of results (A the baseline, B the
+//! candidate) as one typed value, and its view: seed 000's table (A, B,
+//! difference, "% faster") with the statistics that make a verdict
+//! defensible. Used by `compare`, by `suite` (which prints it at the end),
+//! by `show` of a suite run and by `report`.
 
+use crate::chart::{Axis, Chart, Kind, Series, COLORS};
+use crate::doc::Document;
+use crate::figures::figures;
+use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};
-use stackmeter_results::{figures, Document};
-use std::fmt::Write;
 
 /// How the verdicts were reached, printed under every comparison.
 pub const METHOD: &str = "each repetition gives one figure per row; A and B are the medians over repetitions; \
@@ -25,7 +28,7 @@ pub struct Side<'a> {
 }
 
 /// The comparison.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     /// Baseline name.
     pub a: String,
@@ -44,7 +47,7 @@ pub struct Comparison {
 }
 
 /// Rows of one figure of one test.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Section {
     /// Test name ("rr").
     pub test: String,
@@ -63,7 +66,7 @@ pub struct Section {
 }
 
 /// One compared row.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Row {
     /// "1 B:1 KiB", "64 B".
     pub label: String,
@@ -238,39 +241,7 @@ fn p_value(p: f64) -> String {
     }
 }
 
-/// Cells of one row: Size, A, B, Difference, B vs A, CI, p, reps.
-fn cells(r: &Row) -> [String; 8] {
-    let s = &r.stats;
-    [
-        r.label.clone(),
-        num(s.median_a),
-        num(s.median_b),
-        if s.difference >= 0.0 {
-            format!("+{}", num(s.difference))
-        } else {
-            num(s.difference)
-        },
-        verdict_words(s),
-        format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
-        p_value(s.p_value),
-        format!("{}/{}", s.n_a, s.n_b),
-    ]
-}
-
-fn headers(c: &Comparison, unit: &str) -> [String; 8] {
-    [
-        "Size".into(),
-        format!("A: {} ({unit})", c.a),
-        format!("B: {} ({unit})", c.b),
-        format!("Difference ({unit})"),
-        "B vs A".into(),
-        "95% CI of B/A".into(),
-        "p-value".into(),
-        "reps A/B".into(),
-    ]
-}
-
-/// The summary lines, shared by text and Markdown.
+/// The overall lines under the tables.
 pub fn summary_lines(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(s) = &c.summary {
@@ -311,72 +282,111 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
     out
 }
 
-/// Plain text, seed 000's table with the statistics beside it.
-pub fn text(c: &Comparison) -> String {
-    let mut o = String::new();
-    let _ = writeln!(o, "stackmeter compare: A = {} (baseline), B = {}", c.a, c.b);
-    for s in &c.sections {
-        let _ = writeln!(o, "\n{}", s.title());
-        let h = headers(c, &s.unit);
-        let rows: Vec<[String; 8]> = s.rows.iter().map(cells).collect();
-        let mut w = [0usize; 8];
-        for r in std::iter::once(&h).chain(rows.iter()) {
-            for (i, cell) in r.iter().enumerate() {
-                w[i] = w[i].max(cell.chars().count());
-            }
-        }
-        for r in std::iter::once(&h).chain(rows.iter()) {
-            let mut line = String::new();
-            for (i, cell) in r.iter().enumerate() {
-                if i == 0 || i == 4 {
-                    let _ = write!(line, "{:<width$}  ", cell, width = w[i]);
-                } else {
-                    let _ = write!(line, "{:>width$}  ", cell, width = w[i]);
-                }
-            }
-            let _ = writeln!(o, "{}", line.trim_end());
-        }
-    }
-    if c.sections.is_empty() {
-        let _ = writeln!(o, "\nnothing to compare: A and B have no test rows in common");
-    }
-    o.push('\n');
-    for l in summary_lines(c) {
-        let _ = writeln!(o, "{l}");
-    }
-    for n in &c.notes {
-        let _ = writeln!(o, "note: {n}");
-    }
-    let _ = writeln!(o, "Method: {}.", c.method);
-    o
+/// Cells of one row: Size, A, B, Difference, B vs A, CI, p, reps.
+fn cells(r: &Row) -> Vec<String> {
+    let s = &r.stats;
+    vec![
+        r.label.clone(),
+        num(s.median_a),
+        num(s.median_b),
+        if s.difference >= 0.0 {
+            format!("+{}", num(s.difference))
+        } else {
+            num(s.difference)
+        },
+        verdict_words(s),
+        format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+        p_value(s.p_value),
+        format!("{}/{}", s.n_a, s.n_b),
+    ]
 }
 
-/// GitHub-flavoured Markdown.
-pub fn markdown(c: &Comparison) -> String {
-    let mut o = String::new();
-    let _ = writeln!(o, "# stackmeter compare: {} (A, baseline) vs {} (B)", c.a, c.b);
-    for s in &c.sections {
-        let _ = writeln!(o, "\n## {}\n", s.title());
-        let h = headers(c, &s.unit);
-        let _ = writeln!(o, "| {} |", h.join(" | "));
-        let _ = writeln!(o, "|{}", "---|".repeat(8));
-        for r in &s.rows {
-            let _ = writeln!(o, "| {} |", cells(r).join(" | "));
-        }
-    }
-    o.push('\n');
-    for l in summary_lines(c) {
-        let _ = writeln!(o, "{l}\n");
-    }
-    for n in &c.notes {
-        let _ = writeln!(o, "Note: {n}\n");
-    }
-    let _ = writeln!(o, "Method: {}.", c.method);
-    o
+fn cols(c: &Comparison, unit: &str) -> Vec<Col> {
+    vec![
+        Col::text("Size", 0),
+        Col::num(&format!("A: {} ({unit})", c.a), 0),
+        Col::num(&format!("B: {} ({unit})", c.b), 0),
+        Col::num(&format!("Difference ({unit})"), 0),
+        Col::text("B vs A", 0),
+        Col::num("95% CI of B/A", 0),
+        Col::num("p-value", 0),
+        Col::num("reps A/B", 0),
+    ]
 }
 
-/// JSON.
-pub fn json(c: &Comparison) -> String {
-    // Cannot fail: plain structs, no non-string map keys.
-    serde_json::to_string_pretty(c).expect("a comparison serializes") + "\n"
+/// B/A per row with its interval, as bars around the line at 1.
+fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    for r in &s.rows {
+        lo = lo.min(r.stats.ratio_ci.0).min(r.stats.ratio);
+        hi = hi.max(r.stats.ratio_ci.1).max(r.stats.ratio);
+    }
+    let pad = 0.05 * (hi - lo + 0.1);
+    let base = (lo - pad).max(0.0);
+    Chart {
+        title: "B / A per row, with 95% interval".into(),
+        x: Axis {
+            label: String::new(),
+            min: -0.6,
+            max: s.rows.len() as f64 - 0.4,
+            log: false,
+        },
+        y: Axis {
+            label: "B / A".into(),
+            min: base,
+            max: hi + pad,
+            log: false,
+        },
+        series: vec![Series {
+            name: format!("{} / {}", c.b, c.a),
+            color: COLORS[1].into(),
+            points: s
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64, r.stats.ratio))
+                .collect(),
+            errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
+            kind: Kind::Bars { width: 0.6, base },
+        }],
+        categories: s.rows.iter().map(|r| r.label.clone()).collect(),
+        hline: Some(1.0),
+        kind: "comparison".into(),
+    }
+}
+
+impl crate::render::Render for Comparison {
+    fn view(&self) -> View {
+        let mut v = View::new();
+        v.push(Block::Title(format!(
+            "stackmeter compare: A = {} (baseline), B = {}",
+            self.a, self.b
+        )));
+        for s in &self.sections {
+            v.push(Block::Heading(s.title()));
+            v.push(Block::Table(Table {
+                cols: cols(self, &s.unit),
+                rows: s.rows.iter().map(cells).collect(),
+                ..Table::default()
+            }));
+            v.push(Block::Chart(ratio_chart(self, s)));
+        }
+        if self.sections.is_empty() {
+            v.blank();
+            v.line("nothing to compare: A and B have no test rows in common");
+        }
+        v.blank();
+        for l in summary_lines(self) {
+            v.line(l);
+        }
+        for n in &self.notes {
+            v.push(Block::Note(n.clone()));
+        }
+        v.line(format!("Method: {}.", self.method));
+        v
+    }
+
+    fn title(&self) -> String {
+        format!("stackmeter compare {} vs {}", self.b, self.a)
+    }
 }

@@ -1,5 +1,6 @@
-//! Result types of the throughput tests: `stream` (TCP or paced UDP) and
-//! `udp-max` (highest rate at a loss goal).
+//! stream: TCP or paced UDP throughput per interval and in total (seed
+//! 001's per-second bps table, seed 002's throughput rows). Its
+//! parameters, intervals, summary and view.
 //!
 //! Naming follows seed 001's `bps` table, from the client's point of view:
 //! **sent** is the client-to-target direction and **received** the
@@ -8,6 +9,7 @@
 //! the senders counted is kept beside them ([`SenderBytes`]), so the
 //! difference (bytes in flight at the end of the window) is visible.
 
+use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// Which way the payload flows.
@@ -225,85 +227,178 @@ pub struct Zerocopy {
     pub copied: u64,
 }
 
-/// udp-max parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct UdpMaxParams {
-    /// Datagram size (UDP payload, stackmeter header included).
-    pub length: u32,
-    /// Highest loss ratio a load may show and still pass (0 = none).
-    pub loss_goal: f64,
-    /// Seconds per trial.
-    pub trial_s: f64,
-    /// Trial seconds needed at one load before it is classified.
-    pub duration_sum_s: f64,
-    /// Share of the duration sum that must exceed the loss goal for a load
-    /// to be an upper bound (MLRsearch exceed ratio).
-    pub exceed_ratio: f64,
-    /// Search ends when (upper - lower) / upper is at most this.
-    pub width: f64,
-    /// Highest load tried, datagrams per second (None: as fast as the
-    /// client can send, measured by the warm-up trial).
-    pub max_pps: Option<f64>,
-    /// Wait after each trial for datagrams still in flight, ms.
-    pub drain_ms: u64,
-    /// Bound on every network wait, milliseconds.
-    pub timeout_ms: u64,
+/// The columns of the interval table: TCP ones, or UDP ones.
+fn interval_cols(udp: bool) -> Vec<Col> {
+    let mut c = vec![
+        Col::text("interval s", 11),
+        Col::num("sent Mbps", 11),
+        Col::num("kpps", 7),
+        Col::num("recv Mbps", 11),
+        Col::num("kpps", 7),
+        Col::num("total Mbps", 11),
+        Col::num("kpps", 7),
+    ];
+    if udp {
+        c.extend([
+            Col::num("lost/sent", 13),
+            Col::num("loss %", 7),
+            Col::num("jitter us", 9),
+        ]);
+    } else {
+        c.extend([Col::num("retr", 6), Col::num("cwnd KiB", 8), Col::num("rtt us", 8)]);
+    }
+    c.push(Col::text("", 0));
+    c
 }
 
-/// One trial of the search.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Trial {
-    /// Offered load, datagrams per second.
-    pub offered_pps: f64,
-    /// What the client managed to send, datagrams per second. Below
-    /// [`SHORT_SEND`] of the offered load the trial counts as failing: the
-    /// load was not carried (a full socket buffer held the sender back).
-    pub achieved_pps: f64,
-    /// Seconds the client sent for.
-    pub duration_s: f64,
-    /// Datagrams sent.
-    pub sent: u64,
-    /// Datagrams the target received.
-    pub received: u64,
-    /// Loss ratio (sent - received) / sent.
-    pub loss: f64,
-    /// The warm-up trial, not counted in any decision.
-    pub warmup: bool,
+/// One interval's cells (also printed live, one line as each ends).
+pub fn interval_cells(i: &Interval) -> Vec<String> {
+    let mut c = vec![
+        format!("{:.1}-{:.1}", i.start_s, i.end_s),
+        format!("{:.2}", i.sent_mbps),
+        format!("{:.1}", i.sent_kpps),
+        format!("{:.2}", i.recv_mbps),
+        format!("{:.1}", i.recv_kpps),
+        format!("{:.2}", i.total_mbps),
+        format!("{:.1}", i.total_kpps),
+    ];
+    match &i.udp {
+        Some(u) => c.extend([
+            format!("{}/{}", u.lost, u.sent_datagrams),
+            format!("{:.3}", 100.0 * u.loss_ratio),
+            format!("{:.1}", u.jitter_us),
+        ]),
+        None => {
+            let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
+            c.extend([
+                opt(i.retransmits.map(|r| r as f64), 0),
+                opt(i.cwnd_kib, 1),
+                opt(i.rtt_us, 0),
+            ]);
+        }
+    }
+    c.push(if i.omitted { "(omitted)".into() } else { String::new() });
+    c
 }
 
-/// Share of the offered load a trial must actually send to count as having
-/// offered it.
-pub const SHORT_SEND: f64 = 0.95;
+/// stream's blocks below the title.
+pub(crate) fn view(v: &mut View, p: &StreamParams, intervals: &[Interval], s: Option<&StreamSummary>) -> Vec<u64> {
+    let what = if p.udp {
+        format!(
+            "UDP, {} datagrams of {} bytes offered at {} ({:.0} datagrams/s)",
+            p.direction.name(),
+            p.length,
+            p.rate.as_deref().unwrap_or("?"),
+            p.rate_pps.unwrap_or(0.0)
+        )
+    } else {
+        format!(
+            "TCP {}, {} connection(s) per direction, {}-byte writes{}{}",
+            p.direction.name(),
+            p.parallel,
+            p.length,
+            if p.nodelay { ", TCP_NODELAY" } else { "" },
+            if p.zerocopy { ", MSG_ZEROCOPY" } else { "" }
+        )
+    };
+    v.line(format!(
+        "{what}; {} s measured after {} s omitted, {} s intervals",
+        p.time_s, p.omit_s, p.interval_s
+    ));
+    v.line(format!(
+        "sent = client to target, counted by the target; received = target to client, counted by the client; kpps = thousands of {}-byte messages/s",
+        p.length
+    ));
+    v.blank();
+    let mut table = Table {
+        cols: interval_cols(p.udp),
+        rows: intervals.iter().map(interval_cells).collect(),
+        live: true,
+        ..Table::default()
+    };
+    if let Some(s) = s {
+        table.footer.push(vec![
+            format!("{:.1}-{:.1}", p.omit_s, p.omit_s + s.duration_s),
+            format!("{:.2}", s.sent_mbps),
+            format!("{:.1}", s.sent_kpps),
+            format!("{:.2}", s.recv_mbps),
+            format!("{:.1}", s.recv_kpps),
+            format!("{:.2}", s.total_mbps),
+            format!("{:.1}", s.total_kpps),
+            String::new(),
+            String::new(),
+            String::new(),
+            "summary".into(),
+        ]);
+    }
+    v.push(Block::Table(table));
+    if let Some(s) = s {
+        summary(v, p, s);
+    }
+    Vec::new()
+}
 
-/// The udp-max answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct UdpMaxResult {
-    /// Relevant lower bound as UDP payload Mbit/s.
-    pub rate_mbps: f64,
-    /// The same as Ethernet frames: each datagram plus `overhead_bytes`
-    /// (what the kernel's and a qdisc's byte counters count).
-    pub wire_mbps: f64,
-    /// The same on a physical Ethernet line: frames plus FCS (4), preamble
-    /// (8) and inter-frame gap (12), the RFC 2544 line-rate view.
-    pub line_mbps: f64,
-    /// Relevant lower bound, thousands of datagrams per second.
-    pub rate_kpps: f64,
-    /// Per-datagram bytes added for `wire_mbps`: UDP 8 + IP 20 (IPv4) or
-    /// 40 (IPv6) + Ethernet header 14.
-    pub overhead_bytes: u32,
-    /// The loss goal searched for.
-    pub loss_goal: f64,
-    /// Relevant lower bound (largest load classified as passing below the
-    /// smallest failing one), kpps.
-    pub lower_kpps: f64,
-    /// Smallest load classified as failing, kpps (None: the highest load
-    /// passed).
-    pub upper_kpps: Option<f64>,
-    /// Mean received rate of the passing trials at the lower bound
-    /// (MLRsearch conditional throughput), kpps.
-    pub conditional_kpps: f64,
-    /// Whether the width goal was reached.
-    pub converged: bool,
-    /// Every trial, in order.
-    pub trials: Vec<Trial>,
+fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary) {
+    let sp = s.interval_total_mbps;
+    v.blank();
+    v.line(format!(
+        " total Mbit/s per interval: min {:.2}, median {:.2}, max {:.2}",
+        sp.min, sp.median, sp.max
+    ));
+    v.line(format!(
+        " received in the window: sent {} bytes (by the target), received {} bytes (by the client)",
+        s.sent_bytes, s.recv_bytes
+    ));
+    let sb = &s.senders;
+    if p.direction.up() {
+        v.line(format!(
+            " client to target: the client's send calls accepted {} bytes in the window, the target received {}; {} arrived by the end of the drain (the rest of the difference was in flight)",
+            sb.client_sent_bytes, s.sent_bytes, sb.drained_sent_bytes
+        ));
+    }
+    if p.direction.down() {
+        v.line(format!(
+            " target to client: the target's send calls accepted {} bytes in the window, the client received {}; {} by the end of the drain",
+            sb.target_sent_bytes, s.recv_bytes, sb.drained_recv_bytes
+        ));
+    }
+    if let Some(r) = s.retransmits {
+        v.line(format!(" TCP retransmits in the window: {r}"));
+    }
+    if let Some(u) = &s.udp {
+        v.line(format!(
+            " UDP: sent {}, received {}, lost {} ({:.3}%), duplicates {}, reordered {}, jitter {:.1} us (target's counters, after draining)",
+            u.sent_datagrams,
+            u.received_datagrams,
+            u.lost,
+            100.0 * u.loss_ratio,
+            u.duplicates,
+            u.reordered,
+            u.jitter_us
+        ));
+    }
+    if let Some(z) = &s.zerocopy {
+        v.line(format!(
+            " MSG_ZEROCOPY: {} sends completed, {} of them copied by the kernel after all{}",
+            z.completed,
+            z.copied,
+            if z.completed > 0 && z.copied == z.completed {
+                " (loopback and veth always copy; zero copy needs a real NIC)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let c = &s.cpu.client;
+    let responder = match &s.cpu.responder {
+        Some(r) => format!(
+            ", responder process {:.2} s user + {:.2} s sys ({:.0}% of one core)",
+            r.user_s, r.sys_s, r.percent_of_core
+        ),
+        None => ", responder not reported".into(),
+    };
+    v.line(format!(
+        " CPU: client {:.2} s user + {:.2} s sys ({:.0}% of one core){responder}",
+        c.user_s, c.sys_s, c.percent_of_core
+    ));
 }

@@ -1,4 +1,4 @@
-//! Parses sizes ("64", "1K", "8800K", "1M") and size-pair lists
+//! Parses sizes and size lists ("64", "1K", "8800K", "1M") and size-pair lists
 //! ("1:1K,1K:1"). K = 1024, M = 1048576, G = 1073741824; "KB", "KiB" and
 //! lower case mean the same. Errors name the item that failed.
 
@@ -41,18 +41,62 @@ pub fn pair(s: &str) -> Result<SizePair, String> {
     })
 }
 
-/// A parsed `--sizes` list (one flag value holding many pairs).
-#[derive(Clone, Debug)]
-pub struct SizeList(pub Vec<SizePair>);
-
 /// Parses a comma-separated list of pairs; the first bad item is named.
-pub fn pairs(s: &str) -> Result<SizeList, String> {
+pub fn pairs(s: &str) -> Result<Vec<SizePair>, String> {
     let v: Result<Vec<_>, _> = s.split(',').map(|item| pair(item.trim())).collect();
     match v {
-        Ok(v) if !v.is_empty() => Ok(SizeList(v)),
+        Ok(v) if !v.is_empty() => Ok(v),
         Ok(_) => Err("empty size list".into()),
         Err(e) => Err(format!("bad size list item {e}")),
     }
+}
+
+/// Object sizes as a flag value: parsed by [`size_list`], printed back
+/// the way a user writes them ("4K,64K,1M,8800K").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectSizes(pub Vec<u64>);
+
+impl std::str::FromStr for ObjectSizes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        size_list(s).map(ObjectSizes)
+    }
+}
+
+impl std::fmt::Display for ObjectSizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let items: Vec<String> = self
+            .0
+            .iter()
+            .map(|&b| match b {
+                b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+                b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+                b => b.to_string(),
+            })
+            .collect();
+        write!(f, "{}", items.join(","))
+    }
+}
+
+/// Parses an object size list ("4K,64K,1M,8800K"); the first bad item is
+/// named, and the list must fit a responder's catalogue.
+pub fn size_list(s: &str) -> Result<Vec<u64>, String> {
+    let v = s
+        .split(',')
+        .map(|i| size(i).map(u64::from).map_err(|e| format!("bad size list item: {e}")))
+        .collect::<Result<Vec<u64>, String>>()?;
+    if v.len() > stackmeter_proto::limits::MAX_OBJECTS {
+        return Err(format!(
+            "{} objects, at most {}",
+            v.len(),
+            stackmeter_proto::limits::MAX_OBJECTS
+        ));
+    }
+    let total: u64 = v.iter().sum();
+    if total > stackmeter_responder::MAX_SYNTHETIC_BYTES {
+        return Err(format!("the objects total {total} bytes; at most 1G"));
+    }
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -71,7 +115,7 @@ mod tests {
 
     #[test]
     fn seed_000_grid() {
-        let v = pairs("1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1").unwrap().0;
+        let v = pairs("1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1").unwrap();
         assert_eq!(v.len(), 8);
         assert_eq!(v[3], SizePair { req: 1, resp: 1 << 20 });
         assert_eq!(v[4], SizePair { req: 1024, resp: 1 });
@@ -86,5 +130,15 @@ mod tests {
         assert!(size("4G").unwrap_err().contains("too large"));
         assert!(size("99999999999999999999999").unwrap_err().contains("too large"));
         assert!(size("K").is_err());
+    }
+
+    #[test]
+    fn object_size_lists() {
+        assert_eq!(size_list("4K,64K,1M,8800K").unwrap()[3], 8800 << 10);
+        assert!(size_list("4K,,1M").unwrap_err().contains("bad size list item"));
+        assert!(size_list("1G,1G").unwrap_err().contains("at most 1G"));
+        let d = ObjectSizes(vec![4 << 10, 64 << 10, 1 << 20, 8800 << 10, 100]);
+        assert_eq!(d.to_string(), "4K,64K,1M,8800K,100");
+        assert_eq!(d.to_string().parse::<ObjectSizes>().unwrap(), d);
     }
 }

@@ -1,6 +1,7 @@
-//! Small SVG charts written as text: line, step and bar series on linear or
-//! logarithmic axes, with error bars. Used by the HTML report, which must
-//! work offline (no scripts or fonts fetched).
+//! Charts as data, and their SVG drawing: line and bar series on linear or
+//! logarithmic axes, with error bars. A view carries charts as values
+//! (`Block::Chart`); only the HTML renderer draws them, as inline SVG
+//! written here as text, so a page works offline (nothing is fetched).
 
 use std::fmt::Write;
 
@@ -8,6 +9,7 @@ use std::fmt::Write;
 pub const COLORS: &[&str] = &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
 
 /// An axis.
+#[derive(Clone, Debug)]
 pub struct Axis {
     pub label: String,
     pub min: f64,
@@ -16,6 +18,7 @@ pub struct Axis {
 }
 
 /// How a series is drawn.
+#[derive(Clone, Copy, Debug)]
 pub enum Kind {
     Line,
     /// Vertical bars from `y = base` (per point: x centre; `width` in data
@@ -27,6 +30,7 @@ pub enum Kind {
 }
 
 /// One series.
+#[derive(Clone, Debug)]
 pub struct Series {
     pub name: String,
     pub color: String,
@@ -37,6 +41,7 @@ pub struct Series {
 }
 
 /// A chart.
+#[derive(Clone, Debug)]
 pub struct Chart {
     pub title: String,
     pub x: Axis,
@@ -57,7 +62,7 @@ const R: f64 = 16.0;
 const T: f64 = 28.0;
 const B: f64 = 64.0;
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

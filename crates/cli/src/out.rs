@@ -1,0 +1,31 @@
+//! What every command prints at its end: the result on stdout (a closed
+//! pipe is not an error: the reader has all it wanted) and, on failure,
+//! one error line on stderr with the exit code it maps to.
+
+use std::io::Write;
+
+/// Prints the one-line error every failure ends with, and returns `code`.
+pub fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
+    eprintln!("stackmeter: error: {msg}");
+    code
+}
+
+/// Reports an engine error with its exit code.
+pub fn error(e: &stackmeter_engine::Error) -> i32 {
+    fail(e.exit_code(), e)
+}
+
+/// Writes `s` to stdout and flushes; a failure other than a closed pipe is
+/// reported as exit code 1.
+pub fn print(s: &str) -> Result<(), i32> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(s.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(fail(1, format!("cannot write the output: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Prints `s` and returns the exit code: 0, or 1 if stdout failed.
+pub fn finish(s: &str) -> i32 {
+    print(s).err().unwrap_or(0)
+}

@@ -1,0 +1,154 @@
+//! The commands that read the results store: `compare`, `runs`, `show`,
+//! `export` and `report`. The engine reads; this chooses the format and
+//! where the output goes.
+
+use crate::out::{fail, finish};
+use clap::{Args, ValueEnum};
+use stackmeter_engine::flags::{DbFlags, FormatArg, MetricArg};
+use stackmeter_engine::stored::{self, Export};
+use stackmeter_results::{render, Format};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Baseline: a label (every stored test with it), a run id, or RUN:LABEL.
+    pub a: String,
+    /// Candidate, same forms as A.
+    pub b: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+    /// Latency figure taken from each repetition (seed 000 compared means).
+    #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
+    pub metric: MetricArg,
+    #[command(flatten)]
+    pub db: DbFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct RunsArgs {
+    /// Print {"runs": [...]} instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// Run id (see `stackmeter runs`).
+    pub run: i64,
+    /// Print the JSON document(s) instead of the text (short for --format json).
+    #[arg(long)]
+    pub json: bool,
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+    #[command(flatten)]
+    pub db: DbFlags,
+}
+
+/// Export formats.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// One line per figure: run, test, label, row, series, statistic, unit, value.
+    Csv,
+    /// Every run with its complete documents.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Runs to export (default: all).
+    pub runs: Vec<i64>,
+    /// Only tests with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// What to report: labels, run ids or RUN:LABEL; the first is the baseline of the comparisons.
+    #[arg(required = true)]
+    pub sources: Vec<String>,
+    /// The file to write.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Html)]
+    pub format: FormatArg,
+    /// Latency figure compared per repetition.
+    #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
+    pub metric: MetricArg,
+    #[command(flatten)]
+    pub db: DbFlags,
+}
+
+/// Runs `f` on the store `db` names; an error is reported with its code.
+fn with_store(db: &DbFlags, f: impl FnOnce(&stackmeter_store::Store) -> Result<i32, stackmeter_engine::Error>) -> i32 {
+    match stackmeter_engine::record::open(db).and_then(|s| f(&s)) {
+        Ok(code) => code,
+        Err(e) => crate::out::error(&e),
+    }
+}
+
+pub fn compare(a: CompareArgs) -> i32 {
+    with_store(&a.db, |s| {
+        let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
+        let c = stored::compare(&side_a, &side_b, a.metric.name());
+        Ok(finish(&render(&c, a.format.into())))
+    })
+}
+
+pub fn runs(a: RunsArgs) -> i32 {
+    let format = if a.json { Format::Json } else { Format::Text };
+    with_store(&a.db, |s| Ok(finish(&render(&stored::runs(s)?, format))))
+}
+
+pub fn show(a: ShowArgs) -> i32 {
+    let format = match (a.json, a.format) {
+        (true, _) => Format::Json,
+        (false, f) => f.map(Format::from).unwrap_or(Format::Text),
+    };
+    with_store(&a.db, |s| Ok(finish(&stored::show(s, a.run, format)?)))
+}
+
+pub fn export(a: ExportArgs) -> i32 {
+    let format = match a.format {
+        ExportFormat::Csv => Export::Csv,
+        ExportFormat::Json => Export::Json,
+    };
+    with_store(&a.db, |s| {
+        let out = stored::export(s, &a.runs, a.label.as_deref(), format)?;
+        Ok(match &a.output {
+            Some(path) => write(path, &out),
+            None => finish(&out),
+        })
+    })
+}
+
+pub fn report(a: ReportArgs) -> i32 {
+    with_store(&a.db, |s| {
+        let r = stackmeter_engine::report::build(s, &a.sources, a.metric.name())?;
+        let code = write(&a.output, &render(&r, a.format.into()));
+        if code == 0 {
+            eprintln!("stackmeter: wrote {}", a.output.display());
+        }
+        Ok(code)
+    })
+}
+
+fn write(path: &std::path::Path, text: &str) -> i32 {
+    match std::fs::write(path, text) {
+        Ok(()) => 0,
+        Err(e) => fail(1, format!("cannot write {}: {e}", path.display())),
+    }
+}

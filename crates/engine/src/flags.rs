@@ -1,0 +1,136 @@
+//! Flags the measuring and store commands share: where to measure, how to
+//! place threads, how to print, where to store. They describe how a test
+//! runs, not what it measures (that is `spec`).
+
+use clap::Args;
+use stackmeter_results::Format;
+use std::path::PathBuf;
+
+/// Output formats on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// Aligned text tables.
+    Text,
+    /// Markdown (pipe tables).
+    Md,
+    /// JSON (schema stackmeter/1, docs/json.md).
+    Json,
+    /// One self-contained HTML page with charts.
+    Html,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Text => Format::Text,
+            FormatArg::Md => Format::Md,
+            FormatArg::Json => Format::Json,
+            FormatArg::Html => Format::Html,
+        }
+    }
+}
+
+/// How a result is printed.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputFlags {
+    /// Print one JSON document (schema stackmeter/1, docs/json.md); short for --format json.
+    #[arg(long)]
+    pub json: bool,
+    /// With --json: print each row that finishes during the test (stream
+    /// intervals, udp-max trials) as one JSON object on its own line, then
+    /// the document on one line.
+    #[arg(long)]
+    pub json_lines: bool,
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+}
+
+impl OutputFlags {
+    /// The format asked for; an error names the flags that clash.
+    pub fn format(&self) -> Result<Format, String> {
+        if self.json_lines && !self.json {
+            return Err("--json-lines needs --json".into());
+        }
+        match (self.json, self.format) {
+            (true, Some(f)) if f != FormatArg::Json => Err("--json and --format exclude each other".into()),
+            (true, _) => Ok(Format::Json),
+            (false, f) => Ok(f.map(Format::from).unwrap_or(Format::Text)),
+        }
+    }
+}
+
+/// Where results are stored (every command that reads or writes them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbFlags {
+    /// Results store (SQLite file). Default: $STACKMETER_DB, else
+    /// $XDG_DATA_HOME/stackmeter/results.db, else ~/.local/share/stackmeter/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// Storing flags of the measuring commands.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreFlags {
+    #[command(flatten)]
+    pub db: DbFlags,
+    /// Name these results (for `compare`, `report`); default: the target as given, or "embedded".
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Do not store the results.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+/// Flags every measuring command takes.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunFlags {
+    /// Responder to measure: HOST, HOST:PORT, [IPV6]:PORT. Default port 24680.
+    /// Omitted: a responder started in this process on 127.0.0.1.
+    pub target: Option<String>,
+    #[command(flatten)]
+    pub output: OutputFlags,
+    /// Pin the measuring thread to this CPU.
+    #[arg(long, value_name = "CPU")]
+    pub affinity: Option<usize>,
+    /// Pin the embedded responder's threads to this CPU (no TARGET only).
+    #[arg(long, value_name = "CPU")]
+    pub responder_affinity: Option<usize>,
+    #[command(flatten)]
+    pub store: StoreFlags,
+}
+
+/// The embedded responder's catalogue (load with no TARGET).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ObjectFlags {
+    /// Objects of the embedded responder (no TARGET): comma-separated sizes, K = 1024
+    /// (default: as `serve`).
+    #[arg(long, value_name = "SIZES")]
+    pub objects: Option<crate::spec::sizes::ObjectSizes>,
+    /// The embedded responder serves the regular files inside DIR instead.
+    #[arg(long, value_name = "DIR")]
+    pub objects_dir: Option<PathBuf>,
+}
+
+/// Latency figure compared per repetition.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MetricArg {
+    /// The row's mean (seed 000 compared means).
+    #[default]
+    Mean,
+    /// The row's median.
+    P50,
+    /// The row's 99th percentile.
+    P99,
+}
+
+impl MetricArg {
+    /// The statistic's name in figures ("mean", "p50", "p99").
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricArg::Mean => "mean",
+            MetricArg::P50 => "p50",
+            MetricArg::P99 => "p99",
+        }
+    }
+}

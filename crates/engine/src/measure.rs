@@ -1,0 +1,50 @@
+//! A single measuring command, from checked flags to a stored result:
+//! open the store (before measuring, so a bad `--db` costs nothing), pick
+//! or start the target, place the measuring thread, run, store.
+
+use crate::command::Planned;
+use crate::error::Error;
+use crate::run::{run, Event, Measured};
+use crate::spec::Spec;
+use stackmeter_results::Placement;
+
+/// A measured single command, and what to tell the user beside it.
+pub struct Single {
+    /// The test.
+    pub measured: Measured,
+    /// Lines for stderr (a result that could not be stored).
+    pub warnings: Vec<String>,
+}
+
+/// Runs a planned measurement; `on` sees its start and live rows.
+pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
+    let f = &p.flags;
+    let mut store = crate::record::open_for_measuring(&f.store)?;
+    let chosen = crate::target::choose(f.target.as_deref(), f.responder_affinity, p.objects.clone())?;
+    if let Some(cpu) = f.affinity {
+        let placed = match p.spec {
+            // A stream's workers pin themselves; the measuring thread
+            // only wakes at interval ends and stays off their CPU's queue.
+            Spec::Stream(_) => stackmeter_sys::check_cpu(cpu),
+            _ => stackmeter_sys::pin_current_thread(cpu),
+        };
+        placed.map_err(|e| Error::Usage(format!("--affinity {cpu}: {e}")))?;
+    }
+    if let Spec::Load(l) = &p.spec {
+        // Each client holds a descriptor, and an embedded responder one more.
+        crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, 2 * l.clients as usize);
+    }
+    let placement = Placement {
+        client_cpu: f.affinity,
+        responder_cpu: f.responder_affinity,
+    };
+    let measured = run(&p.spec, chosen.target.clone(), chosen.addr, placement, on);
+    let mut warnings = Vec::new();
+    if let Some(s) = store.as_mut() {
+        let label = f.store.label.as_deref();
+        if let Err(e) = crate::record::save_single(s, label, &measured.doc, &measured.histograms) {
+            warnings.push(format!("the result was not stored: {e}"));
+        }
+    }
+    Ok(Single { measured, warnings })
+}

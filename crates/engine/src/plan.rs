@@ -1,0 +1,272 @@
+//! Suite plans: TOML files of steps, each one test with its keys (the
+//! test's flags in snake case, docs/suite.md). The built-in plans, named
+//! after the seed scenarios, are TOML files too (`crates/engine/plans/`),
+//! parsed by the same code. `--quick` applies a step's `quick` table, or
+//! else scales its counts and durations down.
+
+use crate::error::Error;
+use crate::spec::{from_table, Spec, TESTS};
+
+/// A named step.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Unique within the plan; the test's name unless given.
+    pub name: String,
+    /// The test.
+    pub spec: Spec,
+}
+
+/// A plan.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Built-in name or file path.
+    pub name: String,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// The built-in plans: name and TOML text.
+pub const BUILTIN: [(&str, &str); 5] = [
+    ("latency-grid", include_str!("../plans/latency-grid.toml")),
+    ("bps", include_str!("../plans/bps.toml")),
+    ("link", include_str!("../plans/link.toml")),
+    ("udp-echo", include_str!("../plans/udp-echo.toml")),
+    ("proxy", include_str!("../plans/proxy.toml")),
+];
+
+/// A built-in plan; `quick` scales it for demos and CI.
+pub fn builtin(name: &str, quick: bool) -> Option<Plan> {
+    let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+    // Cannot fail: the built-in plans are tested below.
+    Some(parse(name, text, quick).expect("built-in plans parse"))
+}
+
+/// Parses a TOML plan. Errors name the step and the key.
+pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
+    let mut top: toml::Table = toml::from_str(text).map_err(|e| format!("plan {name}: {}", e.message()))?;
+    top.remove("description");
+    if let Some(k) = top.keys().find(|k| *k != "step") {
+        return Err(format!(
+            "plan {name}: unknown key '{k}' (a plan has description and [[step]])"
+        ));
+    }
+    let Some(toml::Value::Array(raw)) = top.remove("step") else {
+        return Err(format!("plan {name}: no [[step]]"));
+    };
+    let mut steps: Vec<Step> = Vec::new();
+    for (i, v) in raw.into_iter().enumerate() {
+        let toml::Value::Table(mut t) = v else {
+            return Err(format!("plan {name}, step {}: not a table", i + 1));
+        };
+        let test = match t.remove("test") {
+            Some(toml::Value::String(s)) => s,
+            _ => {
+                return Err(format!(
+                    "plan {name}, step {}: no test = \"...\" ({})",
+                    i + 1,
+                    TESTS.join(", ")
+                ))
+            }
+        };
+        let at = format!("plan {name}, step {} ({test})", i + 1);
+        let step_name = match t.remove("name") {
+            None => test.clone(),
+            Some(toml::Value::String(s)) => s,
+            Some(_) => return Err(format!("{at}: 'name' must be a string")),
+        };
+        let spec = step_spec(&test, t, quick).map_err(|e| format!("{at}: {e}"))?;
+        if steps.iter().any(|x| x.name == step_name) {
+            return Err(format!(
+                "{at}: two steps named '{step_name}': give each a distinct name"
+            ));
+        }
+        steps.push(Step { name: step_name, spec });
+    }
+    Ok(Plan {
+        name: name.into(),
+        steps,
+    })
+}
+
+/// One step's keys as a specification. With `quick`, its `quick` table
+/// replaces keys; without one the test's own scaling applies.
+fn step_spec(test: &str, mut t: toml::Table, quick: bool) -> Result<Spec, String> {
+    let overrides = match t.remove("quick") {
+        None => None,
+        Some(toml::Value::Table(q)) => Some(q),
+        Some(_) => return Err("'quick' must be a table of keys, e.g. quick = { iterations = 20 }".into()),
+    };
+    let generic = quick && overrides.is_none();
+    if let (true, Some(q)) = (quick, overrides) {
+        t.extend(q);
+    }
+    if test == "load" && t.contains_key("repeat") {
+        return Err("'repeat' does not apply in a plan: each suite repetition is one load run (suite --repeat)".into());
+    }
+    let mut spec = from_table(test, t, generic)?;
+    if let Spec::Load(l) = &mut spec {
+        // One run per repetition, so repetitions of A and B interleave.
+        l.repeat = 1;
+    }
+    Ok(spec)
+}
+
+/// A built-in name or a TOML file.
+pub fn load(name: &str, quick: bool) -> Result<Plan, Error> {
+    if let Some(p) = builtin(name, quick) {
+        return Ok(p);
+    }
+    let path = std::path::Path::new(name);
+    if !path.exists() {
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(Error::Usage(format!(
+            "'{name}' is neither a built-in plan ({}) nor a plan file",
+            names.join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("cannot read plan {name}: {e}")))?;
+    parse(name, &text, quick).map_err(Error::Usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stackmeter_results::Direction;
+
+    #[test]
+    fn builtins_parse_full_and_quick() {
+        for (n, _) in BUILTIN {
+            let full = builtin(n, false).unwrap();
+            let quick = builtin(n, true).unwrap();
+            assert_eq!(full.steps.len(), quick.steps.len(), "{n}");
+        }
+        assert!(builtin("nope", false).is_none());
+        match &builtin("latency-grid", true).unwrap().steps[0].spec {
+            Spec::Rr(r) => assert_eq!((r.sizes.len(), r.iterations, r.warmup), (8, 20, 3)),
+            _ => panic!(),
+        }
+        match &builtin("bps", false).unwrap().steps[0].spec {
+            Spec::Stream(s) => assert_eq!((s.length, s.time_s, s.nodelay), (64, 30.0, false)),
+            _ => panic!(),
+        }
+        match &builtin("proxy", true).unwrap().steps[0].spec {
+            Spec::Load(l) => assert_eq!((l.clients, l.fetch_each, l.repeat), (10, 1, 1)),
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn a_plan_file_parses() {
+        let p = parse(
+            "t.toml",
+            r#"
+description = "mine"
+[[step]]
+test = "rr"
+sizes = "1:1K,1K:1"
+iterations = 200
+[[step]]
+name = "echo"
+test = "ping"
+size = 128
+count = 500
+[[step]]
+test = "crr"
+size = "1:64"
+"#,
+            true,
+        )
+        .unwrap();
+        assert_eq!(p.steps.len(), 3);
+        match &p.steps[0].spec {
+            Spec::Rr(r) => assert_eq!((r.sizes.len(), r.iterations), (2, 20)),
+            _ => panic!(),
+        }
+        match &p.steps[1].spec {
+            Spec::Ping(r) => assert_eq!((r.size, r.count, p.steps[1].name.as_str()), (128, 50, "echo")),
+            _ => panic!(),
+        }
+        match &p.steps[2].spec {
+            Spec::Crr(r) => assert_eq!((r.resp_bytes, r.iterations), (64, 100)),
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn throughput_and_load_steps_parse() {
+        let p = parse(
+            "t.toml",
+            r#"
+[[step]]
+name = "bps"
+test = "stream"
+direction = "bidir"
+length = 64
+time_s = 30
+[[step]]
+name = "udp"
+test = "stream"
+udp = true
+rate = "50kpps"
+length = "1K"
+[[step]]
+test = "udp-max"
+loss = 0.001
+[[step]]
+test = "load"
+clients = 50
+fetch_each = 2
+"#,
+            false,
+        )
+        .unwrap();
+        match &p.steps[0].spec {
+            Spec::Stream(s) => {
+                assert_eq!(
+                    (s.direction, s.length, s.time_s, s.nodelay),
+                    (Direction::Bidir, 64, 30.0, false)
+                )
+            }
+            _ => panic!(),
+        }
+        match &p.steps[1].spec {
+            Spec::Stream(s) => assert_eq!((s.udp, s.length, s.rate_pps), (true, 1024, Some(50_000.0))),
+            _ => panic!(),
+        }
+        match &p.steps[2].spec {
+            Spec::UdpMax(u) => assert_eq!((u.loss_goal, u.length), (0.001, 1472)),
+            _ => panic!(),
+        }
+        match &p.steps[3].spec {
+            Spec::Load(l) => assert_eq!((l.clients, l.fetch_each, l.repeat), (50, 2, 1)),
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn plan_errors_name_the_step_and_key() {
+        let e = parse("t.toml", "[[step]]\ntest = \"rr\"\ncount = 5\n", false).unwrap_err();
+        assert!(e.contains("step 1 (rr)") && e.contains("'count'"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"iperf\"\n", false).unwrap_err();
+        assert!(e.contains("unknown test 'iperf'"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"stream\"\nrate = \"10M\"\n", false).unwrap_err();
+        assert!(e.contains("'rate' applies to UDP"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"load\"\nlength = 64\n", false).unwrap_err();
+        assert!(e.contains("'length' does not apply to load"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"udp-max\"\nloss = 2.0\n", false).unwrap_err();
+        assert!(e.contains("'loss'"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"rr\"\nbogus = 1\n", false).unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"ping\"\nsize = 10\n", false).unwrap_err();
+        assert!(e.contains("40 to 65507"), "{e}");
+        let e = parse(
+            "t.toml",
+            "[[step]]\ntest = \"stream\"\nudp = true\nparallel = 64\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(e.contains("'parallel' 64"), "{e}");
+        let e = parse("t.toml", "[[step]]\ntest = \"load\"\nrepeat = 3\n", false).unwrap_err();
+        assert!(e.contains("'repeat' does not apply in a plan"), "{e}");
+    }
+}

@@ -1,0 +1,80 @@
+//! `report`: reads the store into one typed [`Report`] (every source's
+//! tests, their interval series, their histograms merged over
+//! repetitions, and the comparisons), which `results` renders.
+
+use crate::error::Error;
+use stackmeter_results::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
+use stackmeter_store::{Store, StoredTest};
+
+/// The report over `sources` (labels, run ids or RUN:LABEL; the first is
+/// the baseline of the comparisons), comparing `metric` per repetition.
+pub fn build(store: &Store, sources: &[String], metric: &str) -> Result<Report, Error> {
+    let sides = sources
+        .iter()
+        .map(|s| crate::stored::resolve(store, s))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let comparisons = match sides.split_first() {
+        Some((a, rest)) => rest.iter().map(|b| crate::stored::compare(a, b, metric)).collect(),
+        None => Vec::new(),
+    };
+    let sources = sides
+        .into_iter()
+        .map(|(name, tests)| source(store, name, tests))
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Report {
+        generated: crate::record::now(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        comparisons,
+        sources,
+    })
+}
+
+fn source(store: &Store, name: String, tests: Vec<StoredTest>) -> Result<ReportSource, Error> {
+    let mut merged: Vec<(HistKey, hdrhistogram::Histogram<u64>)> = Vec::new();
+    let mut out = Vec::new();
+    for t in tests {
+        let figs = stackmeter_results::figures(&t.doc);
+        for h in store.histograms(t.id)? {
+            if h.encoding != stackmeter_stats::serial::ENCODING {
+                continue;
+            }
+            let hist =
+                stackmeter_stats::serial::decode(&h.data).map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
+            let key = HistKey {
+                test: t.doc.body.test_name().into(),
+                step: t.step.clone(),
+                row: figs
+                    .iter()
+                    .find(|f| f.row == h.row)
+                    .map(|f| f.row_label.clone())
+                    .unwrap_or_default(),
+                metric: h.metric.clone(),
+            };
+            match merged.iter_mut().find(|e| e.0 == key) {
+                // Histograms with other bounds are skipped, not fatal.
+                Some(e) => drop(e.1.add(&hist)),
+                None => merged.push((key, hist)),
+            }
+        }
+        let intervals = store
+            .intervals(t.id)?
+            .into_iter()
+            .map(|i| SeriesPoint {
+                series: i.series,
+                end_s: i.end_s,
+                value: i.value,
+                unit: i.unit,
+            })
+            .collect();
+        out.push(ReportTest {
+            id: t.id,
+            doc: t.doc,
+            intervals,
+        });
+    }
+    Ok(ReportSource {
+        name,
+        tests: out,
+        merged,
+    })
+}

@@ -1,0 +1,114 @@
+//! One specification against one target, as one typed value: the
+//! document (with its envelope: target, placement, environment,
+//! completeness, warnings), the histograms behind its figures, and the
+//! error that stopped it. The single measuring commands and every step of
+//! a suite run through here, so a document is assembled in one place.
+
+use crate::spec::Spec;
+use stackmeter_client::{ClientError, RowHistogram};
+use stackmeter_results::{Body, Document, Env, Live, Placement, Target};
+use std::net::SocketAddr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What a running test reports before it ends.
+pub enum Event<'a> {
+    /// The test starts: the document without rows (parameters, target,
+    /// placement), for a display to print its head.
+    Started(&'a Document),
+    /// A row finished (a stream interval, a udp-max trial).
+    Row(Live<'a>),
+}
+
+/// A finished (or broken-off) test.
+pub struct Measured {
+    /// The result; `complete` is false when the test stopped early, and
+    /// then holds every row that finished.
+    pub doc: Document,
+    /// The full distributions behind the rows' latency figures.
+    pub histograms: Vec<RowHistogram>,
+    /// Why the test stopped early.
+    pub error: Option<ClientError>,
+}
+
+/// Runs `spec` against `addr` (named `target` in the document) from the
+/// calling thread, which the caller has placed; `on` sees the start and
+/// every live row.
+pub fn run(spec: &Spec, target: Target, addr: SocketAddr, placement: Placement, on: &mut dyn FnMut(Event)) -> Measured {
+    let mut doc = Document {
+        schema: stackmeter_results::SCHEMA.into(),
+        target,
+        body: empty_body(spec),
+        placement,
+        env: env(unix_now()),
+        complete: false,
+        error: None,
+        warnings: Vec::new(),
+    };
+    on(Event::Started(&doc));
+    let ran = spec.run(addr, doc.placement.client_cpu, &mut |row| on(Event::Row(row)));
+    doc.body = ran.body;
+    doc.complete = ran.error.is_none();
+    doc.error = ran.error.as_ref().map(|e| e.to_string());
+    doc.warnings = stackmeter_results::warnings::derive(&doc);
+    doc.warnings.extend(ran.warnings);
+    Measured {
+        doc,
+        histograms: ran.histograms,
+        error: ran.error,
+    }
+}
+
+/// The body of `spec` before any row.
+fn empty_body(spec: &Spec) -> Body {
+    match spec {
+        Spec::Rr(p) => Body::Rr {
+            params: p.clone(),
+            results: Vec::new(),
+        },
+        Spec::Crr(p) => Body::Crr {
+            params: p.clone(),
+            results: Vec::new(),
+        },
+        Spec::Ping(p) => Body::Ping {
+            params: p.clone(),
+            results: Vec::new(),
+        },
+        Spec::Stream(p) => Body::Stream {
+            params: p.clone(),
+            intervals: Vec::new(),
+            summary: None,
+        },
+        Spec::UdpMax(p) => Body::UdpMax {
+            params: p.clone(),
+            result: None,
+        },
+        Spec::Load(p) => Body::Load {
+            params: p.clone(),
+            results: Vec::new(),
+            summary: None,
+        },
+    }
+}
+
+/// The host, tool and command line, at `time` (Unix seconds).
+pub fn env(time: u64) -> Env {
+    let h = stackmeter_sys::host();
+    Env {
+        tool: "stackmeter".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        time: stackmeter_results::utc_rfc3339(time),
+        hostname: h.hostname,
+        kernel: h.kernel,
+        cpu_model: h.cpu_model,
+        cpus: h.cpus,
+        command: std::env::args().collect(),
+    }
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

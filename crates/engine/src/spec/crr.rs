@@ -1,0 +1,72 @@
+//! crr: connect, request, response, close, one connection per transaction
+//! (seed 002's connection setup latency). Its options, checks and run.
+
+use super::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
+use serde::Deserialize;
+use stackmeter_results::{Body, CrrParams};
+use std::net::SocketAddr;
+
+const ITERATIONS: u64 = 1000;
+const WARMUP: u64 = 10;
+const SIZE: &str = "1:1";
+
+/// crr's flags and plan keys.
+#[derive(clap::Args, Deserialize, Clone, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct CrrOptions {
+    /// Timed connections.
+    #[arg(long, short = 'n', default_value_t = ITERATIONS)]
+    pub iterations: u64,
+    /// Untimed connections before the timed ones.
+    #[arg(long, default_value_t = WARMUP)]
+    pub warmup: u64,
+    /// REQUEST:RESPONSE bytes per connection.
+    #[arg(long, value_name = "REQ:RESP", default_value = SIZE)]
+    pub size: String,
+    /// Bound on every network wait, connect included.
+    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+}
+
+impl Default for CrrOptions {
+    fn default() -> Self {
+        CrrOptions {
+            iterations: ITERATIONS,
+            warmup: WARMUP,
+            size: SIZE.into(),
+            timeout_ms: TIMEOUT_MS,
+        }
+    }
+}
+
+impl Options for CrrOptions {
+    const TEST: &'static str = "crr";
+
+    fn spec(&self) -> Result<Spec, SpecError> {
+        let pair = super::sizes::pair(&self.size).map_err(|e| SpecError::new("size", e))?;
+        Ok(Spec::Crr(CrrParams {
+            iterations: at_least_one("iterations", self.iterations)?,
+            warmup: self.warmup,
+            req_bytes: pair.req,
+            resp_bytes: pair.resp,
+            timeout_ms: self.timeout_ms,
+        }))
+    }
+
+    fn quick(&mut self) {
+        self.iterations = scale_count(self.iterations);
+    }
+}
+
+/// Runs crr against `addr`.
+pub(crate) fn run(p: &CrrParams, addr: SocketAddr) -> Ran {
+    let o = stackmeter_client::crr(addr, p);
+    Ran::new(
+        Body::Crr {
+            params: p.clone(),
+            results: o.rows,
+        },
+        o.error,
+        o.histograms,
+    )
+}

@@ -1,0 +1,79 @@
+//! load: many clients at once, each listing and fetching every object of
+//! the target's catalogue, every byte checked (seed 003). Its options,
+//! checks and run.
+
+use super::{at_least_one, within, Options, Ran, Spec, SpecError};
+use serde::Deserialize;
+use stackmeter_results::{Body, LoadParams};
+use std::net::SocketAddr;
+
+const CLIENTS: u32 = 50;
+const MAX_CLIENTS: u32 = 1000;
+const FETCH_EACH: u32 = 2;
+const REPEAT: u32 = 3;
+const MAX_REPEAT: u32 = 1000;
+/// Fetching 8.8 MB through a slow proxy can take a while.
+const TIMEOUT_MS: u64 = 10_000;
+/// `--quick` runs at most this many clients.
+const QUICK_CLIENTS: u32 = 10;
+
+/// load's flags and plan keys.
+#[derive(clap::Args, Deserialize, Clone, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoadOptions {
+    /// Concurrent clients, one connection and thread each (about 1.6 MB of histograms and buffers per client).
+    #[arg(long, default_value_t = CLIENTS)]
+    pub clients: u32,
+    /// Times each client fetches every object per run.
+    #[arg(long, default_value_t = FETCH_EACH)]
+    pub fetch_each: u32,
+    /// Runs (mean and 95% interval across them). In a suite each repetition is one run.
+    #[arg(long, default_value_t = REPEAT)]
+    pub repeat: u32,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            clients: CLIENTS,
+            fetch_each: FETCH_EACH,
+            repeat: REPEAT,
+            timeout_ms: TIMEOUT_MS,
+        }
+    }
+}
+
+impl Options for LoadOptions {
+    const TEST: &'static str = "load";
+
+    fn spec(&self) -> Result<Spec, SpecError> {
+        Ok(Spec::Load(LoadParams {
+            clients: within("clients", self.clients, 1, MAX_CLIENTS)?,
+            fetch_each: at_least_one("fetch_each", self.fetch_each)?,
+            repeat: within("repeat", self.repeat, 1, MAX_REPEAT)?,
+            timeout_ms: self.timeout_ms,
+            objects: Vec::new(),
+        }))
+    }
+
+    fn quick(&mut self) {
+        self.clients = self.clients.min(QUICK_CLIENTS);
+    }
+}
+
+/// Runs the load against `addr`.
+pub(crate) fn run(p: &LoadParams, addr: SocketAddr) -> Ran {
+    let o = stackmeter_client::load(addr, p);
+    Ran::new(
+        Body::Load {
+            params: o.params,
+            results: o.runs,
+            summary: o.summary,
+        },
+        o.error,
+        o.histograms,
+    )
+}

@@ -1,0 +1,83 @@
+//! ping: UDP echo round trips with loss, order, payload checks and slow
+//! answers (seed 004). Its options, checks and run.
+
+use super::{at_least_one, scale_count, within, Options, Ran, Spec, SpecError, UDP_MAX, UDP_MIN};
+use serde::Deserialize;
+use stackmeter_results::{Body, PingParams};
+use std::net::SocketAddr;
+
+const SIZE: u32 = 64;
+const COUNT: u64 = 1000;
+const WARMUP: u64 = 10;
+const SLOW_US: u64 = 1000;
+/// A datagram unanswered this long is lost.
+const TIMEOUT_MS: u64 = 1000;
+
+/// ping's flags and plan keys.
+#[derive(clap::Args, Deserialize, Clone, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct PingOptions {
+    /// Datagram size in bytes (UDP payload, the 40-byte stackmeter header included).
+    #[arg(long, default_value_t = SIZE)]
+    pub size: u32,
+    /// Timed datagrams.
+    #[arg(long, short = 'c', default_value_t = COUNT)]
+    pub count: u64,
+    /// Untimed datagrams before the timed ones.
+    #[arg(long, default_value_t = WARMUP)]
+    pub warmup: u64,
+    /// Microseconds between sends; 0 = back to back, one outstanding.
+    #[arg(long, value_name = "US", default_value_t = 0)]
+    pub interval_us: u64,
+    /// Answers slower than this are counted and the first 10 listed.
+    #[arg(long, value_name = "US", default_value_t = SLOW_US)]
+    pub slow_us: u64,
+    /// A datagram with no answer after this is lost.
+    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+}
+
+impl Default for PingOptions {
+    fn default() -> Self {
+        PingOptions {
+            size: SIZE,
+            count: COUNT,
+            warmup: WARMUP,
+            interval_us: 0,
+            slow_us: SLOW_US,
+            timeout_ms: TIMEOUT_MS,
+        }
+    }
+}
+
+impl Options for PingOptions {
+    const TEST: &'static str = "ping";
+
+    fn spec(&self) -> Result<Spec, SpecError> {
+        Ok(Spec::Ping(PingParams {
+            size: within("size", self.size, UDP_MIN, UDP_MAX)? as usize,
+            count: at_least_one("count", self.count)?,
+            warmup: self.warmup,
+            interval_us: self.interval_us,
+            slow_us: self.slow_us,
+            timeout_ms: self.timeout_ms,
+        }))
+    }
+
+    fn quick(&mut self) {
+        self.count = scale_count(self.count);
+    }
+}
+
+/// Runs ping against `addr`.
+pub(crate) fn run(p: &PingParams, addr: SocketAddr) -> Ran {
+    let o = stackmeter_client::ping(addr, p);
+    Ran::new(
+        Body::Ping {
+            params: p.clone(),
+            results: o.rows,
+        },
+        o.error,
+        o.histograms,
+    )
+}

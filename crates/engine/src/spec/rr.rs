@@ -1,0 +1,185 @@
+//! rr: request/response round trips per size pair (seed 000), closed loop
+//! (one outstanding) or open loop (`--rate`, latency from the scheduled
+//! send time). Its options, checks and run.
+
+use super::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
+use serde::Deserialize;
+use stackmeter_results::{Body, OpenLoopParams, RrParams};
+use std::net::SocketAddr;
+
+/// Seed 000's grid: 1-byte requests with 1 KiB..1 MiB replies, and back.
+pub const SEED_000_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
+const ITERATIONS: u64 = 100;
+const WARMUP: u64 = 10;
+const CONNECTIONS: u32 = 1;
+const MAX_CONNECTIONS: u32 = 10_000;
+const OPEN_LOOP_SECONDS: f64 = 10.0;
+/// Most requests one open-loop schedule holds.
+const MAX_SCHEDULE: f64 = 1e9;
+
+/// How open-loop requests are spaced.
+#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced, connections staggered.
+    #[default]
+    Fixed,
+    /// Poisson arrivals (exponential gaps).
+    Poisson,
+}
+
+/// rr's flags and plan keys.
+#[derive(clap::Args, Deserialize, Clone, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct RrOptions {
+    /// Comma-separated REQUEST:RESPONSE byte sizes, one connection each (K = 1024, M = 1048576).
+    #[arg(long, value_name = "LIST", default_value = SEED_000_SIZES)]
+    pub sizes: String,
+    /// Timed transactions per size.
+    #[arg(long, short = 'n', default_value_t = ITERATIONS)]
+    pub iterations: u64,
+    /// Untimed transactions per size before the timed ones.
+    #[arg(long, default_value_t = WARMUP)]
+    pub warmup: u64,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+    /// Open loop: send this many requests per second (all connections together) on a schedule, whatever the replies do.
+    #[arg(long, value_name = "PER_S")]
+    pub rate: Option<f64>,
+    /// Open loop: connections, each with a sender and a receiver thread.
+    #[arg(long, value_name = "N", default_value_t = CONNECTIONS)]
+    pub connections: u32,
+    /// Open loop: seconds of schedule per size pair.
+    #[arg(long, value_name = "S", default_value_t = OPEN_LOOP_SECONDS)]
+    pub time: f64,
+    /// Open loop: evenly spaced sends, or Poisson arrivals.
+    #[arg(long, value_enum, default_value_t = Arrival::Fixed)]
+    pub arrival: Arrival,
+}
+
+impl Default for RrOptions {
+    fn default() -> Self {
+        RrOptions {
+            sizes: SEED_000_SIZES.into(),
+            iterations: ITERATIONS,
+            warmup: WARMUP,
+            timeout_ms: TIMEOUT_MS,
+            rate: None,
+            connections: CONNECTIONS,
+            time: OPEN_LOOP_SECONDS,
+            arrival: Arrival::Fixed,
+        }
+    }
+}
+
+impl Options for RrOptions {
+    const TEST: &'static str = "rr";
+
+    fn spec(&self) -> Result<Spec, SpecError> {
+        let sizes = super::sizes::pairs(&self.sizes).map_err(|e| SpecError::new("sizes", e))?;
+        Ok(Spec::Rr(RrParams {
+            open_loop: self.open_loop()?,
+            sizes,
+            iterations: at_least_one("iterations", self.iterations)?,
+            warmup: self.warmup,
+            nodelay: true,
+            timeout_ms: self.timeout_ms,
+        }))
+    }
+
+    fn quick(&mut self) {
+        self.iterations = scale_count(self.iterations);
+    }
+}
+
+impl RrOptions {
+    /// The open-loop schedule, or `None` for the closed loop.
+    fn open_loop(&self) -> Result<Option<OpenLoopParams>, SpecError> {
+        let Some(rate) = self.rate else {
+            let defaults = RrOptions::default();
+            if self.time != defaults.time
+                || self.connections != defaults.connections
+                || self.arrival != defaults.arrival
+            {
+                return Err(SpecError::new(
+                    "rate",
+                    "missing: time, connections and arrival belong to the open loop: give --rate too",
+                ));
+            }
+            return Ok(None);
+        };
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(SpecError::new(
+                "rate",
+                format!("{rate}: must be a positive number of requests per second"),
+            ));
+        }
+        let time = super::seconds("time", self.time, false)?;
+        let connections = super::within("connections", self.connections, 1, MAX_CONNECTIONS)?;
+        if rate * time < connections as f64 {
+            return Err(SpecError::new(
+                "rate",
+                format!("{rate} for {time} s is fewer requests than {connections} connections"),
+            ));
+        }
+        if rate * time > MAX_SCHEDULE {
+            return Err(SpecError::new(
+                "rate",
+                format!("{rate} for {time} s: more than 10^9 requests"),
+            ));
+        }
+        Ok(Some(OpenLoopParams {
+            rate,
+            connections,
+            time_s: time,
+            arrival: match self.arrival {
+                Arrival::Fixed => "fixed",
+                Arrival::Poisson => "poisson",
+            }
+            .into(),
+        }))
+    }
+}
+
+/// Runs rr against `addr`.
+pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
+    let o = match &p.open_loop {
+        Some(ol) => stackmeter_client::rr_open(addr, p, ol),
+        None => stackmeter_client::rr(addr, p),
+    };
+    Ran::new(
+        Body::Rr {
+            params: p.clone(),
+            results: o.rows,
+        },
+        o.error,
+        o.histograms,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_loop_needs_a_rate() {
+        let o = RrOptions {
+            time: 1.0,
+            ..RrOptions::default()
+        };
+        assert!(o.spec().unwrap_err().to_string().contains("give --rate too"));
+        let o = RrOptions {
+            rate: Some(0.0),
+            ..RrOptions::default()
+        };
+        assert!(o.spec().unwrap_err().to_string().starts_with("--rate 0"));
+        let o = RrOptions {
+            rate: Some(1000.0),
+            connections: 4,
+            ..RrOptions::default()
+        };
+        let Spec::Rr(p) = o.spec().unwrap() else { panic!() };
+        assert_eq!(p.open_loop.unwrap().connections, 4);
+    }
+}

@@ -1,0 +1,272 @@
+//! stream: TCP up, down or both ways, or paced UDP, per interval and in
+//! total (seed 001's bps table). Its options, checks and run.
+
+use super::{seconds, within, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use serde::Deserialize;
+use stackmeter_results::{Body, Direction, Live, StreamParams};
+use std::net::SocketAddr;
+
+const TCP_LENGTH: u32 = 128 << 10;
+const UDP_LENGTH: u32 = 1472;
+const TIME: f64 = 10.0;
+const INTERVAL: f64 = 1.0;
+const UDP_RATE: &str = "10M";
+/// Most connections per direction (each is a thread and a session).
+const MAX_PARALLEL: u32 = 256;
+/// Most interval rows one test prints.
+const MAX_INTERVALS: f64 = 100_000.0;
+
+/// Which way the data flows.
+#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Way {
+    /// Client to target.
+    #[default]
+    Up,
+    /// Target to client.
+    Down,
+    /// Both at once.
+    Bidir,
+}
+
+/// When the data connections set TCP_NODELAY.
+#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Nodelay {
+    /// On for writes of 16K and more (Nagle would only hold each write's
+    /// last partial segment), off below (Nagle coalesces small writes, as
+    /// in iperf3).
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+/// stream's flags and plan keys.
+#[derive(clap::Args, Deserialize, Clone, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct StreamOptions {
+    /// up = client to target, down = target to client, bidir = both at once.
+    #[arg(long, value_enum, default_value_t = Way::Up)]
+    pub direction: Way,
+    /// Connections (or UDP sockets) per direction.
+    #[arg(long, short = 'P', default_value_t = 1)]
+    pub parallel: u32,
+    /// Bytes per send call, and per receive; the "message" of kpps. UDP: datagram size, header included.
+    /// Default 128K for TCP, 1472 for UDP.
+    #[arg(long, short = 'l', value_name = "SIZE")]
+    #[serde(deserialize_with = "super::size_text")]
+    pub length: Option<String>,
+    /// Seconds measured (after --omit).
+    #[arg(long, short = 't', value_name = "S", default_value_t = TIME)]
+    #[serde(alias = "time_s")]
+    pub time: f64,
+    /// Seconds per interval row.
+    #[arg(long, short = 'i', value_name = "S", default_value_t = INTERVAL)]
+    #[serde(alias = "interval_s")]
+    pub interval: f64,
+    /// Seconds at the start shown but left out of the summary (TCP slow start).
+    #[arg(long, short = 'O', value_name = "S", default_value_t = 0.0)]
+    #[serde(alias = "omit_s")]
+    pub omit: f64,
+    /// Paced UDP, client to target, instead of TCP.
+    #[arg(long, short = 'u')]
+    pub udp: bool,
+    /// UDP offered rate, all sockets together: bits/s (200M, 1.5G) or packets/s (50kpps, 2Mpps).
+    /// Default 10M.
+    #[arg(long, short = 'b', value_name = "RATE")]
+    pub rate: Option<String>,
+    /// MSG_ZEROCOPY on the client's TCP sends (Linux).
+    #[arg(long)]
+    pub zerocopy: bool,
+    /// TCP_NODELAY on the data connections.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Nodelay::Auto)]
+    pub nodelay: Nodelay,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            direction: Way::Up,
+            parallel: 1,
+            length: None,
+            time: TIME,
+            interval: INTERVAL,
+            omit: 0.0,
+            udp: false,
+            rate: None,
+            zerocopy: false,
+            nodelay: Nodelay::Auto,
+            timeout_ms: TIMEOUT_MS,
+        }
+    }
+}
+
+impl Options for StreamOptions {
+    const TEST: &'static str = "stream";
+
+    fn spec(&self) -> Result<Spec, SpecError> {
+        let direction = match self.direction {
+            Way::Up => Direction::Up,
+            Way::Down => Direction::Down,
+            Way::Bidir => Direction::Bidir,
+        };
+        if self.udp && direction != Direction::Up {
+            return Err(SpecError::new(
+                "direction",
+                format!(
+                    "{}: UDP streams go client to target only (a responder never sends unasked UDP; see docs/tests.md)",
+                    direction.name()
+                ),
+            ));
+        }
+        if self.udp && self.zerocopy {
+            return Err(SpecError::new("zerocopy", "applies to TCP streams only"));
+        }
+        if !self.udp && self.rate.is_some() {
+            return Err(SpecError::new(
+                "rate",
+                "applies to UDP streams only (--udp; in a plan, udp = true)",
+            ));
+        }
+        let rate = self.rate.as_deref().unwrap_or(UDP_RATE);
+        let length = match &self.length {
+            Some(l) => super::sizes::size(l).map_err(|e| SpecError::new("length", e))?,
+            None if self.udp => UDP_LENGTH,
+            None => TCP_LENGTH,
+        };
+        let parallel = if self.udp {
+            let streams = stackmeter_proto::limits::MAX_UDP_STREAMS as u32;
+            within("parallel", self.parallel, 1, streams).map_err(|e| SpecError {
+                message: format!("{} (UDP streams per test, docs/protocol.md section 5)", e.message),
+                ..e
+            })?
+        } else {
+            within("parallel", self.parallel, 1, MAX_PARALLEL)?
+        };
+        if self.udp && !(UDP_MIN..=UDP_MAX).contains(&length) {
+            return Err(SpecError::new(
+                "length",
+                format!("{length}: a UDP datagram holds {UDP_MIN} to {UDP_MAX} bytes"),
+            ));
+        }
+        let time_s = seconds("time", self.time, false)?;
+        let interval_s = seconds("interval", self.interval, false)?;
+        let omit_s = seconds("omit", self.omit, true)?;
+        if (time_s + omit_s) / interval_s > MAX_INTERVALS {
+            return Err(SpecError::new(
+                "interval",
+                format!("{interval_s}: more than 100000 intervals"),
+            ));
+        }
+        let rate_pps = match self.udp {
+            true => Some(
+                super::rate::rate(rate)
+                    .map_err(|e| SpecError::new("rate", e))?
+                    .pps(length),
+            ),
+            false => None,
+        };
+        Ok(Spec::Stream(StreamParams {
+            direction,
+            parallel,
+            length,
+            time_s,
+            interval_s,
+            omit_s,
+            udp: self.udp,
+            rate: self.udp.then(|| rate.to_string()),
+            rate_pps,
+            zerocopy: self.zerocopy,
+            nodelay: match self.nodelay {
+                Nodelay::On => true,
+                Nodelay::Off => false,
+                Nodelay::Auto => !self.udp && length >= stackmeter_proto::limits::NODELAY_FROM,
+            },
+            timeout_ms: self.timeout_ms,
+        }))
+    }
+
+    fn quick(&mut self) {
+        self.time = (self.time / 10.0).max(0.5).min(self.time);
+    }
+}
+
+/// Runs a stream test against `addr`; `live` sees each interval as it ends.
+pub(crate) fn run(p: &StreamParams, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+    let o = stackmeter_client::stream(addr, p, cpu, &mut |i| live(Live::Interval(i)));
+    let mut ran = Ran::new(
+        Body::Stream {
+            params: p.clone(),
+            intervals: o.intervals,
+            summary: o.summary.map(Box::new),
+        },
+        o.error,
+        Vec::new(),
+    );
+    if o.drain_timeout {
+        ran.warnings.push(
+            "the responder's data sessions had not all ended 2 s after Stop: its final counts may miss their last bytes"
+                .into(),
+        );
+    }
+    ran
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn udp_checks() {
+        let udp = |f: fn(&mut StreamOptions)| {
+            let mut o = StreamOptions {
+                udp: true,
+                ..StreamOptions::default()
+            };
+            f(&mut o);
+            o.spec()
+        };
+        let e = udp(|o| o.direction = Way::Down).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--direction down: UDP streams go client to target only"),
+            "{e}"
+        );
+        assert!(udp(|o| o.rate = Some("fast".into()))
+            .unwrap_err()
+            .to_string()
+            .contains("--rate 'fast'"));
+        assert!(udp(|o| o.length = Some("20".into()))
+            .unwrap_err()
+            .to_string()
+            .contains("--length 20"));
+        let e = udp(|o| o.parallel = 33).unwrap_err().to_string();
+        assert!(e.contains("--parallel 33") && e.contains("UDP streams per test"), "{e}");
+        let Spec::Stream(p) = udp(|o| o.rate = Some("50kpps".into())).unwrap() else {
+            panic!()
+        };
+        assert_eq!((p.length, p.rate_pps, p.nodelay), (1472, Some(50_000.0), false));
+    }
+
+    #[test]
+    fn nodelay_auto_follows_the_write_size() {
+        for (len, on) in [("64", false), ("16K", true), ("128K", true)] {
+            let o = StreamOptions {
+                length: Some(len.into()),
+                ..StreamOptions::default()
+            };
+            let Spec::Stream(p) = o.spec().unwrap() else { panic!() };
+            assert_eq!(p.nodelay, on, "{len}");
+        }
+        let o = StreamOptions {
+            rate: Some("10M".into()),
+            ..StreamOptions::default()
+        };
+        assert!(o.spec().unwrap_err().as_key().contains("'rate' applies to UDP streams"));
+    }
+}

@@ -1,0 +1,163 @@
+//! udp-max: the highest UDP rate whose loss stays at or under a goal,
+//! MLRsearch-style (seed 002's UDP throughput at 0% loss). Its options,
+//! checks and run.
+
+use super::{seconds, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use serde::Deserialize;
+use stackmeter_results::{Body, Live, TrialRow, UdpMaxParams};
+use std::net::SocketAddr;
+
+const LENGTH: &str = "1472";
+const TRIAL: f64 = 1.0;
+/// FD.io CSIT uses 21 s per load; 3 s keeps a search near a minute.
+const DURATION_SUM: f64 = 3.0;
+const WIDTH: f64 = 0.01;
+const DRAIN_MS: u64 = 100;
+const MAX_TRIALS: u32 = 200;
+/// A load is classified by a duration-weighted vote with this exceed ratio.
+const EXCEED_RATIO: f64 = 0.5;
+
+/// udp-max's flags and plan keys.
+#[derive(clap::Args, Deserialize, Clone, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct UdpMaxOptions {
+    /// Datagram size in bytes (UDP payload, the 40-byte stackmeter header included).
+    #[arg(long, short = 'l', value_name = "SIZE", default_value = LENGTH)]
+    #[serde(deserialize_with = "super::size_text")]
+    pub length: Option<String>,
+    /// Highest loss ratio that still passes (0 = no loss at all; 0.001 = 0.1%).
+    #[arg(long, value_name = "RATIO", default_value_t = 0.0)]
+    pub loss: f64,
+    /// Seconds per trial.
+    #[arg(long, value_name = "S", default_value_t = TRIAL)]
+    #[serde(alias = "trial_s")]
+    pub trial: f64,
+    /// Trial seconds per load before it is classified (FD.io CSIT uses 21).
+    #[arg(long, value_name = "S", default_value_t = DURATION_SUM)]
+    #[serde(alias = "duration_sum_s")]
+    pub duration_sum: f64,
+    /// Relative width at which the search stops: (upper - lower) / upper.
+    #[arg(long, value_name = "RATIO", default_value_t = WIDTH)]
+    pub width: f64,
+    /// Highest load to try (bits/s or packets/s as for stream --rate). Default: as fast as the client sends.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
+    /// Wait after each trial for datagrams still in flight.
+    #[arg(long, value_name = "MS", default_value_t = DRAIN_MS)]
+    pub drain_ms: u64,
+    /// Stop after this many trials, converged or not.
+    #[arg(long, default_value_t = MAX_TRIALS)]
+    pub max_trials: u32,
+    /// Bound on every network wait.
+    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+}
+
+impl Default for UdpMaxOptions {
+    fn default() -> Self {
+        UdpMaxOptions {
+            length: Some(LENGTH.into()),
+            loss: 0.0,
+            trial: TRIAL,
+            duration_sum: DURATION_SUM,
+            width: WIDTH,
+            max_rate: None,
+            drain_ms: DRAIN_MS,
+            max_trials: MAX_TRIALS,
+            timeout_ms: TIMEOUT_MS,
+        }
+    }
+}
+
+impl Options for UdpMaxOptions {
+    const TEST: &'static str = "udp-max";
+
+    fn spec(&self) -> Result<Spec, SpecError> {
+        let length =
+            super::sizes::size(self.length.as_deref().unwrap_or(LENGTH)).map_err(|e| SpecError::new("length", e))?;
+        let length = super::within("length", length, UDP_MIN, UDP_MAX)?;
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(SpecError::new(
+                "loss",
+                format!("{}: a ratio from 0 up to (not including) 1", self.loss),
+            ));
+        }
+        if !(self.width > 0.0 && self.width < 1.0) {
+            return Err(SpecError::new(
+                "width",
+                format!("{}: a ratio between 0 and 1", self.width),
+            ));
+        }
+        let trial_s = seconds("trial", self.trial, false)?;
+        let duration_sum_s = seconds("duration_sum", self.duration_sum, false)?;
+        if duration_sum_s < trial_s {
+            return Err(SpecError::new(
+                "duration_sum",
+                format!("{duration_sum_s} is shorter than one trial ({trial_s} s)"),
+            ));
+        }
+        let max_pps = match &self.max_rate {
+            Some(r) => Some(
+                super::rate::rate(r)
+                    .map_err(|e| SpecError::new("max_rate", e))?
+                    .pps(length),
+            ),
+            None => None,
+        };
+        Ok(Spec::UdpMax(UdpMaxParams {
+            length,
+            loss_goal: self.loss,
+            trial_s,
+            duration_sum_s,
+            exceed_ratio: EXCEED_RATIO,
+            width: self.width,
+            max_pps,
+            drain_ms: self.drain_ms,
+            timeout_ms: self.timeout_ms,
+            max_trials: super::at_least_one("max_trials", self.max_trials)?,
+        }))
+    }
+
+    fn quick(&mut self) {
+        self.trial = (self.trial / 5.0).max(0.2);
+        self.duration_sum = (self.duration_sum / 5.0).max(self.trial);
+        self.width = self.width.max(0.1);
+    }
+}
+
+/// Runs the search against `addr`; `live` sees each trial as it ends.
+pub(crate) fn run(p: &UdpMaxParams, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+    let o = stackmeter_client::udp_max(addr, p, cpu, &mut |n, trial| live(Live::Trial(TrialRow { n, trial })));
+    Ran::new(
+        Body::UdpMax {
+            params: p.clone(),
+            result: o.result,
+        },
+        o.error,
+        Vec::new(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_settings_name_their_flag() {
+        let o = UdpMaxOptions {
+            loss: 1.5,
+            ..UdpMaxOptions::default()
+        };
+        assert!(o.spec().unwrap_err().to_string().starts_with("--loss 1.5"));
+        let o = UdpMaxOptions {
+            trial: 2.0,
+            duration_sum: 1.0,
+            ..UdpMaxOptions::default()
+        };
+        assert!(o
+            .spec()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--duration-sum 1 is shorter"));
+    }
+}

@@ -1,0 +1,279 @@
+//! Reading the results store back: which stored tests a name means
+//! (label, run id, or RUN:LABEL), the comparison of two such sides, the
+//! list of runs, a run shown again as its command printed it, and exports.
+
+use crate::error::Error;
+use serde::Serialize;
+use stackmeter_results::{figures, render, Comparison, Format, Render, Side};
+use stackmeter_store::{RunInfo, Store, StoredTest};
+
+/// The tests a side names, and how to call it.
+pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), Error> {
+    let usage = |m: String| Error::Usage(m);
+    if let Some((run, label)) = spec.split_once(':') {
+        if let Ok(id) = run.parse::<i64>() {
+            let tests: Vec<StoredTest> = store
+                .tests_of_run(id)?
+                .into_iter()
+                .filter(|t| t.label == label)
+                .collect();
+            if tests.is_empty() {
+                return Err(usage(format!("'{spec}': run {id} has no tests labelled '{label}'")));
+            }
+            return Ok((format!("{label} (run {id})"), tests));
+        }
+    }
+    if let Ok(id) = spec.parse::<i64>() {
+        if store.run(id)?.is_some() {
+            let tests = store.tests_of_run(id)?;
+            if tests.is_empty() {
+                return Err(usage(format!("run {id} has no stored tests")));
+            }
+            let mut labels: Vec<&str> = tests.iter().map(|t| t.label.as_str()).collect();
+            labels.dedup();
+            return Ok((format!("run {id} ({})", labels.join(",")), tests));
+        }
+    }
+    let tests = store.tests_with_label(spec)?;
+    if tests.is_empty() {
+        return Err(usage(format!(
+            "'{spec}' is neither a stored label nor a run id (see `stackmeter runs`)"
+        )));
+    }
+    Ok((spec.to_string(), tests))
+}
+
+/// B against the baseline A, comparing `metric` per repetition.
+pub fn compare(a: &(String, Vec<StoredTest>), b: &(String, Vec<StoredTest>), metric: &str) -> Comparison {
+    let ((sa, steps_a), (sb, steps_b)) = (side(a), side(b));
+    stackmeter_results::compare(&sa, &steps_a, &sb, &steps_b, metric)
+}
+
+fn side(s: &(String, Vec<StoredTest>)) -> (Side<'_>, Vec<String>) {
+    (
+        Side {
+            name: s.0.clone(),
+            docs: s.1.iter().map(|t| &t.doc).collect(),
+        },
+        s.1.iter().map(|t| t.step.clone()).collect(),
+    )
+}
+
+/// The status a reader should see: a run still `running` whose process is
+/// gone on this host was cut short (crash, kill -9): it is partial.
+pub fn status(r: &RunInfo) -> String {
+    if r.status == "running" && r.hostname == stackmeter_sys::host().hostname {
+        let alive = std::path::Path::new(&format!("/proc/{}", r.pid)).exists();
+        if !alive || r.pid == std::process::id() {
+            return "partial".into();
+        }
+    }
+    r.status.clone()
+}
+
+/// One run in the list.
+#[derive(Serialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub time: String,
+    pub finished: Option<String>,
+    pub label: String,
+    pub labels: Vec<String>,
+    pub test: String,
+    pub kind: String,
+    pub plan: Option<String>,
+    pub status: String,
+    pub tests: usize,
+    pub key_figure: String,
+    pub hostname: String,
+    pub version: String,
+    pub command: Vec<String>,
+}
+
+/// The stored runs (`stackmeter runs`).
+#[derive(Serialize)]
+pub struct RunList {
+    pub runs: Vec<RunRow>,
+}
+
+/// Every run of the store, oldest first.
+pub fn runs(store: &Store) -> Result<RunList, Error> {
+    let runs = store
+        .runs()?
+        .iter()
+        .map(|r| RunRow {
+            id: r.id,
+            time: r.started.clone(),
+            finished: r.finished.clone(),
+            label: r.labels.join(","),
+            labels: r.labels.clone(),
+            test: match r.kind.as_str() {
+                "suite" => format!("suite {}", r.plan.clone().unwrap_or_default()),
+                _ => r.test_names.join(","),
+            },
+            kind: r.kind.clone(),
+            plan: r.plan.clone(),
+            status: status(r),
+            tests: r.tests,
+            key_figure: key_figure(store, r),
+            hostname: r.hostname.clone(),
+            version: r.tool_version.clone(),
+            command: r.command.clone(),
+        })
+        .collect();
+    Ok(RunList { runs })
+}
+
+/// The figure that names a run in the list: the first compared figure of
+/// its first test, or a count for a suite.
+fn key_figure(store: &Store, r: &RunInfo) -> String {
+    if r.kind == "suite" {
+        return format!("{} tests", r.tests);
+    }
+    let Some(t) = store.tests_of_run(r.id).ok().and_then(|t| t.into_iter().next()) else {
+        return String::new();
+    };
+    figures(&t.doc)
+        .into_iter()
+        .find(|f| f.compared && (f.stat == "mean" || f.stat == "value"))
+        .map(|f| {
+            let stat = if f.stat == "value" { "" } else { &f.stat };
+            let s = format!(
+                "{} {stat} {} {} {}",
+                f.series,
+                f.row_label,
+                stackmeter_results::num(f.value),
+                f.unit
+            );
+            s.replace("  ", " ")
+        })
+        .unwrap_or_default()
+}
+
+impl Render for RunList {
+    fn view(&self) -> stackmeter_results::view::View {
+        use stackmeter_results::view::{Block, Col, Table, View};
+        let mut v = View::new();
+        if self.runs.is_empty() {
+            v.line("no stored runs");
+            return v;
+        }
+        let cols = ["id", "time (UTC)", "status", "label", "test", "key figure"];
+        v.push(Block::Table(Table {
+            cols: cols
+                .iter()
+                .enumerate()
+                .map(|(i, h)| if i == 0 { Col::num(h, 4) } else { Col::text(h, 0) })
+                .collect(),
+            rows: self
+                .runs
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.id.to_string(),
+                        r.time.clone(),
+                        r.status.clone(),
+                        r.label.clone(),
+                        r.test.clone(),
+                        r.key_figure.clone(),
+                    ]
+                })
+                .collect(),
+            ..Table::default()
+        }));
+        v
+    }
+
+    fn title(&self) -> String {
+        "stackmeter runs".into()
+    }
+}
+
+/// A stored run rendered as its command printed it (suites judged again).
+pub fn show(store: &Store, id: i64, format: Format) -> Result<String, Error> {
+    let run = store
+        .run(id)?
+        .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
+    let tests = store.tests_of_run(run.id)?;
+    if run.kind == "suite" {
+        return Ok(render(&crate::suite::stored_outcome(&run, &tests)?, format));
+    }
+    Ok(tests.iter().map(|t| render(&t.doc, format)).collect())
+}
+
+/// Export formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Export {
+    /// One line per figure.
+    Csv,
+    /// Every run with its complete documents.
+    Json,
+}
+
+/// `runs` (all when empty), only tests labelled `label` if given, as CSV or JSON.
+pub fn export(store: &Store, runs: &[i64], label: Option<&str>, format: Export) -> Result<String, Error> {
+    let all = store.runs()?;
+    if let Some(id) = runs.iter().find(|id| !all.iter().any(|r| r.id == **id)) {
+        return Err(Error::Usage(format!(
+            "no run {id} in the store (see `stackmeter runs`)"
+        )));
+    }
+    let mut csv = String::from("run,test_id,time,label,test,step,repetition,row,row_label,series,stat,unit,value\n");
+    let mut json_runs = Vec::new();
+    for r in all.iter().filter(|r| runs.is_empty() || runs.contains(&r.id)) {
+        let tests: Vec<StoredTest> = store
+            .tests_of_run(r.id)?
+            .into_iter()
+            .filter(|t| label.is_none_or(|l| t.label == l))
+            .collect();
+        for t in &tests {
+            for f in figures(&t.doc) {
+                let row = [
+                    r.id.to_string(),
+                    t.id.to_string(),
+                    csv_field(&t.doc.env.time),
+                    csv_field(&t.label),
+                    t.doc.body.test_name().to_string(),
+                    csv_field(&t.step),
+                    t.repetition.to_string(),
+                    f.row.to_string(),
+                    csv_field(&f.row_label),
+                    f.series,
+                    f.stat,
+                    csv_field(&f.unit),
+                    f.value.to_string(),
+                ];
+                csv.push_str(&row.join(","));
+                csv.push('\n');
+            }
+        }
+        let tests: Vec<serde_json::Value> = tests
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "id": t.id, "label": t.label, "step": t.step, "repetition": t.repetition,
+                    "status": status(r),
+                    "document": serde_json::to_value(&t.doc).unwrap_or_default(),
+                })
+            })
+            .collect();
+        let mut info = serde_json::to_value(r).unwrap_or_default();
+        info["status"] = status(r).into();
+        info["tests"] = tests.into();
+        json_runs.push(info);
+    }
+    Ok(match format {
+        Export::Csv => csv,
+        Export::Json => stackmeter_results::render::json::pretty(
+            &serde_json::json!({ "schema": stackmeter_results::SCHEMA, "runs": json_runs }),
+        ),
+    })
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

@@ -1,0 +1,240 @@
+//! The suite engine: a plan's steps against labelled targets, repetitions
+//! interleaved (A B A B, never all A then all B), every test stored as it
+//! finishes, repeated until a confidence goal is met when one is given,
+//! and judged into a typed [`SuiteOutcome`]. Progress goes to a callback
+//! as events; nothing here prints.
+
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::run::Event;
+use stackmeter_client::ClientError;
+use stackmeter_results::{Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target};
+use stackmeter_store::{NewRun, NewTest, RunInfo, Store, StoredTest};
+use std::net::SocketAddr;
+
+/// A target of a suite.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// Label, name and address as the outcome shows them.
+    pub info: SuiteTarget,
+    /// Where to connect.
+    pub addr: SocketAddr,
+}
+
+impl Member {
+    /// A member labelled `label` at `addr`, named `name`.
+    pub fn new(label: &str, name: &str, addr: SocketAddr) -> Member {
+        Member {
+            info: SuiteTarget {
+                label: label.into(),
+                name: name.into(),
+                address: addr.to_string(),
+            },
+            addr,
+        }
+    }
+}
+
+/// What a suite runs.
+pub struct SuiteConfig {
+    /// The steps.
+    pub plan: Plan,
+    /// The targets, baseline first.
+    pub targets: Vec<Member>,
+    /// Repetitions per target (at least).
+    pub repeat: usize,
+    /// The plan was scaled down.
+    pub quick: bool,
+    /// Repeat until every compared figure's (level, width) interval is
+    /// reached, at most `max_repeat` times.
+    pub confidence: Option<(f64, f64)>,
+    /// Most repetitions with a confidence goal.
+    pub max_repeat: usize,
+    /// Latency figure compared per repetition.
+    pub metric: String,
+    /// Something the reader must know.
+    pub note: Option<String>,
+    /// Where the measuring thread (already pinned by the caller) and the
+    /// local responders run.
+    pub placement: Placement,
+}
+
+impl SuiteConfig {
+    /// The settings kept with the run.
+    pub fn settings(&self) -> SuiteSettings {
+        SuiteSettings {
+            plan: self.plan.name.clone(),
+            targets: self.targets.iter().map(|t| t.info.clone()).collect(),
+            repeat: self.repeat,
+            quick: self.quick,
+            confidence: self.confidence.map(|(c, w)| vec![c, w]),
+            max_repeat: self.max_repeat,
+            metric: self.metric.clone(),
+            note: self.note.clone(),
+        }
+    }
+}
+
+/// What the suite reports while it runs.
+pub enum SuiteEvent<'a> {
+    /// A test starts: `done` of `total` finished so far.
+    Test {
+        done: usize,
+        total: usize,
+        step: &'a str,
+        label: &'a str,
+        repetition: usize,
+    },
+    /// Something that did not stop the suite (a test not stored).
+    Warning(String),
+}
+
+/// A finished suite.
+pub struct SuiteRun {
+    /// The judged outcome.
+    pub outcome: SuiteOutcome,
+    /// The error that stopped it early, if one did.
+    pub failure: Option<ClientError>,
+}
+
+/// Runs the suite; with a store, every test is committed to `run` as it
+/// finishes and the run is marked complete or partial at the end.
+pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
+    let per_rep = cfg.plan.steps.len() * cfg.targets.len();
+    let mut done: Vec<(usize, usize, Document)> = Vec::new();
+    let mut failure = None;
+    let mut rep = 0;
+    'reps: loop {
+        for (si, step) in cfg.plan.steps.iter().enumerate() {
+            for (ti, t) in cfg.targets.iter().enumerate() {
+                on(SuiteEvent::Test {
+                    done: done.len(),
+                    total: per_rep * cfg.repeat.max(rep + 1),
+                    step: &step.name,
+                    label: &t.info.label,
+                    repetition: rep,
+                });
+                let target = Target {
+                    name: t.info.name.clone(),
+                    address: t.addr.to_string(),
+                    embedded: false,
+                };
+                let m = crate::run::run(&step.spec, target, t.addr, cfg.placement.clone(), &mut |_: Event| {});
+                if let Some((s, run)) = store.as_mut() {
+                    let saved = s.add_test(
+                        *run,
+                        &NewTest {
+                            label: &t.info.label,
+                            repetition: rep,
+                            step: &step.name,
+                            doc: &m.doc,
+                            histograms: crate::record::histograms(&m.histograms),
+                            intervals: crate::record::intervals(&m.doc),
+                        },
+                    );
+                    if let Err(e) = saved {
+                        on(SuiteEvent::Warning(format!("test not stored: {e}")));
+                    }
+                }
+                done.push((ti, si, m.doc));
+                if let Some(e) = m.error {
+                    failure = Some(e);
+                    break 'reps;
+                }
+            }
+        }
+        rep += 1;
+        if rep < cfg.repeat {
+            continue;
+        }
+        let Some(conf) = cfg.confidence else { break };
+        if rep >= cfg.max_repeat
+            || stackmeter_results::convergence_misses(&finished(cfg, &done), &cfg.metric, conf).is_empty()
+        {
+            break;
+        }
+    }
+    let run_id = store.as_ref().map(|(_, id)| *id);
+    if let Some((s, run)) = store {
+        let status = if failure.is_some() { "partial" } else { "complete" };
+        if let Err(e) = s.finish_run(run, status, &crate::record::now()) {
+            on(SuiteEvent::Warning(format!("run not marked {status}: {e}")));
+        }
+    }
+    SuiteRun {
+        outcome: SuiteOutcome::build(cfg.settings(), run_id, &finished(cfg, &done)),
+        failure,
+    }
+}
+
+fn finished<'a>(cfg: &'a SuiteConfig, done: &'a [(usize, usize, Document)]) -> Vec<Finished<'a>> {
+    done.iter()
+        .map(|(t, s, doc)| Finished {
+            label: &cfg.targets[*t].info.label,
+            step: &cfg.plan.steps[*s].name,
+            doc,
+        })
+        .collect()
+}
+
+/// Starts a stored run for `cfg`.
+pub fn begin_run(store: &Store, cfg: &SuiteConfig, env: &stackmeter_results::Env) -> Result<i64, Error> {
+    let settings = serde_json::to_value(cfg.settings()).map_err(|e| Error::Local(e.to_string()))?;
+    Ok(store.begin_run(&NewRun {
+        kind: "suite",
+        plan: Some(&cfg.plan.name),
+        env,
+        settings,
+        pid: std::process::id(),
+    })?)
+}
+
+/// The outcome of a stored suite run, as `suite` printed it.
+pub fn stored_outcome(run: &RunInfo, tests: &[StoredTest]) -> Result<SuiteOutcome, Error> {
+    let settings: SuiteSettings = serde_json::from_value(run.settings.clone())
+        .map_err(|e| Error::Local(format!("run {}: unreadable suite settings: {e}", run.id)))?;
+    let done: Vec<Finished> = tests
+        .iter()
+        .map(|t| Finished {
+            label: &t.label,
+            step: &t.step,
+            doc: &t.doc,
+        })
+        .collect();
+    Ok(SuiteOutcome::build(settings, Some(run.id), &done))
+}
+
+/// `--target LABEL=ADDR` values: two or more, labels distinct.
+pub fn targets(list: &[String]) -> Result<Vec<Member>, Error> {
+    let mut out: Vec<Member> = Vec::new();
+    for t in list {
+        let Some((label, addr)) = t.split_once('=').filter(|(l, a)| !l.is_empty() && !a.is_empty()) else {
+            return Err(Error::Usage(format!(
+                "--target '{t}': expected LABEL=ADDR, e.g. app=192.0.2.7:5000"
+            )));
+        };
+        if out.iter().any(|x| x.info.label == label) {
+            return Err(Error::Usage(format!("--target '{t}': label '{label}' given twice")));
+        }
+        let a = stackmeter_client::resolve(addr, stackmeter_proto::DEFAULT_PORT)?;
+        out.push(Member::new(label, addr, a));
+    }
+    if out.len() == 1 {
+        return Err(Error::Usage(
+            "suite compares targets: give two or more --target LABEL=ADDR, or none".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// "99,5" -> (0.99, 0.05).
+pub fn confidence(s: &str) -> Result<(f64, f64), Error> {
+    let bad = || Error::Usage(format!("--confidence '{s}': expected CONF,WIDTH in percent, e.g. 99,5"));
+    let (c, w) = s.split_once(',').ok_or_else(bad)?;
+    let c: f64 = c.trim().parse().map_err(|_| bad())?;
+    let w: f64 = w.trim().parse().map_err(|_| bad())?;
+    if !((50.0..100.0).contains(&c) && w > 0.0 && w < 100.0) {
+        return Err(bad());
+    }
+    Ok((c / 100.0, w / 100.0))
+}

@@ -1,0 +1,227 @@
+//! What a test measures: a TARGET resolved, or a responder started for it
+//! (in this process for a single command, as child processes for a suite:
+//! the Rust `serve` and the C responder, pinned), and the C responder
+//! binary found on this machine.
+
+use crate::error::Error;
+use stackmeter_responder::{Log, ObjectSource, Responder};
+use stackmeter_results::Target;
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A target ready to measure. An embedded responder lives as long as this.
+pub struct Chosen {
+    /// How the document names it.
+    pub target: Target,
+    /// Where to connect.
+    pub addr: SocketAddr,
+    _responder: Option<Responder>,
+}
+
+/// `target` resolved, or with none a responder started in this process on
+/// 127.0.0.1 (pinned to `responder_cpu`, serving `objects`).
+pub fn choose(target: Option<&str>, responder_cpu: Option<usize>, objects: ObjectSource) -> Result<Chosen, Error> {
+    if let Some(t) = target {
+        if responder_cpu.is_some() {
+            return Err(Error::Usage(
+                "--responder-affinity applies only to the embedded responder (give no TARGET)".into(),
+            ));
+        }
+        let addr = stackmeter_client::resolve(t, stackmeter_proto::DEFAULT_PORT)?;
+        return Ok(Chosen {
+            target: Target {
+                name: t.to_string(),
+                address: addr.to_string(),
+                embedded: false,
+            },
+            addr,
+            _responder: None,
+        });
+    }
+    if let Some(cpu) = responder_cpu {
+        stackmeter_sys::check_cpu(cpu).map_err(|e| Error::Usage(format!("--responder-affinity {cpu}: {e}")))?;
+    }
+    let cfg = stackmeter_responder::Config {
+        cpu: responder_cpu,
+        log: Log::Quiet,
+        objects,
+        ..Default::default()
+    };
+    let r = stackmeter_responder::start(cfg)
+        .map_err(|e| Error::Local(format!("cannot start the embedded responder: {e}")))?;
+    let addr = r.local[0];
+    Ok(Chosen {
+        target: Target {
+            name: "embedded".into(),
+            address: addr.to_string(),
+            embedded: true,
+        },
+        addr,
+        _responder: Some(r),
+    })
+}
+
+/// Raises the open-files limit to the hard limit (one descriptor per
+/// connection) and says so; warns when `want` connections cannot fit.
+pub fn raise_fd_limit(log: Log, want: usize) {
+    match stackmeter_sys::raise_nofile() {
+        Ok((before, now)) => {
+            if now != before {
+                log.line(format_args!("open-files limit raised from {before} to {now}"));
+            }
+            if (now as usize) < want + 64 {
+                log.line(format_args!(
+                    "warning: open-files limit {now} is below {want} sessions plus room for the listeners; raise the hard limit (ulimit -Hn) to hold them all"
+                ));
+            }
+        }
+        Err(e) => log.line(format_args!("warning: cannot raise the open-files limit: {e}")),
+    }
+}
+
+/// Where the C responder binary is: `$STACKMETER_C_RESPONDER`, else the
+/// one cargo built with this binary (`crates/engine/build.rs`), else
+/// `c-responder/stackmeter-responder` in a folder above this executable or
+/// the current directory (the repository, after `make -C c-responder`).
+pub fn c_responder() -> Result<Option<PathBuf>, Error> {
+    if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return match p.is_file() {
+            true => Ok(Some(p)),
+            false => Err(Error::Local(format!(
+                "STACKMETER_C_RESPONDER={}: no such file",
+                p.display()
+            ))),
+        };
+    }
+    if let Some(p) = option_env!("STACKMETER_C_RESPONDER_BUILT").map(PathBuf::from) {
+        if p.is_file() {
+            return Ok(Some(p));
+        }
+    }
+    let exe = std::env::current_exe().ok();
+    let cwd = std::env::current_dir().ok();
+    for base in exe.iter().chain(cwd.iter()) {
+        for dir in base.ancestors() {
+            let p = dir.join("c-responder").join("stackmeter-responder");
+            if p.is_file() {
+                return Ok(Some(p));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Responder processes started for a suite; killed by [`kill_all`]
+/// (also from another thread, on Ctrl-C) and on drop.
+///
+/// [`kill_all`]: LocalResponders::kill_all
+#[derive(Clone, Default)]
+pub struct LocalResponders(Arc<Mutex<Vec<Child>>>);
+
+impl Drop for LocalResponders {
+    fn drop(&mut self) {
+        // The last handle kills what is left.
+        if Arc::strong_count(&self.0) == 1 {
+            self.kill_all();
+        }
+    }
+}
+
+/// A local responder of a suite: its label and address.
+pub struct Local {
+    /// "rust", "c", or "rust-a"/"rust-b" without a C responder.
+    pub label: String,
+    /// Where it listens.
+    pub addr: SocketAddr,
+}
+
+impl LocalResponders {
+    /// Stops every responder started so far.
+    pub fn kill_all(&self) {
+        if let Ok(mut v) = self.0.lock() {
+            for c in v.iter_mut() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            v.clear();
+        }
+    }
+
+    /// Starts the default suite's responders pinned to `responder_cpu`:
+    /// this binary's `serve` (label `rust`) and the C responder (`c`); two
+    /// Rust ones (A against A) when no C responder is found, with a note
+    /// saying so. The calling thread is pinned to `responder_cpu` while it
+    /// starts them (they inherit it, whatever binary they are).
+    pub fn start(&self, responder_cpu: Option<usize>) -> Result<(Vec<Local>, Option<String>), Error> {
+        if let Some(cpu) = responder_cpu {
+            stackmeter_sys::pin_current_thread(cpu)
+                .map_err(|e| Error::Local(format!("cannot pin to CPU {cpu}: {e}")))?;
+        }
+        let me = std::env::current_exe().map_err(|e| Error::Local(format!("cannot find this executable: {e}")))?;
+        let local = |label: &str, addr| Local {
+            label: label.into(),
+            addr,
+        };
+        match c_responder()? {
+            Some(c) => {
+                let a = self.spawn(&me, &["serve", "--quiet"])?;
+                let b = self.spawn(&c, &[])?;
+                Ok((vec![local("rust", a), local("c", b)], None))
+            }
+            None => {
+                let a = self.spawn(&me, &["serve", "--quiet"])?;
+                let b = self.spawn(&me, &["serve", "--quiet"])?;
+                Ok((
+                    vec![local("rust-a", a), local("rust-b", b)],
+                    Some("C responder not found (c-responder/stackmeter-responder or $STACKMETER_C_RESPONDER): comparing two Rust responder processes, A against A, which should show no significant difference".into()),
+                ))
+            }
+        }
+    }
+
+    /// Starts `program args --listen 127.0.0.1:PORT` and waits (5 s at
+    /// most) until it accepts connections.
+    fn spawn(&self, program: &Path, args: &[&str]) -> Result<SocketAddr, Error> {
+        let port = free_port().map_err(|e| Error::Local(format!("cannot find a free port: {e}")))?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let mut child = Command::new(program)
+            .args(args)
+            .args(["--listen", &addr.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::Local(format!("cannot start {}: {e}", program.display())))?;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            let gone = child.try_wait().ok().flatten();
+            if gone.is_some() || Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                let why = gone.map_or("did not listen within 5 s".to_string(), |st| format!("exited ({st})"));
+                return Err(Error::Local(format!("{} {why} on {addr}", program.display())));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Ok(mut v) = self.0.lock() {
+            v.push(child);
+        }
+        Ok(addr)
+    }
+}
+
+/// A port free for TCP and UDP on 127.0.0.1 right now.
+fn free_port() -> std::io::Result<u16> {
+    for _ in 0..20 {
+        let t = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let port = t.local_addr()?.port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::other("no port free for both TCP and UDP"))
+}

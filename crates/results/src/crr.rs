@@ -1,0 +1,76 @@
+//! crr: connect, request, response, close per connection (seed 002's
+//! connection setup latency). Its parameters, row and view.
+
+use crate::latency::{latency_cells, latency_cols, LatencyUs};
+use crate::units::format_size;
+use crate::view::{Block, Col, Table, View};
+use serde::{Deserialize, Serialize};
+
+/// crr parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CrrParams {
+    /// Timed connections.
+    pub iterations: u64,
+    /// Untimed connections before them.
+    pub warmup: u64,
+    /// Request bytes per connection.
+    pub req_bytes: u32,
+    /// Response bytes per connection.
+    pub resp_bytes: u32,
+    /// Bound on every network wait, milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// The crr row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CrrResult {
+    /// Request bytes.
+    pub req_bytes: u32,
+    /// Response bytes.
+    pub resp_bytes: u32,
+    /// Timed connections.
+    pub samples: u64,
+    /// Untimed connections before them.
+    pub warmup: u64,
+    /// connect() call to connection established.
+    pub connect_us: LatencyUs,
+    /// connect() call to close() returned, with the status record (8
+    /// bytes), request and response in between.
+    pub transaction_us: LatencyUs,
+    /// Timed connections per second of the timed phase's wall time.
+    pub cps: f64,
+}
+
+/// crr's blocks below the title; returns the sample counts behind them.
+pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> {
+    v.line(format!(
+        "{} timed + {} warm-up connections, {} request, {} response; microseconds from the connect() call",
+        p.iterations,
+        p.warmup,
+        format_size(p.req_bytes as u64),
+        format_size(p.resp_bytes as u64)
+    ));
+    v.blank();
+    let mut cols = vec![Col::text("", 31), Col::num("samples", 7)];
+    cols.extend(latency_cols());
+    let mut table = Table {
+        cols,
+        ..Table::default()
+    };
+    for r in rows {
+        for (name, s) in [
+            ("connect (to established)", &r.connect_us),
+            ("transaction (to close returned)", &r.transaction_us),
+        ] {
+            let mut c = vec![name.to_string(), r.samples.to_string()];
+            c.extend(latency_cells(s));
+            table.rows.push(c);
+        }
+    }
+    v.push(Block::Table(table));
+    for r in rows {
+        v.blank();
+        v.line(format!(" connections/s: {:.0}", r.cps));
+    }
+    rows.iter().map(|r| r.samples).collect()
+}

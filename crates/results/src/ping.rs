@@ -1,0 +1,150 @@
+//! ping: UDP echo round trips with loss, order, payload checks, slow
+//! answers and the time inside the responder (seed 004). Its parameters,
+//! row and view.
+
+use crate::latency::{latency_cells, latency_cols, LatencyUs, Levels};
+use crate::view::{Block, Col, Table, View};
+use serde::{Deserialize, Serialize};
+
+/// ping parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PingParams {
+    /// Datagram size (UDP payload, stackmeter header included).
+    pub size: usize,
+    /// Timed datagrams.
+    pub count: u64,
+    /// Untimed datagrams before them.
+    pub warmup: u64,
+    /// Send interval; 0 = back to back, one outstanding.
+    pub interval_us: u64,
+    /// RTT above which an answer counts as slow.
+    pub slow_us: u64,
+    /// Time after which a datagram counts as lost.
+    pub timeout_ms: u64,
+}
+
+/// A slow answer, as seed 004 printed them.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Slow {
+    /// Sequence number (0 = first timed datagram).
+    pub seq: u64,
+    /// Its round trip, microseconds.
+    pub rtt_us: f64,
+}
+
+/// The ping row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PingResult {
+    /// Datagram size.
+    pub bytes: usize,
+    /// Timed datagrams sent.
+    pub sent: u64,
+    /// Distinct replies received in time.
+    pub received: u64,
+    /// Sent minus received.
+    pub lost: u64,
+    /// Replies arriving after the timeout (also counted lost).
+    pub late: u64,
+    /// Second and later copies of a reply.
+    pub duplicates: u64,
+    /// Replies arriving after a reply to a later datagram.
+    pub reordered: u64,
+    /// Replies whose length, kind or payload differed from what was sent.
+    pub mismatched: u64,
+    /// Replies slower than `slow_us`.
+    pub slow: u64,
+    /// The first slow answers (at most 10), in order.
+    pub slow_first: Vec<Slow>,
+    /// Round-trip times of the replies received in time.
+    pub rtt_us: Option<LatencyUs>,
+    /// Time inside the responder, its receive to its send, from the
+    /// timestamps it writes into every reply.
+    pub server_us: Option<LatencyUs>,
+    /// Replies per second of the timed phase's wall time.
+    pub pps: f64,
+    /// On a schedule: the latest any datagram left after its due time
+    /// (0 back to back). Above the interval, the client fell behind.
+    #[serde(default)]
+    pub max_send_lag_us: f64,
+    /// Two levels in the RTT distribution, if found.
+    pub levels: Option<Levels>,
+}
+
+impl PingResult {
+    /// A row for `bytes`-byte datagrams with nothing counted yet.
+    pub fn empty(bytes: usize) -> PingResult {
+        PingResult {
+            bytes,
+            sent: 0,
+            received: 0,
+            lost: 0,
+            late: 0,
+            duplicates: 0,
+            reordered: 0,
+            mismatched: 0,
+            slow: 0,
+            slow_first: Vec::new(),
+            rtt_us: None,
+            server_us: None,
+            pps: 0.0,
+            max_send_lag_us: 0.0,
+            levels: None,
+        }
+    }
+}
+
+/// ping's blocks below the title; returns the sample counts behind them.
+pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64> {
+    let how = if p.interval_us == 0 {
+        "back to back (one outstanding)".to_string()
+    } else {
+        format!("one every {} us", p.interval_us)
+    };
+    v.line(format!(
+        "{}-byte UDP datagrams, {} timed + {} warm-up, {how}, lost after {} ms",
+        p.size, p.count, p.warmup, p.timeout_ms
+    ));
+    let mut counts = Vec::new();
+    for r in rows {
+        let pct = if r.sent > 0 {
+            100.0 * r.lost as f64 / r.sent as f64
+        } else {
+            0.0
+        };
+        v.blank();
+        v.line(format!(
+            " sent {}, received {}, lost {} ({pct:.3}%), late {}, duplicates {}, reordered {}, mismatched {}, slow (> {} us) {}",
+            r.sent, r.received, r.lost, r.late, r.duplicates, r.reordered, r.mismatched, p.slow_us, r.slow
+        ));
+        v.blank();
+        let mut cols = vec![Col::text("", 21), Col::num("samples", 7)];
+        cols.extend(latency_cols());
+        let mut table = Table {
+            cols,
+            ..Table::default()
+        };
+        for (name, s) in [("round trip (us)", &r.rtt_us), ("inside responder (us)", &r.server_us)] {
+            if let Some(s) = s {
+                let mut c = vec![name.to_string(), s.count.to_string()];
+                c.extend(latency_cells(s));
+                table.rows.push(c);
+            }
+        }
+        if let Some(s) = &r.rtt_us {
+            counts.push(s.count);
+        }
+        v.push(Block::Table(table));
+        v.blank();
+        v.line(format!(" replies/s: {:.0}", r.pps));
+        for s in &r.slow_first {
+            v.line(format!(" slow answer #{}: {:.1} us", s.seq, s.rtt_us));
+        }
+        if r.slow > r.slow_first.len() as u64 {
+            v.line(format!(
+                " ... and {} more slow answers",
+                r.slow - r.slow_first.len() as u64
+            ));
+        }
+    }
+    counts
+}

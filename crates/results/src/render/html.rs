@@ -1,0 +1,112 @@
+//! Views as one self-contained HTML page: tables, prose and inline SVG
+//! charts, styled inline, with a few lines of script that only mark the
+//! charts the browser laid out (what the browser test checks). Nothing is
+//! fetched from the network.
+
+use crate::chart::esc;
+use crate::view::{Align, Block, Table, View};
+use std::fmt::Write;
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3}.l{text-align:left}tfoot td{font-weight:600}
+.charts{display:flex;flex-wrap:wrap;gap:12px}svg{background:#fff;border:1px solid #ddd}
+svg .t{font-size:13px;font-weight:600}svg .xl{font-size:10px;text-anchor:middle}svg .yl{font-size:10px;text-anchor:end}
+svg .al{font-size:11px;text-anchor:middle}svg .lg{font-size:11px}svg .g{stroke:#eee}svg .f{fill:none;stroke:#888}
+svg .ref{stroke:#444;stroke-dasharray:4 3}.warning{color:#b3261e}.note{color:#555}";
+
+/// Marks every chart the browser actually laid out, and counts them.
+const SCRIPT: &str = "window.addEventListener('load',function(){var n=0;\
+document.querySelectorAll('svg[data-chart]').forEach(function(s){var b=s.getBBox();\
+if(b.width>0&&b.height>0&&s.querySelectorAll('.series').length>0){n++;s.setAttribute('data-drawn','yes');}});\
+document.body.setAttribute('data-charts-drawn',String(n));});";
+
+/// The view as a complete page titled `title`.
+pub fn page(title: &str, v: &View) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{}<script>{SCRIPT}</script>\n</body></html>\n",
+        esc(title),
+        body(v)
+    )
+}
+
+/// The view's blocks as HTML elements; consecutive charts share one row.
+pub fn body(v: &View) -> String {
+    let mut o = String::new();
+    let mut in_charts = false;
+    for b in &v.blocks {
+        let chart = matches!(b, Block::Chart(_));
+        if in_charts && !chart {
+            o.push_str("</div>\n");
+        }
+        if chart && !in_charts {
+            o.push_str("<div class=\"charts\">");
+        }
+        in_charts = chart;
+        match b {
+            Block::Title(s) => {
+                let _ = writeln!(o, "<h1>{}</h1>", esc(s.trim()));
+            }
+            Block::Heading(s) => {
+                let _ = writeln!(o, "<h2>{}</h2>", esc(s.trim()));
+            }
+            Block::Line(s) => {
+                let _ = writeln!(o, "<p>{}</p>", esc(s.trim()));
+            }
+            Block::Blank => {}
+            Block::Table(t) => table(&mut o, t),
+            Block::Chart(c) => o.push_str(&c.svg()),
+            Block::Warning(s) => {
+                let _ = writeln!(o, "<p class=\"warning\">warning: {}</p>", esc(s.trim()));
+            }
+            Block::Note(s) => {
+                let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(s.trim()));
+            }
+        }
+    }
+    if in_charts {
+        o.push_str("</div>\n");
+    }
+    o
+}
+
+fn table(o: &mut String, t: &Table) {
+    let class = |a: Align| if a == Align::Left { " class=\"l\"" } else { "" };
+    o.push_str("<table><thead><tr>");
+    for c in &t.cols {
+        let _ = write!(o, "<th{}>{}</th>", class(c.align), esc(&c.head));
+    }
+    o.push_str("</tr></thead>\n");
+    for (tag, rows) in [("tbody", &t.rows), ("tfoot", &t.footer)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = write!(o, "<{tag}>");
+        for r in rows {
+            o.push_str("<tr>");
+            for (i, c) in t.cols.iter().enumerate() {
+                let cell = r.get(i).map(String::as_str).unwrap_or("");
+                let _ = write!(o, "<td{}>{}</td>", class(c.align), esc(cell.trim()));
+            }
+            o.push_str("</tr>\n");
+        }
+        let _ = write!(o, "</{tag}>");
+    }
+    o.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_is_self_contained_and_escaped() {
+        let mut v = View::new();
+        v.push(Block::Title("a <b> & c".into()));
+        let p = page("t", &v);
+        assert!(p.starts_with("<!DOCTYPE html>"));
+        assert!(p.contains("<h1>a &lt;b&gt; &amp; c</h1>"));
+        assert!(!p.contains("<link") && !p.contains("src=\""));
+    }
+}

@@ -1,0 +1,57 @@
+//! The output formats: one module per format, each rendering any
+//! [`Render`] value, so a document, a comparison, a suite's outcome and a
+//! report all print the same way in text, Markdown, JSON and HTML.
+
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use crate::view::View;
+use serde::Serialize;
+
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Aligned plain text for a terminal.
+    Text,
+    /// GitHub-flavoured Markdown (tables as pipe tables).
+    Md,
+    /// The typed value as pretty JSON (schema `stackmeter/1`, docs/json.md).
+    Json,
+    /// One self-contained HTML page with inline SVG charts.
+    Html,
+}
+
+impl Format {
+    /// Parses "text", "md" (or "markdown"), "json", "html".
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "text" => Some(Format::Text),
+            "md" | "markdown" => Some(Format::Md),
+            "json" => Some(Format::Json),
+            "html" => Some(Format::Html),
+            _ => None,
+        }
+    }
+}
+
+/// A value that can be shown: its view (for text, Markdown and HTML), a
+/// title (the HTML page's), and itself as JSON.
+pub trait Render: Serialize {
+    /// What a reader sees of the value.
+    fn view(&self) -> View;
+    /// A one-line title.
+    fn title(&self) -> String;
+}
+
+/// Renders `value` in `format`, newline-terminated.
+pub fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
+    match format {
+        Format::Text => text::view(&value.view()),
+        Format::Md => markdown::view(&value.view()),
+        Format::Json => json::pretty(value),
+        Format::Html => html::page(&value.title(), &value.view()),
+    }
+}

@@ -1,0 +1,327 @@
+//! The report over stored results as one typed value, and its view: the
+//! comparisons of every source against the first, latency CDFs and
+//! histograms merged over repetitions, throughput per interval, and the
+//! environment each source ran in. The engine reads the store into a
+//! [`Report`]; everything here is pure.
+
+use crate::chart::{Axis, Chart, Kind, Series, COLORS};
+use crate::comparison::Comparison;
+use crate::doc::Document;
+use crate::suite::nested;
+use crate::view::{Block, Col, Table, View};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Which row and figure a merged histogram belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HistKey {
+    /// Test name ("rr").
+    pub test: String,
+    /// Plan step ("" outside suites).
+    pub step: String,
+    /// Row label ("1 B:1 KiB").
+    pub row: String,
+    /// Figure key ("rtt_us").
+    pub metric: String,
+}
+
+/// One point of a stored per-interval series.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesPoint {
+    /// "total", "sent", "received".
+    pub series: String,
+    /// End of the interval, seconds from the start.
+    pub end_s: f64,
+    /// The value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: String,
+}
+
+/// One stored test of a source.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReportTest {
+    /// Its id in the store.
+    pub id: i64,
+    /// The document.
+    pub doc: Document,
+    /// Its per-interval series, if it has one.
+    pub intervals: Vec<SeriesPoint>,
+}
+
+/// One source of the report (a label, a run, or a run's label).
+#[derive(Clone, Debug, Serialize)]
+pub struct ReportSource {
+    /// How the source is named.
+    pub name: String,
+    /// Its tests in stored order.
+    pub tests: Vec<ReportTest>,
+    /// Its histograms merged over repetitions, per row and figure.
+    #[serde(skip)]
+    pub merged: Vec<(HistKey, Histogram<u64>)>,
+}
+
+/// The report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// When it was made, UTC RFC 3339.
+    pub generated: String,
+    /// stackmeter's version.
+    pub version: String,
+    /// Every source against the first.
+    pub comparisons: Vec<Comparison>,
+    /// The sources, baseline first.
+    pub sources: Vec<ReportSource>,
+}
+
+impl crate::render::Render for Report {
+    fn view(&self) -> View {
+        let mut v = View::new();
+        v.push(Block::Title(self.title()));
+        v.push(Block::Note(format!(
+            "Generated {} by stackmeter {}. Latency charts merge every repetition's full histogram (HdrHistogram, 3 significant digits).",
+            self.generated, self.version
+        )));
+        if !self.comparisons.is_empty() {
+            v.push(Block::Heading("Comparison".into()));
+            for c in &self.comparisons {
+                v.extend(nested(crate::render::Render::view(c)));
+            }
+        }
+        let lat = latency_charts(&self.sources);
+        if !lat.blocks.is_empty() {
+            v.push(Block::Heading("Latency distributions".into()));
+            v.extend(lat);
+        }
+        let iv = interval_charts(&self.sources);
+        if !iv.is_empty() {
+            v.push(Block::Heading("Throughput per interval".into()));
+            v.blocks.extend(iv.into_iter().map(Block::Chart));
+        }
+        v.push(Block::Heading("Environment".into()));
+        v.push(Block::Table(environment(&self.sources)));
+        v
+    }
+
+    fn title(&self) -> String {
+        let names: Vec<&str> = self.sources.iter().map(|s| s.name.as_str()).collect();
+        format!("stackmeter report: {}", names.join(" vs "))
+    }
+}
+
+/// A CDF and a histogram per row and figure, every source overlaid.
+fn latency_charts(sources: &[ReportSource]) -> View {
+    let mut keys: Vec<&HistKey> = Vec::new();
+    for s in sources {
+        for (k, _) in &s.merged {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut v = View::new();
+    for key in keys {
+        let hs: Vec<(usize, &str, &Histogram<u64>)> = sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                s.merged
+                    .iter()
+                    .find(|e| &e.0 == key)
+                    .map(|e| (i, s.name.as_str(), &e.1))
+            })
+            .filter(|(_, _, h)| !h.is_empty())
+            .collect();
+        if hs.is_empty() {
+            continue;
+        }
+        let lo = hs.iter().map(|(_, _, h)| h.min()).min().unwrap_or(1).max(1) as f64 / 1000.0;
+        let hi = hs.iter().map(|(_, _, h)| h.max()).max().unwrap_or(1).max(2) as f64 / 1000.0;
+        let (lo, hi) = (lo * 0.95, (hi * 1.05).max(lo * 1.5));
+        let metric = key.metric.trim_end_matches("_us");
+        let step = if key.step.is_empty() || key.step == key.test {
+            String::new()
+        } else {
+            format!(" [{}]", key.step)
+        };
+        let title = format!("{}{step} {} {}", key.test, key.row, metric);
+        let axis = |label: String| Axis {
+            label,
+            min: lo,
+            max: hi,
+            log: true,
+        };
+        let cdf = Chart {
+            title: format!("{title}: latency CDF"),
+            x: axis(format!("{metric} (us, log scale)")),
+            y: Axis {
+                label: "fraction of samples at or below".into(),
+                min: 0.0,
+                max: 1.0,
+                log: false,
+            },
+            series: hs
+                .iter()
+                .map(|(i, name, h)| Series {
+                    name: format!("{name} (n={})", h.len()),
+                    color: COLORS[i % COLORS.len()].into(),
+                    points: stackmeter_stats::serial::cdf(h)
+                        .into_iter()
+                        .map(|(x, q)| (x as f64 / 1000.0, q))
+                        .collect(),
+                    errors: vec![],
+                    kind: Kind::Line,
+                })
+                .collect(),
+            categories: vec![],
+            hline: None,
+            kind: "cdf".into(),
+        };
+        // 40 log-spaced bins over the common range, as a share of each
+        // side's samples so sides of different sizes compare.
+        let bins = 40;
+        let f = (hi / lo).powf(1.0 / bins as f64);
+        let mut ymax: f64 = 0.0;
+        let series: Vec<Series> = hs
+            .iter()
+            .map(|(i, name, h)| {
+                let n = h.len() as f64;
+                let points: Vec<(f64, f64)> = (0..bins)
+                    .map(|b| {
+                        let a = lo * f.powi(b);
+                        let z = a * f;
+                        let c = h.count_between((a * 1000.0) as u64, (z * 1000.0) as u64 - 1) as f64 / n;
+                        ((a * z).sqrt(), c)
+                    })
+                    .collect();
+                ymax = points.iter().fold(ymax, |m, p| m.max(p.1));
+                Series {
+                    name: name.to_string(),
+                    color: COLORS[i % COLORS.len()].into(),
+                    points,
+                    errors: vec![],
+                    kind: Kind::Bars { width: f, base: 0.0 },
+                }
+            })
+            .collect();
+        let hist = Chart {
+            title: format!("{title}: latency histogram"),
+            x: axis(format!("{metric} (us, log scale)")),
+            y: Axis {
+                label: "share of samples".into(),
+                min: 0.0,
+                max: (ymax * 1.1).max(0.01),
+                log: false,
+            },
+            series,
+            categories: vec![],
+            hline: None,
+            kind: "histogram".into(),
+        };
+        v.push(Block::Heading(title));
+        v.push(Block::Chart(cdf));
+        v.push(Block::Chart(hist));
+    }
+    v
+}
+
+/// One chart per test that has a per-interval series.
+fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for s in sources {
+        for t in &s.tests {
+            let iv = &t.intervals;
+            if iv.is_empty() {
+                continue;
+            }
+            let mut names: Vec<&str> = Vec::new();
+            for i in iv {
+                if !names.contains(&i.series.as_str()) {
+                    names.push(&i.series);
+                }
+            }
+            let tmax = iv.iter().fold(0.0f64, |m, i| m.max(i.end_s));
+            let vmax = iv.iter().fold(0.0f64, |m, i| m.max(i.value));
+            out.push(Chart {
+                title: format!("{}: {} test {} per interval", s.name, t.doc.body.test_name(), t.id),
+                x: Axis {
+                    label: "time (s)".into(),
+                    min: 0.0,
+                    max: tmax.max(1e-3),
+                    log: false,
+                },
+                y: Axis {
+                    label: iv[0].unit.clone(),
+                    min: 0.0,
+                    max: (vmax * 1.1).max(1e-9),
+                    log: false,
+                },
+                series: names
+                    .iter()
+                    .enumerate()
+                    .map(|(k, name)| Series {
+                        name: name.to_string(),
+                        color: COLORS[k % COLORS.len()].into(),
+                        points: iv
+                            .iter()
+                            .filter(|i| i.series == *name)
+                            .map(|i| (i.end_s, i.value))
+                            .collect(),
+                        errors: vec![],
+                        kind: Kind::Line,
+                    })
+                    .collect(),
+                categories: vec![],
+                hline: None,
+                kind: "intervals".into(),
+            });
+        }
+    }
+    out
+}
+
+/// Where and how each source ran.
+fn environment(sources: &[ReportSource]) -> Table {
+    let heads = [
+        "source",
+        "tests",
+        "first",
+        "last",
+        "target",
+        "host",
+        "kernel",
+        "CPU",
+        "CPUs",
+        "placement (client/responder CPU)",
+        "stackmeter",
+        "command",
+    ];
+    let mut t = Table {
+        cols: heads.iter().map(|h| Col::text(h, 0)).collect(),
+        ..Table::default()
+    };
+    for s in sources {
+        let (Some(first), Some(last)) = (s.tests.first(), s.tests.last()) else {
+            continue;
+        };
+        let mut targets: Vec<String> = s.tests.iter().map(|t| t.doc.target.address.clone()).collect();
+        targets.dedup();
+        let d = &first.doc;
+        let cpu = |c: Option<usize>| c.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
+        t.rows.push(vec![
+            s.name.clone(),
+            s.tests.len().to_string(),
+            d.env.time.clone(),
+            last.doc.env.time.clone(),
+            targets.join(", "),
+            d.env.hostname.clone(),
+            d.env.kernel.clone(),
+            d.env.cpu_model.clone(),
+            d.env.cpus.to_string(),
+            format!("{}/{}", cpu(d.placement.client_cpu), cpu(d.placement.responder_cpu)),
+            d.env.version.clone(),
+            d.env.command.join(" "),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,144 @@
+//! rr: request/response round trips over one TCP connection per size
+//! pair (seed 000's two tables), closed loop or on an open-loop schedule.
+//! Its parameters, rows and view.
+
+use crate::latency::{latency_cells, latency_cols, LatencyUs, Levels};
+use crate::units::format_size;
+use crate::view::{Block, Col, Table, View};
+use serde::{Deserialize, Serialize};
+
+/// One request/response size pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizePair {
+    /// Request bytes.
+    pub req: u32,
+    /// Response bytes.
+    pub resp: u32,
+}
+
+/// rr parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RrParams {
+    /// Size pairs, in order.
+    pub sizes: Vec<SizePair>,
+    /// Timed iterations per size.
+    pub iterations: u64,
+    /// Untimed iterations before them, per size.
+    pub warmup: u64,
+    /// TCP_NODELAY on the client socket (always true today).
+    pub nodelay: bool,
+    /// Bound on every network wait, milliseconds.
+    pub timeout_ms: u64,
+    /// Open loop: requests on a schedule, independent of the replies
+    /// (`--rate`); `None` for the closed loop (one outstanding).
+    #[serde(default)]
+    pub open_loop: Option<OpenLoopParams>,
+}
+
+/// The schedule of an open-loop rr.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpenLoopParams {
+    /// Requested requests per second, all connections together.
+    pub rate: f64,
+    /// Connections, each with its own sender and receiver thread.
+    pub connections: u32,
+    /// Length of the schedule, seconds.
+    pub time_s: f64,
+    /// "fixed" (evenly spaced, connections staggered) or "poisson".
+    pub arrival: String,
+}
+
+/// One rr row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RrResult {
+    /// Request size.
+    pub req_bytes: u32,
+    /// Response size.
+    pub resp_bytes: u32,
+    /// Timed transactions.
+    pub samples: u64,
+    /// Untimed warm-up transactions before them.
+    pub warmup: u64,
+    /// Round-trip time: first request byte handed to the kernel to last
+    /// response byte received.
+    pub rtt_us: LatencyUs,
+    /// Timed transactions per second of the timed phase's wall time.
+    pub tps: f64,
+    /// Two levels in the RTT distribution, if found.
+    pub levels: Option<Levels>,
+    /// Open loop: the requested rate (requests/s); `None` closed loop.
+    #[serde(default)]
+    pub requested_rate: Option<f64>,
+    /// Open loop: responses received per second of the schedule (or until
+    /// the last response, if later).
+    #[serde(default)]
+    pub achieved_rate: Option<f64>,
+    /// Open loop: how late each request left after its scheduled time.
+    #[serde(default)]
+    pub send_lag_us: Option<LatencyUs>,
+    /// Open loop: requests that left more than one per-connection interval
+    /// after their scheduled time.
+    #[serde(default)]
+    pub late_sends: Option<u64>,
+}
+
+impl SizePair {
+    /// "1 B:1 KiB".
+    pub fn label(&self) -> String {
+        format!("{}:{}", format_size(self.req as u64), format_size(self.resp as u64))
+    }
+}
+
+/// rr's blocks below the title; returns the sample counts behind them.
+pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
+    match &p.open_loop {
+        Some(ol) => v.line(format!(
+            "open loop: {:.0} requests/s over {} connection(s) for {} s ({} arrivals), {} warm-up transactions per connection, TCP_NODELAY; RTT in microseconds from each request's scheduled send time to the last response byte received",
+            ol.rate, ol.connections, ol.time_s, ol.arrival, p.warmup
+        )),
+        None => v.line(format!(
+            "{} timed + {} warm-up transactions per size, TCP_NODELAY; RTT in microseconds from the first request byte handed to the kernel to the last response byte received",
+            p.iterations, p.warmup
+        )),
+    };
+    v.blank();
+    let mut cols = vec![Col::num("request", 7), Col::num("response", 8), Col::num("samples", 7)];
+    cols.extend(latency_cols());
+    cols.push(Col::num("tps", 8));
+    let table_rows = rows
+        .iter()
+        .map(|r| {
+            let mut c = vec![
+                format_size(r.req_bytes as u64),
+                format_size(r.resp_bytes as u64),
+                r.samples.to_string(),
+            ];
+            c.extend(latency_cells(&r.rtt_us));
+            c.push(format!("{:.0}", r.tps));
+            c
+        })
+        .collect();
+    v.push(Block::Table(Table {
+        cols,
+        rows: table_rows,
+        ..Table::default()
+    }));
+    if p.open_loop.is_some() {
+        v.blank();
+        for r in rows {
+            let lag = r
+                .send_lag_us
+                .map(|l| format!("send lag p99 {:.1} us, max {:.1} us", l.p99, l.max))
+                .unwrap_or_default();
+            v.line(format!(
+                " {}:{}  requested {:.0}/s, achieved {:.0}/s; {lag}; {} late send(s)",
+                format_size(r.req_bytes as u64),
+                format_size(r.resp_bytes as u64),
+                r.requested_rate.unwrap_or(0.0),
+                r.achieved_rate.unwrap_or(0.0),
+                r.late_sends.unwrap_or(0)
+            ));
+        }
+    }
+    rows.iter().map(|r| r.samples).collect()
+}

@@ -1,0 +1,165 @@
+//! udp-max: the highest UDP rate whose loss stays at or under a goal,
+//! found by MLRsearch-style trials (seed 002's "UDP throughput at 0%
+//! loss"). Its parameters, answer, trials and view.
+
+use crate::view::{Block, Col, Table, View};
+use serde::{Deserialize, Serialize};
+
+/// udp-max parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UdpMaxParams {
+    /// Datagram size (UDP payload, stackmeter header included).
+    pub length: u32,
+    /// Highest loss ratio a load may show and still pass (0 = none).
+    pub loss_goal: f64,
+    /// Seconds per trial.
+    pub trial_s: f64,
+    /// Trial seconds needed at one load before it is classified.
+    pub duration_sum_s: f64,
+    /// Share of the duration sum that must exceed the loss goal for a load
+    /// to be an upper bound (MLRsearch exceed ratio).
+    pub exceed_ratio: f64,
+    /// Search ends when (upper - lower) / upper is at most this.
+    pub width: f64,
+    /// Highest load tried, datagrams per second (None: as fast as the
+    /// client can send, measured by the warm-up trial).
+    pub max_pps: Option<f64>,
+    /// Wait after each trial for datagrams still in flight, ms.
+    pub drain_ms: u64,
+    /// Bound on every network wait, milliseconds.
+    pub timeout_ms: u64,
+    /// Most trials before the search stops, converged or not.
+    #[serde(default = "default_max_trials")]
+    pub max_trials: u32,
+}
+
+/// Trials a stored document from before `max_trials` was recorded ran at most.
+fn default_max_trials() -> u32 {
+    200
+}
+
+/// One trial of the search.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Trial {
+    /// Offered load, datagrams per second.
+    pub offered_pps: f64,
+    /// What the client managed to send, datagrams per second. Below
+    /// [`SHORT_SEND`] of the offered load the trial counts as failing: the
+    /// load was not carried (a full socket buffer held the sender back).
+    pub achieved_pps: f64,
+    /// Seconds the client sent for.
+    pub duration_s: f64,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams the target received.
+    pub received: u64,
+    /// Loss ratio (sent - received) / sent.
+    pub loss: f64,
+    /// The warm-up trial, not counted in any decision.
+    pub warmup: bool,
+}
+
+/// Share of the offered load a trial must actually send to count as having
+/// offered it.
+pub const SHORT_SEND: f64 = 0.95;
+
+/// The udp-max answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UdpMaxResult {
+    /// Relevant lower bound as UDP payload Mbit/s.
+    pub rate_mbps: f64,
+    /// The same as Ethernet frames: each datagram plus `overhead_bytes`
+    /// (what the kernel's and a qdisc's byte counters count).
+    pub wire_mbps: f64,
+    /// The same on a physical Ethernet line: frames plus FCS (4), preamble
+    /// (8) and inter-frame gap (12), the RFC 2544 line-rate view.
+    pub line_mbps: f64,
+    /// Relevant lower bound, thousands of datagrams per second.
+    pub rate_kpps: f64,
+    /// Per-datagram bytes added for `wire_mbps`: UDP 8 + IP 20 (IPv4) or
+    /// 40 (IPv6) + Ethernet header 14.
+    pub overhead_bytes: u32,
+    /// The loss goal searched for.
+    pub loss_goal: f64,
+    /// Relevant lower bound (largest load classified as passing below the
+    /// smallest failing one), kpps.
+    pub lower_kpps: f64,
+    /// Smallest load classified as failing, kpps (None: the highest load
+    /// passed).
+    pub upper_kpps: Option<f64>,
+    /// Mean received rate of the passing trials at the lower bound
+    /// (MLRsearch conditional throughput), kpps.
+    pub conditional_kpps: f64,
+    /// Whether the width goal was reached.
+    pub converged: bool,
+    /// Every trial, in order.
+    pub trials: Vec<Trial>,
+}
+
+/// One trial's cells (also printed live, one line as each ends).
+pub fn trial_cells(n: usize, t: &Trial) -> Vec<String> {
+    vec![
+        n.to_string(),
+        format!("{:.2}", t.offered_pps / 1000.0),
+        format!("{:.2}", t.achieved_pps / 1000.0),
+        format!("{:.2}", t.duration_s),
+        t.sent.to_string(),
+        t.received.to_string(),
+        format!("{:.4}", 100.0 * t.loss),
+        if t.warmup {
+            "(warm-up, not counted)".into()
+        } else if t.achieved_pps < SHORT_SEND * t.offered_pps {
+            "(sender held back: fails)".into()
+        } else {
+            String::new()
+        },
+    ]
+}
+
+/// udp-max's blocks below the title.
+pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> Vec<u64> {
+    v.line(format!(
+        "highest UDP rate with loss <= {}%, {}-byte datagrams; MLRsearch-style: {} s trials, {} s per load, exceed ratio {}, width {}%",
+        100.0 * p.loss_goal,
+        p.length,
+        p.trial_s,
+        p.duration_sum_s,
+        p.exceed_ratio,
+        100.0 * p.width
+    ));
+    v.blank();
+    v.push(Block::Table(Table {
+        cols: vec![
+            Col::num("trial", 5),
+            Col::num("offered kpps", 12),
+            Col::num("sent kpps", 10),
+            Col::num("duration s", 10),
+            Col::num("sent", 10),
+            Col::num("received", 10),
+            Col::num("loss %", 8),
+            Col::text("", 0),
+        ],
+        rows: r
+            .map(|r| r.trials.iter().enumerate().map(|(n, t)| trial_cells(n, t)).collect())
+            .unwrap_or_default(),
+        live: true,
+        ..Table::default()
+    }));
+    let Some(r) = r else { return Vec::new() };
+    let upper = r
+        .upper_kpps
+        .map(|u| format!("{u:.2} kpps"))
+        .unwrap_or_else(|| "none (the highest load passed)".into());
+    v.blank();
+    v.line(format!(
+        " result: {:.2} kpps = {:.2} Mbit/s UDP payload = {:.2} Mbit/s as Ethernet frames (+{} bytes: UDP, IP, Ethernet header) = {:.2} Mbit/s of line rate (+24: FCS, preamble, gap)",
+        r.rate_kpps, r.rate_mbps, r.wire_mbps, r.overhead_bytes, r.line_mbps
+    ));
+    v.line(format!(
+        " bounds: lower {:.2} kpps, upper {upper}; conditional throughput {:.2} kpps{}",
+        r.lower_kpps,
+        r.conditional_kpps,
+        if r.converged { "" } else { "; width goal NOT reached" }
+    ));
+    Vec::new()
+}

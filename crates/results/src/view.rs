@@ -1,0 +1,129 @@
+//! What a reader sees of a typed value, before it is text, Markdown or
+//! HTML: titles, lines, tables and charts in order.
+//!
+//! Every typed value (a test's [`crate::Document`], a
+//! [`crate::Comparison`], a [`crate::SuiteOutcome`], a [`crate::Report`])
+//! has one function that builds its [`View`]; each output format has one
+//! renderer of views (`render::text`, `render::markdown`, `render::html`).
+//! So a figure added to a view shows in every format, and no format can
+//! disagree with another about what a value holds. JSON is the exception:
+//! it serializes the typed value itself (`render::json`).
+
+/// The blocks of one value, top to bottom.
+#[derive(Clone, Debug, Default)]
+pub struct View {
+    /// The blocks, in reading order.
+    pub blocks: Vec<Block>,
+}
+
+/// One piece of a view.
+#[derive(Clone, Debug)]
+pub enum Block {
+    /// The first line of a value (text), its `<h1>` (HTML) or `#` (Markdown).
+    Title(String),
+    /// A section title.
+    Heading(String),
+    /// One line of prose.
+    Line(String),
+    /// An empty line in text; a paragraph break elsewhere.
+    Blank,
+    /// Rows under column heads.
+    Table(Table),
+    /// A chart: drawn in HTML only (text and Markdown leave it out).
+    Chart(crate::chart::Chart),
+    /// Something the reader must know to trust the figures.
+    Warning(String),
+    /// A remark on the figures (small samples, method).
+    Note(String),
+}
+
+/// Column alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text columns (names, labels).
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// A table column.
+#[derive(Clone, Debug)]
+pub struct Col {
+    /// The head.
+    pub head: String,
+    /// Least width in characters (text); a live table keeps exactly this.
+    pub width: usize,
+    /// Alignment of head and cells.
+    pub align: Align,
+}
+
+impl Col {
+    /// A right-aligned column of at least `width` characters.
+    pub fn num(head: &str, width: usize) -> Col {
+        Col {
+            head: head.into(),
+            width,
+            align: Align::Right,
+        }
+    }
+
+    /// A left-aligned column of at least `width` characters.
+    pub fn text(head: &str, width: usize) -> Col {
+        Col {
+            head: head.into(),
+            width,
+            align: Align::Left,
+        }
+    }
+}
+
+/// A table.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    /// The columns.
+    pub cols: Vec<Col>,
+    /// The rows, one cell per column (a short row is padded with blanks).
+    pub rows: Vec<Vec<String>>,
+    /// Rows below the body (a summary row), set apart in HTML.
+    pub footer: Vec<Vec<String>>,
+    /// Rows arrive while the test runs: text keeps the declared widths so
+    /// each row can be printed as it comes (and a stored run prints the
+    /// same bytes again).
+    pub live: bool,
+}
+
+impl View {
+    /// An empty view.
+    pub fn new() -> View {
+        View::default()
+    }
+
+    /// Appends a block.
+    pub fn push(&mut self, b: Block) -> &mut View {
+        self.blocks.push(b);
+        self
+    }
+
+    /// Appends a line of prose.
+    pub fn line(&mut self, s: impl Into<String>) -> &mut View {
+        self.push(Block::Line(s.into()))
+    }
+
+    /// Appends an empty line.
+    pub fn blank(&mut self) -> &mut View {
+        self.push(Block::Blank)
+    }
+
+    /// Appends every block of `other`.
+    pub fn extend(&mut self, other: View) -> &mut View {
+        self.blocks.extend(other.blocks);
+        self
+    }
+
+    /// The blocks printed before the first live row arrives: everything
+    /// up to the first live table (its head included), or `None` when the
+    /// view has no live table.
+    pub fn live_split(&self) -> Option<usize> {
+        self.blocks.iter().position(|b| matches!(b, Block::Table(t) if t.live))
+    }
+}
