@@ -14,10 +14,13 @@ use crate::udp_max::{UdpMaxParams, UdpMaxResult};
 use crate::view::{Block, View};
 use serde::{Deserialize, Serialize};
 
+/// The schema name every JSON document carries (docs/json.md).
+pub const SCHEMA: &str = "stackmeter/1";
+
 /// One run of one test: what was measured, where, how, and the figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Document {
-    /// Always [`crate::SCHEMA`].
+    /// Always [`SCHEMA`].
     pub schema: String,
     /// What was measured.
     pub target: Target,

@@ -36,7 +36,7 @@ pub use comparison::{
     build as compare, num, percent_words, summary_lines, verdict_words, Comparison, Row, Section, Side,
 };
 pub use crr::{CrrParams, CrrResult};
-pub use doc::{Body, Document, Env, Placement, Target};
+pub use doc::{Body, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{figures, Figure};
 pub use latency::{LatencyUs, Levels};
 pub use live::{Live, TrialRow};
@@ -51,6 +51,3 @@ pub use stream::{
 pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 pub use units::{format_size, utc_rfc3339};
-
-/// The schema name every JSON document carries.
-pub const SCHEMA: &str = "stackmeter/1";

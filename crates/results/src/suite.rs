@@ -102,7 +102,7 @@ impl SuiteOutcome {
             _ => Vec::new(),
         };
         SuiteOutcome {
-            schema: crate::SCHEMA.into(),
+            schema: crate::doc::SCHEMA.into(),
             suite: settings,
             run,
             tests: done.len(),
