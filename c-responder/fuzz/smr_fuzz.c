@@ -1,8 +1,10 @@
 /*
  * libFuzzer target for the engine's parsers: the input is split into a
  * UDP datagram and a TCP byte stream fed to one connection in pieces
- * (header, data phase, control records), with the output drained between
- * pieces. Build and run: make -C c-responder fuzz-run (clang).
+ * (header, data phase, control records, object requests), with the output
+ * drained between pieces. The catalogue is 4K, 100, 100-2 (object mode is
+ * off when bit 1 of the input length is set). Build and run:
+ * make -C c-responder fuzz-run (clang).
  */
 #include "smr.h"
 
@@ -30,6 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     smr_default_config(&cfg);
     cfg.max_sessions = 3;
     cfg.max_msg = 1u << 20;
+    cfg.nobjects = (size & 2) ? 0 : 3;
+    cfg.object_size[0] = 4096;
+    cfg.object_size[1] = cfg.object_size[2] = 100;
     smr_init(&smr_fz, &cfg);
     if (size == 0) return 0;
     /* First byte: how much of the input is a datagram. */

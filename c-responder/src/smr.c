@@ -1,6 +1,7 @@
 /*
- * The protocol engine: session headers, the rr/crr/control/sink/source data
- * phases, control records, the UDP echo rule and UDP stream counters.
+ * The protocol engine: session headers, the rr/crr/control/sink/source and
+ * object (LIST/FETCH) data phases, control records, the UDP echo rule and
+ * UDP stream counters.
  * Pure: the backend passes bytes and the time in, takes bytes and actions
  * out. See smr.h for the calling contract, docs/protocol.md for the rules.
  */
@@ -8,17 +9,24 @@
 
 #include <string.h>
 
-enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_SOURCE, PH_LINGER, PH_DRAIN };
-enum { M_RR = 1, M_CRR = 2, M_CONTROL = 3, M_SINK = 4, M_SOURCE = 5 };
+enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_SOURCE, PH_LINGER, PH_DRAIN, PH_OBJ };
+enum { M_RR = 1, M_CRR = 2, M_CONTROL = 3, M_SINK = 4, M_SOURCE = 5, M_OBJECTS = 16 };
+enum { OP_LIST = 1, OP_FETCH = 2 };
 #define F_AWAIT 8u /* control: Stop received, final Report not yet queued */
 enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
 
 const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
 
+/* Compile-time checks of the tunables (a negative array size fails). */
+typedef char smr_check_tests[SMR_MAX_TESTS >= 1 && SMR_MAX_TESTS <= 256 ? 1 : -1];
+typedef char smr_check_objects[SMR_MAX_OBJECTS >= 1 && SMR_MAX_OBJECTS <= SMR_CATALOGUE_MAX ? 1 : -1];
+typedef char smr_check_names[SMR_OBJ_NAME_LEN <= sizeof(((struct smr_conn *)0)->hdr) ? 1 : -1];
+typedef char smr_check_gen[SMR_GEN_CHUNK >= 64 ? 1 : -1];
+
 static const char *const smr_names[] = {"accepted",      "bad magic",      "unsupported version",
                                         "unknown mode",  "bad header",     "too large",
                                         "busy",          "header timeout", "internal error",
-                                        "unknown test"};
+                                        "unknown test",  "not found",      "bad request"};
 
 static void put16(uint8_t *b, uint32_t v) {
     b[0] = (uint8_t)(v >> 8);
@@ -85,16 +93,26 @@ size_t smr_status(uint8_t *out, size_t cap, unsigned code, const char *reason) {
 }
 
 void smr_default_config(struct smr_config *cfg) {
+    static const uint32_t sizes[] = {4u << 10, 64u << 10, 1u << 20, 8800u << 10};
+    size_t i;
+    memset(cfg, 0, sizeof *cfg);
     cfg->max_sessions = SMR_MAX_CONNS;
-    cfg->max_msg = 64u << 20;
-    cfg->header_timeout_ns = 5000000000ull;
-    cfg->idle_timeout_ns = 60000000000ull;
+    cfg->max_msg = SMR_DEFAULT_MAX_MSG;
+    cfg->header_timeout_ns = SMR_DEFAULT_HEADER_TIMEOUT_NS;
+    cfg->idle_timeout_ns = SMR_DEFAULT_IDLE_TIMEOUT_NS;
+    for (i = 0; i < 4 && i < SMR_MAX_OBJECTS; i++) cfg->object_size[i] = sizes[i];
+    cfg->nobjects = (uint32_t)i;
 }
 
 void smr_init(struct smr_ctx *x, const struct smr_config *cfg) {
+    char name[SMR_OBJ_NAME_LEN];
+    size_t i;
     memset(x, 0, sizeof *x);
     x->cfg = *cfg;
     if (x->cfg.max_sessions > SMR_MAX_CONNS) x->cfg.max_sessions = SMR_MAX_CONNS;
+    if (x->cfg.nobjects > SMR_MAX_OBJECTS) x->cfg.nobjects = SMR_MAX_OBJECTS;
+    x->list_len = 4;
+    for (i = 0; i < x->cfg.nobjects; i++) x->list_len += (uint32_t)(14 + smr_object_name(&x->cfg, i, name));
 }
 
 size_t smr_conn_index(const struct smr_ctx *x, const struct smr_conn *c) { return (size_t)(c - x->conns); }
@@ -105,17 +123,24 @@ static void smr_log(struct smr_ctx *x, const struct smr_conn *c, const char *wha
 
 static int smr_counted(const struct smr_conn *c) { return c->phase != PH_FREE && c->phase != PH_LINGER; }
 
-/* Queues a refusal record and moves to the lingering close. */
-static void smr_refuse(struct smr_ctx *x, struct smr_conn *c, unsigned code, const char *reason, uint64_t now) {
+/* The lingering close after a refusal (or a bad object request): the record
+ * queued in c->out goes, then a half-close; the client's bytes are drained
+ * for a while so no reset destroys the record. */
+static void smr_linger(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     if (smr_counted(c) && x->active) x->active--;
-    smr_log(x, c, smr_refusal_name(code), reason);
-    c->out_len = (uint16_t)smr_status(c->out, sizeof c->out, code, reason);
     c->out_off = 0;
     c->tx_left = 0;
     c->req_got = 0;
     c->phase = PH_LINGER;
     c->flags |= SMR_F_SHUT;
     c->deadline = now + SMR_LINGER_NS;
+}
+
+/* Queues a refusal record and moves to the lingering close. */
+static void smr_refuse(struct smr_ctx *x, struct smr_conn *c, unsigned code, const char *reason, uint64_t now) {
+    smr_log(x, c, smr_refusal_name(code), reason);
+    c->out_len = (uint16_t)smr_status(c->out, sizeof c->out, code, reason);
+    smr_linger(x, c, now);
 }
 
 static void smr_abort(struct smr_ctx *x, struct smr_conn *c, const char *why) {
@@ -163,13 +188,13 @@ unsigned smr_parse_header(const uint8_t *h, size_t n, uint8_t *mode, uint32_t *r
     len = get16(h + 6);
     if (len < 8 || len > 256) return SMR_BAD_HEADER;
     if (h[4] != 1) return SMR_UNSUPPORTED_VERSION;
-    if (h[5] < M_RR || h[5] > M_SOURCE) return SMR_UNKNOWN_MODE;
+    if ((h[5] < M_RR || h[5] > M_SOURCE) && h[5] != M_OBJECTS) return SMR_UNKNOWN_MODE;
     if (len < 16 || n < 16) return SMR_BAD_HEADER;
     *mode = h[5];
     *req = get32(h + 8);
     *resp = get32(h + 12);
     if (*mode == M_SINK) return *req == 0 ? SMR_BAD_HEADER : 0;
-    if (*mode == M_CONTROL) return 0;
+    if (*mode == M_CONTROL || *mode == M_OBJECTS) return 0; /* sizes unused */
     return (*req == 0 || *resp == 0) ? SMR_BAD_HEADER : 0;
 }
 
@@ -222,7 +247,9 @@ static void smr_start_control(struct smr_ctx *x, struct smr_conn *c, uint64_t no
     for (i = 0; i < SMR_MAX_TESTS && !t; i++)
         if (x->tests[i].id == 0 && x->tests[i].open == 0) t = &x->tests[i];
     if (!t) {
-        smr_refuse(x, c, SMR_INTERNAL, "no free test slot", now);
+        char r[48];
+        smr_cat(r, smr_catu(r, 0, SMR_MAX_TESTS), " throughput tests open, the limit");
+        smr_refuse(x, c, SMR_BUSY, r, now);
         return;
     }
     memset(t, 0, sizeof *t);
@@ -258,6 +285,183 @@ static void smr_start_data(struct smr_ctx *x, struct smr_conn *c, uint64_t now) 
     smr_emit_status_ok(c);
 }
 
+/* ---- object mode (docs/protocol.md section 9) ---- */
+
+size_t smr_object_name(const struct smr_config *cfg, size_t i, char *out) {
+    uint32_t s = cfg->object_size[i], rep = 1, shift = 0;
+    size_t n, j;
+    if (s >= (1u << 20) && s % (1u << 20) == 0)
+        shift = 20;
+    else if (s >= 1024 && s % 1024 == 0)
+        shift = 10;
+    n = smr_utoa(out, s >> shift);
+    if (shift) out[n++] = shift == 20 ? 'M' : 'K';
+    for (j = 0; j < i; j++) rep += cfg->object_size[j] == s;
+    if (rep > 1) {
+        out[n++] = '-';
+        n += smr_utoa(out + n, rep);
+    }
+    return n;
+}
+
+/* Word w of pattern object k: a bijection of w for each k (9.5). */
+static uint64_t smr_word(uint32_t k, uint64_t w) {
+    uint64_t v = (w ^ ((uint64_t)k << 40)) * 0x9E3779B97F4A7C15ull;
+    return v ^ (v >> 29);
+}
+
+void smr_pattern(uint8_t *out, uint32_t k, uint64_t off, size_t n) {
+    uint64_t w = off >> 3;
+    size_t skip = (size_t)(off & 7), take;
+    uint8_t v[8];
+    for (; n; w++, skip = 0) {
+        take = 8 - skip < n ? 8 - skip : n;
+        put64(v, smr_word(k, w));
+        memcpy(out, v + skip, take);
+        out += take;
+        n -= take;
+    }
+}
+
+/* Copies the part of a piece at body offset `at` that falls into the
+ * window [off, off + n) the output buffer `out` stands for. */
+static void smr_clip(uint8_t *out, uint64_t off, size_t n, uint64_t at, const uint8_t *piece, size_t len) {
+    uint64_t lo = at > off ? at : off, hi = at + len < off + n ? at + len : off + n;
+    if (lo < hi) memcpy(out + (lo - off), piece + (lo - at), (size_t)(hi - lo));
+}
+
+/* Bytes [off, off + n) of the LIST body, built entry by entry. */
+static void smr_list_body(const struct smr_config *cfg, uint8_t *out, uint64_t off, size_t n) {
+    uint8_t e[14 + SMR_OBJ_NAME_LEN];
+    uint64_t at = 4;
+    size_t i, len;
+    put32(e, cfg->nobjects);
+    smr_clip(out, off, n, 0, e, 4);
+    for (i = 0; i < cfg->nobjects && at < off + n; i++) {
+        len = smr_object_name(cfg, i, (char *)e + 14);
+        put64(e, cfg->object_size[i]);
+        put32(e + 8, 0); /* crc32: 0 for pattern objects */
+        e[12] = 1;       /* flags: the content is the pattern */
+        e[13] = (uint8_t)len;
+        smr_clip(out, off, n, at, e, 14 + len);
+        at += 14 + len;
+    }
+}
+
+/* Queues a response head; an ok answer's body is generated as it is sent. */
+static void smr_obj_head(struct smr_conn *c, unsigned code, uint64_t len) {
+    memset(c->out, 0, 12);
+    c->out[0] = (uint8_t)code;
+    put64(c->out + 4, len);
+    c->out_len = 12;
+    c->out_off = 0;
+}
+
+static void smr_obj_ok(struct smr_conn *c, uint32_t len) {
+    smr_obj_head(c, 0, len);
+    c->resp_size = len;
+    c->tx_left = len;
+}
+
+/* An error response: the head, then the reason already built at
+ * c->out + 12 (at most 60 bytes, SMR_OUT_MAX has room). */
+static void smr_obj_error(struct smr_conn *c, unsigned code, size_t reason_len) {
+    smr_obj_head(c, code, reason_len);
+    c->out_len = (uint16_t)(12 + reason_len);
+}
+
+/* Answers BadRequest and closes: the framing is lost, no name is read. */
+static void smr_obj_bad(struct smr_ctx *x, struct smr_conn *c, uint32_t op, uint32_t len, uint64_t now) {
+    char *r = (char *)c->out + 12;
+    size_t at;
+    if (op != OP_LIST && op != OP_FETCH) {
+        at = smr_catu(r, smr_cat(r, 0, "unknown object request op "), op);
+    } else {
+        at = smr_catu(r, smr_cat(r, 0, "bad name length "), len);
+        at = smr_cat(r, at, " (LIST takes 0, FETCH 1..255)");
+    }
+    smr_log(x, c, smr_refusal_name(SMR_BAD_REQUEST), r);
+    smr_obj_error(c, SMR_BAD_REQUEST, at);
+    smr_linger(x, c, now);
+}
+
+static void smr_obj_not_found(struct smr_conn *c) {
+    char *r = (char *)c->out + 12;
+    size_t at = smr_cat(r, 0, "no object named '"), i;
+    for (i = 0; i < c->in_need && i < sizeof c->hdr; i++)
+        r[at++] = (char)(c->hdr[i] >= 0x20 && c->hdr[i] < 0x7f ? c->hdr[i] : '?');
+    if (c->in_need > sizeof c->hdr) at = smr_cat(r, at, "...");
+    at = smr_cat(r, at, "'");
+    smr_obj_error(c, SMR_NOT_FOUND, at);
+}
+
+/* The whole name of a FETCH is in (its first 16 bytes in c->hdr). */
+static void smr_obj_fetch(struct smr_ctx *x, struct smr_conn *c) {
+    char name[SMR_OBJ_NAME_LEN];
+    size_t i;
+    c->in_got = 0;
+    c->req_got = 0;
+    for (i = 0; c->in_need <= SMR_OBJ_NAME_LEN && i < x->cfg.nobjects; i++)
+        if (smr_object_name(&x->cfg, i, name) == c->in_need && memcmp(name, c->hdr, c->in_need) == 0) {
+            c->obj = (uint16_t)i;
+            smr_obj_ok(c, x->cfg.object_size[i]);
+            return;
+        }
+    smr_obj_not_found(c);
+}
+
+/* The 4-byte request head is in c->in: LIST, FETCH (name follows), or bad. */
+static void smr_obj_request(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    uint32_t op = c->in[0], len = get16(c->in + 2);
+    if (op == OP_LIST && len == 0) {
+        c->in_got = 0;
+        smr_obj_ok(c, x->list_len);
+    } else if (op == OP_FETCH && len >= 1 && len <= SMR_NAME_MAX) {
+        c->in_need = (uint16_t)len;
+        c->req_got = 0;
+    } else {
+        smr_obj_bad(x, c, op, len, now);
+    }
+}
+
+static size_t smr_in_objects(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
+    size_t want = smr_conn_want(c), take = n < want ? n : want, i;
+    if (c->in_got < 4) {
+        memcpy(c->in + c->in_got, p, take);
+        c->in_got = (uint16_t)(c->in_got + take);
+        if (c->in_got == 4) smr_obj_request(x, c, now);
+        return take;
+    }
+    for (i = 0; i < take; i++, c->req_got++)
+        if (c->req_got < sizeof c->hdr) c->hdr[c->req_got] = p[i];
+    if (take && c->req_got == c->in_need) smr_obj_fetch(x, c);
+    return take;
+}
+
+/* The next piece of the body being sent, generated into x->gen. */
+static size_t smr_obj_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
+    uint64_t off = c->resp_size - c->tx_left;
+    size_t n = (size_t)(c->tx_left < SMR_GEN_CHUNK ? c->tx_left : SMR_GEN_CHUNK);
+    if (!n) return 0;
+    if (c->in[0] == OP_LIST)
+        smr_list_body(&x->cfg, x->gen, off, n);
+    else
+        smr_pattern(x->gen, c->obj, off, n);
+    *p = x->gen;
+    return n;
+}
+
+static void smr_start_objects(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    if (!x->cfg.nobjects) {
+        smr_refuse(x, c, SMR_UNKNOWN_MODE, "object mode is not enabled on this responder", now);
+        return;
+    }
+    c->phase = PH_OBJ;
+    c->in_got = 0;
+    c->req_got = 0;
+    smr_emit_status_ok(c);
+}
+
 /* The whole header is in c->hdr (its first 16 bytes): judge and start. */
 static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     uint8_t mode = 0;
@@ -278,6 +482,8 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
         smr_start_control(x, c, now);
     else if (mode == M_SINK || mode == M_SOURCE)
         smr_start_data(x, c, now);
+    else if (mode == M_OBJECTS)
+        smr_start_objects(x, c, now);
     else {
         c->phase = mode == M_RR ? PH_RR : PH_CRR;
         if (mode == M_RR) smr_emit_status_ok(c);
@@ -387,12 +593,6 @@ static void smr_stop_sources(struct smr_ctx *x, const struct smr_test *t) {
     }
 }
 
-#ifndef SMR_UDP_QUIET_NS
-/* After Stop, UDP counts are final once no stream datagram came for this
- * long (datagrams still queued when Stop was read are counted). */
-#define SMR_UDP_QUIET_NS 20000000u
-#endif
-
 /* When the final Report may go: every data session ended and the UDP
  * counts quiet, or the drain deadline. */
 static uint64_t smr_final_at(const struct smr_test *t) {
@@ -468,6 +668,9 @@ size_t smr_conn_want(const struct smr_conn *c) {
         if (c->out_off < c->out_len || (c->flags & (SMR_F_CLOSE | F_AWAIT))) return 0;
         if (c->skip) return c->skip;
         return (size_t)(c->in_got < 4 ? 4 : 8) - c->in_got;
+    case PH_OBJ: /* one request at a time: the next waits for this answer */
+        if (c->out_off < c->out_len || c->tx_left || (c->flags & SMR_F_CLOSE)) return 0;
+        return c->in_got < 4 ? (size_t)(4 - c->in_got) : (size_t)(c->in_need - c->req_got);
     case PH_FREE:
         return 0;
     default:
@@ -484,6 +687,8 @@ static size_t smr_in_one(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p
         return smr_in_request(x, c, n, now);
     case PH_CONTROL:
         return smr_in_control(x, c, p, n, now);
+    case PH_OBJ:
+        return smr_in_objects(x, c, p, n, now);
     case PH_SINK: {
         struct smr_test *t = smr_conn_test(x, c);
         if (t) t->tcp_rx += n;
@@ -515,38 +720,46 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
     return done;
 }
 
-size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
-    uint64_t n;
-    if (c->flags & SMR_F_CLOSE) return 0;
-    if (c->out_off < c->out_len) {
-        *p = c->out + c->out_off;
-        return (size_t)(c->out_len - c->out_off);
-    }
+/* The body piece due after any queued record: payload from smr_payload,
+ * or object bytes generated into x->gen. */
+static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
     if (c->phase == PH_RR && c->tx_left == 0 && c->pending) {
         c->pending--;
         c->tx_left = c->resp_size;
     }
+    if (c->phase == PH_OBJ) return smr_obj_body(x, c, p);
+    *p = smr_payload;
     if (c->phase == PH_SOURCE) {
         /* A source writes from its test's first Snapshot on: the client's
          * first mark is that Snapshot, so no byte predates the window. */
         const struct smr_test *t = smr_conn_test(x, c);
         if (!t || !t->started) return 0;
-        *p = smr_payload;
         return c->resp_size < SMR_TX_CHUNK ? c->resp_size : SMR_TX_CHUNK;
     }
-    n = c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK;
-    *p = smr_payload;
-    return (size_t)n;
+    return (size_t)(c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK);
+}
+
+size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
+    if (c->flags & SMR_F_CLOSE) return 0;
+    if (c->out_off < c->out_len) {
+        *p = c->out + c->out_off;
+        return (size_t)(c->out_len - c->out_off);
+    }
+    return smr_body(x, c, p);
+}
+
+int smr_conn_has_output(const struct smr_ctx *x, const struct smr_conn *c) {
+    const struct smr_test *t = &x->tests[c->test_ix];
+    if (c->flags & SMR_F_CLOSE) return 0;
+    if (c->out_off < c->out_len || c->tx_left || (c->phase == PH_RR && c->pending)) return 1;
+    return c->phase == PH_SOURCE && c->test_id && t->id == c->test_id && t->started;
 }
 
 size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, size_t *n) {
-    uint64_t k;
     n[0] = smr_conn_output(x, c, &p[0]);
     if (!n[0]) return 0;
-    if (p[0] == smr_payload) return 1;
-    k = c->phase == PH_SOURCE ? c->resp_size : c->tx_left;
-    n[1] = (size_t)(k < SMR_TX_CHUNK ? k : SMR_TX_CHUNK);
-    p[1] = smr_payload;
+    if (p[0] != c->out + c->out_off) return 1; /* no record queued */
+    n[1] = smr_body(x, c, &p[1]);
     return n[1] ? 2 : 1;
 }
 
@@ -576,30 +789,30 @@ unsigned smr_conn_flags(const struct smr_conn *c) {
 
 void smr_conn_shut_done(struct smr_conn *c) { c->flags |= SMR_F_SHUT_DONE; }
 
+static void smr_vanished(struct smr_ctx *x, struct smr_conn *c, uint32_t got, uint32_t of) {
+    char r[64];
+    size_t at = smr_catu(r, smr_cat(r, 0, "client vanished mid-request ("), got);
+    smr_cat(r, smr_catu(r, smr_cat(r, at, " of "), of), " bytes)");
+    smr_abort(x, c, r);
+}
+
 void smr_conn_eof(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     char r[64];
-    size_t at;
     (void)now;
-    switch (c->phase) {
-    case PH_HEADER:
-        at = smr_catu(r, smr_cat(r, 0, "client closed after "), c->hdr_got);
-        smr_cat(r, at, " header bytes");
+    if (c->phase == PH_HEADER) {
+        smr_cat(r, smr_catu(r, smr_cat(r, 0, "client closed after "), c->hdr_got), " header bytes");
         smr_abort(x, c, r);
-        return;
-    case PH_RR:
-    case PH_CRR:
-        if (c->req_got || c->phase == PH_CRR) {
-            at = smr_catu(r, smr_cat(r, 0, "client vanished mid-request ("), c->req_got);
-            at = smr_catu(r, smr_cat(r, at, " of "), c->req_size);
-            smr_cat(r, at, " bytes)");
-            smr_abort(x, c, r);
-            return;
-        }
-        break;
-    default:
-        break;
+    } else if ((c->phase == PH_RR && c->req_got) || c->phase == PH_CRR) {
+        smr_vanished(x, c, c->req_got, c->req_size);
+    } else if (c->phase == PH_OBJ && c->in_got) {
+        /* A close between requests is the normal end; inside one is not. */
+        if (c->in_got < 4)
+            smr_vanished(x, c, c->in_got, 4);
+        else
+            smr_vanished(x, c, 4 + c->req_got, 4u + c->in_need);
+    } else {
+        c->flags |= SMR_F_CLOSE;
     }
-    c->flags |= SMR_F_CLOSE;
 }
 
 void smr_conn_free(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {

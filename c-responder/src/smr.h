@@ -5,11 +5,21 @@
  * Every backend (POSIX sockets, lwIP raw API, lwIP sockets API, an in-stack
  * module) owns the sockets and the clock and drives the engine:
  *   bytes received   -> smr_conn_input()
- *   bytes to send    <- smr_conn_output() / smr_conn_sent()
+ *   bytes to send    <- smr_conn_output() / smr_conn_iov(), then smr_conn_sent()
  *   half-close, close<- smr_conn_flags()
  *   peer closed      -> smr_conn_eof(); socket gone -> smr_conn_free()
  *   time passes      -> smr_conn_deadline(), smr_conn_timeout(), smr_tick()
  *   UDP datagram     -> smr_udp_input(), then smr_udp_stamp_tx()
+ *
+ * Output lifetime: the bytes smr_conn_output()/smr_conn_iov() point at are
+ * valid only until the next call into the engine (any smr_ function taking
+ * the context): records live in the connection, and object-mode bytes are
+ * generated into one scratch buffer the whole context shares (smr_ctx.gen).
+ * Only smr_payload itself (p == smr_payload) is static and may be handed to
+ * a stack by reference (lwIP tcp_write without TCP_WRITE_FLAG_COPY, an mbuf
+ * with external storage); copy everything else, or write it out, before
+ * calling the engine again.
+ *
  * All state lives in one struct smr_ctx; the sizes below are compile-time
  * tunables: set them with -D on the command line, the same for every file
  * of a build (struct sizes depend on them).
@@ -27,9 +37,11 @@
 #ifndef SMR_SPARE_CONNS
 #define SMR_SPARE_CONNS 8
 #endif
-/* Throughput tests open at once, and UDP streams counted per test. */
+/* Throughput tests open at once (RAM: one struct smr_test each, about
+ * 6 KiB; one more control session is refused Busy), and UDP streams counted
+ * per test (RAM: 192 bytes each, per test). */
 #ifndef SMR_MAX_TESTS
-#define SMR_MAX_TESTS 8
+#define SMR_MAX_TESTS 16
 #endif
 #ifndef SMR_MAX_STREAMS
 #define SMR_MAX_STREAMS 32
@@ -49,9 +61,35 @@
 #ifndef SMR_DRAIN_NS
 #define SMR_DRAIN_NS 2000000000ull
 #endif
+/* After Stop, UDP counts are final once no stream datagram came for this
+ * long (datagrams still queued when Stop was read are counted). */
+#ifndef SMR_UDP_QUIET_NS
+#define SMR_UDP_QUIET_NS 20000000ull
+#endif
+/* Object mode (session mode 16): synthetic pattern objects a catalogue can
+ * hold (RAM: 4 bytes each in struct smr_config; the protocol allows 4096),
+ * and the bytes of LIST and FETCH bodies generated per smr_conn_output()
+ * call (RAM: one buffer of this size per context, shared by every
+ * connection; a stack that copies anyway wants about one segment). */
+#ifndef SMR_MAX_OBJECTS
+#define SMR_MAX_OBJECTS 16
+#endif
+#ifndef SMR_GEN_CHUNK
+#define SMR_GEN_CHUNK 16384
+#endif
+
+/* Runtime defaults of struct smr_config (smr_default_config()). Together
+ * with the tunables above they are the limits table of docs/protocol.md
+ * section 5, checked against protocol/vectors.json by smr-test. */
+#define SMR_DEFAULT_MAX_MSG (64u << 20)
+#define SMR_DEFAULT_HEADER_TIMEOUT_NS 5000000000ull
+#define SMR_DEFAULT_IDLE_TIMEOUT_NS 60000000000ull
 
 #define SMR_DEFAULT_PORT 24680
 #define SMR_DUP_WINDOW 1024 /* docs/protocol.md 8.4 */
+#define SMR_CATALOGUE_MAX 4096 /* objects a catalogue may hold (9.4) */
+#define SMR_NAME_MAX 255       /* longest object name in a request (9.2) */
+#define SMR_OBJ_NAME_LEN 16    /* longest name smr_object_name() makes */
 #define SMR_UDP_HDR 40
 #define SMR_REPORT_LEN 128
 #define SMR_OUT_MAX (8 + SMR_REPORT_LEN) /* status + Report, or a refusal */
@@ -67,7 +105,9 @@ enum smr_refusal {
     SMR_BUSY = 6,
     SMR_HEADER_TIMEOUT = 7,
     SMR_INTERNAL = 8,
-    SMR_UNKNOWN_TEST = 9
+    SMR_UNKNOWN_TEST = 9,
+    SMR_NOT_FOUND = 10,  /* object mode responses only */
+    SMR_BAD_REQUEST = 11 /* object mode responses only */
 };
 
 /* What smr_conn_flags() asks of the backend. */
@@ -80,10 +120,16 @@ struct smr_config {
     uint32_t max_msg;           /* largest request/response/write size */
     uint64_t header_timeout_ns; /* whole header must arrive within this */
     uint64_t idle_timeout_ns;   /* no progress for this long: abort */
+    uint32_t nobjects;          /* 0: object mode off (mode 16 is UnknownMode) */
+    uint32_t object_size[SMR_MAX_OBJECTS]; /* object i: pattern seed i */
 };
 
+/* One TCP connection. Object sessions reuse fields that are idle after the
+ * header: in[0..4] the request head (in[0] its op while the answer is sent),
+ * in_need the name length, req_got the name bytes read, hdr[] the first 16
+ * of them, resp_size the body length of the answer being sent. */
 struct smr_conn {
-    uint64_t tx_left;  /* payload bytes of the current response not yet sent */
+    uint64_t tx_left;  /* body bytes of the current response not yet sent */
     uint64_t deadline; /* ns: header, idle or linger deadline */
     uint32_t req_size; /* rr/crr request size; sink/source: test id */
     uint32_t resp_size;
@@ -94,6 +140,7 @@ struct smr_conn {
     uint16_t out_len, out_off;
     uint16_t in_got, in_need; /* control record being assembled */
     uint16_t skip;            /* control: bytes of an unknown record left */
+    uint16_t obj;             /* objects: index of the object being sent */
     uint8_t phase, mode, flags, test_ix;
     uint8_t hdr[16];
     uint8_t in[8];
@@ -139,13 +186,17 @@ struct smr_ctx {
     /* One line per refusal or aborted session; what: refusal name or
      * "aborted"; detail: a short reason. May be NULL. */
     void (*log)(void *user, const struct smr_conn *c, const char *what, const char *detail);
+    uint32_t list_len; /* body length of LIST (set by smr_init) */
     struct smr_test tests[SMR_MAX_TESTS];
     struct smr_conn conns[SMR_MAX_CONNS + SMR_SPARE_CONNS];
+    uint8_t gen[SMR_GEN_CHUNK]; /* object bytes of the last output call */
 };
 
 /* The read-only payload every response is cut from. */
 extern const uint8_t smr_payload[SMR_TX_CHUNK];
 
+/* smr_init copies cfg (object sizes included; nobjects is capped at
+ * SMR_MAX_OBJECTS). The default config serves objects 4K, 64K, 1M, 8800K. */
 void smr_init(struct smr_ctx *x, const struct smr_config *cfg);
 void smr_default_config(struct smr_config *cfg);
 
@@ -165,8 +216,12 @@ size_t smr_conn_want(const struct smr_conn *c);
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now);
 /* The next contiguous bytes to send (0 when nothing is due). */
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p);
-/* Up to two pieces at once (a record, then payload) for one writev:
- * crr sends its status record and response together. Returns the count. */
+/* Nonzero when output is due (for a poll set): like smr_conn_output() != 0,
+ * without generating object bytes or changing any state. */
+int smr_conn_has_output(const struct smr_ctx *x, const struct smr_conn *c);
+/* Up to two pieces at once (a record, then payload or object bytes) for
+ * one writev: crr sends its status record and response together, object
+ * mode a response head and the start of its body. Returns the count. */
 size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, size_t *n);
 /* n bytes of what smr_conn_output() offered were taken by the stack. */
 void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now);
@@ -193,5 +248,11 @@ size_t smr_status(uint8_t *out, size_t cap, unsigned code, const char *reason);
 void smr_stream_record(struct smr_stream *s, uint64_t seq, size_t len, uint64_t sent_ns, uint64_t arrival_ns);
 /* Parses a complete header: 0 and *mode/req/resp set, or a refusal code. */
 unsigned smr_parse_header(const uint8_t *h, size_t n, uint8_t *mode, uint32_t *req, uint32_t *resp);
+/* Object i's name as the Rust responder gives it ("4K", "8800K", "1M",
+ * "100"; "-2", "-3" for repeated sizes) into out (SMR_OBJ_NAME_LEN bytes,
+ * no terminator); returns its length. */
+size_t smr_object_name(const struct smr_config *cfg, size_t i, char *out);
+/* n bytes of pattern object k from offset off (docs/protocol.md 9.5). */
+void smr_pattern(uint8_t *out, uint32_t k, uint64_t off, size_t n);
 
 #endif

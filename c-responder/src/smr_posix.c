@@ -215,10 +215,61 @@ static unsigned long smr_num(const char *flag, const char *v, unsigned long max)
     return n;
 }
 
+/* One item of a size list, as the Rust CLI reads it: digits, then no unit
+ * or B, K, KB, KiB, M, MB, MiB, G, GB, GiB in any case (K = 1024), spaces
+ * around allowed; 1 .. 4G-1. Returns 0 and *out, or -1. */
+static int smr_size(const char *s, size_t len, uint32_t *out) {
+    static const char *const units[] = {"b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib"};
+    static const uint8_t shift[] = {0, 10, 10, 10, 20, 20, 20, 30, 30, 30};
+    uint64_t v = 0;
+    size_t i = 0, u;
+    while (len && s[len - 1] == ' ') len--;
+    while (i < len && s[i] == ' ') i++;
+    if (i == len || s[i] < '0' || s[i] > '9') return -1;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+        if ((v = v * 10 + (uint64_t)(s[i] - '0')) > 0xffffffffu) return -1;
+    for (u = 0; i < len && u < sizeof units / sizeof units[0]; u++) {
+        size_t k = 0;
+        while (i + k < len && units[u][k] && (s[i + k] | 0x20) == units[u][k]) k++;
+        if (i + k == len && !units[u][k]) break;
+    }
+    if (i < len && u == sizeof units / sizeof units[0]) return -1;
+    if (i < len) v <<= shift[u];
+    if (v == 0 || v > 0xffffffffu) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* --objects SIZES: "4K,64K,1M,8800K", at most SMR_MAX_OBJECTS of them. */
+static void smr_objects(const char *v, struct smr_config *cfg) {
+    const char *item = v;
+    if (!v) smr_die("missing value for --objects", NULL);
+    cfg->nobjects = 0;
+    for (;;) {
+        const char *end = strchr(item, ',');
+        size_t len = end ? (size_t)(end - item) : strlen(item);
+        if (cfg->nobjects == SMR_MAX_OBJECTS) {
+            fprintf(stderr, SMR_NAME ": error: --objects: more than %d objects (this build's SMR_MAX_OBJECTS)\n",
+                    SMR_MAX_OBJECTS);
+            exit(2);
+        }
+        if (smr_size(item, len, &cfg->object_size[cfg->nobjects]) != 0) {
+            fprintf(stderr, SMR_NAME ": error: --objects: bad size list item '%.*s' (sizes such as 64, 4K, 1M)\n",
+                    (int)len, item);
+            exit(2);
+        }
+        cfg->nobjects++;
+        if (!end) return;
+        item = end + 1;
+    }
+}
+
 static void smr_usage(void) {
     printf("usage: " SMR_NAME " [--listen ADDR:PORT]... [--max-sessions N] [--max-msg SIZE]\n"
-           "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--affinity CPU] [--quiet]\n"
-           "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n");
+           "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--objects SIZES | --no-objects]\n"
+           "       [--affinity CPU] [--quiet]\n"
+           "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n"
+           "--objects: synthetic objects for object mode, K = 1024 (default 4K,64K,1M,8800K)\n");
     exit(0);
 }
 
@@ -243,6 +294,10 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             smr_g.quiet = 1;
             continue;
         }
+        if (strcmp(f, "--no-objects") == 0) {
+            cfg->nobjects = 0;
+            continue;
+        }
         i++;
         if (strcmp(f, "--listen") == 0) {
             if (!v || smr_g.nlisten == SMR_MAX_LISTEN || smr_parse_addr(v, &smr_g.listen[smr_g.nlisten]) != 0)
@@ -256,12 +311,30 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             cfg->header_timeout_ns = (uint64_t)smr_num(f, v, 86400000u) * 1000000u;
         } else if (strcmp(f, "--idle-timeout-ms") == 0) {
             cfg->idle_timeout_ns = (uint64_t)smr_num(f, v, 86400000u) * 1000000u;
+        } else if (strcmp(f, "--objects") == 0) {
+            smr_objects(v, cfg);
         } else if (strcmp(f, "--affinity") == 0) {
             smr_pin(smr_num(f, v, 1023));
         } else {
             smr_die("unknown flag ", f);
         }
     }
+}
+
+/* One line naming the catalogue, or saying object mode is off. */
+static void smr_log_objects(const struct smr_config *cfg) {
+    char name[SMR_OBJ_NAME_LEN + 1];
+    uint32_t i;
+    if (!cfg->nobjects) {
+        fprintf(stderr, SMR_NAME ": objects: off\n");
+        return;
+    }
+    fprintf(stderr, SMR_NAME ": objects: %u in the catalogue:", (unsigned)cfg->nobjects);
+    for (i = 0; i < cfg->nobjects; i++) {
+        name[smr_object_name(cfg, i, name)] = 0;
+        fprintf(stderr, " %s", name);
+    }
+    fprintf(stderr, "\n");
 }
 
 static void smr_close(struct smr_conn *c, uint64_t now) {
@@ -401,12 +474,12 @@ static nfds_t smr_pollset(void) {
     }
     for (i = 0; i < smr_g.x.hi; i++) {
         struct smr_conn *c = &smr_g.x.conns[i];
-        const uint8_t *p;
         smr_g.pix[i] = -1;
         if (smr_g.fd[i] < 0) continue;
         smr_g.pix[i] = (short)n;
         smr_g.pfd[n].fd = smr_g.fd[i];
-        smr_g.pfd[n].events = (short)((smr_conn_want(c) ? POLLIN : 0) | (smr_conn_output(&smr_g.x, c, &p) ? POLLOUT : 0));
+        smr_g.pfd[n].events =
+            (short)((smr_conn_want(c) ? POLLIN : 0) | (smr_conn_has_output(&smr_g.x, c) ? POLLOUT : 0));
         smr_g.pfd[n++].revents = 0;
     }
     return n;
@@ -485,6 +558,7 @@ int main(int argc, char **argv) {
         smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
         fprintf(stderr, SMR_NAME ": listening on tcp %s\n" SMR_NAME ": listening on udp %s\n", a, a);
     }
+    if (!smr_g.quiet) smr_log_objects(&cfg);
     smr_loop();
     return 0;
 }

@@ -1,12 +1,14 @@
 /*
- * Engine unit tests: every fixture in protocol/vectors.json, then malformed
- * input, limits and the throughput-test life cycle. Built with ASan+UBSan
- * (make test). Usage: smr-test path/to/vectors.json
+ * Engine unit tests: every fixture in protocol/vectors.json (the limits
+ * table against a stock build's defaults, from smr_stock.c; object mode),
+ * then malformed input, limits, object sessions and the throughput-test life
+ * cycle. Built with ASan+UBSan (make test). Usage: smr-test vectors.json
  *
  * The JSON reader below handles what that file uses (objects, arrays,
  * strings without escapes other than \" and \\, numbers, true/false/null).
  */
 #include "smr.h"
+#include "smr_stock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,11 +284,14 @@ static struct smr_conn *control(uint32_t *id, uint64_t now) {
 static struct smr_conn *data(int mode, uint32_t id, uint32_t wsize, uint64_t now) {
     uint8_t h[16] = {'S', 'M', 'T', 'R', 1, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0}, out[64];
     struct smr_conn *c = open_conn(now);
+    const uint8_t *p[2];
+    size_t n[2];
     h[5] = (uint8_t)mode;
     h[8] = (uint8_t)(id >> 24), h[9] = (uint8_t)(id >> 16), h[10] = (uint8_t)(id >> 8), h[11] = (uint8_t)id;
     h[14] = (uint8_t)(wsize >> 8), h[15] = (uint8_t)wsize;
     smr_conn_input(&X, c, h, 16, now);
-    CHECK(smr_conn_output(&X, c, (const uint8_t **)&h) == 8, "data session status");
+    /* A source's status goes alone: no payload before the first Snapshot. */
+    CHECK(smr_conn_iov(&X, c, p, n) == 1 && n[0] == 8, "data session status alone");
     drain(c, out, 8, now);
     CHECK(memcmp(out, "SMTR\1\0\0\0", 8) == 0, "data session accepted");
     return c;
@@ -382,7 +387,8 @@ static void rr_and_limits(void) {
     CHECK(drain(a, out, sizeof out, 0) == 8, "rr accepted");
     CHECK(smr_conn_input(&X, a, (const uint8_t *)"ab", 2, 1) == 2 && drain(a, out, sizeof out, 1) == 0,
           "partial request: no answer yet");
-    CHECK(smr_conn_input(&X, a, (const uint8_t *)"c", 1, 1) == 1 && drain(a, out, sizeof out, 1) == 512,
+    CHECK(smr_conn_input(&X, a, (const uint8_t *)"c", 1, 1) == 1 && smr_conn_has_output(&X, a) &&
+              drain(a, out, sizeof out, 1) == 512 && !smr_conn_has_output(&X, a),
           "whole request: 512-byte response");
     smr_conn_input(&X, a, (const uint8_t *)"abcabc", 6, 2); /* two pipelined requests */
     CHECK(drain(a, out, 1024, 2) == 1024 && drain(a, out, sizeof out, 2) == 0, "pipelined requests answered");
@@ -442,10 +448,12 @@ static void life_cycle(void) {
     c = control(&id, 0);
     src = data(5, id, 1000, 0);
     snk = data(4, id, 0, 0);
-    CHECK(smr_conn_output(&X, src, &p) == 0, "source waits for the test's first Snapshot");
+    CHECK(smr_conn_output(&X, src, &p) == 0 && !smr_conn_has_output(&X, src),
+          "source waits for the test's first Snapshot");
     smr_conn_input(&X, c, snap, 8, 0);
     CHECK(drain(c, out, sizeof out, 0) == 128 && out[31] == 0, "first snapshot: nothing counted yet");
-    CHECK(smr_conn_output(&X, src, &p) == 1000 && p == smr_payload, "source offers write-size pieces");
+    CHECK(smr_conn_output(&X, src, &p) == 1000 && p == smr_payload && smr_conn_has_output(&X, src),
+          "source offers write-size pieces");
     smr_conn_sent(&X, src, 700, 1);
     smr_conn_input(&X, snk, out, 100, 1);
     for (k = 0; k < 5; k++) {
@@ -488,6 +496,370 @@ static void life_cycle(void) {
     CHECK(drain(c, out, sizeof out, 101) == 128 && out[8] == 1, "immediate final report");
 }
 
+/* ---- limits: the C defaults of a stock build against the table ---- */
+
+/* Key n of object o (a string token), or -1. */
+static int tj_key(int o, int n) {
+    int i = o + 1;
+    if (o < 0 || tj[o].type != J_OBJ || n >= tj[o].size) return -1;
+    while (n--) i = tj[tj[i].next].next;
+    return i;
+}
+
+static void vec_limits(int lim) {
+    const struct smr_stock_limit *l;
+    char key[64];
+    int i, seen = 0;
+    CHECK(lim >= 0 && tj[lim].type == J_OBJ, "vectors.json has a limits object");
+    for (i = 0; lim >= 0 && i < tj[lim].size; i++) {
+        int k = tj_key(lim, i);
+        tj_str(k, key, sizeof key);
+        if (strcmp(key, "about") == 0) continue;
+        for (l = smr_stock_limits; l->key && strcmp(l->key, key) != 0; l++) continue;
+        CHECK(l->key != NULL, "limit '%s' of vectors.json is unknown to the C responder (tests/smr_stock.c)", key);
+        if (!l->key) continue;
+        seen++;
+        CHECK(tj_num(tj[k].next) * l->unit == l->value, "limit %s: vectors %llu, C default %llu (x%llu)", key,
+              tj_num(tj[k].next), (unsigned long long)l->value, (unsigned long long)l->unit);
+    }
+    for (l = smr_stock_limits; l->key; l++) CHECK(tj_get(lim, l->key) >= 0, "C limit %s not in vectors.json", l->key);
+    CHECK(seen == (int)(l - smr_stock_limits), "every C limit compared (%d)", seen);
+}
+
+/* The runtime defaults come from the same constants; behaviour at the
+ * limits that fit a test build: tests open at once (Busy), name length. */
+static void limits_behaviour(void) {
+    struct smr_config cfg;
+    struct smr_conn *c;
+    uint8_t out[256];
+    uint32_t id;
+    size_t i;
+    smr_default_config(&cfg);
+    CHECK(cfg.max_sessions == SMR_MAX_CONNS && cfg.max_msg == SMR_DEFAULT_MAX_MSG &&
+              cfg.header_timeout_ns == SMR_DEFAULT_HEADER_TIMEOUT_NS &&
+              cfg.idle_timeout_ns == SMR_DEFAULT_IDLE_TIMEOUT_NS,
+          "smr_default_config uses the SMR_DEFAULT_ constants");
+    fresh(8);
+    control(&id, 0);
+    for (i = 1; i < SMR_MAX_TESTS; i++) X.tests[i].id = (uint32_t)(1000 + i); /* slots taken */
+    c = open_conn(0);
+    smr_conn_input(&X, c, (const uint8_t *)"SMTR\1\3\0\20\0\0\0\0\0\0\0\0", 16, 0);
+    CHECK(drain(c, out, sizeof out, 0) > 8 && out[5] == SMR_BUSY, "control session %d is Busy, got code %u",
+          SMR_MAX_TESTS + 1, out[5]);
+    snprintf((char *)out, sizeof out, "%d throughput tests open, the limit", SMR_MAX_TESTS);
+    CHECK(strstr(lastlog, (char *)out) != NULL, "Busy names the limit: %s", lastlog);
+}
+
+/* ---- object mode ---- */
+
+/* The pattern, written again from docs/protocol.md 9.5 for the checks. */
+static uint8_t tst_byte(uint64_t k, uint64_t off) {
+    uint64_t x = ((off / 8) ^ (k << 40)) * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 29;
+    return (uint8_t)(x >> (56 - 8 * (off % 8)));
+}
+
+static const uint8_t obj_hdr[16] = {'S', 'M', 'T', 'R', 1, 16, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* A fresh engine with these objects and one object session, accepted. */
+static struct smr_conn *obj_session(const uint32_t *sizes, uint32_t n) {
+    struct smr_config cfg;
+    struct smr_conn *c;
+    uint8_t out[16];
+    smr_default_config(&cfg);
+    cfg.max_sessions = 4;
+    if (sizes) {
+        cfg.nobjects = n;
+        memcpy(cfg.object_size, sizes, n * sizeof *sizes);
+    }
+    smr_init(&X, &cfg);
+    X.log = test_log;
+    lastlog[0] = 0;
+    c = open_conn(0);
+    smr_conn_input(&X, c, obj_hdr, 16, 0);
+    CHECK(drain(c, out, 8, 0) == 8 && memcmp(out, "SMTR\1\0\0\0", 8) == 0, "object session accepted");
+    return c;
+}
+
+static void obj_pattern_vectors(int pat) {
+    int s = tj_get(pat, "samples"), i;
+    uint64_t off;
+    uint8_t want[64], got[64];
+    for (i = 0; i < tj[s].size; i++) {
+        int v = tj_item(s, i);
+        size_t n = tj_hex(tj_get(v, "hex"), want, sizeof want), j;
+        uint32_t k = (uint32_t)tj_num(tj_get(v, "k"));
+        off = tj_num(tj_get(v, "offset"));
+        smr_pattern(got, k, off, n);
+        CHECK(memcmp(got, want, n) == 0, "pattern sample k %u offset %llu", k, (unsigned long long)off);
+        for (j = 0; j < n; j++) got[j] = tst_byte(k, off + j);
+        CHECK(memcmp(got, want, n) == 0, "the test's own pattern, sample k %u", k);
+    }
+    for (off = 0; off < 24; off++) {
+        size_t n, j, bad = 0;
+        for (n = 0; n < 30; n++) {
+            smr_pattern(got, 7, off, n);
+            for (j = 0; j < n; j++) bad += got[j] != tst_byte(7, off + j);
+        }
+        CHECK(bad == 0, "pattern pieces from offset %llu", (unsigned long long)off);
+    }
+}
+
+static void obj_names(void) {
+    static const uint32_t sizes[] = {64, 64, 4096, 100, 1u << 20, 8800u << 10, 3221225472u, 3072, 64};
+    static const char *const names[] = {"64", "64-2", "4K", "100", "1M", "8800K", "3072M", "3K", "64-3"};
+    struct smr_config cfg;
+    char b[SMR_OBJ_NAME_LEN];
+    uint32_t i, list = 4;
+    smr_default_config(&cfg);
+    CHECK(cfg.nobjects == 4, "default catalogue: 4 objects");
+    for (i = 0; i < 4; i++) {
+        static const char *const def[] = {"4K", "64K", "1M", "8800K"};
+        size_t n = smr_object_name(&cfg, i, b);
+        CHECK(n == strlen(def[i]) && memcmp(b, def[i], n) == 0, "default object %u is %s", i, def[i]);
+    }
+    cfg.nobjects = sizeof sizes / sizeof sizes[0];
+    memcpy(cfg.object_size, sizes, sizeof sizes);
+    for (i = 0; i < cfg.nobjects; i++) {
+        size_t n = smr_object_name(&cfg, i, b);
+        CHECK(n == strlen(names[i]) && memcmp(b, names[i], n) == 0, "object %u named %s", i, names[i]);
+        list += (uint32_t)(14 + n);
+    }
+    smr_init(&X, &cfg);
+    CHECK(X.list_len == list, "LIST body length %u", X.list_len);
+    cfg.object_size[0] = 4294967295u;
+    cfg.object_size[1] = 4294967295u;
+    CHECK(smr_object_name(&cfg, 1, b) == 12, "longest name fits SMR_OBJ_NAME_LEN");
+}
+
+/* Each request vector: valid ones answered 0, bad ones with their code and
+ * a close, the bytes after a bad head left unread (drained by the linger). */
+static void obj_request_vector(int v, int bytewise) {
+    uint8_t req[300], in[600], out[8192];
+    char name[128];
+    size_t n = tj_hex(tj_get(v, "hex"), req, sizeof req), got;
+    struct smr_conn *c = obj_session(NULL, 0);
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    memcpy(in, req, n);
+    memset(in + n, 'A', 300); /* a name the client sent anyway, or more requests */
+    if (tj_is(tj_get(v, "valid"), "true")) {
+        feed(c, in, n, bytewise, 1);
+        got = drain(c, out, sizeof out, 1);
+        CHECK(got >= 12 && out[0] == 0, "%s: answered ok", name);
+        if (tj_is(tj_get(v, "op"), "list"))
+            CHECK(got == 12 + X.list_len && out[15] == 4, "%s: the catalogue, 4 objects", name);
+        else
+            CHECK(got == 12 + 4096 && out[12] == tst_byte(0, 0) && out[12 + 4095] == tst_byte(0, 4095),
+                  "%s: object 0's 4096 bytes", name);
+        CHECK(smr_conn_want(c) == 4 && !smr_conn_flags(c), "%s: waits for the next request", name);
+        return;
+    }
+    feed(c, in, n + 300, bytewise, 1);
+    got = drain(c, out, sizeof out, 1);
+    CHECK(got > 12 && out[0] == tj_num(tj_get(v, "code")) && got == 12 + (size_t)out[11],
+          "%s: answered %llu, got %u (%zu bytes)", name, tj_num(tj_get(v, "code")), out[0], got);
+    CHECK((smr_conn_flags(c) & SMR_F_SHUT) && smr_conn_want(c) == SMR_RX_ANY, "%s: closes, draining", name);
+    CHECK(strstr(lastlog, "bad request") != NULL, "%s: logged (%s)", name, lastlog);
+    if (req[0] == 9) CHECK(memcmp(out + 12, "unknown object request op 9", 27) == 0, "%s: reason", name);
+    if (req[3] == 0 && req[2] == 1)
+        CHECK(memcmp(out + 12, "bad name length 256 (LIST takes 0, FETCH 1..255)", 48) == 0, "%s: reason", name);
+}
+
+static void obj_response_vectors(int rs) {
+    uint8_t want[256], out[256];
+    int i;
+    for (i = 0; i < tj[rs].size; i++) {
+        int v = tj_item(rs, i);
+        size_t n = tj_hex(tj_get(v, "hex"), want, sizeof want), got;
+        struct smr_conn *c;
+        if (tj_num(tj_get(v, "code")) == SMR_NOT_FOUND) {
+            c = obj_session(NULL, 0);
+            smr_conn_input(&X, c, (const uint8_t *)"\2\0\0\1x", 5, 1);
+            got = drain(c, out, sizeof out, 1);
+            CHECK(got == n && memcmp(out, want, n) == 0, "not found response bytes");
+            CHECK(smr_conn_want(c) == 4, "the session goes on after NotFound");
+        } else {
+            /* The fixture's first entry is pattern object "4K": a catalogue
+             * of that one object is the same entry bytes. */
+            static const uint32_t one = 4096;
+            c = obj_session(&one, 1);
+            smr_conn_input(&X, c, (const uint8_t *)"\1\0\0\0", 4, 1);
+            got = drain(c, out, sizeof out, 1);
+            CHECK(got == 12 + 4 + 16 && out[11] == 20 && out[15] == 1, "catalogue of one object");
+            CHECK(memcmp(out + 16, want + 16, 16) == 0, "the entry of pattern object 4K, byte for byte");
+        }
+    }
+}
+
+static void obj_header_and_off(const char *hex) {
+    uint8_t h[16], out[128];
+    struct smr_config cfg;
+    struct smr_conn *c;
+    uint8_t mode = 0;
+    uint32_t a, b;
+    int i;
+    for (i = 0; i < 16; i++) sscanf(hex + 2 * i, "%2hhx", &h[i]);
+    CHECK(memcmp(h, obj_hdr, 16) == 0, "objects.header_hex is the 16-byte mode-16 header");
+    CHECK(smr_parse_header(h, 16, &mode, &a, &b) == 0 && mode == 16, "mode 16 header parses");
+    h[7] = 12;
+    CHECK(smr_parse_header(h, 16, &mode, &a, &b) == SMR_BAD_HEADER, "mode 16 header of 12 bytes: BadHeader");
+    smr_default_config(&cfg);
+    cfg.nobjects = 0;
+    smr_init(&X, &cfg);
+    X.log = test_log;
+    c = open_conn(0);
+    smr_conn_input(&X, c, obj_hdr, 16, 0);
+    CHECK(drain(c, out, sizeof out, 0) > 8 && out[5] == SMR_UNKNOWN_MODE &&
+              memcmp(out + 8, "object mode is not enabled", 26) == 0,
+          "object mode off: UnknownMode");
+}
+
+/* What a client reads: responses one after another, each body checked
+ * as it streams (pattern objects) or kept (catalogue, reasons). */
+struct obj_reader {
+    uint8_t head[12], body[512];
+    size_t head_got, body_len, done;
+    uint64_t left, off, bad;
+    int k[16];         /* per response: pattern object expected, or -1 */
+    unsigned code[16]; /* per response, as read */
+    uint64_t len[16];
+    char kept[16][64];
+};
+
+static void obj_read(struct obj_reader *r, const uint8_t *p, size_t n) {
+    while (n) {
+        size_t take;
+        if (r->head_got < 12) {
+            r->head[r->head_got++] = *p++;
+            n--;
+            if (r->head_got < 12) continue;
+            r->code[r->done] = r->head[0];
+            for (r->left = 0, take = 4; take < 12; take++) r->left = r->left << 8 | r->head[take];
+            r->len[r->done] = r->left;
+            r->off = r->body_len = 0;
+        } else {
+            size_t i;
+            take = n < r->left ? n : (size_t)r->left;
+            for (i = 0; i < take; i++, r->off++)
+                if (r->k[r->done] >= 0)
+                    r->bad += p[i] != tst_byte((uint64_t)r->k[r->done], r->off);
+                else if (r->body_len < sizeof r->body)
+                    r->body[r->body_len++] = p[i];
+            p += take;
+            n -= take;
+            r->left -= take;
+        }
+        if (r->head_got == 12 && r->left == 0) {
+            if (r->k[r->done] < 0) memcpy(r->kept[r->done], r->body, r->body_len < 63 ? r->body_len : 63);
+            r->done++;
+            r->head_got = 0;
+        }
+    }
+}
+
+/* Pipelined requests in one buffer, fed in small pieces, output taken in
+ * odd-sized pieces (one and two at a time): every answer in order. */
+static void obj_session_pipelined(void) {
+    static struct obj_reader r;
+    uint8_t in[1024];
+    size_t len = 0, off = 0, step = 0, i, consumed;
+    struct smr_conn *c = obj_session(NULL, 0);
+    static const char *const fetch[] = {"1M", "nope", NULL, "4K", "8800K", "64K"};
+    static const int ks[] = {-1, 2, -1, -1, 0, 3, 1};
+    memset(&r, 0, sizeof r);
+    memcpy(r.k, ks, sizeof ks);
+    memcpy(in, "\1\0\0\0", 4), len = 4;
+    for (i = 0; i < 6; i++) {
+        size_t n = fetch[i] ? strlen(fetch[i]) : 255;
+        in[len] = 2, in[len + 1] = 0, in[len + 2] = 0, in[len + 3] = (uint8_t)n;
+        if (fetch[i]) memcpy(in + len + 4, fetch[i], n);
+        else memset(in + len + 4, 'a', n);
+        len += 4 + n;
+    }
+    consumed = smr_conn_input(&X, c, in, len, 1);
+    CHECK(consumed == 4, "one request at a time: the rest waits (%zu)", consumed);
+    off = consumed;
+    for (step = 0; step < 100000; step++) {
+        const uint8_t *p[2];
+        size_t n[2], k, take;
+        int due;
+        if (off < len) off += smr_conn_input(&X, c, in + off, 1 + step % 37 < len - off ? 1 + step % 37 : len - off, 2);
+        due = smr_conn_has_output(&X, c);
+        k = step % 3 ? smr_conn_iov(&X, c, p, n) : (n[0] = smr_conn_output(&X, c, &p[0])) > 0;
+        r.bad += !due != !k; /* has_output agrees with what is offered */
+        if (!k && off == len) break;
+        take = 1 + (step * 7919) % 20000;
+        if (take > n[0]) take = n[0];
+        obj_read(&r, p[0], take);
+        if (k == 2 && take == n[0]) {
+            size_t t2 = (step * 131) % (n[1] + 1);
+            obj_read(&r, p[1], t2);
+            take += t2;
+        }
+        smr_conn_sent(&X, c, take, 2);
+    }
+    CHECK(r.done == 7, "seven answers (%zu)", r.done);
+    CHECK(r.code[0] == 0 && r.len[0] == X.list_len && r.kept[0][3] == 4, "LIST first");
+    CHECK(r.code[1] == 0 && r.len[1] == 1u << 20, "then 1M");
+    CHECK(r.code[2] == SMR_NOT_FOUND && strcmp(r.kept[2], "no object named 'nope'") == 0, "then NotFound: %s",
+          r.kept[2]);
+    CHECK(r.code[3] == SMR_NOT_FOUND && strcmp(r.kept[3], "no object named 'aaaaaaaaaaaaaaaa...'") == 0,
+          "a 255-byte name: NotFound, read whole (%s)", r.kept[3]);
+    CHECK(r.code[4] == 0 && r.len[4] == 4096 && r.code[5] == 0 && r.len[5] == 8800u << 10 && r.code[6] == 0 &&
+              r.len[6] == 65536,
+          "then 4K, 8800K, 64K");
+    CHECK(r.bad == 0, "every object byte is the pattern (%llu wrong)", (unsigned long long)r.bad);
+    CHECK(smr_conn_want(c) == 4 && !smr_conn_flags(c), "waits for the next request");
+    lastlog[0] = 0;
+    smr_conn_eof(&X, c, 3);
+    CHECK((smr_conn_flags(c) & SMR_F_CLOSE) && lastlog[0] == 0, "close between requests: a normal end");
+    smr_conn_free(&X, c, 3);
+    CHECK(X.active == 0 && X.hi == 0, "object session freed");
+}
+
+/* The catalogue as a client parses it; a close inside a request. */
+static void obj_list_and_abort(void) {
+    static const uint32_t sizes[] = {64, 64, 4096};
+    static const char want[] = "\0\0\0\3"
+                               "\0\0\0\0\0\0\0\100\0\0\0\0\1\2" "64"
+                               "\0\0\0\0\0\0\0\100\0\0\0\0\1\4" "64-2"
+                               "\0\0\0\0\0\0\20\0\0\0\0\0\1\2" "4K";
+    uint8_t out[256];
+    struct smr_conn *c = obj_session(sizes, 3);
+    size_t got;
+    smr_conn_input(&X, c, (const uint8_t *)"\1\0\0\0", 4, 1);
+    got = drain(c, out, sizeof out, 1);
+    CHECK(got == 12 + sizeof want - 1 && memcmp(out + 12, want, sizeof want - 1) == 0, "catalogue bytes");
+    smr_conn_input(&X, c, (const uint8_t *)"\2\0\0\4" "64-2", 8, 2);
+    got = drain(c, out, sizeof out, 2);
+    CHECK(got == 12 + 64 && out[12] == tst_byte(1, 0) && out[75] == tst_byte(1, 63), "64-2 is object 1");
+    smr_conn_input(&X, c, (const uint8_t *)"\2\0\0\4" "64", 6, 3);
+    smr_conn_eof(&X, c, 4);
+    CHECK((smr_conn_flags(c) & SMR_F_CLOSE) && strstr(lastlog, "mid-request (6 of 8 bytes)"), "close mid-name: %s",
+          lastlog);
+    c = obj_session(NULL, 0);
+    smr_conn_input(&X, c, (const uint8_t *)"\2\0\0\2" "4K", 6, 0);
+    smr_conn_timeout(&X, c, smr_conn_deadline(c));
+    CHECK((smr_conn_flags(c) & SMR_F_CLOSE) && strstr(lastlog, "idle"), "idle mid-response: %s", lastlog);
+}
+
+static void objects(int o) {
+    int rq = tj_get(o, "requests"), i;
+    char hex[40];
+    tj_str(tj_get(o, "header_hex"), hex, sizeof hex);
+    obj_header_and_off(hex);
+    for (i = 0; i < tj[rq].size; i++) {
+        obj_request_vector(tj_item(rq, i), 0);
+        obj_request_vector(tj_item(rq, i), 1);
+    }
+    CHECK(tj[rq].size >= 6, "object request vectors (%d)", tj[rq].size);
+    obj_response_vectors(tj_get(o, "responses"));
+    obj_pattern_vectors(tj_get(o, "pattern"));
+    obj_names();
+    obj_list_and_abort();
+    obj_session_pipelined();
+}
+
 /* Random bytes into every state must not crash, overrun or hang. */
 static void garbage(void) {
     uint8_t b[64], out[4096];
@@ -499,7 +871,7 @@ static void garbage(void) {
         c = open_conn(0);
         for (j = 0; j < n; j++) b[j] = (uint8_t)((seed = seed * 1103515245u + 12345u) >> 16);
         if (i % 3 == 0) memcpy(b, "SMTR\1", 5);
-        if (i % 6 == 0) b[5] = (uint8_t)(1 + (i / 6) % 5), b[6] = 0, b[7] = 16;
+        if (i % 6 == 0) b[5] = (uint8_t)((i / 6) % 6 == 5 ? 16 : 1 + (i / 6) % 6), b[6] = 0, b[7] = 16;
         smr_conn_input(&X, c, b, n, 0);
         drain(c, out, sizeof out, 0);
         smr_conn_input(&X, c, b, n, 1);
@@ -547,7 +919,11 @@ int main(int argc, char **argv) {
     for (i = 0; i < tj[tj_get(root, "control_records")].size; i++, counted++)
         vec_control(tj_item(tj_get(root, "control_records"), i));
     for (i = 0; i < tj[tj_get(root, "udp_rx")].size; i++, counted++) vec_udp_rx(tj_item(tj_get(root, "udp_rx"), i));
+    counted += tj[tj_get(tj_get(root, "objects"), "requests")].size;
     CHECK(counted > 30, "vectors found: %d", counted);
+    vec_limits(tj_get(root, "limits"));
+    objects(tj_get(root, "objects"));
+    limits_behaviour();
     rr_and_limits();
     crr_once();
     life_cycle();

@@ -1,10 +1,12 @@
 //! The client's test set against the C99 responder (`c-responder/`), built
 //! with AddressSanitizer and UndefinedBehaviorSanitizer: the same rr grid,
-//! crr and ping checks that run against `stackmeter serve`, plus the
-//! refusals. Any sanitizer report in the responder's stderr fails the test.
+//! crr, ping and `load` (object mode) checks that run against
+//! `stackmeter serve`, plus the refusals. Any sanitizer report in the
+//! responder's stderr fails the test.
 
+use super::load::{check_run, names, object_session, request};
 use super::{check_latency, header, json_of, read_refusal, run, stderr, Server};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::Command;
@@ -226,4 +228,76 @@ fn c_responder_stream_udp_counts_at_the_target() {
     assert_eq!(udp["lost"], 0, "{udp}");
     assert_eq!(udp["duplicates"], 0);
     srv.finish();
+}
+
+#[test]
+fn c_responder_serves_objects_to_load_every_byte_verified() {
+    // The default catalogue, generated on the fly: 4K, 64K, 1M, 8800K.
+    let srv = CServer::start(&[]);
+    let out = run(&[
+        "load",
+        &srv.target(),
+        "--clients",
+        "4",
+        "--fetch-each",
+        "2",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    let objs = doc["params"]["objects"].as_array().unwrap();
+    let listed: Vec<&str> = objs.iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["4K", "64K", "1M", "8800K"]);
+    assert!(objs.iter().all(|o| o["verify"] == "pattern"), "{objs:?}");
+    let r = &doc["results"][0];
+    // 4 clients x (1 LIST + 2 x 4 FETCH), every byte checked by the client.
+    check_run(r, 4 * 2 * (4 + 64 + 1024 + 8800) * 1024, 4 * 9, 4);
+    assert_eq!(r["clients_completed"], 4);
+    srv.finish();
+}
+
+#[test]
+fn c_responder_object_requests_not_found_and_bad() {
+    let srv = CServer::start(&["--objects", "64,64,4K"]);
+    let mut s = object_session(&srv.srv);
+    let (code, body) = request(&mut s, 1, b"");
+    assert_eq!(code, 0);
+    let listed = names(&body);
+    let only: Vec<(&str, u64, u32)> = listed.iter().map(|x| (x.0.as_str(), x.1, x.2)).collect();
+    assert_eq!(only, [("64", 64, 0), ("64-2", 64, 0), ("4K", 4096, 0)]);
+    // A 255-byte name is read whole and not found; the session goes on.
+    let (code, reason) = request(&mut s, 2, &[b'a'; 255]);
+    assert_eq!(code, 10);
+    assert!(String::from_utf8_lossy(&reason).contains("no object named"));
+    let (code, body) = request(&mut s, 2, b"4K");
+    assert_eq!((code, body.len()), (0, 4096));
+    // Object 2, word 0: (0 ^ 2 << 40) * 0x9E3779B97F4A7C15, then x ^= x >> 29.
+    let x = (2u64 << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    assert_eq!(body[..8], (x ^ (x >> 29)).to_be_bytes());
+    // A name longer than 255 bytes: BadRequest (11), then the close.
+    let mut r = vec![2u8, 0];
+    r.extend(300u16.to_be_bytes());
+    r.extend([b'b'; 300]);
+    s.write_all(&r).unwrap();
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).unwrap();
+    assert_eq!(rest[0], 11, "bad request");
+    assert!(String::from_utf8_lossy(&rest[12..]).contains("bad name length 300"));
+    let mut s = object_session(&srv.srv);
+    s.write_all(&[9, 0, 0, 0]).unwrap();
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).unwrap();
+    assert_eq!(rest[0], 11);
+    assert!(String::from_utf8_lossy(&rest[12..]).contains("unknown object request op 9"));
+    srv.finish();
+    // Object mode switched off: mode 16 is an unknown mode.
+    let off = CServer::start(&["--no-objects"]);
+    let mut s = TcpStream::connect(off.srv.addr).unwrap();
+    s.write_all(&header(1, 16, 0, 0)).unwrap();
+    let (_, code, text) = read_refusal(&mut s);
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("object mode is not enabled"), "{text}");
+    off.finish();
 }

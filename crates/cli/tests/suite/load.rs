@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// A raw object session: header sent, status "accepted" read.
-fn object_session(srv: &Server) -> TcpStream {
+pub(super) fn object_session(srv: &Server) -> TcpStream {
     let mut s = TcpStream::connect(srv.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut h = b"SMTR".to_vec();
@@ -23,7 +23,7 @@ fn object_session(srv: &Server) -> TcpStream {
 }
 
 /// Sends one request and reads the response: (code, body).
-fn request(s: &mut TcpStream, op: u8, name: &[u8]) -> (u8, Vec<u8>) {
+pub(super) fn request(s: &mut TcpStream, op: u8, name: &[u8]) -> (u8, Vec<u8>) {
     let mut r = vec![op, 0];
     r.extend((name.len() as u16).to_be_bytes());
     r.extend(name);
@@ -37,7 +37,7 @@ fn request(s: &mut TcpStream, op: u8, name: &[u8]) -> (u8, Vec<u8>) {
 }
 
 /// Names in a LIST body, with their size and CRC-32.
-fn names(body: &[u8]) -> Vec<(String, u64, u32)> {
+pub(super) fn names(body: &[u8]) -> Vec<(String, u64, u32)> {
     let n = u32::from_be_bytes(body[0..4].try_into().unwrap());
     let mut at = 4;
     let mut v = Vec::new();
@@ -56,7 +56,7 @@ fn names(body: &[u8]) -> Vec<(String, u64, u32)> {
     v
 }
 
-fn check_run(r: &Value, per_run_bytes: u64, requests: u64, clients: u64) {
+pub(super) fn check_run(r: &Value, per_run_bytes: u64, requests: u64, clients: u64) {
     for k in [
         "wall_s",
         "bytes",
