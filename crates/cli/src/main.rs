@@ -30,7 +30,7 @@ enum Command {
     /// Run a responder (TCP and UDP on each address) until killed.
     Serve(serve::ServeArgs),
     #[command(flatten)]
-    Measure(stackmeter_engine::command::TestCommand),
+    Measure(stackmeter_engine::spec::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,
     /// and print the comparison. No --target: compares responders it starts itself.
     Suite(suite::SuiteArgs),

@@ -4,8 +4,8 @@
 //! as they come: as table rows in text, as JSON lines with --json-lines.
 
 use crate::out::{fail, print};
-use stackmeter_engine::command::TestCommand;
 use stackmeter_engine::run::Event;
+use stackmeter_engine::spec::TestCommand;
 use stackmeter_results::render::{json, text};
 use stackmeter_results::view::{Block, Table};
 use stackmeter_results::{render, Document, Format, Render};

@@ -2,7 +2,7 @@
 
 use crate::out::fail;
 use clap::Args;
-use stackmeter_engine::spec::sizes::ObjectSizes;
+use stackmeter_engine::sizes::ObjectSizes;
 use stackmeter_proto::limits;
 use stackmeter_responder::{Config, Log, ObjectSource, DEFAULT_SIZES};
 use std::net::SocketAddr;
@@ -17,7 +17,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = limits::MAX_SESSIONS)]
     pub max_sessions: usize,
     /// Largest request or response accepted (K = 1024).
-    #[arg(long, value_name = "SIZE", default_value_t = limits::MAX_MSG, value_parser = stackmeter_engine::spec::sizes::size)]
+    #[arg(long, value_name = "SIZE", default_value_t = limits::MAX_MSG, value_parser = stackmeter_engine::sizes::size)]
     pub max_msg: u32,
     /// Time a client has to send its whole session header.
     #[arg(long, value_name = "MS", default_value_t = limits::HEADER_TIMEOUT_MS)]

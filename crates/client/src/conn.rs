@@ -1,8 +1,8 @@
 //! TCP plumbing shared by rr and crr: sockets with bounded waits, the
 //! session handshake, and the send/receive loops used inside timed code.
 
+use crate::error::ClientError;
 use crate::error::{connect_reason, is_timeout};
-use crate::ClientError;
 use socket2::{Domain, Protocol, Socket, Type};
 use stackmeter_proto::session::SessionHeader;
 use stackmeter_proto::status::{Refusal, StatusPrefix, MAX_REASON_LEN, STATUS_PREFIX_LEN};

@@ -2,7 +2,7 @@
 //! the test id, ask for Reports (Snapshot), end the test (Stop).
 
 use crate::conn::{lost, open_session, recv_exact, send_all};
-use crate::ClientError;
+use crate::error::ClientError;
 use stackmeter_proto::control::{ClientRecord, Report, ServerRecord, HEAD_LEN};
 use stackmeter_proto::session::SessionHeader;
 use std::net::{SocketAddr, TcpStream};

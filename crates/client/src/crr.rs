@@ -2,7 +2,8 @@
 //! "connection establish latency").
 
 use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
-use crate::{summary_us, ClientError, Outcome, RowHistogram};
+use crate::error::ClientError;
+use crate::outcome::{summary_us, Outcome, RowHistogram};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{CrrParams, CrrResult};
 use stackmeter_stats::Recorder;

@@ -15,7 +15,8 @@
 //! it) to the last client's end.
 
 use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf};
-use crate::{summary_us, ClientError};
+use crate::error::ClientError;
+use crate::outcome::summary_us;
 use stackmeter_proto::objects::{self as obj, Catalogue, Op, Response};
 use stackmeter_results::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 use stackmeter_stats::{mean_ci95, Recorder};
@@ -39,7 +40,7 @@ pub struct LoadOutcome {
     pub error: Option<ClientError>,
     /// Every FETCH latency of each run, nanoseconds (row = run index,
     /// metric `latency_us`), for the results store.
-    pub histograms: Vec<crate::RowHistogram>,
+    pub histograms: Vec<crate::outcome::RowHistogram>,
 }
 
 /// One object as the client knows it.
@@ -101,7 +102,7 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
                     all.merge(x);
                     this.merge(x);
                 }
-                histograms.push(crate::RowHistogram {
+                histograms.push(crate::outcome::RowHistogram {
                     row: runs.len(),
                     metric: "latency_us",
                     ns: this,

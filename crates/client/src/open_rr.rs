@@ -13,7 +13,8 @@
 //! schedule, as they would for a real client under load.
 
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
-use crate::{levels, summary_us, ClientError, Outcome};
+use crate::error::ClientError;
+use crate::outcome::{levels, summary_us, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{OpenLoopParams, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 
 /// Runs every size pair open-loop against `addr`, one row each.
 pub fn rr_open(addr: SocketAddr, spec: &RrParams, ol: &OpenLoopParams) -> Outcome<RrResult> {
-    crate::per_pair(&spec.sizes, |pair| one(addr, pair, spec, ol))
+    crate::outcome::per_pair(&spec.sizes, |pair| one(addr, pair, spec, ol))
 }
 
 /// Send offsets in nanoseconds from the start, for connection `j` of `c`:

@@ -8,7 +8,8 @@
 //! never delays the next send.
 
 use crate::error::is_timeout;
-use crate::{levels, summary_us, ClientError, Outcome, RowHistogram};
+use crate::error::ClientError;
+use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
 use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS, HEADER_LEN};
 use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};

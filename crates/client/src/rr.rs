@@ -1,7 +1,8 @@
 //! rr: request/response over one TCP connection per size pair (seed 000).
 
 use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
-use crate::{levels, summary_us, ClientError, Outcome};
+use crate::error::ClientError;
+use crate::outcome::{levels, summary_us, Outcome};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 /// Runs every size pair against `addr`. Stops at the first error, keeping
 /// the rows already measured.
 pub fn rr(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
-    crate::per_pair(&spec.sizes, |pair| one(addr, pair, spec))
+    crate::outcome::per_pair(&spec.sizes, |pair| one(addr, pair, spec))
 }
 
 /// One request/response exchange: the measured path.

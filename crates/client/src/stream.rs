@@ -13,8 +13,8 @@
 use crate::conn::{lost, open_session_with, AlignedBuf};
 use crate::control::Control;
 use crate::error::is_timeout;
+use crate::error::ClientError;
 use crate::pace::Pacer;
-use crate::ClientError;
 use stackmeter_proto::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::udp::{Header, HEADER_LEN};

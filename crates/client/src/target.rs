@@ -3,7 +3,7 @@
 //! Accepted forms: `host`, `host:port`, `1.2.3.4`, `1.2.3.4:port`, `::1`,
 //! `[::1]`, `[::1]:port`. A missing port means the protocol's default.
 
-use crate::ClientError;
+use crate::error::ClientError;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 /// Resolves `target`, using `default_port` when it names none. The first

@@ -10,8 +10,8 @@
 //! the highest load.
 
 use crate::control::Control;
+use crate::error::ClientError;
 use crate::stream::{udp_socket, Counter, UdpTx};
-use crate::ClientError;
 use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 use stackmeter_stats::mlr::{Goal, Next, Search};
 use std::net::SocketAddr;

@@ -2,8 +2,9 @@
 //! summary across rows (geometric mean of ratios, arithmetic mean of
 //! percentages).
 
+use crate::median::{hodges_lehmann, median, median_sorted};
+use crate::mwu::mann_whitney_u;
 use crate::rng::Rng;
-use crate::{hodges_lehmann, mann_whitney_u, median, median_sorted};
 use serde::{Deserialize, Serialize};
 
 /// Significance level of every verdict (two-sided).

@@ -29,12 +29,6 @@ impl Error {
     }
 }
 
-impl From<crate::spec::SpecError> for Error {
-    fn from(e: crate::spec::SpecError) -> Error {
-        Error::Usage(e.to_string())
-    }
-}
-
 impl From<stackmeter_store::StoreError> for Error {
     fn from(e: stackmeter_store::StoreError) -> Error {
         Error::Local(e.to_string())

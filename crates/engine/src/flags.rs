@@ -106,7 +106,7 @@ pub struct ObjectFlags {
     /// Objects of the embedded responder (no TARGET): comma-separated sizes, K = 1024
     /// (default: as `serve`).
     #[arg(long, value_name = "SIZES")]
-    pub objects: Option<crate::spec::sizes::ObjectSizes>,
+    pub objects: Option<crate::sizes::ObjectSizes>,
     /// The embedded responder serves the regular files inside DIR instead.
     #[arg(long, value_name = "DIR")]
     pub objects_dir: Option<PathBuf>,

@@ -3,8 +3,9 @@
 //!
 //! - [`spec`]: one typed specification per test (rr, crr, ping, stream,
 //!   udp-max, load), built from flags and from plan steps by one
-//!   validator, every default and limit written once;
-//! - [`command`]: the measuring commands as one clap subcommand group;
+//!   validator, every default and limit written once; the measuring
+//!   commands as one clap subcommand group;
+//! - [`sizes`], [`rate`]: the size and rate syntax of flags and plans;
 //! - [`run`]: one specification against one target, as one typed
 //!   [`run::Measured`] (document, histograms, error); [`measure`] wraps it
 //!   for a single command (store, target, placement);
@@ -17,15 +18,16 @@
 //! Nothing here prints: values and events go to the caller, which renders
 //! them with `stackmeter_results::render`.
 
-pub mod command;
 pub mod error;
 pub mod flags;
 pub mod lab;
 pub mod measure;
 pub mod plan;
+pub mod rate;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod sizes;
 pub mod spec;
 pub mod stored;
 pub mod suite;

@@ -2,10 +2,9 @@
 //! open the store (before measuring, so a bad `--db` costs nothing), pick
 //! or start the target, place the measuring thread, run, store.
 
-use crate::command::Planned;
 use crate::error::Error;
 use crate::run::{run, Event, Measured};
-use crate::spec::Spec;
+use crate::spec::{Planned, Spec};
 use stackmeter_results::Placement;
 
 /// A measured single command, and what to tell the user beside it.

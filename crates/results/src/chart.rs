@@ -55,6 +55,55 @@ pub struct Chart {
     pub kind: String,
 }
 
+impl Axis {
+    /// A linear axis.
+    pub fn linear(label: impl Into<String>, min: f64, max: f64) -> Axis {
+        Axis {
+            label: label.into(),
+            min,
+            max,
+            log: false,
+        }
+    }
+
+    /// A logarithmic axis.
+    pub fn log(label: impl Into<String>, min: f64, max: f64) -> Axis {
+        Axis {
+            log: true,
+            ..Axis::linear(label, min, max)
+        }
+    }
+}
+
+impl Series {
+    /// A line through `points`, in the `k`-th colour.
+    pub fn line(name: impl Into<String>, k: usize, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            color: COLORS[k % COLORS.len()].into(),
+            points,
+            errors: Vec::new(),
+            kind: Kind::Line,
+        }
+    }
+}
+
+impl Chart {
+    /// A chart of `series` named `kind` (what `data-chart` says), without
+    /// categories or a reference line.
+    pub fn new(kind: &str, title: impl Into<String>, x: Axis, y: Axis, series: Vec<Series>) -> Chart {
+        Chart {
+            title: title.into(),
+            x,
+            y,
+            series,
+            categories: Vec::new(),
+            hline: None,
+            kind: kind.into(),
+        }
+    }
+}
+
 const W: f64 = 640.0;
 const H: f64 = 320.0;
 const L: f64 = 64.0;

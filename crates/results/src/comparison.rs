@@ -4,7 +4,7 @@
 //! defensible. Used by `compare`, by `suite` (which prints it at the end),
 //! by `show` of a suite run and by `report`.
 
-use crate::chart::{Axis, Chart, Kind, Series, COLORS};
+use crate::chart::{Axis, Chart, Kind, Series};
 use crate::doc::Document;
 use crate::figures::figures;
 use crate::view::{Block, Col, Table, View};
@@ -323,35 +323,22 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     }
     let pad = 0.05 * (hi - lo + 0.1);
     let base = (lo - pad).max(0.0);
+    let points = s.rows.iter().enumerate().map(|(i, r)| (i as f64, r.stats.ratio));
+    let bars = Series {
+        errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
+        kind: Kind::Bars { width: 0.6, base },
+        ..Series::line(format!("{} / {}", c.b, c.a), 1, points.collect())
+    };
     Chart {
-        title: "B / A per row, with 95% interval".into(),
-        x: Axis {
-            label: String::new(),
-            min: -0.6,
-            max: s.rows.len() as f64 - 0.4,
-            log: false,
-        },
-        y: Axis {
-            label: "B / A".into(),
-            min: base,
-            max: hi + pad,
-            log: false,
-        },
-        series: vec![Series {
-            name: format!("{} / {}", c.b, c.a),
-            color: COLORS[1].into(),
-            points: s
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (i as f64, r.stats.ratio))
-                .collect(),
-            errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
-            kind: Kind::Bars { width: 0.6, base },
-        }],
         categories: s.rows.iter().map(|r| r.label.clone()).collect(),
         hline: Some(1.0),
-        kind: "comparison".into(),
+        ..Chart::new(
+            "comparison",
+            "B / A per row, with 95% interval",
+            Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
+            Axis::linear("B / A", base, hi + pad),
+            vec![bars],
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 //! environment each source ran in. The engine reads the store into a
 //! [`Report`]; everything here is pure.
 
-use crate::chart::{Axis, Chart, Kind, Series, COLORS};
+use crate::chart::{Axis, Chart, Kind, Series};
 use crate::comparison::Comparison;
 use crate::doc::Document;
 use crate::suite::nested;
@@ -145,38 +145,23 @@ fn latency_charts(sources: &[ReportSource]) -> View {
             format!(" [{}]", key.step)
         };
         let title = format!("{}{step} {} {}", key.test, key.row, metric);
-        let axis = |label: String| Axis {
-            label,
-            min: lo,
-            max: hi,
-            log: true,
-        };
-        let cdf = Chart {
-            title: format!("{title}: latency CDF"),
-            x: axis(format!("{metric} (us, log scale)")),
-            y: Axis {
-                label: "fraction of samples at or below".into(),
-                min: 0.0,
-                max: 1.0,
-                log: false,
-            },
-            series: hs
-                .iter()
-                .map(|(i, name, h)| Series {
-                    name: format!("{name} (n={})", h.len()),
-                    color: COLORS[i % COLORS.len()].into(),
-                    points: stackmeter_stats::serial::cdf(h)
-                        .into_iter()
-                        .map(|(x, q)| (x as f64 / 1000.0, q))
-                        .collect(),
-                    errors: vec![],
-                    kind: Kind::Line,
-                })
-                .collect(),
-            categories: vec![],
-            hline: None,
-            kind: "cdf".into(),
-        };
+        let x = || Axis::log(format!("{metric} (us, log scale)"), lo, hi);
+        let cdf = hs
+            .iter()
+            .map(|(i, name, h)| {
+                let points = stackmeter_stats::serial::cdf(h)
+                    .into_iter()
+                    .map(|(x, q)| (x as f64 / 1000.0, q));
+                Series::line(format!("{name} (n={})", h.len()), *i, points.collect())
+            })
+            .collect();
+        let cdf = Chart::new(
+            "cdf",
+            format!("{title}: latency CDF"),
+            x(),
+            Axis::linear("fraction of samples at or below", 0.0, 1.0),
+            cdf,
+        );
         // 40 log-spaced bins over the common range, as a share of each
         // side's samples so sides of different sizes compare.
         let bins = 40;
@@ -196,28 +181,13 @@ fn latency_charts(sources: &[ReportSource]) -> View {
                     .collect();
                 ymax = points.iter().fold(ymax, |m, p| m.max(p.1));
                 Series {
-                    name: name.to_string(),
-                    color: COLORS[i % COLORS.len()].into(),
-                    points,
-                    errors: vec![],
                     kind: Kind::Bars { width: f, base: 0.0 },
+                    ..Series::line(*name, *i, points)
                 }
             })
             .collect();
-        let hist = Chart {
-            title: format!("{title}: latency histogram"),
-            x: axis(format!("{metric} (us, log scale)")),
-            y: Axis {
-                label: "share of samples".into(),
-                min: 0.0,
-                max: (ymax * 1.1).max(0.01),
-                log: false,
-            },
-            series,
-            categories: vec![],
-            hline: None,
-            kind: "histogram".into(),
-        };
+        let y = Axis::linear("share of samples", 0.0, (ymax * 1.1).max(0.01));
+        let hist = Chart::new("histogram", format!("{title}: latency histogram"), x(), y, series);
         v.push(Block::Heading(title));
         v.push(Block::Chart(cdf));
         v.push(Block::Chart(hist));
@@ -242,39 +212,21 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
             }
             let tmax = iv.iter().fold(0.0f64, |m, i| m.max(i.end_s));
             let vmax = iv.iter().fold(0.0f64, |m, i| m.max(i.value));
-            out.push(Chart {
-                title: format!("{}: {} test {} per interval", s.name, t.doc.body.test_name(), t.id),
-                x: Axis {
-                    label: "time (s)".into(),
-                    min: 0.0,
-                    max: tmax.max(1e-3),
-                    log: false,
-                },
-                y: Axis {
-                    label: iv[0].unit.clone(),
-                    min: 0.0,
-                    max: (vmax * 1.1).max(1e-9),
-                    log: false,
-                },
-                series: names
-                    .iter()
-                    .enumerate()
-                    .map(|(k, name)| Series {
-                        name: name.to_string(),
-                        color: COLORS[k % COLORS.len()].into(),
-                        points: iv
-                            .iter()
-                            .filter(|i| i.series == *name)
-                            .map(|i| (i.end_s, i.value))
-                            .collect(),
-                        errors: vec![],
-                        kind: Kind::Line,
-                    })
-                    .collect(),
-                categories: vec![],
-                hline: None,
-                kind: "intervals".into(),
-            });
+            let series = names
+                .iter()
+                .enumerate()
+                .map(|(k, name)| {
+                    let points = iv.iter().filter(|i| i.series == *name).map(|i| (i.end_s, i.value));
+                    Series::line(*name, k, points.collect())
+                })
+                .collect();
+            out.push(Chart::new(
+                "intervals",
+                format!("{}: {} test {} per interval", s.name, t.doc.body.test_name(), t.id),
+                Axis::linear("time (s)", 0.0, tmax.max(1e-3)),
+                Axis::linear(iv[0].unit.clone(), 0.0, (vmax * 1.1).max(1e-9)),
+                series,
+            ));
         }
     }
     out

@@ -1,7 +1,7 @@
 //! The figures reported for every latency: count, extremes, mean,
 //! percentiles and standard deviation, in the recorder's unit.
 
-use crate::Recorder;
+use crate::recorder::Recorder;
 use serde::{Deserialize, Serialize};
 
 /// One distribution, summarised. Percentiles come from the histogram

@@ -1,7 +1,7 @@
 //! crr: connect, request, response, close, one connection per transaction
 //! (seed 002's connection setup latency). Its options, checks and run.
 
-use super::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
+use super::common::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
 use stackmeter_results::{Body, CrrParams};
 use std::net::SocketAddr;
@@ -43,7 +43,7 @@ impl Options for CrrOptions {
     const TEST: &'static str = "crr";
 
     fn spec(&self) -> Result<Spec, SpecError> {
-        let pair = super::sizes::pair(&self.size).map_err(|e| SpecError::new("size", e))?;
+        let pair = crate::sizes::pair(&self.size).map_err(|e| SpecError::new("size", e))?;
         Ok(Spec::Crr(CrrParams {
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
@@ -60,13 +60,8 @@ impl Options for CrrOptions {
 
 /// Runs crr against `addr`.
 pub(crate) fn run(p: &CrrParams, addr: SocketAddr) -> Ran {
-    let o = stackmeter_client::crr(addr, p);
-    Ran::new(
-        Body::Crr {
-            params: p.clone(),
-            results: o.rows,
-        },
-        o.error,
-        o.histograms,
-    )
+    Ran::rows(stackmeter_client::crr(addr, p), |results| Body::Crr {
+        params: p.clone(),
+        results,
+    })
 }

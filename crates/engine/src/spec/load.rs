@@ -2,7 +2,7 @@
 //! the target's catalogue, every byte checked (seed 003). Its options,
 //! checks and run.
 
-use super::{at_least_one, within, Options, Ran, Spec, SpecError};
+use super::common::{at_least_one, within, Options, Ran, Spec, SpecError};
 use serde::Deserialize;
 use stackmeter_results::{Body, LoadParams};
 use std::net::SocketAddr;

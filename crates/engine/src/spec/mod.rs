@@ -1,4 +1,6 @@
-//! Test specifications: what to measure, checked once.
+//! Test specifications: what to measure, checked once, and the list of
+//! tests (the `Spec` and `TestCommand` enums and their dispatch: adding a
+//! test adds a line to each here).
 //!
 //! Each test has one options struct (one file each: `rr.rs`, `crr.rs`,
 //! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`). It is both the
@@ -9,15 +11,15 @@
 //! parameters the client runs and the document records. So a flag and a
 //! plan key can never disagree about a default or a range.
 
+mod common;
 mod crr;
 mod load;
 mod ping;
-pub mod rate;
 mod rr;
-pub mod sizes;
 mod stream;
 mod udp_max;
 
+pub use common::{Options, Spec, SpecError, MAX_SECONDS, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 pub use crr::CrrOptions;
 pub use load::LoadOptions;
 pub use ping::PingOptions;
@@ -25,49 +27,104 @@ pub use rr::RrOptions;
 pub use stream::StreamOptions;
 pub use udp_max::UdpMaxOptions;
 
-use serde::de::DeserializeOwned;
-use stackmeter_client::{ClientError, RowHistogram};
-use stackmeter_results::{Body, Live};
-use stackmeter_results::{CrrParams, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
+use crate::error::Error;
+use crate::flags::{ObjectFlags, RunFlags};
+use clap::{Args, Subcommand};
+use common::Ran;
+use stackmeter_responder::ObjectSource;
+use stackmeter_results::Live;
 use std::net::SocketAddr;
 
-/// Bound on every network wait unless a test says otherwise, ms.
-pub const TIMEOUT_MS: u64 = 5_000;
-/// Smallest UDP datagram a test sends: the 40-byte stackmeter header.
-pub const UDP_MIN: u32 = stackmeter_proto::udp::HEADER_LEN as u32;
-/// Largest UDP payload over IPv4.
-pub const UDP_MAX: u32 = 65_507;
-/// Longest duration any setting takes, seconds (a day).
-pub const MAX_SECONDS: f64 = 86_400.0;
-
-/// A checked test: the parameters its client runs and its document records.
-#[derive(Clone, Debug)]
-pub enum Spec {
-    /// Request/response per size pair, closed or open loop.
-    Rr(RrParams),
-    /// Connect/request/response/close.
-    Crr(CrrParams),
-    /// UDP echo.
-    Ping(PingParams),
-    /// TCP or paced UDP throughput.
-    Stream(StreamParams),
-    /// Highest UDP rate at a loss goal.
-    UdpMax(UdpMaxParams),
-    /// Many clients fetching objects.
-    Load(LoadParams),
+/// A measuring command.
+#[derive(Subcommand, Debug)]
+pub enum TestCommand {
+    /// Request/response latency over TCP for a grid of sizes (seed 000).
+    Rr(Measure<RrOptions>),
+    /// Connect latency and connect+request+response+close time.
+    Crr(Measure<CrrOptions>),
+    /// UDP echo round trips with loss, order, payload and slow answers (seed 004).
+    Ping(Measure<PingOptions>),
+    /// Throughput per interval and in total: TCP up/down/bidir, or paced UDP (seed 001's bps).
+    Stream(Measure<StreamOptions>),
+    /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
+    #[command(name = "udp-max")]
+    UdpMax(Measure<UdpMaxOptions>),
+    /// Many clients at once, each listing and fetching every object, every byte checked (seed 003).
+    Load(LoadCommand),
 }
 
-impl Spec {
-    /// The test's name, as in the JSON `test` key.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Spec::Rr(_) => "rr",
-            Spec::Crr(_) => "crr",
-            Spec::Ping(_) => "ping",
-            Spec::Stream(_) => "stream",
-            Spec::UdpMax(_) => "udp-max",
-            Spec::Load(_) => "load",
-        }
+/// A measuring command's flags: how to run, and what to measure.
+#[derive(Args, Debug)]
+pub struct Measure<O: Options + std::fmt::Debug> {
+    #[command(flatten)]
+    pub opts: O,
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+/// `load`'s flags: as any test's, plus the embedded responder's objects.
+#[derive(Args, Debug)]
+pub struct LoadCommand {
+    #[command(flatten)]
+    pub opts: LoadOptions,
+    #[command(flatten)]
+    pub run: RunFlags,
+    #[command(flatten)]
+    pub objects: ObjectFlags,
+}
+
+/// A measurement ready to run: how, what, and the embedded responder's
+/// catalogue (object mode is off unless the test fetches objects).
+#[derive(Debug)]
+pub struct Planned {
+    /// How to run and print.
+    pub flags: RunFlags,
+    /// What to measure.
+    pub spec: Spec,
+    /// Objects of an embedded responder.
+    pub objects: ObjectSource,
+}
+
+impl TestCommand {
+    /// Checks the flags into a [`Planned`] measurement.
+    pub fn plan(self) -> Result<Planned, Error> {
+        let (flags, spec) = match self {
+            TestCommand::Rr(m) => (m.run, m.opts.spec()?),
+            TestCommand::Crr(m) => (m.run, m.opts.spec()?),
+            TestCommand::Ping(m) => (m.run, m.opts.spec()?),
+            TestCommand::Stream(m) => (m.run, m.opts.spec()?),
+            TestCommand::UdpMax(m) => (m.run, m.opts.spec()?),
+            TestCommand::Load(l) => {
+                let objects = objects(&l)?;
+                let spec = l.opts.spec()?;
+                return Ok(Planned {
+                    flags: l.run,
+                    spec,
+                    objects,
+                });
+            }
+        };
+        Ok(Planned {
+            flags,
+            spec,
+            objects: ObjectSource::Off,
+        })
+    }
+}
+
+/// The embedded responder's catalogue from `load`'s flags.
+fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
+    let o = &l.objects;
+    if l.run.target.is_some() && (o.objects.is_some() || o.objects_dir.is_some()) {
+        return Err(Error::Usage(
+            "--objects and --objects-dir set up the embedded responder (give no TARGET); a remote responder has its own (serve --objects)".into(),
+        ));
+    }
+    match (&o.objects, &o.objects_dir) {
+        (Some(_), Some(_)) => Err(Error::Usage("--objects and --objects-dir exclude each other".into())),
+        (_, Some(d)) => Ok(ObjectSource::Dir(d.clone())),
+        (Some(s), None) => Ok(ObjectSource::Synthetic(s.0.clone())),
+        (None, None) => Ok(ObjectSource::Synthetic(stackmeter_responder::DEFAULT_SIZES.to_vec())),
     }
 }
 
@@ -87,72 +144,11 @@ impl Spec {
     }
 }
 
-/// What running one test produced, before it becomes a document.
-pub(crate) struct Ran {
-    /// The test's parameters and rows.
-    pub body: Body,
-    /// Why it stopped early, if it did.
-    pub error: Option<ClientError>,
-    /// The samples behind the rows' figures.
-    pub histograms: Vec<RowHistogram>,
-    /// Warnings only the run itself can know (not derived from figures).
-    pub warnings: Vec<String>,
-}
-
-impl Ran {
-    pub(crate) fn new(body: Body, error: Option<ClientError>, histograms: Vec<RowHistogram>) -> Ran {
-        Ran {
-            body,
-            error,
-            histograms,
-            warnings: Vec::new(),
-        }
+impl From<SpecError> for Error {
+    /// A bad setting is a usage error (exit 2), named as a flag.
+    fn from(e: SpecError) -> Error {
+        Error::Usage(e.to_string())
     }
-}
-
-/// A setting that is out of range or does not fit the others. `key` is
-/// the plan key (the flag is the same with dashes); `message` starts with
-/// the value where there is one ("0: expected seconds above 0").
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpecError {
-    /// The setting, as a plan key.
-    pub key: &'static str,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl SpecError {
-    /// An error of `key`.
-    pub fn new(key: &'static str, message: impl Into<String>) -> SpecError {
-        SpecError {
-            key,
-            message: message.into(),
-        }
-    }
-
-    /// As a plan names it: `'time' 0: expected ...`.
-    pub fn as_key(&self) -> String {
-        format!("'{}' {}", self.key, self.message)
-    }
-}
-
-impl std::fmt::Display for SpecError {
-    /// As the command line names it: `--time 0: expected ...`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "--{} {}", self.key.replace('_', "-"), self.message)
-    }
-}
-
-impl std::error::Error for SpecError {}
-
-/// The options of one test: flags and plan keys in one struct.
-pub trait Options: clap::Args + DeserializeOwned + Default {
-    /// The test's name in plans and on the command line.
-    const TEST: &'static str;
-    /// Checks every setting and builds the specification.
-    fn spec(&self) -> Result<Spec, SpecError>;
-    /// Scales counts and durations down for `--quick` (demos, CI).
-    fn quick(&mut self);
 }
 
 /// Test names a plan step may give.
@@ -217,64 +213,6 @@ fn aliases<O: Options>() -> &'static [&'static str] {
         _ => &[],
     }
 }
-
-/// `v` seconds, finite, above 0 (or 0 when `zero_ok`), at most a day.
-pub(crate) fn seconds(key: &'static str, v: f64, zero_ok: bool) -> Result<f64, SpecError> {
-    if !v.is_finite() || v < 0.0 || (v == 0.0 && !zero_ok) || v > MAX_SECONDS {
-        let least = if zero_ok { "0 or more" } else { "above 0" };
-        return Err(SpecError::new(
-            key,
-            format!("{v}: expected seconds {least} and at most {MAX_SECONDS}"),
-        ));
-    }
-    Ok(v)
-}
-
-/// `v`, at least 1.
-pub(crate) fn at_least_one<T: Copy + PartialOrd + From<u8> + std::fmt::Display>(
-    key: &'static str,
-    v: T,
-) -> Result<T, SpecError> {
-    if v < T::from(1) {
-        return Err(SpecError::new(key, format!("{v}: must be at least 1")));
-    }
-    Ok(v)
-}
-
-/// `v` within `lo..=hi`.
-pub(crate) fn within<T: Copy + PartialOrd + std::fmt::Display>(
-    key: &'static str,
-    v: T,
-    lo: T,
-    hi: T,
-) -> Result<T, SpecError> {
-    if v < lo || v > hi {
-        return Err(SpecError::new(key, format!("{v}: must be {lo} to {hi}")));
-    }
-    Ok(v)
-}
-
-/// `--quick` for a count: a tenth, at least 10, never more than given.
-pub(crate) fn scale_count(n: u64) -> u64 {
-    (n / 10).max(10).min(n)
-}
-
-/// A size given as a number of bytes (plan: `length = 64`) or a size
-/// string (`length = "128K"`), kept as text for the one size parser.
-pub(crate) fn size_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Size {
-        Bytes(u64),
-        Text(String),
-    }
-    Ok(Option::<Size>::deserialize(d)?.map(|s| match s {
-        Size::Bytes(n) => n.to_string(),
-        Size::Text(t) => t,
-    }))
-}
-
-use serde::Deserialize as _;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! ping: UDP echo round trips with loss, order, payload checks and slow
 //! answers (seed 004). Its options, checks and run.
 
-use super::{at_least_one, scale_count, within, Options, Ran, Spec, SpecError, UDP_MAX, UDP_MIN};
+use super::common::{at_least_one, scale_count, within, Options, Ran, Spec, SpecError, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
 use stackmeter_results::{Body, PingParams};
 use std::net::SocketAddr;
@@ -71,13 +71,8 @@ impl Options for PingOptions {
 
 /// Runs ping against `addr`.
 pub(crate) fn run(p: &PingParams, addr: SocketAddr) -> Ran {
-    let o = stackmeter_client::ping(addr, p);
-    Ran::new(
-        Body::Ping {
-            params: p.clone(),
-            results: o.rows,
-        },
-        o.error,
-        o.histograms,
-    )
+    Ran::rows(stackmeter_client::ping(addr, p), |results| Body::Ping {
+        params: p.clone(),
+        results,
+    })
 }

@@ -2,7 +2,7 @@
 //! (one outstanding) or open loop (`--rate`, latency from the scheduled
 //! send time). Its options, checks and run.
 
-use super::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
+use super::common::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
 use std::net::SocketAddr;
@@ -77,7 +77,7 @@ impl Options for RrOptions {
     const TEST: &'static str = "rr";
 
     fn spec(&self) -> Result<Spec, SpecError> {
-        let sizes = super::sizes::pairs(&self.sizes).map_err(|e| SpecError::new("sizes", e))?;
+        let sizes = crate::sizes::pairs(&self.sizes).map_err(|e| SpecError::new("sizes", e))?;
         Ok(Spec::Rr(RrParams {
             open_loop: self.open_loop()?,
             sizes,
@@ -115,8 +115,8 @@ impl RrOptions {
                 format!("{rate}: must be a positive number of requests per second"),
             ));
         }
-        let time = super::seconds("time", self.time, false)?;
-        let connections = super::within("connections", self.connections, 1, MAX_CONNECTIONS)?;
+        let time = super::common::seconds("time", self.time, false)?;
+        let connections = super::common::within("connections", self.connections, 1, MAX_CONNECTIONS)?;
         if rate * time < connections as f64 {
             return Err(SpecError::new(
                 "rate",
@@ -148,14 +148,10 @@ pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
         Some(ol) => stackmeter_client::rr_open(addr, p, ol),
         None => stackmeter_client::rr(addr, p),
     };
-    Ran::new(
-        Body::Rr {
-            params: p.clone(),
-            results: o.rows,
-        },
-        o.error,
-        o.histograms,
-    )
+    Ran::rows(o, |results| Body::Rr {
+        params: p.clone(),
+        results,
+    })
 }
 
 #[cfg(test)]

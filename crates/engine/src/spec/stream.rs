@@ -1,7 +1,7 @@
 //! stream: TCP up, down or both ways, or paced UDP, per interval and in
 //! total (seed 001's bps table). Its options, checks and run.
 
-use super::{seconds, within, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use super::common::{seconds, within, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
 use stackmeter_results::{Body, Direction, Live, StreamParams};
 use std::net::SocketAddr;
@@ -57,7 +57,7 @@ pub struct StreamOptions {
     /// Bytes per send call, and per receive; the "message" of kpps. UDP: datagram size, header included.
     /// Default 128K for TCP, 1472 for UDP.
     #[arg(long, short = 'l', value_name = "SIZE")]
-    #[serde(deserialize_with = "super::size_text")]
+    #[serde(deserialize_with = "super::common::size_text")]
     pub length: Option<String>,
     /// Seconds measured (after --omit).
     #[arg(long, short = 't', value_name = "S", default_value_t = TIME)]
@@ -136,7 +136,7 @@ impl Options for StreamOptions {
         }
         let rate = self.rate.as_deref().unwrap_or(UDP_RATE);
         let length = match &self.length {
-            Some(l) => super::sizes::size(l).map_err(|e| SpecError::new("length", e))?,
+            Some(l) => crate::sizes::size(l).map_err(|e| SpecError::new("length", e))?,
             None if self.udp => UDP_LENGTH,
             None => TCP_LENGTH,
         };
@@ -166,7 +166,7 @@ impl Options for StreamOptions {
         }
         let rate_pps = match self.udp {
             true => Some(
-                super::rate::rate(rate)
+                crate::rate::rate(rate)
                     .map_err(|e| SpecError::new("rate", e))?
                     .pps(length),
             ),

@@ -2,7 +2,7 @@
 //! MLRsearch-style (seed 002's UDP throughput at 0% loss). Its options,
 //! checks and run.
 
-use super::{seconds, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use super::common::{seconds, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
 use stackmeter_results::{Body, Live, TrialRow, UdpMaxParams};
 use std::net::SocketAddr;
@@ -23,7 +23,7 @@ const EXCEED_RATIO: f64 = 0.5;
 pub struct UdpMaxOptions {
     /// Datagram size in bytes (UDP payload, the 40-byte stackmeter header included).
     #[arg(long, short = 'l', value_name = "SIZE", default_value = LENGTH)]
-    #[serde(deserialize_with = "super::size_text")]
+    #[serde(deserialize_with = "super::common::size_text")]
     pub length: Option<String>,
     /// Highest loss ratio that still passes (0 = no loss at all; 0.001 = 0.1%).
     #[arg(long, value_name = "RATIO", default_value_t = 0.0)]
@@ -74,8 +74,8 @@ impl Options for UdpMaxOptions {
 
     fn spec(&self) -> Result<Spec, SpecError> {
         let length =
-            super::sizes::size(self.length.as_deref().unwrap_or(LENGTH)).map_err(|e| SpecError::new("length", e))?;
-        let length = super::within("length", length, UDP_MIN, UDP_MAX)?;
+            crate::sizes::size(self.length.as_deref().unwrap_or(LENGTH)).map_err(|e| SpecError::new("length", e))?;
+        let length = super::common::within("length", length, UDP_MIN, UDP_MAX)?;
         if !(0.0..1.0).contains(&self.loss) {
             return Err(SpecError::new(
                 "loss",
@@ -98,7 +98,7 @@ impl Options for UdpMaxOptions {
         }
         let max_pps = match &self.max_rate {
             Some(r) => Some(
-                super::rate::rate(r)
+                crate::rate::rate(r)
                     .map_err(|e| SpecError::new("max_rate", e))?
                     .pps(length),
             ),
@@ -114,7 +114,7 @@ impl Options for UdpMaxOptions {
             max_pps,
             drain_ms: self.drain_ms,
             timeout_ms: self.timeout_ms,
-            max_trials: super::at_least_one("max_trials", self.max_trials)?,
+            max_trials: super::common::at_least_one("max_trials", self.max_trials)?,
         }))
     }
 

@@ -1,0 +1,177 @@
+//! What every test's specification shares: the `Spec` value itself, the
+//! options trait, the error a setting gives, the checks and defaults
+//! several tests use, and `Ran`, what running a test returns.
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize as _;
+use stackmeter_client::{ClientError, RowHistogram};
+use stackmeter_results::{Body, CrrParams, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
+
+/// Bound on every network wait unless a test says otherwise, ms.
+pub const TIMEOUT_MS: u64 = 5_000;
+/// Smallest UDP datagram a test sends: the 40-byte stackmeter header.
+pub const UDP_MIN: u32 = stackmeter_proto::udp::HEADER_LEN as u32;
+/// Largest UDP payload over IPv4.
+pub const UDP_MAX: u32 = 65_507;
+/// Longest duration any setting takes, seconds (a day).
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// A checked test: the parameters its client runs and its document records.
+#[derive(Clone, Debug)]
+pub enum Spec {
+    /// Request/response per size pair, closed or open loop.
+    Rr(RrParams),
+    /// Connect/request/response/close.
+    Crr(CrrParams),
+    /// UDP echo.
+    Ping(PingParams),
+    /// TCP or paced UDP throughput.
+    Stream(StreamParams),
+    /// Highest UDP rate at a loss goal.
+    UdpMax(UdpMaxParams),
+    /// Many clients fetching objects.
+    Load(LoadParams),
+}
+
+impl Spec {
+    /// The test's name, as in the JSON `test` key.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Spec::Rr(_) => "rr",
+            Spec::Crr(_) => "crr",
+            Spec::Ping(_) => "ping",
+            Spec::Stream(_) => "stream",
+            Spec::UdpMax(_) => "udp-max",
+            Spec::Load(_) => "load",
+        }
+    }
+}
+
+/// A setting that is out of range or does not fit the others. `key` is
+/// the plan key (the flag is the same with dashes); `message` starts with
+/// the value where there is one ("0: expected seconds above 0").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The setting, as a plan key.
+    pub key: &'static str,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl SpecError {
+    /// An error of `key`.
+    pub fn new(key: &'static str, message: impl Into<String>) -> SpecError {
+        SpecError {
+            key,
+            message: message.into(),
+        }
+    }
+
+    /// As a plan names it: `'time' 0: expected ...`.
+    pub fn as_key(&self) -> String {
+        format!("'{}' {}", self.key, self.message)
+    }
+}
+
+impl std::fmt::Display for SpecError {
+    /// As the command line names it: `--time 0: expected ...`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--{} {}", self.key.replace('_', "-"), self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The options of one test: flags and plan keys in one struct.
+pub trait Options: clap::Args + DeserializeOwned + Default {
+    /// The test's name in plans and on the command line.
+    const TEST: &'static str;
+    /// Checks every setting and builds the specification.
+    fn spec(&self) -> Result<Spec, SpecError>;
+    /// Scales counts and durations down for `--quick` (demos, CI).
+    fn quick(&mut self);
+}
+
+/// What running one test produced, before it becomes a document.
+pub(crate) struct Ran {
+    /// The test's parameters and rows.
+    pub body: Body,
+    /// Why it stopped early, if it did.
+    pub error: Option<ClientError>,
+    /// The samples behind the rows' figures.
+    pub histograms: Vec<RowHistogram>,
+    /// Warnings only the run itself can know (not derived from figures).
+    pub warnings: Vec<String>,
+}
+
+impl Ran {
+    pub(crate) fn new(body: Body, error: Option<ClientError>, histograms: Vec<RowHistogram>) -> Ran {
+        Ran {
+            body,
+            error,
+            histograms,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A test that returns rows: `body` wraps them.
+    pub(crate) fn rows<T>(o: stackmeter_client::Outcome<T>, body: impl FnOnce(Vec<T>) -> Body) -> Ran {
+        Ran::new(body(o.rows), o.error, o.histograms)
+    }
+}
+
+/// `v` seconds, finite, above 0 (or 0 when `zero_ok`), at most a day.
+pub(crate) fn seconds(key: &'static str, v: f64, zero_ok: bool) -> Result<f64, SpecError> {
+    if !v.is_finite() || v < 0.0 || (v == 0.0 && !zero_ok) || v > MAX_SECONDS {
+        let least = if zero_ok { "0 or more" } else { "above 0" };
+        return Err(SpecError::new(
+            key,
+            format!("{v}: expected seconds {least} and at most {MAX_SECONDS}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// `v`, at least 1.
+pub(crate) fn at_least_one<T: Copy + PartialOrd + From<u8> + std::fmt::Display>(
+    key: &'static str,
+    v: T,
+) -> Result<T, SpecError> {
+    if v < T::from(1) {
+        return Err(SpecError::new(key, format!("{v}: must be at least 1")));
+    }
+    Ok(v)
+}
+
+/// `v` within `lo..=hi`.
+pub(crate) fn within<T: Copy + PartialOrd + std::fmt::Display>(
+    key: &'static str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<T, SpecError> {
+    if v < lo || v > hi {
+        return Err(SpecError::new(key, format!("{v}: must be {lo} to {hi}")));
+    }
+    Ok(v)
+}
+
+/// `--quick` for a count: a tenth, at least 10, never more than given.
+pub(crate) fn scale_count(n: u64) -> u64 {
+    (n / 10).max(10).min(n)
+}
+
+/// A size given as a number of bytes (plan: `length = 64`) or a size
+/// string (`length = "128K"`), kept as text for the one size parser.
+pub(crate) fn size_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Bytes(u64),
+        Text(String),
+    }
+    Ok(Option::<Size>::deserialize(d)?.map(|s| match s {
+        Size::Bytes(n) => n.to_string(),
+        Size::Text(t) => t,
+    }))
+}
