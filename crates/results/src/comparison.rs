@@ -5,8 +5,8 @@
 //! by `show` of a suite run and by `report`.
 
 use crate::chart::{Axis, Chart, Kind, Series};
+use crate::doc::figures;
 use crate::doc::Document;
-use crate::figures::figures;
 use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};

@@ -1,6 +1,7 @@
 //! crr: connect, request, response, close per connection (seed 002's
 //! connection setup latency). Its parameters, row and view.
 
+use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, LatencyUs};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
@@ -73,4 +74,18 @@ pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> 
         v.line(format!(" connections/s: {:.0}", r.cps));
     }
     rows.iter().map(|r| r.samples).collect()
+}
+
+/// crr's figures: connect and transaction times, connections/s.
+pub(crate) fn figures(f: &mut Figures, rows: &[CrrResult]) {
+    for (i, r) in rows.iter().enumerate() {
+        let label = format!(
+            "{}:{}",
+            format_size(r.req_bytes as u64),
+            format_size(r.resp_bytes as u64)
+        );
+        f.latency(i, &label, "connect", &r.connect_us, true);
+        f.latency(i, &label, "transaction", &r.transaction_us, true);
+        f.rate(i, &label, "rate", "cps", r.cps, true);
+    }
 }

@@ -6,6 +6,7 @@
 //! view ends with.
 
 use crate::crr::{CrrParams, CrrResult};
+use crate::figures::{Figure, Figures};
 use crate::load::{LoadParams, LoadRun, LoadSummary};
 use crate::ping::{PingParams, PingResult};
 use crate::rr::{RrParams, RrResult};
@@ -167,6 +168,20 @@ impl Document {
         }
         format!("stackmeter {} -> {target}; {placement}", self.body.test_name())
     }
+}
+
+/// Every figure of `doc`, row by row (see [`Figures`] for the order).
+pub fn figures(doc: &Document) -> Vec<Figure> {
+    let mut f = Figures::default();
+    match &doc.body {
+        Body::Rr { results, .. } => crate::rr::figures(&mut f, results),
+        Body::Crr { results, .. } => crate::crr::figures(&mut f, results),
+        Body::Ping { results, .. } => crate::ping::figures(&mut f, results),
+        Body::Load { results, .. } => crate::load::figures(&mut f, results),
+        Body::Stream { params, summary, .. } => crate::stream::figures(&mut f, params, summary.as_deref()),
+        Body::UdpMax { params, result } => crate::udp_max::figures(&mut f, params, result.as_ref()),
+    }
+    f.finish()
 }
 
 impl crate::render::Render for Document {

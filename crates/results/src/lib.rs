@@ -36,8 +36,8 @@ pub use comparison::{
     build as compare, num, percent_words, summary_lines, verdict_words, Comparison, Row, Section, Side,
 };
 pub use crr::{CrrParams, CrrResult};
-pub use doc::{Body, Document, Env, Placement, Target, SCHEMA};
-pub use figures::{figures, Figure};
+pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
+pub use figures::{Figure, Figures};
 pub use latency::{LatencyUs, Levels};
 pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};

@@ -1,6 +1,7 @@
 //! load: many clients listing and fetching objects at once, every byte
 //! checked (seed 003). Its parameters, runs, summary and view.
 
+use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, LatencyUs};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
@@ -194,5 +195,23 @@ fn clip(s: &str, n: usize) -> String {
     } else {
         let t: String = s.chars().take(n - 1).collect();
         t + "~"
+    }
+}
+
+/// load's figures, seed 003's: the fetch latency of each object by size,
+/// the total time and the transfer rate of each run.
+pub(crate) fn figures(f: &mut Figures, runs: &[LoadRun]) {
+    for (i, r) in runs.iter().enumerate() {
+        for o in &r.by_object {
+            if let Some(s) = &o.latency_us {
+                f.latency(i, &format!("fetch {}", format_size(o.size)), "fetch", s, true);
+            }
+        }
+        if let Some(s) = &r.latency_us {
+            f.latency(i, "all fetches", "fetch", s, false);
+        }
+        f.rate(i, "all objects", "rate", "KB/s", r.rate_kBps, true);
+        f.rate(i, "all objects", "rate", "Mbit/s", r.rate_mbps, false);
+        f.time(i, "total time", "wall", r.wall_s, true);
     }
 }

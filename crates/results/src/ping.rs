@@ -2,7 +2,9 @@
 //! answers and the time inside the responder (seed 004). Its parameters,
 //! row and view.
 
+use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, LatencyUs, Levels};
+use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
@@ -147,4 +149,18 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         }
     }
     counts
+}
+
+/// ping's figures: RTT (compared), time inside the responder, replies/s.
+pub(crate) fn figures(f: &mut Figures, rows: &[PingResult]) {
+    for (i, r) in rows.iter().enumerate() {
+        let label = format_size(r.bytes as u64);
+        if let Some(s) = &r.rtt_us {
+            f.latency(i, &label, "rtt", s, true);
+        }
+        if let Some(s) = &r.server_us {
+            f.latency(i, &label, "server", s, false);
+        }
+        f.rate(i, &label, "rate", "pps", r.pps, false);
+    }
 }

@@ -2,6 +2,7 @@
 //! pair (seed 000's two tables), closed loop or on an open-loop schedule.
 //! Its parameters, rows and view.
 
+use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, LatencyUs, Levels};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
@@ -141,4 +142,17 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
         }
     }
     rows.iter().map(|r| r.samples).collect()
+}
+
+/// rr's figures: RTT per size pair (compared) and transactions/s.
+pub(crate) fn figures(f: &mut Figures, rows: &[RrResult]) {
+    for (i, r) in rows.iter().enumerate() {
+        let label = SizePair {
+            req: r.req_bytes,
+            resp: r.resp_bytes,
+        }
+        .label();
+        f.latency(i, &label, "rtt", &r.rtt_us, true);
+        f.rate(i, &label, "rate", "tps", r.tps, false);
+    }
 }

@@ -9,6 +9,8 @@
 //! the senders counted is kept beside them ([`SenderBytes`]), so the
 //! difference (bytes in flight at the end of the window) is visible.
 
+use crate::figures::Figures;
+use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
@@ -401,4 +403,17 @@ fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary) {
         " CPU: client {:.2} s user + {:.2} s sys ({:.0}% of one core){responder}",
         c.user_s, c.sys_s, c.percent_of_core
     ));
+}
+
+/// stream's figures: total (compared), sent and received Mbit/s.
+pub(crate) fn figures(f: &mut Figures, p: &StreamParams, s: Option<&StreamSummary>) {
+    let Some(s) = s else { return };
+    let label = format!("{} {}", p.direction.name(), format_size(p.length as u64));
+    for (series, value, compared) in [
+        ("total", s.total_mbps, true),
+        ("sent", s.sent_mbps, false),
+        ("received", s.recv_mbps, false),
+    ] {
+        f.rate(0, &label, series, "Mbit/s", value, compared);
+    }
 }

@@ -5,8 +5,8 @@
 //! code; the engine runs the tests, this only judges them.
 
 use crate::comparison::{self, Comparison, Side};
+use crate::doc::figures;
 use crate::doc::Document;
-use crate::figures::figures;
 use crate::view::{Block, View};
 use serde::{Deserialize, Serialize};
 

@@ -2,6 +2,8 @@
 //! found by MLRsearch-style trials (seed 002's "UDP throughput at 0%
 //! loss"). Its parameters, answer, trials and view.
 
+use crate::figures::Figures;
+use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
@@ -162,4 +164,11 @@ pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> 
         if r.converged { "" } else { "; width goal NOT reached" }
     ));
     Vec::new()
+}
+
+/// udp-max's figure: the rate found.
+pub(crate) fn figures(f: &mut Figures, p: &UdpMaxParams, r: Option<&UdpMaxResult>) {
+    if let Some(r) = r {
+        f.rate(0, &format_size(p.length as u64), "max-rate", "kpps", r.rate_kpps, true);
+    }
 }
