@@ -1,11 +1,10 @@
-//! What every test's specification shares: the `Spec` value itself, the
-//! options trait, the error a setting gives, the checks and defaults
+//! What every test's specification shares: the options trait, the error a setting gives, the checks and defaults
 //! several tests use, and `Ran`, what running a test returns.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
 use stackmeter_client::{ClientError, RowHistogram};
-use stackmeter_results::{Body, CrrParams, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
+use stackmeter_results::Body;
 
 /// Bound on every network wait unless a test says otherwise, ms.
 pub const TIMEOUT_MS: u64 = 5_000;
@@ -15,37 +14,6 @@ pub const UDP_MIN: u32 = stackmeter_proto::udp::HEADER_LEN as u32;
 pub const UDP_MAX: u32 = 65_507;
 /// Longest duration any setting takes, seconds (a day).
 pub const MAX_SECONDS: f64 = 86_400.0;
-
-/// A checked test: the parameters its client runs and its document records.
-#[derive(Clone, Debug)]
-pub enum Spec {
-    /// Request/response per size pair, closed or open loop.
-    Rr(RrParams),
-    /// Connect/request/response/close.
-    Crr(CrrParams),
-    /// UDP echo.
-    Ping(PingParams),
-    /// TCP or paced UDP throughput.
-    Stream(StreamParams),
-    /// Highest UDP rate at a loss goal.
-    UdpMax(UdpMaxParams),
-    /// Many clients fetching objects.
-    Load(LoadParams),
-}
-
-impl Spec {
-    /// The test's name, as in the JSON `test` key.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Spec::Rr(_) => "rr",
-            Spec::Crr(_) => "crr",
-            Spec::Ping(_) => "ping",
-            Spec::Stream(_) => "stream",
-            Spec::UdpMax(_) => "udp-max",
-            Spec::Load(_) => "load",
-        }
-    }
-}
 
 /// A setting that is out of range or does not fit the others. `key` is
 /// the plan key (the flag is the same with dashes); `message` starts with
@@ -86,8 +54,10 @@ impl std::error::Error for SpecError {}
 pub trait Options: clap::Args + DeserializeOwned + Default {
     /// The test's name in plans and on the command line.
     const TEST: &'static str;
-    /// Checks every setting and builds the specification.
-    fn spec(&self) -> Result<Spec, SpecError>;
+    /// The checked parameters (what the client runs and the document records).
+    type Params;
+    /// Checks every setting and builds the parameters.
+    fn params(&self) -> Result<Self::Params, SpecError>;
     /// Scales counts and durations down for `--quick` (demos, CI).
     fn quick(&mut self);
 }

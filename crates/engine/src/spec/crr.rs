@@ -1,7 +1,7 @@
 //! crr: connect, request, response, close, one connection per transaction
 //! (seed 002's connection setup latency). Its options, checks and run.
 
-use super::common::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
+use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
 use stackmeter_results::{Body, CrrParams};
 use std::net::SocketAddr;
@@ -42,15 +42,17 @@ impl Default for CrrOptions {
 impl Options for CrrOptions {
     const TEST: &'static str = "crr";
 
-    fn spec(&self) -> Result<Spec, SpecError> {
+    type Params = CrrParams;
+
+    fn params(&self) -> Result<CrrParams, SpecError> {
         let pair = crate::sizes::pair(&self.size).map_err(|e| SpecError::new("size", e))?;
-        Ok(Spec::Crr(CrrParams {
+        Ok(CrrParams {
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
             req_bytes: pair.req,
             resp_bytes: pair.resp,
             timeout_ms: self.timeout_ms,
-        }))
+        })
     }
 
     fn quick(&mut self) {

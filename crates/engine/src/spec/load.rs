@@ -2,7 +2,7 @@
 //! the target's catalogue, every byte checked (seed 003). Its options,
 //! checks and run.
 
-use super::common::{at_least_one, within, Options, Ran, Spec, SpecError};
+use super::common::{at_least_one, within, Options, Ran, SpecError};
 use serde::Deserialize;
 use stackmeter_results::{Body, LoadParams};
 use std::net::SocketAddr;
@@ -49,14 +49,16 @@ impl Default for LoadOptions {
 impl Options for LoadOptions {
     const TEST: &'static str = "load";
 
-    fn spec(&self) -> Result<Spec, SpecError> {
-        Ok(Spec::Load(LoadParams {
+    type Params = LoadParams;
+
+    fn params(&self) -> Result<LoadParams, SpecError> {
+        Ok(LoadParams {
             clients: within("clients", self.clients, 1, MAX_CLIENTS)?,
             fetch_each: at_least_one("fetch_each", self.fetch_each)?,
             repeat: within("repeat", self.repeat, 1, MAX_REPEAT)?,
             timeout_ms: self.timeout_ms,
             objects: Vec::new(),
-        }))
+        })
     }
 
     fn quick(&mut self) {

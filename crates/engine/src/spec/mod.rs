@@ -19,7 +19,7 @@ mod rr;
 mod stream;
 mod udp_max;
 
-pub use common::{Options, Spec, SpecError, MAX_SECONDS, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+pub use common::{Options, SpecError, MAX_SECONDS, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 pub use crr::CrrOptions;
 pub use load::LoadOptions;
 pub use ping::PingOptions;
@@ -32,8 +32,39 @@ use crate::flags::{ObjectFlags, RunFlags};
 use clap::{Args, Subcommand};
 use common::Ran;
 use stackmeter_responder::ObjectSource;
-use stackmeter_results::Live;
+use stackmeter_results::{CrrParams, Live, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
 use std::net::SocketAddr;
+
+/// A checked test: the parameters its client runs and its document records.
+#[derive(Clone, Debug)]
+pub enum Spec {
+    /// Request/response per size pair, closed or open loop.
+    Rr(RrParams),
+    /// Connect/request/response/close.
+    Crr(CrrParams),
+    /// UDP echo.
+    Ping(PingParams),
+    /// TCP or paced UDP throughput.
+    Stream(StreamParams),
+    /// Highest UDP rate at a loss goal.
+    UdpMax(UdpMaxParams),
+    /// Many clients fetching objects.
+    Load(LoadParams),
+}
+
+impl Spec {
+    /// The test's name, as in the JSON `test` key.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Spec::Rr(_) => "rr",
+            Spec::Crr(_) => "crr",
+            Spec::Ping(_) => "ping",
+            Spec::Stream(_) => "stream",
+            Spec::UdpMax(_) => "udp-max",
+            Spec::Load(_) => "load",
+        }
+    }
+}
 
 /// A measuring command.
 #[derive(Subcommand, Debug)]
@@ -89,14 +120,14 @@ impl TestCommand {
     /// Checks the flags into a [`Planned`] measurement.
     pub fn plan(self) -> Result<Planned, Error> {
         let (flags, spec) = match self {
-            TestCommand::Rr(m) => (m.run, m.opts.spec()?),
-            TestCommand::Crr(m) => (m.run, m.opts.spec()?),
-            TestCommand::Ping(m) => (m.run, m.opts.spec()?),
-            TestCommand::Stream(m) => (m.run, m.opts.spec()?),
-            TestCommand::UdpMax(m) => (m.run, m.opts.spec()?),
+            TestCommand::Rr(m) => (m.run, Spec::Rr(m.opts.params()?)),
+            TestCommand::Crr(m) => (m.run, Spec::Crr(m.opts.params()?)),
+            TestCommand::Ping(m) => (m.run, Spec::Ping(m.opts.params()?)),
+            TestCommand::Stream(m) => (m.run, Spec::Stream(m.opts.params()?)),
+            TestCommand::UdpMax(m) => (m.run, Spec::UdpMax(m.opts.params()?)),
             TestCommand::Load(l) => {
                 let objects = objects(&l)?;
-                let spec = l.opts.spec()?;
+                let spec = Spec::Load(l.opts.params()?);
                 return Ok(Planned {
                     flags: l.run,
                     spec,
@@ -173,17 +204,17 @@ pub fn keys<O: Options>() -> Vec<String> {
 /// test's specification; `quick` scales it down. Errors name the key.
 pub fn from_table(test: &str, table: toml::Table, quick: bool) -> Result<Spec, String> {
     match test {
-        RrOptions::TEST => table_spec::<RrOptions>(table, quick),
-        CrrOptions::TEST => table_spec::<CrrOptions>(table, quick),
-        PingOptions::TEST => table_spec::<PingOptions>(table, quick),
-        StreamOptions::TEST => table_spec::<StreamOptions>(table, quick),
-        UdpMaxOptions::TEST => table_spec::<UdpMaxOptions>(table, quick),
-        LoadOptions::TEST => table_spec::<LoadOptions>(table, quick),
+        RrOptions::TEST => table_params::<RrOptions>(table, quick).map(Spec::Rr),
+        CrrOptions::TEST => table_params::<CrrOptions>(table, quick).map(Spec::Crr),
+        PingOptions::TEST => table_params::<PingOptions>(table, quick).map(Spec::Ping),
+        StreamOptions::TEST => table_params::<StreamOptions>(table, quick).map(Spec::Stream),
+        UdpMaxOptions::TEST => table_params::<UdpMaxOptions>(table, quick).map(Spec::UdpMax),
+        LoadOptions::TEST => table_params::<LoadOptions>(table, quick).map(Spec::Load),
         other => Err(format!("unknown test '{other}' ({})", TESTS.join(", "))),
     }
 }
 
-fn table_spec<O: Options>(table: toml::Table, quick: bool) -> Result<Spec, String> {
+fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params, String> {
     let known = keys::<O>();
     if let Some(k) = table
         .keys()
@@ -201,7 +232,7 @@ fn table_spec<O: Options>(table: toml::Table, quick: bool) -> Result<Spec, Strin
     if quick {
         o.quick();
     }
-    o.spec().map_err(|e| e.as_key())
+    o.params().map_err(|e| e.as_key())
 }
 
 /// Plan keys of the first plan format that still work (seconds had an

@@ -1,7 +1,7 @@
 //! ping: UDP echo round trips with loss, order, payload checks and slow
 //! answers (seed 004). Its options, checks and run.
 
-use super::common::{at_least_one, scale_count, within, Options, Ran, Spec, SpecError, UDP_MAX, UDP_MIN};
+use super::common::{at_least_one, scale_count, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
 use stackmeter_results::{Body, PingParams};
 use std::net::SocketAddr;
@@ -53,15 +53,17 @@ impl Default for PingOptions {
 impl Options for PingOptions {
     const TEST: &'static str = "ping";
 
-    fn spec(&self) -> Result<Spec, SpecError> {
-        Ok(Spec::Ping(PingParams {
+    type Params = PingParams;
+
+    fn params(&self) -> Result<PingParams, SpecError> {
+        Ok(PingParams {
             size: within("size", self.size, UDP_MIN, UDP_MAX)? as usize,
             count: at_least_one("count", self.count)?,
             warmup: self.warmup,
             interval_us: self.interval_us,
             slow_us: self.slow_us,
             timeout_ms: self.timeout_ms,
-        }))
+        })
     }
 
     fn quick(&mut self) {

@@ -2,7 +2,7 @@
 //! (one outstanding) or open loop (`--rate`, latency from the scheduled
 //! send time). Its options, checks and run.
 
-use super::common::{at_least_one, scale_count, Options, Ran, Spec, SpecError, TIMEOUT_MS};
+use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
 use std::net::SocketAddr;
@@ -76,16 +76,18 @@ impl Default for RrOptions {
 impl Options for RrOptions {
     const TEST: &'static str = "rr";
 
-    fn spec(&self) -> Result<Spec, SpecError> {
+    type Params = RrParams;
+
+    fn params(&self) -> Result<RrParams, SpecError> {
         let sizes = crate::sizes::pairs(&self.sizes).map_err(|e| SpecError::new("sizes", e))?;
-        Ok(Spec::Rr(RrParams {
+        Ok(RrParams {
             open_loop: self.open_loop()?,
             sizes,
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
             nodelay: true,
             timeout_ms: self.timeout_ms,
-        }))
+        })
     }
 
     fn quick(&mut self) {
@@ -164,18 +166,18 @@ mod tests {
             time: 1.0,
             ..RrOptions::default()
         };
-        assert!(o.spec().unwrap_err().to_string().contains("give --rate too"));
+        assert!(o.params().unwrap_err().to_string().contains("give --rate too"));
         let o = RrOptions {
             rate: Some(0.0),
             ..RrOptions::default()
         };
-        assert!(o.spec().unwrap_err().to_string().starts_with("--rate 0"));
+        assert!(o.params().unwrap_err().to_string().starts_with("--rate 0"));
         let o = RrOptions {
             rate: Some(1000.0),
             connections: 4,
             ..RrOptions::default()
         };
-        let Spec::Rr(p) = o.spec().unwrap() else { panic!() };
+        let p = o.params().unwrap();
         assert_eq!(p.open_loop.unwrap().connections, 4);
     }
 }

@@ -1,7 +1,7 @@
 //! stream: TCP up, down or both ways, or paced UDP, per interval and in
 //! total (seed 001's bps table). Its options, checks and run.
 
-use super::common::{seconds, within, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
 use stackmeter_results::{Body, Direction, Live, StreamParams};
 use std::net::SocketAddr;
@@ -110,7 +110,9 @@ impl Default for StreamOptions {
 impl Options for StreamOptions {
     const TEST: &'static str = "stream";
 
-    fn spec(&self) -> Result<Spec, SpecError> {
+    type Params = StreamParams;
+
+    fn params(&self) -> Result<StreamParams, SpecError> {
         let direction = match self.direction {
             Way::Up => Direction::Up,
             Way::Down => Direction::Down,
@@ -172,7 +174,7 @@ impl Options for StreamOptions {
             ),
             false => None,
         };
-        Ok(Spec::Stream(StreamParams {
+        Ok(StreamParams {
             direction,
             parallel,
             length,
@@ -189,7 +191,7 @@ impl Options for StreamOptions {
                 Nodelay::Auto => !self.udp && length >= stackmeter_proto::limits::NODELAY_FROM,
             },
             timeout_ms: self.timeout_ms,
-        }))
+        })
     }
 
     fn quick(&mut self) {
@@ -230,7 +232,7 @@ mod tests {
                 ..StreamOptions::default()
             };
             f(&mut o);
-            o.spec()
+            o.params()
         };
         let e = udp(|o| o.direction = Way::Down).unwrap_err().to_string();
         assert!(
@@ -247,9 +249,7 @@ mod tests {
             .contains("--length 20"));
         let e = udp(|o| o.parallel = 33).unwrap_err().to_string();
         assert!(e.contains("--parallel 33") && e.contains("UDP streams per test"), "{e}");
-        let Spec::Stream(p) = udp(|o| o.rate = Some("50kpps".into())).unwrap() else {
-            panic!()
-        };
+        let p = udp(|o| o.rate = Some("50kpps".into())).unwrap();
         assert_eq!((p.length, p.rate_pps, p.nodelay), (1472, Some(50_000.0), false));
     }
 
@@ -260,13 +260,17 @@ mod tests {
                 length: Some(len.into()),
                 ..StreamOptions::default()
             };
-            let Spec::Stream(p) = o.spec().unwrap() else { panic!() };
+            let p = o.params().unwrap();
             assert_eq!(p.nodelay, on, "{len}");
         }
         let o = StreamOptions {
             rate: Some("10M".into()),
             ..StreamOptions::default()
         };
-        assert!(o.spec().unwrap_err().as_key().contains("'rate' applies to UDP streams"));
+        assert!(o
+            .params()
+            .unwrap_err()
+            .as_key()
+            .contains("'rate' applies to UDP streams"));
     }
 }

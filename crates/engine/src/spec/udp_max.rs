@@ -2,7 +2,7 @@
 //! MLRsearch-style (seed 002's UDP throughput at 0% loss). Its options,
 //! checks and run.
 
-use super::common::{seconds, Options, Ran, Spec, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use super::common::{seconds, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
 use stackmeter_results::{Body, Live, TrialRow, UdpMaxParams};
 use std::net::SocketAddr;
@@ -72,7 +72,9 @@ impl Default for UdpMaxOptions {
 impl Options for UdpMaxOptions {
     const TEST: &'static str = "udp-max";
 
-    fn spec(&self) -> Result<Spec, SpecError> {
+    type Params = UdpMaxParams;
+
+    fn params(&self) -> Result<UdpMaxParams, SpecError> {
         let length =
             crate::sizes::size(self.length.as_deref().unwrap_or(LENGTH)).map_err(|e| SpecError::new("length", e))?;
         let length = super::common::within("length", length, UDP_MIN, UDP_MAX)?;
@@ -104,7 +106,7 @@ impl Options for UdpMaxOptions {
             ),
             None => None,
         };
-        Ok(Spec::UdpMax(UdpMaxParams {
+        Ok(UdpMaxParams {
             length,
             loss_goal: self.loss,
             trial_s,
@@ -115,7 +117,7 @@ impl Options for UdpMaxOptions {
             drain_ms: self.drain_ms,
             timeout_ms: self.timeout_ms,
             max_trials: super::common::at_least_one("max_trials", self.max_trials)?,
-        }))
+        })
     }
 
     fn quick(&mut self) {
@@ -148,14 +150,14 @@ mod tests {
             loss: 1.5,
             ..UdpMaxOptions::default()
         };
-        assert!(o.spec().unwrap_err().to_string().starts_with("--loss 1.5"));
+        assert!(o.params().unwrap_err().to_string().starts_with("--loss 1.5"));
         let o = UdpMaxOptions {
             trial: 2.0,
             duration_sum: 1.0,
             ..UdpMaxOptions::default()
         };
         assert!(o
-            .spec()
+            .params()
             .unwrap_err()
             .to_string()
             .starts_with("--duration-sum 1 is shorter"));
