@@ -6,7 +6,7 @@
 
 use crate::spec::Spec;
 use stackmeter_client::{ClientError, RowHistogram};
-use stackmeter_results::{Body, Document, Env, Live, Placement, Target};
+use stackmeter_results::{Document, Env, Live, Placement, Target};
 use std::net::SocketAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -37,7 +37,7 @@ pub fn run(spec: &Spec, target: Target, addr: SocketAddr, placement: Placement, 
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,
-        body: empty_body(spec),
+        body: spec.empty_body(),
         placement,
         env: env(unix_now()),
         complete: false,
@@ -55,38 +55,6 @@ pub fn run(spec: &Spec, target: Target, addr: SocketAddr, placement: Placement, 
         doc,
         histograms: ran.histograms,
         error: ran.error,
-    }
-}
-
-/// The body of `spec` before any row.
-fn empty_body(spec: &Spec) -> Body {
-    match spec {
-        Spec::Rr(p) => Body::Rr {
-            params: p.clone(),
-            results: Vec::new(),
-        },
-        Spec::Crr(p) => Body::Crr {
-            params: p.clone(),
-            results: Vec::new(),
-        },
-        Spec::Ping(p) => Body::Ping {
-            params: p.clone(),
-            results: Vec::new(),
-        },
-        Spec::Stream(p) => Body::Stream {
-            params: p.clone(),
-            intervals: Vec::new(),
-            summary: None,
-        },
-        Spec::UdpMax(p) => Body::UdpMax {
-            params: p.clone(),
-            result: None,
-        },
-        Spec::Load(p) => Body::Load {
-            params: p.clone(),
-            results: Vec::new(),
-            summary: None,
-        },
     }
 }
 

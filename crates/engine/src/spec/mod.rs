@@ -32,7 +32,7 @@ use crate::flags::{ObjectFlags, RunFlags};
 use clap::{Args, Subcommand};
 use common::Ran;
 use stackmeter_responder::ObjectSource;
-use stackmeter_results::{CrrParams, Live, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
+use stackmeter_results::{Body, CrrParams, Live, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
 use std::net::SocketAddr;
 
 /// A checked test: the parameters its client runs and its document records.
@@ -160,6 +160,38 @@ fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
 }
 
 impl Spec {
+    /// The body before any row (the document a display prints the head of).
+    pub(crate) fn empty_body(&self) -> Body {
+        match self {
+            Spec::Rr(p) => Body::Rr {
+                params: p.clone(),
+                results: Vec::new(),
+            },
+            Spec::Crr(p) => Body::Crr {
+                params: p.clone(),
+                results: Vec::new(),
+            },
+            Spec::Ping(p) => Body::Ping {
+                params: p.clone(),
+                results: Vec::new(),
+            },
+            Spec::Stream(p) => Body::Stream {
+                params: p.clone(),
+                intervals: Vec::new(),
+                summary: None,
+            },
+            Spec::UdpMax(p) => Body::UdpMax {
+                params: p.clone(),
+                result: None,
+            },
+            Spec::Load(p) => Body::Load {
+                params: p.clone(),
+                results: Vec::new(),
+                summary: None,
+            },
+        }
+    }
+
     /// Runs the test against `addr`, the measuring thread already placed;
     /// `cpu` is passed to tests that start threads of their own; `live`
     /// sees rows as they finish.
