@@ -90,6 +90,18 @@ impl Ran {
     }
 }
 
+/// Options with every setting at its flag's default: the defaults are
+/// written once, in the `#[arg]` attributes, and a plan step's missing keys
+/// take them from here.
+pub(crate) fn clap_defaults<O: clap::Args + clap::FromArgMatches>() -> O {
+    let cmd = O::augment_args(clap::Command::new("defaults").no_binary_name(true));
+    // Cannot fail: no option of a test is required, and defaults parse.
+    let m = cmd
+        .try_get_matches_from(std::iter::empty::<&str>())
+        .expect("every option has a default");
+    O::from_arg_matches(&m).expect("defaults convert")
+}
+
 /// `v` seconds, finite, above 0 (or 0 when `zero_ok`), at most a day.
 pub(crate) fn seconds(key: &'static str, v: f64, zero_ok: bool) -> Result<f64, SpecError> {
     if !v.is_finite() || v < 0.0 || (v == 0.0 && !zero_ok) || v > MAX_SECONDS {

@@ -29,13 +29,9 @@ pub struct CrrOptions {
 }
 
 impl Default for CrrOptions {
+    /// The flags' defaults (one place: the `#[arg]` attributes above).
     fn default() -> Self {
-        CrrOptions {
-            iterations: ITERATIONS,
-            warmup: WARMUP,
-            size: SIZE.into(),
-            timeout_ms: TIMEOUT_MS,
-        }
+        super::common::clap_defaults()
     }
 }
 

@@ -36,13 +36,9 @@ pub struct LoadOptions {
 }
 
 impl Default for LoadOptions {
+    /// The flags' defaults (one place: the `#[arg]` attributes above).
     fn default() -> Self {
-        LoadOptions {
-            clients: CLIENTS,
-            fetch_each: FETCH_EACH,
-            repeat: REPEAT,
-            timeout_ms: TIMEOUT_MS,
-        }
+        super::common::clap_defaults()
     }
 }
 

@@ -38,15 +38,9 @@ pub struct PingOptions {
 }
 
 impl Default for PingOptions {
+    /// The flags' defaults (one place: the `#[arg]` attributes above).
     fn default() -> Self {
-        PingOptions {
-            size: SIZE,
-            count: COUNT,
-            warmup: WARMUP,
-            interval_us: 0,
-            slow_us: SLOW_US,
-            timeout_ms: TIMEOUT_MS,
-        }
+        super::common::clap_defaults()
     }
 }
 

@@ -59,17 +59,9 @@ pub struct RrOptions {
 }
 
 impl Default for RrOptions {
+    /// The flags' defaults (one place: the `#[arg]` attributes above).
     fn default() -> Self {
-        RrOptions {
-            sizes: SEED_000_SIZES.into(),
-            iterations: ITERATIONS,
-            warmup: WARMUP,
-            timeout_ms: TIMEOUT_MS,
-            rate: None,
-            connections: CONNECTIONS,
-            time: OPEN_LOOP_SECONDS,
-            arrival: Arrival::Fixed,
-        }
+        super::common::clap_defaults()
     }
 }
 

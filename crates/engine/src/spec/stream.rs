@@ -90,20 +90,9 @@ pub struct StreamOptions {
 }
 
 impl Default for StreamOptions {
+    /// The flags' defaults (one place: the `#[arg]` attributes above).
     fn default() -> Self {
-        StreamOptions {
-            direction: Way::Up,
-            parallel: 1,
-            length: None,
-            time: TIME,
-            interval: INTERVAL,
-            omit: 0.0,
-            udp: false,
-            rate: None,
-            zerocopy: false,
-            nodelay: Nodelay::Auto,
-            timeout_ms: TIMEOUT_MS,
-        }
+        super::common::clap_defaults()
     }
 }
 

@@ -54,18 +54,9 @@ pub struct UdpMaxOptions {
 }
 
 impl Default for UdpMaxOptions {
+    /// The flags' defaults (one place: the `#[arg]` attributes above).
     fn default() -> Self {
-        UdpMaxOptions {
-            length: Some(LENGTH.into()),
-            loss: 0.0,
-            trial: TRIAL,
-            duration_sum: DURATION_SUM,
-            width: WIDTH,
-            max_rate: None,
-            drain_ms: DRAIN_MS,
-            max_trials: MAX_TRIALS,
-            timeout_ms: TIMEOUT_MS,
-        }
+        super::common::clap_defaults()
     }
 }
 
