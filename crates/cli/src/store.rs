@@ -4,7 +4,7 @@
 
 use crate::out::{fail, finish};
 use clap::{Args, ValueEnum};
-use stackmeter_engine::flags::{DbFlags, FormatArg, MetricArg};
+use stackmeter_engine::flags::{DbFlags, FormatArg, FormatFlags, MetricArg};
 use stackmeter_engine::stored::{self, Export};
 use stackmeter_results::{render, Format};
 use std::path::PathBuf;
@@ -38,12 +38,8 @@ pub struct RunsArgs {
 pub struct ShowArgs {
     /// Run id (see `stackmeter runs`).
     pub run: i64,
-    /// Print the JSON document(s) instead of the text (short for --format json).
-    #[arg(long)]
-    pub json: bool,
-    /// Output format.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[command(flatten)]
+    pub output: FormatFlags,
     #[command(flatten)]
     pub db: DbFlags,
 }
@@ -114,9 +110,9 @@ pub fn runs(a: RunsArgs) -> i32 {
 }
 
 pub fn show(a: ShowArgs) -> i32 {
-    let format = match (a.json, a.format) {
-        (true, _) => Format::Json,
-        (false, f) => f.map(Format::from).unwrap_or(Format::Text),
+    let format = match a.output.format() {
+        Ok(f) => f,
+        Err(e) => return fail(2, e),
     };
     with_store(&a.db, |s| Ok(finish(&stored::show(s, a.run, format)?)))
 }

@@ -5,7 +5,7 @@
 
 use crate::out::{fail, finish};
 use clap::Args;
-use stackmeter_engine::flags::{FormatArg, MetricArg, StoreFlags};
+use stackmeter_engine::flags::{FormatFlags, MetricArg, StoreFlags};
 use stackmeter_engine::suite::{Member, SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
 use stackmeter_results::{render, Format, Placement};
@@ -37,36 +37,35 @@ pub struct SuiteArgs {
     /// Latency figure compared per repetition.
     #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
     pub metric: MetricArg,
-    /// Print the outcome as JSON (short for --format json); no progress bar.
-    #[arg(long)]
-    pub json: bool,
-    /// Output format.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    /// How to print the outcome (a progress bar shows on a terminal with text only).
+    #[command(flatten)]
+    pub output: FormatFlags,
     #[command(flatten)]
     pub store: StoreFlags,
 }
 
 pub fn run(a: SuiteArgs) -> i32 {
-    let format = match (a.json, a.format) {
-        (true, Some(f)) if f != FormatArg::Json => return fail(2, "--json and --format exclude each other"),
-        (true, _) => Format::Json,
-        (false, f) => f.map(Format::from).unwrap_or(Format::Text),
+    let format = match a.output.format() {
+        Ok(f) => f,
+        Err(e) => return fail(2, e),
     };
-    // Opened first, so a bad --db costs no measurement.
     if a.store.label.is_some() {
         return fail(2, "--label does not apply to suite: label each --target as LABEL=ADDR");
     }
-    let store = stackmeter_engine::record::open_for_measuring(&a.store);
-    match store.and_then(|s| config(&a).map(|c| (s, c))) {
+    // The flags and the plan first, then the store (a bad --db costs no
+    // measurement), then the targets.
+    let checked = checks(&a);
+    let store = checked.and_then(|c| Ok((c, stackmeter_engine::record::open_for_measuring(&a.store)?)));
+    match store.and_then(|((plan, conf), s)| config(&a, plan, conf).map(|c| (s, c))) {
         Ok((store, (cfg, responders))) => execute(&a, format, store, cfg, responders),
         Err(e) => crate::out::error(&e),
     }
 }
 
-/// Checks the flags, loads the plan, finds or starts the targets, and
-/// pins the measuring thread.
-fn config(a: &SuiteArgs) -> Result<(SuiteConfig, LocalResponders), stackmeter_engine::Error> {
+type Checked = (stackmeter_engine::plan::Plan, Option<(f64, f64)>);
+
+/// Checks the flags and loads the plan.
+fn checks(a: &SuiteArgs) -> Result<Checked, stackmeter_engine::Error> {
     use stackmeter_engine::Error::Usage;
     if a.repeat == 0 {
         return Err(Usage("--repeat must be at least 1".into()));
@@ -79,7 +78,15 @@ fn config(a: &SuiteArgs) -> Result<(SuiteConfig, LocalResponders), stackmeter_en
     if confidence.is_some() && a.max_repeat < a.repeat {
         return Err(Usage("--max-repeat must be at least --repeat".into()));
     }
-    let plan = stackmeter_engine::plan::load(&a.plan, a.quick)?;
+    Ok((stackmeter_engine::plan::load(&a.plan, a.quick)?, confidence))
+}
+
+/// Finds or starts the targets and pins the measuring thread.
+fn config(
+    a: &SuiteArgs,
+    plan: stackmeter_engine::plan::Plan,
+    confidence: Option<(f64, f64)>,
+) -> Result<(SuiteConfig, LocalResponders), stackmeter_engine::Error> {
     let responders = LocalResponders::default();
     let mut placement = Placement::default();
     let (targets, note) = if a.targets.is_empty() {

@@ -30,33 +30,49 @@ impl From<FormatArg> for Format {
     }
 }
 
-/// How a result is printed.
+/// The output format of a command that prints one value.
 #[derive(Args, Debug, Clone, Default)]
-pub struct OutputFlags {
-    /// Print one JSON document (schema stackmeter/1, docs/json.md); short for --format json.
+pub struct FormatFlags {
+    /// Print JSON (schema stackmeter/1, docs/json.md); short for --format json.
     #[arg(long)]
     pub json: bool,
-    /// With --json: print each row that finishes during the test (stream
-    /// intervals, udp-max trials) as one JSON object on its own line, then
-    /// the document on one line.
-    #[arg(long)]
-    pub json_lines: bool,
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 }
 
-impl OutputFlags {
-    /// The format asked for; an error names the flags that clash.
+impl FormatFlags {
+    /// The format asked for (text by default); an error names the flags
+    /// that clash.
     pub fn format(&self) -> Result<Format, String> {
-        if self.json_lines && !self.json {
-            return Err("--json-lines needs --json".into());
-        }
         match (self.json, self.format) {
             (true, Some(f)) if f != FormatArg::Json => Err("--json and --format exclude each other".into()),
             (true, _) => Ok(Format::Json),
             (false, f) => Ok(f.map(Format::from).unwrap_or(Format::Text)),
         }
+    }
+}
+
+/// How a measuring command prints.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputFlags {
+    #[command(flatten)]
+    pub format: FormatFlags,
+    /// With JSON: print each row that finishes during the test (stream
+    /// intervals, udp-max trials) as one JSON object on its own line, then
+    /// the document on one line.
+    #[arg(long)]
+    pub json_lines: bool,
+}
+
+impl OutputFlags {
+    /// The format asked for; an error names the flags that clash.
+    pub fn format(&self) -> Result<Format, String> {
+        let f = self.format.format()?;
+        if self.json_lines && f != Format::Json {
+            return Err("--json-lines needs --json (or --format json)".into());
+        }
+        Ok(f)
     }
 }
 

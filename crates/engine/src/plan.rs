@@ -44,14 +44,17 @@ pub fn builtin(name: &str, quick: bool) -> Option<Plan> {
 /// Parses a TOML plan. Errors name the step and the key.
 pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
     let mut top: toml::Table = toml::from_str(text).map_err(|e| format!("plan {name}: {}", e.message()))?;
-    top.remove("description");
+    if !matches!(top.remove("description"), None | Some(toml::Value::String(_))) {
+        return Err(format!("plan {name}: 'description' must be a string"));
+    }
     if let Some(k) = top.keys().find(|k| *k != "step") {
         return Err(format!(
             "plan {name}: unknown key '{k}' (a plan has description and [[step]])"
         ));
     }
-    let Some(toml::Value::Array(raw)) = top.remove("step") else {
-        return Err(format!("plan {name}: no [[step]]"));
+    let raw = match top.remove("step") {
+        Some(toml::Value::Array(raw)) if !raw.is_empty() => raw,
+        _ => return Err(format!("plan {name}: no [[step]]")),
     };
     let mut steps: Vec<Step> = Vec::new();
     for (i, v) in raw.into_iter().enumerate() {
@@ -89,21 +92,32 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
 }
 
 /// One step's keys as a specification. With `quick`, its `quick` table
-/// replaces keys; without one the test's own scaling applies.
+/// replaces keys; without one the test's own scaling applies. The step and
+/// its `quick` table are checked either way, so whether a plan is valid
+/// does not depend on `--quick`.
 fn step_spec(test: &str, mut t: toml::Table, quick: bool) -> Result<Spec, String> {
     let overrides = match t.remove("quick") {
         None => None,
         Some(toml::Value::Table(q)) => Some(q),
         Some(_) => return Err("'quick' must be a table of keys, e.g. quick = { iterations = 20 }".into()),
     };
-    let generic = quick && overrides.is_none();
-    if let (true, Some(q)) = (quick, overrides) {
-        t.extend(q);
-    }
-    if test == "load" && t.contains_key("repeat") {
+    if test == "load" && (t.contains_key("repeat") || overrides.as_ref().is_some_and(|q| q.contains_key("repeat"))) {
         return Err("'repeat' does not apply in a plan: each suite repetition is one load run (suite --repeat)".into());
     }
-    let mut spec = from_table(test, t, generic)?;
+    let full = from_table(test, t.clone(), false)?;
+    let quicker = match overrides {
+        Some(q) => {
+            let mut merged = t.clone();
+            merged.extend(q);
+            Some(from_table(test, merged, false).map_err(|e| format!("in its quick table: {e}"))?)
+        }
+        None => None,
+    };
+    let mut spec = match (quick, quicker) {
+        (false, _) => full,
+        (true, Some(q)) => q,
+        (true, None) => from_table(test, t, true)?,
+    };
     if let Spec::Load(l) = &mut spec {
         // One run per repetition, so repetitions of A and B interleave.
         l.repeat = 1;
@@ -268,5 +282,16 @@ fetch_each = 2
         assert!(e.contains("'parallel' 64"), "{e}");
         let e = parse("t.toml", "[[step]]\ntest = \"load\"\nrepeat = 3\n", false).unwrap_err();
         assert!(e.contains("'repeat' does not apply in a plan"), "{e}");
+        assert!(parse("t.toml", "step = []\n", false)
+            .unwrap_err()
+            .contains("no [[step]]"));
+        // Validity does not depend on --quick: a bad value fails both ways,
+        // and a typo in a quick table fails in a full run too.
+        for quick in [false, true] {
+            let e = parse("t.toml", "[[step]]\ntest = \"udp-max\"\nwidth = 0.0\n", quick).unwrap_err();
+            assert!(e.contains("'width'"), "{e}");
+            let e = parse("t.toml", "[[step]]\ntest = \"rr\"\nquick = { iteration = 5 }\n", quick).unwrap_err();
+            assert!(e.contains("quick table") && e.contains("'iteration'"), "{e}");
+        }
     }
 }

@@ -30,14 +30,6 @@ pub struct Measured {
     pub error: Option<ClientError>,
 }
 
-impl Measured {
-    /// True when the test stopped early: the document holds only the rows
-    /// that finished, and says why.
-    pub fn partial(&self) -> bool {
-        !self.doc.complete
-    }
-}
-
 /// Runs `spec` against `addr` (named `target` in the document) from the
 /// calling thread, which the caller has placed; `on` sees the start and
 /// every live row.

@@ -3,8 +3,7 @@
 //! list of runs, a run shown again as its command printed it, and exports.
 
 use crate::error::Error;
-use serde::Serialize;
-use stackmeter_results::{figures, render, Comparison, Format, Render, Side};
+use stackmeter_results::{figures, render, Comparison, Format, RunList, RunRow, Side};
 use stackmeter_store::{RunInfo, Store, StoredTest};
 
 /// The tests a side names, and how to call it.
@@ -71,31 +70,6 @@ pub fn status(r: &RunInfo) -> String {
     r.status.clone()
 }
 
-/// One run in the list.
-#[derive(Serialize)]
-pub struct RunRow {
-    pub id: i64,
-    pub time: String,
-    pub finished: Option<String>,
-    pub label: String,
-    pub labels: Vec<String>,
-    pub test: String,
-    pub kind: String,
-    pub plan: Option<String>,
-    pub status: String,
-    pub tests: usize,
-    pub key_figure: String,
-    pub hostname: String,
-    pub version: String,
-    pub command: Vec<String>,
-}
-
-/// The stored runs (`stackmeter runs`).
-#[derive(Serialize)]
-pub struct RunList {
-    pub runs: Vec<RunRow>,
-}
-
 /// Every run of the store, oldest first.
 pub fn runs(store: &Store) -> Result<RunList, Error> {
     let runs = store
@@ -148,45 +122,6 @@ fn key_figure(store: &Store, r: &RunInfo) -> String {
             s.replace("  ", " ")
         })
         .unwrap_or_default()
-}
-
-impl Render for RunList {
-    fn view(&self) -> stackmeter_results::view::View {
-        use stackmeter_results::view::{Block, Col, Table, View};
-        let mut v = View::new();
-        if self.runs.is_empty() {
-            v.line("no stored runs");
-            return v;
-        }
-        let cols = ["id", "time (UTC)", "status", "label", "test", "key figure"];
-        v.push(Block::Table(Table {
-            cols: cols
-                .iter()
-                .enumerate()
-                .map(|(i, h)| if i == 0 { Col::num(h, 4) } else { Col::text(h, 0) })
-                .collect(),
-            rows: self
-                .runs
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.id.to_string(),
-                        r.time.clone(),
-                        r.status.clone(),
-                        r.label.clone(),
-                        r.test.clone(),
-                        r.key_figure.clone(),
-                    ]
-                })
-                .collect(),
-            ..Table::default()
-        }));
-        v
-    }
-
-    fn title(&self) -> String {
-        "stackmeter runs".into()
-    }
 }
 
 /// A stored run rendered as its command printed it (suites judged again).

@@ -198,7 +198,7 @@ impl Section {
 }
 
 /// "72.4% faster", "12.0% slower".
-pub fn percent_words(p: f64) -> String {
+fn percent_words(p: f64) -> String {
     if p >= 0.0 {
         format!("{:.1}% faster", p)
     } else {
@@ -207,7 +207,7 @@ pub fn percent_words(p: f64) -> String {
 }
 
 /// The B vs A cell: the percentage, or "~ no significant difference".
-pub fn verdict_words(r: &RowStats) -> String {
+fn verdict_words(r: &RowStats) -> String {
     match r.verdict {
         Verdict::Faster | Verdict::Slower => percent_words(r.percent),
         Verdict::NoSignificantDifference => "~ no significant difference".to_string(),
@@ -242,7 +242,7 @@ fn p_value(p: f64) -> String {
 }
 
 /// The overall lines under the tables.
-pub fn summary_lines(c: &Comparison) -> Vec<String> {
+fn summary_lines(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(s) = &c.summary {
         // All rates: B/A as measured; otherwise times' B/A with any rate

@@ -3,6 +3,7 @@
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, LatencyUs};
+use crate::rr::SizePair;
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
@@ -79,11 +80,11 @@ pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> 
 /// crr's figures: connect and transaction times, connections/s.
 pub(crate) fn figures(f: &mut Figures, rows: &[CrrResult]) {
     for (i, r) in rows.iter().enumerate() {
-        let label = format!(
-            "{}:{}",
-            format_size(r.req_bytes as u64),
-            format_size(r.resp_bytes as u64)
-        );
+        let label = SizePair {
+            req: r.req_bytes,
+            resp: r.resp_bytes,
+        }
+        .label();
         f.latency(i, &label, "connect", &r.connect_us, true);
         f.latency(i, &label, "transaction", &r.transaction_us, true);
         f.rate(i, &label, "rate", "cps", r.cps, true);

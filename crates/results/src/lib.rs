@@ -25,6 +25,7 @@ mod ping;
 pub mod render;
 mod report;
 mod rr;
+mod runs;
 mod stream;
 mod suite;
 mod udp_max;
@@ -32,9 +33,7 @@ mod units;
 pub mod view;
 pub mod warnings;
 
-pub use comparison::{
-    build as compare, num, percent_words, summary_lines, verdict_words, Comparison, Row, Section, Side,
-};
+pub use comparison::{build as compare, num, Comparison, Row, Section, Side};
 pub use crr::{CrrParams, CrrResult};
 pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{Figure, Figures};
@@ -45,6 +44,7 @@ pub use ping::{PingParams, PingResult, Slow};
 pub use render::{render, Format, Render};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
+pub use runs::{RunList, RunRow};
 pub use stream::{
     Cpu, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };

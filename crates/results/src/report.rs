@@ -7,8 +7,7 @@
 use crate::chart::{Axis, Chart, Kind, Series};
 use crate::comparison::Comparison;
 use crate::doc::Document;
-use crate::suite::nested;
-use crate::view::{Block, Col, Table, View};
+use crate::view::{nested, Block, Col, Table, View};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 

@@ -90,6 +90,16 @@ impl SizePair {
     }
 }
 
+impl RrResult {
+    /// The row's size pair.
+    pub fn pair(&self) -> SizePair {
+        SizePair {
+            req: self.req_bytes,
+            resp: self.resp_bytes,
+        }
+    }
+}
+
 /// rr's blocks below the title; returns the sample counts behind them.
 pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
     match &p.open_loop {
@@ -132,9 +142,8 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
                 .map(|l| format!("send lag p99 {:.1} us, max {:.1} us", l.p99, l.max))
                 .unwrap_or_default();
             v.line(format!(
-                " {}:{}  requested {:.0}/s, achieved {:.0}/s; {lag}; {} late send(s)",
-                format_size(r.req_bytes as u64),
-                format_size(r.resp_bytes as u64),
+                " {}  requested {:.0}/s, achieved {:.0}/s; {lag}; {} late send(s)",
+                r.pair().label(),
                 r.requested_rate.unwrap_or(0.0),
                 r.achieved_rate.unwrap_or(0.0),
                 r.late_sends.unwrap_or(0)
@@ -147,11 +156,7 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
 /// rr's figures: RTT per size pair (compared) and transactions/s.
 pub(crate) fn figures(f: &mut Figures, rows: &[RrResult]) {
     for (i, r) in rows.iter().enumerate() {
-        let label = SizePair {
-            req: r.req_bytes,
-            resp: r.resp_bytes,
-        }
-        .label();
+        let label = r.pair().label();
         f.latency(i, &label, "rtt", &r.rtt_us, true);
         f.rate(i, &label, "rate", "tps", r.tps, false);
     }

@@ -7,7 +7,7 @@
 use crate::comparison::{self, Comparison, Side};
 use crate::doc::figures;
 use crate::doc::Document;
-use crate::view::{Block, View};
+use crate::view::{nested, Block, View};
 use serde::{Deserialize, Serialize};
 
 /// A target of the suite as the output names it.
@@ -170,20 +170,5 @@ impl crate::render::Render for SuiteOutcome {
 
     fn title(&self) -> String {
         format!("stackmeter suite {}", self.suite.plan)
-    }
-}
-
-/// A whole value's view as part of a larger one: its title becomes a
-/// section heading.
-pub fn nested(v: View) -> View {
-    View {
-        blocks: v
-            .blocks
-            .into_iter()
-            .map(|b| match b {
-                Block::Title(t) => Block::Heading(t),
-                other => other,
-            })
-            .collect(),
     }
 }

@@ -127,3 +127,18 @@ impl View {
         self.blocks.iter().position(|b| matches!(b, Block::Table(t) if t.live))
     }
 }
+
+/// A whole value's view as part of a larger one: its title becomes a
+/// section heading.
+pub fn nested(v: View) -> View {
+    View {
+        blocks: v
+            .blocks
+            .into_iter()
+            .map(|b| match b {
+                Block::Title(t) => Block::Heading(t),
+                other => other,
+            })
+            .collect(),
+    }
+}

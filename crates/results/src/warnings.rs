@@ -4,7 +4,6 @@
 
 use crate::doc::{Body, Document};
 use crate::latency::Levels;
-use crate::units::format_size;
 
 /// Every warning `doc`'s figures call for, in row order.
 pub fn derive(doc: &Document) -> Vec<String> {
@@ -28,11 +27,7 @@ pub fn derive(doc: &Document) -> Vec<String> {
     match &doc.body {
         Body::Rr { results, .. } => {
             for r in results {
-                let name = format!(
-                    "{}:{}",
-                    format_size(r.req_bytes as u64),
-                    format_size(r.resp_bytes as u64)
-                );
+                let name = r.pair().label();
                 out.extend(levels(name.clone(), r.levels));
                 if let (Some(req), Some(got)) = (r.requested_rate, r.achieved_rate) {
                     let late = r.late_sends.unwrap_or(0);

@@ -52,20 +52,6 @@ pub enum Spec {
     Load(LoadParams),
 }
 
-impl Spec {
-    /// The test's name, as in the JSON `test` key.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Spec::Rr(_) => "rr",
-            Spec::Crr(_) => "crr",
-            Spec::Ping(_) => "ping",
-            Spec::Stream(_) => "stream",
-            Spec::UdpMax(_) => "udp-max",
-            Spec::Load(_) => "load",
-        }
-    }
-}
-
 /// A measuring command.
 #[derive(Subcommand, Debug)]
 pub enum TestCommand {
@@ -261,9 +247,12 @@ fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params
     let mut o: O = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| e.message().replace('`', "'"))?;
-    if quick {
-        o.quick();
+    // Checked as written first, so a step is valid or not whatever --quick says.
+    let params = o.params().map_err(|e| e.as_key())?;
+    if !quick {
+        return Ok(params);
     }
+    o.quick();
     o.params().map_err(|e| e.as_key())
 }
 

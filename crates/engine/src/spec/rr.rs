@@ -84,6 +84,9 @@ impl Options for RrOptions {
 
     fn quick(&mut self) {
         self.iterations = scale_count(self.iterations);
+        if self.rate.is_some() {
+            self.time = (self.time / 10.0).max(1.0).min(self.time);
+        }
     }
 }
 

@@ -24,19 +24,6 @@ pub enum Format {
     Html,
 }
 
-impl Format {
-    /// Parses "text", "md" (or "markdown"), "json", "html".
-    pub fn parse(s: &str) -> Option<Format> {
-        match s {
-            "text" => Some(Format::Text),
-            "md" | "markdown" => Some(Format::Md),
-            "json" => Some(Format::Json),
-            "html" => Some(Format::Html),
-            _ => None,
-        }
-    }
-}
-
 /// A value that can be shown: its view (for text, Markdown and HTML), a
 /// title (the HTML page's), and itself as JSON.
 pub trait Render: Serialize {

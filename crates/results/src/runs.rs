@@ -1,0 +1,83 @@
+//! The list of stored runs (`stackmeter runs`) as a typed value, and its
+//! view: one row per run with its status and the figure that names it.
+
+use crate::view::{Block, Col, Table, View};
+use serde::Serialize;
+
+/// One run in the list.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRow {
+    /// Run id.
+    pub id: i64,
+    /// When it started, UTC RFC 3339.
+    pub time: String,
+    /// When it ended, if it did.
+    pub finished: Option<String>,
+    /// Its labels, comma-separated.
+    pub label: String,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// "rr", "stream,ping", or "suite PLAN".
+    pub test: String,
+    /// "single" or "suite".
+    pub kind: String,
+    /// The suite's plan.
+    pub plan: Option<String>,
+    /// "complete", "partial" (cut short or interrupted) or "running".
+    pub status: String,
+    /// Tests stored.
+    pub tests: usize,
+    /// The figure that names the run ("rtt mean 1 B:1 KiB 20.1 us").
+    pub key_figure: String,
+    /// Where it ran.
+    pub hostname: String,
+    /// stackmeter's version.
+    pub version: String,
+    /// The command line.
+    pub command: Vec<String>,
+}
+
+/// The stored runs (`stackmeter runs`).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunList {
+    /// Oldest first.
+    pub runs: Vec<RunRow>,
+}
+
+impl crate::render::Render for RunList {
+    fn view(&self) -> View {
+        let mut v = View::new();
+        if self.runs.is_empty() {
+            v.line("no stored runs");
+            return v;
+        }
+        let cols = ["id", "time (UTC)", "status", "label", "test", "key figure"];
+        v.push(Block::Table(Table {
+            cols: cols
+                .iter()
+                .enumerate()
+                .map(|(i, h)| if i == 0 { Col::num(h, 4) } else { Col::text(h, 0) })
+                .collect(),
+            rows: self
+                .runs
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.id.to_string(),
+                        r.time.clone(),
+                        r.status.clone(),
+                        r.label.clone(),
+                        r.test.clone(),
+                        r.key_figure.clone(),
+                    ]
+                })
+                .collect(),
+            ..Table::default()
+        }));
+        v
+    }
+
+    fn title(&self) -> String {
+        "stackmeter runs".into()
+    }
+}
