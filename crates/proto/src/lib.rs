@@ -34,6 +34,10 @@ pub mod udp;
 /// The protocol version this crate speaks.
 pub const VERSION: u8 = 1;
 
+/// The four bytes every TCP session header and every status record start
+/// with ("SMTR"); [`session::MAGIC`] names it for the header.
+pub const TCP_MAGIC: [u8; 4] = *b"SMTR";
+
 /// The port a responder listens on (TCP and UDP) when none is given.
 ///
 /// Chosen away from the ports of the peers (iperf3 5201, iperf2 5001,
