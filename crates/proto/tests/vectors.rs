@@ -371,5 +371,9 @@ fn limits_match_the_table() {
         assert_eq!(table[name].as_u64(), Some(value), "limit {name}");
     }
     let named = table.keys().filter(|k| *k != "about").count();
-    assert_eq!(named, stackmeter_proto::limits::TABLE.len(), "every limit of the table is in TABLE");
+    assert_eq!(
+        named,
+        stackmeter_proto::limits::TABLE.len(),
+        "every limit of the table is in TABLE"
+    );
 }
