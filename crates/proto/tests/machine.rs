@@ -1,7 +1,8 @@
 //! Drives `proto::machine` with bytes, as a driver would: the header vectors
 //! of `protocol/vectors.json`, every mode, refusals and their lingering
 //! close, pipelined object requests, the drain rule with made-up times, and
-//! a property test that no input sequence makes the machine panic.
+//! a property test that no input sequence makes the machine panic or ask
+//! for the same thing forever (sends that keep failing included).
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -115,6 +116,8 @@ struct Peer<'r> {
     accepted: Option<Service>,
     shut: bool,
     closed: bool,
+    /// Every send fails from now on (peer gone: reset or broken pipe).
+    broken: Option<bool>,
 }
 
 impl<'r> Peer<'r> {
@@ -130,6 +133,7 @@ impl<'r> Peer<'r> {
             accepted: None,
             shut: false,
             closed: false,
+            broken: None,
         }
     }
 
@@ -140,7 +144,7 @@ impl<'r> Peer<'r> {
 
     /// Runs the session until it needs what only the test can give.
     fn pump(&mut self, budget: usize) -> Stop {
-        loop {
+        for _ in 0..100_000 {
             match self.s.poll() {
                 Next::Event(e) => {
                     if let Event::Accepted(s) = e {
@@ -149,6 +153,10 @@ impl<'r> Peer<'r> {
                     self.events.push(format!("{e:?}: {}", self.s.reason()));
                 }
                 Next::Send(body) => {
+                    if let Some(gone) = self.broken {
+                        self.s.failed(Failure::Send, gone);
+                        continue;
+                    }
                     if self.got.len() >= budget {
                         return Stop::Budget;
                     }
@@ -192,6 +200,7 @@ impl<'r> Peer<'r> {
                 }
             }
         }
+        panic!("the session asks for the same thing forever: {:?}", self.s.poll());
     }
 
     fn run(&mut self) -> Stop {
@@ -728,6 +737,25 @@ fn header_timeout_and_idle_timeout() {
     );
 }
 
+#[test]
+fn a_peer_gone_while_a_record_waits_ends_the_session_without_sending_it() {
+    let reg = Registry::new();
+    // A refusal record the stack would not take.
+    let mut p = Peer::new(&reg, cfg());
+    p.send(b"GET / HTTP/1.1\r\n");
+    assert_eq!(p.pump(0), Stop::Budget);
+    p.s.failed(Failure::Send, true);
+    assert_eq!(p.run(), Stop::Closed);
+    assert!(p.got.is_empty());
+    // A BadRequest response, then a send timeout.
+    let mut p = Peer::new(&reg, cfg());
+    p.send(&obj::emit_header()).send(&[9, 0, 0, 0]);
+    assert_eq!(p.pump(8), Stop::Budget);
+    p.s.timeout(0);
+    assert_eq!(p.run(), Stop::Closed);
+    assert_eq!(p.got, accepted());
+}
+
 /// What a fuzzing driver does next.
 #[derive(Clone, Debug)]
 enum Act {
@@ -738,6 +766,8 @@ enum Act {
     Tick(u32),
     Udp(u16, u64),
     Snapshot,
+    /// The peer stops taking output, or starts again.
+    Stall,
 }
 
 fn act() -> impl Strategy<Value = Act> {
@@ -756,6 +786,7 @@ fn act() -> impl Strategy<Value = Act> {
         1 => any::<u32>().prop_map(Act::Tick),
         1 => (0u16..40, any::<u64>()).prop_map(|(s, q)| Act::Udp(s, q)),
         1 => Just(Act::Snapshot),
+        2 => Just(Act::Stall),
     ]
 }
 
@@ -763,17 +794,19 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2048))]
 
     #[test]
-    fn no_input_sequence_makes_a_session_panic(acts in proptest::collection::vec(act(), 0..24)) {
+    fn no_input_sequence_makes_a_session_panic_or_spin(acts in proptest::collection::vec(act(), 0..24)) {
         let reg = Registry::new();
         let (mut c, id) = control(&reg);
         let mut p = Peer::new(&reg, cfg());
         let mut now = 0u64;
+        let mut stalled = false;
         for a in acts {
             match a {
                 Act::Bytes(b) => { p.send(&b); }
                 Act::Eof => p.s.eof(),
                 Act::Timeout => p.s.timeout(now),
-                Act::Fail(send, gone) => p.s.failed(if send { Failure::Send } else { Failure::Receive }, gone),
+                Act::Fail(true, gone) => p.broken = Some(gone),
+                Act::Fail(false, gone) => p.s.failed(Failure::Receive, gone),
                 Act::Tick(t) => { now += t as u64 * 1000; p.s.tick(now); c.s.tick(now); }
                 Act::Udp(s, q) => {
                     if let Some(t) = reg.find(id) {
@@ -781,9 +814,12 @@ proptest! {
                     }
                 }
                 Act::Snapshot => { c.send(&ClientRecord::Snapshot(1).emit()); }
+                Act::Stall => stalled = !stalled,
             }
             p.now = now;
-            match p.pump(100_000) {
+            // A stalled peer takes no output: records stay queued.
+            let budget = if stalled { p.got.len() } else { p.got.len() + 100_000 };
+            match p.pump(budget) {
                 Stop::Report(_) => p.s.report(now, Figures::default()),
                 Stop::Closed => break,
                 _ => {}

@@ -205,7 +205,6 @@ impl Slot {
             s.claim().store(&zero);
         }
         for c in [
-            &self.start_ns,
             &self.rx_bytes,
             &self.tx_bytes,
             &self.cpu_user_ns,

@@ -518,6 +518,13 @@ impl<R: Deref<Target = Registry>> Session<R> {
         self.phase = Phase::Ending { shut: false };
     }
 
+    /// Closes without sending what is still queued (the peer is gone or
+    /// too slow), without a log line.
+    fn close_now(&mut self) {
+        self.out.clear();
+        self.phase = Phase::Ending { shut: false };
+    }
+
     /// The normal end: the client closed where it may.
     fn end(&mut self) {
         self.phase = Phase::Ending { shut: false };
@@ -670,7 +677,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 format_args!("session header not complete in time"),
                 now_ns,
             ),
-            Phase::Linger(_) | Phase::Ending { .. } => self.phase = Phase::Ending { shut: false },
+            Phase::Linger(_) | Phase::Ending { .. } => self.close_now(),
             Phase::Rr(x) | Phase::Crr(x) if x.left > 0 => {
                 let (sent, resp) = (x.resp as u64 - x.left, x.resp);
                 self.abort(format_args!("idle timeout mid-response ({sent} of {resp} bytes sent)"));
@@ -700,7 +707,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
             // instead of closing it, ends the session normally.
             Phase::Source(_) if peer_gone => self.end(),
             Phase::Crr(x) if x.answered && x.left == 0 && peer_gone => self.end(),
-            Phase::Linger(_) | Phase::Ending { .. } => self.phase = Phase::Ending { shut: false },
+            Phase::Linger(_) | Phase::Ending { .. } => self.close_now(),
             Phase::Rr(x) | Phase::Crr(x) if call == Failure::Send => {
                 let (sent, resp) = (x.resp as u64 - x.left, x.resp);
                 self.abort(format_args!(
