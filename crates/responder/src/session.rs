@@ -37,14 +37,15 @@ const WAIT_STEP: Duration = Duration::from_millis(1);
 
 /// Serves one accepted connection on the calling thread, start to end.
 pub(crate) fn run(stream: TcpStream, peer: SocketAddr, shared: &Shared) {
-    let cpu0 = thread_cpu();
     let _ = stream.set_nodelay(true);
     let mut s = Session::new(&*shared.registry, shared.machine, monotonic_ns());
     let mut c = Conn::new(&stream, peer, shared);
-    c.cpu0 = cpu0;
     c.drive(&mut s, false);
     c.end(&s);
-    s.finish(Some(cpu(thread_cpu().since(cpu0))));
+    // Only a throughput test's sessions are charged CPU time, read when
+    // they were accepted: rr and crr make no call for it.
+    let used = c.cpu0.map(|c0| cpu(thread_cpu().since(c0)));
+    s.finish(used);
 }
 
 /// One connection's driver state.
@@ -52,9 +53,9 @@ pub(crate) struct Conn<'a> {
     stream: &'a TcpStream,
     peer: SocketAddr,
     shared: &'a Shared,
-    /// The socket timeouts set now (`None`: never set).
-    read_timeout: Option<Duration>,
-    write_timeout: Option<Duration>,
+    /// The waits the socket timeouts were set for (`None`: never set).
+    read_timeout: Option<Deadline>,
+    write_timeout: Option<Deadline>,
     /// The data phase's receive buffer (rr, crr, sink), page-aligned.
     rx: Option<AlignedBuf>,
     files: Files<'a>,
@@ -62,8 +63,8 @@ pub(crate) struct Conn<'a> {
     source: Option<u64>,
     /// The socket error behind the last failure, for the log line.
     error: Option<io::Error>,
-    /// The thread's CPU time when the session started.
-    cpu0: stackmeter_sys::CpuTime,
+    /// The thread's CPU time when a throughput test's session was accepted.
+    cpu0: Option<stackmeter_sys::CpuTime>,
 }
 
 impl<'a> Conn<'a> {
@@ -78,7 +79,7 @@ impl<'a> Conn<'a> {
             files: Files::new(shared.store.as_ref()),
             source: None,
             error: None,
-            cpu0: stackmeter_sys::CpuTime::default(),
+            cpu0: None,
         }
     }
 
@@ -148,7 +149,10 @@ impl<'a> Conn<'a> {
                 Next::Report(due) => {
                     let figures = Figures {
                         tcp: self.shared.sources.figures(due.test),
-                        cpu: due.is_final.then(|| cpu(thread_cpu().since(self.cpu0))),
+                        cpu: match (due.is_final, self.cpu0) {
+                            (true, Some(c0)) => Some(cpu(thread_cpu().since(c0))),
+                            _ => None,
+                        },
                     };
                     s.report(monotonic_ns(), figures);
                 }
@@ -210,6 +214,12 @@ impl<'a> Conn<'a> {
                     }
                     Service::Control { .. } | Service::Objects => {}
                 }
+                if matches!(
+                    service,
+                    Service::Control { .. } | Service::Sink { .. } | Service::Source { .. }
+                ) {
+                    self.cpu0 = Some(thread_cpu());
+                }
             }
             Event::Refused(r) => {
                 Shared::bump(&c.refused);
@@ -240,11 +250,16 @@ impl<'a> Conn<'a> {
     }
 }
 
-/// Sets the socket's receive (`read`) or send timeout for `d` when it
-/// differs from the one set (`current`). `Err(now)` when an absolute
-/// deadline has already passed.
-fn arm(stream: &TcpStream, current: &mut Option<Duration>, d: Deadline, read: bool) -> Result<(), u64> {
-    let want = match d {
+/// Sets the socket's receive (`read`) or send timeout for `d`, unless it
+/// is the idle wait already set (`current`): the data phases set it once.
+/// An absolute deadline is set anew each time, for the time left;
+/// `Err(now)` when it has passed.
+#[inline]
+fn arm(stream: &TcpStream, current: &mut Option<Deadline>, d: Deadline, read: bool) -> Result<(), u64> {
+    if *current == Some(d) && matches!(d, Deadline::Idle(_)) {
+        return Ok(());
+    }
+    let wait = match d {
         Deadline::Idle(ns) => Duration::from_nanos(ns),
         Deadline::At(t) => {
             let now = monotonic_ns();
@@ -254,15 +269,13 @@ fn arm(stream: &TcpStream, current: &mut Option<Duration>, d: Deadline, read: bo
             Duration::from_nanos(t - now)
         }
     };
-    if *current != Some(want) {
-        // A timeout the socket refuses (0: the configuration's) leaves the
-        // old one; the session still ends at its next wait.
-        let _ = if read {
-            stream.set_read_timeout(Some(want))
-        } else {
-            stream.set_write_timeout(Some(want))
-        };
-        *current = Some(want);
-    }
+    // A timeout the socket refuses (0: the configuration's) leaves the old
+    // one; the session still ends at its next wait.
+    let _ = if read {
+        stream.set_read_timeout(Some(wait))
+    } else {
+        stream.set_write_timeout(Some(wait))
+    };
+    *current = Some(d);
     Ok(())
 }
