@@ -326,6 +326,7 @@ impl Registry {
     }
 
     /// Whether sources may write.
+    #[inline]
     pub fn started(&self, t: TestRef) -> bool {
         self.slots[t.slot as usize].started.load(Ordering::Acquire)
     }
@@ -336,16 +337,19 @@ impl Registry {
     }
 
     /// Whether the test was stopped or closed.
+    #[inline]
     pub fn stopped(&self, t: TestRef) -> bool {
         self.slots[t.slot as usize].stopped.load(Ordering::Relaxed)
     }
 
     /// Bytes a sink received (relaxed: one add per receive call).
+    #[inline]
     pub fn add_rx(&self, t: TestRef, n: u64) {
         self.slots[t.slot as usize].rx_bytes.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Bytes a source handed to the stack.
+    #[inline]
     pub fn add_tx(&self, t: TestRef, n: u64) {
         self.slots[t.slot as usize].tx_bytes.fetch_add(n, Ordering::Relaxed);
     }

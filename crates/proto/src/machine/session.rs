@@ -43,10 +43,12 @@ impl Out {
         }
     }
 
+    #[inline]
     fn is_empty(&self) -> bool {
         self.off == self.len
     }
 
+    #[inline]
     fn pending(&self) -> &[u8] {
         &self.buf[self.off as usize..self.len as usize]
     }
@@ -72,6 +74,7 @@ impl Out {
 
     /// `n` bytes went out: consumes them from the record; returns how many
     /// of them were payload after it.
+    #[inline]
     fn sent(&mut self, n: usize) -> usize {
         let k = n.min((self.len - self.off) as usize);
         self.off += k as u16;
@@ -104,6 +107,7 @@ impl Exchange {
         }
     }
 
+    #[inline]
     fn body(&self) -> Option<Body> {
         (self.left > 0).then_some(Body {
             source: Source::Payload,
