@@ -18,12 +18,16 @@
 //! - [`control`]: the records of a throughput test's control session;
 //! - [`stream`]: receive-side loss, duplicate, reordering and jitter
 //!   counters of a UDP stream;
-//! - [`limits`]: the limits every responder enforces (one table).
+//! - [`limits`]: the limits every responder enforces (one table);
+//! - [`machine`]: a responder's protocol logic as a pure state machine (one
+//!   [`machine::Session`] per TCP connection, one [`machine::Registry`] of
+//!   throughput tests), driven by the responder's own I/O and clock.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 pub mod control;
 pub mod limits;
+pub mod machine;
 pub mod objects;
 pub mod pattern;
 pub mod session;
@@ -33,6 +37,10 @@ pub mod udp;
 
 /// The protocol version this crate speaks.
 pub const VERSION: u8 = 1;
+
+/// The four bytes every TCP session header and every status record start
+/// with ("SMTR"); [`session::MAGIC`] names it for the header.
+pub const TCP_MAGIC: [u8; 4] = *b"SMTR";
 
 /// The port a responder listens on (TCP and UDP) when none is given.
 ///

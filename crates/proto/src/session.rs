@@ -21,7 +21,7 @@
 use crate::{be16, be32};
 
 /// The four bytes every TCP session header starts with.
-pub const MAGIC: [u8; 4] = *b"SMTR";
+pub const MAGIC: [u8; 4] = crate::TCP_MAGIC;
 /// Length of the version-independent prefix.
 pub const PREFIX_LEN: usize = 8;
 /// Length of a version 1 rr/crr header.

@@ -107,7 +107,7 @@ impl StatusPrefix {
         if bytes.len() < STATUS_PREFIX_LEN {
             return Err(StatusError::Truncated);
         }
-        if bytes[0..4] != crate::session::MAGIC {
+        if bytes[0..4] != crate::TCP_MAGIC {
             return Err(StatusError::BadMagic);
         }
         let reason_len = be16(bytes, 6);
@@ -129,7 +129,7 @@ impl StatusPrefix {
 
 /// Writes the status record "accepted" into `out` and returns its length.
 pub fn emit_accepted(out: &mut [u8; STATUS_PREFIX_LEN]) -> usize {
-    out[0..4].copy_from_slice(&crate::session::MAGIC);
+    out[0..4].copy_from_slice(&crate::TCP_MAGIC);
     out[4] = crate::VERSION;
     out[5] = 0;
     out[6..8].copy_from_slice(&0u16.to_be_bytes());
@@ -143,7 +143,7 @@ pub fn emit_refusal(refusal: Refusal, reason: &str, out: &mut [u8; MAX_STATUS_LE
     while !reason.is_char_boundary(n) {
         n -= 1;
     }
-    out[0..4].copy_from_slice(&crate::session::MAGIC);
+    out[0..4].copy_from_slice(&crate::TCP_MAGIC);
     out[4] = crate::VERSION;
     out[5] = refusal as u8;
     out[6..8].copy_from_slice(&(n as u16).to_be_bytes());

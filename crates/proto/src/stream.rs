@@ -15,6 +15,10 @@
 /// How far below the highest sequence number duplicates are still detected.
 pub const WINDOW: u64 = crate::limits::DUP_WINDOW;
 const WORDS: usize = (WINDOW / 64) as usize;
+/// Counters ahead of the window in [`UdpRx::to_words`].
+const SCALARS: usize = 8;
+/// Length of a [`UdpRx`] as flat words ([`UdpRx::to_words`]).
+pub const STATE_WORDS: usize = SCALARS + WORDS;
 
 /// Counters of one UDP stream as seen by its receiver.
 #[derive(Clone, Debug, Default)]
@@ -77,6 +81,41 @@ impl UdpRx {
     /// Datagrams missing: expected but not received.
     pub fn lost(&self) -> u64 {
         self.expected.saturating_sub(self.received)
+    }
+
+    /// The whole state as flat words, for a store that cannot hold the
+    /// struct itself (the machine's registry keeps streams in atomics, which
+    /// several threads share without a lock).
+    pub fn to_words(&self) -> [u64; STATE_WORDS] {
+        let mut w = [0u64; STATE_WORDS];
+        w[..SCALARS].copy_from_slice(&[
+            self.received,
+            self.bytes,
+            self.expected,
+            self.duplicates,
+            self.reordered,
+            self.jitter16,
+            self.last_transit.is_some() as u64,
+            self.last_transit.unwrap_or(0) as u64,
+        ]);
+        w[SCALARS..].copy_from_slice(&self.seen);
+        w
+    }
+
+    /// The state [`UdpRx::to_words`] wrote.
+    pub fn from_words(w: &[u64; STATE_WORDS]) -> UdpRx {
+        let mut seen = [0u64; WORDS];
+        seen.copy_from_slice(&w[SCALARS..]);
+        UdpRx {
+            received: w[0],
+            bytes: w[1],
+            expected: w[2],
+            duplicates: w[3],
+            reordered: w[4],
+            jitter16: w[5],
+            last_transit: (w[6] != 0).then_some(w[7] as i64),
+            seen,
+        }
     }
 
     /// Clears the window bits for the sequence numbers between the old
@@ -156,6 +195,19 @@ mod tests {
         r.record(0, 1, 0, u64::MAX / 2);
         assert_eq!(r.expected, u64::MAX);
         assert_eq!(r.received, 3);
+    }
+
+    #[test]
+    fn words_round_trip() {
+        let mut r = UdpRx::default();
+        for s in [0, 5, 3, 3, 2000] {
+            r.record(s, 9, s * 7, s * 11);
+        }
+        let mut back = UdpRx::from_words(&r.to_words());
+        assert_eq!(back.to_words(), r.to_words());
+        back.record(2001, 9, 0, 0);
+        r.record(2001, 9, 0, 0);
+        assert_eq!((back.received, back.jitter_ns()), (r.received, r.jitter_ns()));
     }
 
     #[test]

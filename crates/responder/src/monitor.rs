@@ -2,7 +2,7 @@
 //! sessions has changed, at most once a second, so a responder holding
 //! 10,000 connections says how many it holds without a line per connection.
 
-use crate::Shared;
+use crate::shared::Shared;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
-//! Object mode (session mode 16): the responder's catalogue and the
-//! LIST/FETCH session, for many-client fetch tests through proxies (seed 003).
+//! Object mode (session mode 16): the responder's catalogue, and the
+//! [`Catalogue`] side of an object session (lookups and body bytes) for the
+//! session machine, which parses the requests and answers them.
 //!
 //! The catalogue is built once at start: synthetic objects (the object
 //! pattern, materialised once and shared read-only by every session) or the
@@ -9,12 +10,13 @@
 //! are opened with `O_NOFOLLOW | O_NONBLOCK` under the directory's canonical
 //! path and must still be regular files of at least their listed size.
 
-use crate::Shared;
-use stackmeter_proto::objects::{self as obj, Entry, Op, Request, Response};
+use crate::log::Log;
+use stackmeter_proto::machine::{Body, Catalogue, Lookup, Reason, Source};
+use stackmeter_proto::objects::{self as obj, Entry};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, IoSlice, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -71,7 +73,7 @@ fn size_name(size: u64) -> String {
 impl Store {
     /// Builds the catalogue, or `None` for [`ObjectSource::Off`]. Errors name
     /// the directory or the size that failed.
-    pub(crate) fn build(src: &ObjectSource, log: crate::Log) -> io::Result<Option<Store>> {
+    pub(crate) fn build(src: &ObjectSource, log: Log) -> io::Result<Option<Store>> {
         let mut entries: Vec<(Vec<u8>, u64, u32, Content)> = Vec::new();
         match src {
             ObjectSource::Off => return Ok(None),
@@ -208,209 +210,128 @@ fn crc_of(f: &mut File) -> io::Result<(u64, u32)> {
     }
 }
 
-/// Runs an object session whose header has been checked: refuses it when
-/// this responder has no catalogue, otherwise serves until the client closes.
-pub(crate) fn run(mut stream: TcpStream, peer: SocketAddr, shared: &Shared) {
-    let Some(store) = &shared.store else {
-        let why = "object mode is not enabled on this responder (serve --objects or --objects-dir)";
-        return crate::tcp::refuse(
-            stream,
-            peer,
-            stackmeter_proto::status::Refusal::UnknownMode,
-            why,
-            shared,
-        );
-    };
-    Shared::bump(&shared.counters.sessions);
-    let idle = shared.cfg.idle_timeout;
-    if stream
-        .set_read_timeout(Some(idle))
-        .and_then(|_| stream.set_write_timeout(Some(idle)))
-        .is_err()
-    {
-        return;
-    }
-    if let Err(what) = session(&mut stream, store, shared) {
-        Shared::bump(&shared.counters.aborted);
-        shared
-            .cfg
-            .log
-            .line(format_args!("{peer}: object session ended: {what}"));
-    }
+/// Bytes read from a file object per read call.
+const FILE_CHUNK: usize = 256 << 10;
+
+/// One session's view of the catalogue: lookups for the machine, and the
+/// bytes of the body it is sending (a file is opened at its FETCH and read
+/// piece by piece into a buffer of the session's own).
+pub(crate) struct Files<'a> {
+    store: Option<&'a Store>,
+    /// The file object being sent, with its path for messages.
+    file: Option<(File, &'a Path)>,
+    buf: Option<stackmeter_sys::AlignedBuf>,
+    /// Object offset of `buf[0]`, and bytes of `buf` read from the file.
+    at: u64,
+    filled: usize,
 }
 
-/// What one session did: its own counters, added to the totals at its end.
-#[derive(Default)]
-struct Tally {
-    requests: u64,
-    bytes: u64,
-}
-
-/// The data phase of an object session (the header has been checked).
-fn session(stream: &mut TcpStream, store: &Store, shared: &Shared) -> Result<(), String> {
-    let mut acc = [0u8; stackmeter_proto::status::STATUS_PREFIX_LEN];
-    stackmeter_proto::status::emit_accepted(&mut acc);
-    stream.write_all(&acc).map_err(|e| format!("cannot send status: {e}"))?;
-    let mut tally = Tally::default();
-    let mut file_buf: Option<stackmeter_sys::AlignedBuf> = None;
-    let r = serve_requests(stream, store, &mut tally, &mut file_buf);
-    let c = &shared.counters;
-    c.object_requests
-        .fetch_add(tally.requests, std::sync::atomic::Ordering::Relaxed);
-    c.object_bytes
-        .fetch_add(tally.bytes, std::sync::atomic::Ordering::Relaxed);
-    r.map_err(|e| {
-        format!(
-            "{e} (after {} requests, {} object bytes sent)",
-            tally.requests, tally.bytes
-        )
-    })
-}
-
-fn serve_requests(
-    stream: &mut TcpStream,
-    store: &Store,
-    tally: &mut Tally,
-    file_buf: &mut Option<stackmeter_sys::AlignedBuf>,
-) -> Result<(), String> {
-    loop {
-        let mut head = [0u8; obj::REQUEST_LEN];
-        match read_full(stream, &mut head) {
-            Ok(0) => return Ok(()),
-            Ok(n) if n < head.len() => return Err(format!("client vanished mid-request ({n} of 4 bytes)")),
-            Ok(_) => {}
-            Err(e) => return Err(format!("waiting for a request: {e}")),
+impl<'a> Files<'a> {
+    pub(crate) fn new(store: Option<&'a Store>) -> Files<'a> {
+        Files {
+            store,
+            file: None,
+            buf: None,
+            at: 0,
+            filled: 0,
         }
-        let req = match Request::parse(&head) {
-            Ok(r) => r,
-            Err(e) => {
-                // Framing is lost: answer, then end the session.
-                let _ = send_error(stream, obj::CODE_BAD_REQUEST, &e.to_string());
-                return Err(format!("bad request: {e}"));
-            }
+    }
+
+    /// The next bytes of body `b` (any prefix of what it names): a slice of
+    /// the LIST body or a pattern object, or a piece of the file read now.
+    /// An error is a file that became unreadable or shorter mid-way.
+    pub(crate) fn bytes(&mut self, b: Body) -> Result<&[u8], String> {
+        let Some(store) = self.store else {
+            return Err("no catalogue".into());
         };
-        let mut name = [0u8; obj::MAX_NAME_LEN];
-        let name = &mut name[..req.name_len as usize];
-        match read_full(stream, name) {
-            Ok(n) if n == name.len() => {}
-            Ok(n) => return Err(format!("client vanished mid-name ({n} of {} bytes)", name.len())),
-            Err(e) => return Err(format!("reading a name: {e}")),
+        let want = b.len.min(usize::MAX as u64) as usize;
+        let content = match b.source {
+            Source::List => return Ok(piece(&store.list_body, b.offset, want)),
+            Source::Object(i) => &store.objects[i as usize].content,
+            Source::Payload => return Err("payload is not an object".into()),
+        };
+        match content {
+            Content::Pattern(buf) => Ok(piece(buf.bytes(), b.offset, want)),
+            Content::File(_) => self.file_piece(b.offset, want),
         }
-        tally.requests += 1;
-        match req.op {
-            Op::List => send_body(stream, &store.list_body)?,
-            Op::Fetch => {
-                let Some(&i) = store.by_name.get(&name[..]) else {
-                    let shown = String::from_utf8_lossy(name);
-                    send_error(stream, obj::CODE_NOT_FOUND, &format!("no object named '{shown}'"))?;
-                    continue;
-                };
-                let o = &store.objects[i];
-                match &o.content {
-                    Content::Pattern(b) => send_body(stream, b.bytes())?,
-                    Content::File(path) => {
-                        let buf = file_buf.get_or_insert_with(|| stackmeter_sys::AlignedBuf::new(256 << 10));
-                        send_file(stream, path, o.size, buf.bytes_mut())?
+    }
+
+    /// Serves `offset` from the piece read last, or reads the next piece.
+    fn file_piece(&mut self, offset: u64, want: usize) -> Result<&[u8], String> {
+        let Some((f, path)) = self.file.as_mut() else {
+            return Err("no file open".into());
+        };
+        let buf = self
+            .buf
+            .get_or_insert_with(|| stackmeter_sys::AlignedBuf::new(FILE_CHUNK))
+            .bytes_mut();
+        let end = self.at + self.filled as u64;
+        if offset < self.at || offset >= end {
+            let n = want.min(buf.len());
+            self.at = offset;
+            self.filled = loop {
+                match f.read(&mut buf[..n]) {
+                    Ok(0) => {
+                        let p = path.display();
+                        return Err(format!("{p} ended {want} bytes before its listed size"));
                     }
+                    Ok(k) => break k,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("reading {}: {e}", path.display())),
                 }
-                tally.bytes += o.size;
+            };
+        }
+        Ok(&buf[(offset - self.at) as usize..self.filled])
+    }
+}
+
+/// At most `want` bytes of `all` from `offset`.
+fn piece(all: &[u8], offset: u64, want: usize) -> &[u8] {
+    let rest = &all[(offset as usize).min(all.len())..];
+    &rest[..want.min(rest.len())]
+}
+
+impl Catalogue for Files<'_> {
+    fn list_len(&self) -> u64 {
+        self.store.map_or(0, |s| s.list_body.len() as u64)
+    }
+
+    fn fetch(&mut self, name: &[u8], why: &mut Reason) -> Lookup {
+        let Some(store) = self.store else {
+            return Lookup::NotFound;
+        };
+        let Some(&i) = store.by_name.get(name) else {
+            return Lookup::NotFound;
+        };
+        let o = &store.objects[i];
+        if let Content::File(path) = &o.content {
+            match open_listed(path, o.size) {
+                Ok(f) => {
+                    self.file = Some((f, path));
+                    self.filled = 0;
+                }
+                Err(e) => {
+                    let _ = write!(why, "{e}");
+                    return Lookup::Unreadable;
+                }
             }
         }
-    }
-}
-
-/// Reads until `buf` is full or the peer closes; returns the bytes read.
-fn read_full(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match stream.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        Lookup::Found {
+            index: i as u32,
+            size: o.size,
         }
     }
-    Ok(got)
 }
 
-fn send_error(stream: &mut TcpStream, code: u8, reason: &str) -> Result<(), String> {
-    let mut n = reason.len().min(obj::MAX_REASON_LEN);
-    while !reason.is_char_boundary(n) {
-        n -= 1;
+/// Opens a listed file for a FETCH: still a regular file (no link, no
+/// FIFO swapped in) of at least its listed size.
+fn open_listed(path: &Path, size: u64) -> io::Result<File> {
+    let f = open_object(path)?;
+    let len = f.metadata()?.len();
+    if len < size {
+        return Err(io::Error::other(format!("now {len} bytes, listed as {size}")));
     }
-    let head = Response { code, len: n as u64 }.emit();
-    write_all2(stream, &head, &reason.as_bytes()[..n])
-}
-
-fn send_body(stream: &mut TcpStream, body: &[u8]) -> Result<(), String> {
-    let head = Response {
-        code: 0,
-        len: body.len() as u64,
-    }
-    .emit();
-    write_all2(stream, &head, body)
-}
-
-/// Sends a file object: its listed size, read in pieces. A file that has
-/// become unreadable or shorter before the first byte is an error response
-/// (the session goes on); one that shrinks mid-way ends the session (the
-/// length was promised).
-fn send_file(stream: &mut TcpStream, path: &Path, size: u64, buf: &mut [u8]) -> Result<(), String> {
-    let f = open_object(path).and_then(|f| {
-        let len = f.metadata()?.len();
-        if len < size {
-            Err(io::Error::other(format!("now {len} bytes, listed as {size}")))
-        } else {
-            Ok(f)
-        }
-    });
-    let mut f = match f {
-        Ok(f) => f,
-        Err(e) => return send_error(stream, obj::CODE_INTERNAL, &format!("cannot read the object: {e}")),
-    };
-    let head = Response { code: 0, len: size }.emit();
-    let mut pre: &[u8] = &head;
-    let mut left = size;
-    while left > 0 {
-        let want = left.min(buf.len() as u64) as usize;
-        let n = match f.read(&mut buf[..want]) {
-            Ok(0) => return Err(format!("{} ended {left} bytes before its listed size", path.display())),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("reading {}: {e}", path.display())),
-        };
-        write_all2(stream, pre, &buf[..n])?;
-        pre = &[];
-        left -= n as u64;
-    }
-    Ok(())
-}
-
-/// Writes `a` then `b`, gathering both into each call (one `writev` for a
-/// response head and the start of its body).
-fn write_all2(stream: &mut TcpStream, mut a: &[u8], mut b: &[u8]) -> Result<(), String> {
-    let total = (a.len() + b.len()) as u64;
-    let mut sent = 0u64;
-    while !a.is_empty() || !b.is_empty() {
-        let r = if a.is_empty() {
-            stream.write(b)
-        } else {
-            stream.write_vectored(&[IoSlice::new(a), IoSlice::new(b)])
-        };
-        match r {
-            Ok(0) => return Err("client stopped taking data".into()),
-            Ok(mut n) => {
-                sent += n as u64;
-                let p = n.min(a.len());
-                a = &a[p..];
-                n -= p;
-                b = &b[n..];
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("sending a response ({sent} of {total} bytes): {e}")),
-        }
-    }
-    Ok(())
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -423,7 +344,7 @@ mod tests {
         assert_eq!(size_name(8800 << 10), "8800K");
         assert_eq!(size_name(1 << 20), "1M");
         assert_eq!(size_name(100), "100");
-        let s = Store::build(&ObjectSource::Synthetic(vec![64, 64, 4096]), crate::Log::Quiet)
+        let s = Store::build(&ObjectSource::Synthetic(vec![64, 64, 4096]), Log::Quiet)
             .unwrap()
             .unwrap();
         assert_eq!(s.len(), 3);
@@ -431,15 +352,15 @@ mod tests {
         let c = obj::Catalogue::parse(&s.list_body).unwrap();
         let e = c.entries().nth(2).unwrap();
         assert_eq!((e.name, e.size, e.is_pattern()), (&b"4K"[..], 4096, true));
-        assert!(Store::build(&ObjectSource::Synthetic(vec![2 << 30]), crate::Log::Quiet).is_err());
-        assert!(Store::build(&ObjectSource::Off, crate::Log::Quiet).unwrap().is_none());
+        assert!(Store::build(&ObjectSource::Synthetic(vec![2 << 30]), Log::Quiet).is_err());
+        assert!(Store::build(&ObjectSource::Off, Log::Quiet).unwrap().is_none());
     }
 
     #[test]
     fn object_mode_without_a_catalogue_is_an_unknown_mode() {
         use std::io::{Read, Write};
         let cfg = crate::Config {
-            log: crate::Log::Quiet,
+            log: Log::Quiet,
             ..Default::default()
         };
         let r = crate::start(cfg).unwrap();

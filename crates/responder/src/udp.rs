@@ -1,11 +1,12 @@
-//! UDP echo: the receive-answer-send loop around `proto::udp::answer`.
+//! UDP: the echo loop around `proto::udp::answer`, and the counting of
+//! throughput-test stream datagrams into the registry.
 //!
 //! The two clock reads stamp the server receive and send times into the
 //! reply, so a client can split its round trip into the way out, the time
 //! spent in this process, and the way back.
 
-use crate::stream::Test;
-use crate::Shared;
+use crate::shared::{cpu, Shared};
+use stackmeter_proto::machine::{TestRef, UdpCount};
 use stackmeter_proto::udp::{self, Answer};
 use std::net::UdpSocket;
 use std::sync::Arc;
@@ -52,7 +53,7 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
 /// time not yet charged to it.
 #[derive(Default)]
 struct Cache {
-    test: Option<Arc<Test>>,
+    test: Option<TestRef>,
     cpu: stackmeter_sys::CpuTime,
     since: u32,
 }
@@ -62,39 +63,48 @@ const CPU_BATCH: u32 = 256;
 
 impl Cache {
     /// Charges the CPU used since the last charge to the cached test.
-    fn charge(&mut self) {
+    fn charge(&mut self, shared: &Shared) {
         let now = stackmeter_sys::thread_cpu();
-        if let Some(t) = &self.test {
-            t.add_cpu(now.since(self.cpu));
+        if let Some(t) = self.test {
+            shared.registry.add_cpu(t, cpu(now.since(self.cpu)));
         }
         self.cpu = now;
         self.since = 0;
     }
+
+    /// Looks test `id` up anew, charging the CPU so far to the old one;
+    /// time spent before this test (echoes, idle) is nobody's.
+    fn switch(&mut self, id: u32, shared: &Shared) {
+        self.charge(shared);
+        self.test = shared.registry.find(id);
+        self.cpu = stackmeter_sys::thread_cpu();
+    }
 }
 
-/// Counts a stream datagram against its test. The last test seen is kept
-/// so a stream costs one registry lookup, not one per datagram.
+/// Counts a stream datagram against its test. The last test seen is kept,
+/// so a stream costs no registry lookup per datagram; a stopped test still
+/// counts (datagrams queued when Stop came), a closed one is looked up again.
 fn stream_datagram(d: &[u8], rx: u64, shared: &Shared, cache: &mut Cache) {
     let Ok(h) = udp::Header::parse(d) else { return };
     if h.version != stackmeter_proto::VERSION {
         return Shared::bump(&shared.counters.udp_dropped);
     }
     let id = h.test_id();
-    // A stopped test still counts (datagrams queued when Stop came); a
-    // closed one is looked up again.
-    let hit = matches!(&cache.test, Some(t) if t.id == id && !t.closed.load(std::sync::atomic::Ordering::Relaxed));
-    if !hit {
-        cache.charge();
-        cache.test = shared.tests.get(id);
-        // Time spent before this test (echoes, idle) is nobody's.
-        cache.cpu = stackmeter_sys::thread_cpu();
+    if cache.test.map(|t| t.id()) != Some(id) {
+        cache.switch(id, shared);
     }
-    match &cache.test {
-        Some(t) => t.udp_datagram(&h, d.len(), rx),
-        None => return Shared::bump(&shared.counters.udp_dropped),
+    let Some(t) = cache.test else {
+        return Shared::bump(&shared.counters.udp_dropped);
+    };
+    match shared.registry.count_udp(t, &h, d.len(), rx) {
+        UdpCount::Counted | UdpCount::StreamIgnored => {}
+        UdpCount::Gone => {
+            cache.switch(id, shared);
+            return Shared::bump(&shared.counters.udp_dropped);
+        }
     }
     cache.since += 1;
     if cache.since >= CPU_BATCH {
-        cache.charge();
+        cache.charge(shared);
     }
 }

@@ -1,0 +1,68 @@
+//! How a responder is set up: the public [`Config`] and its defaults, which
+//! come from the one limits table (`stackmeter_proto::limits`).
+
+use crate::log::Log;
+use crate::objects::ObjectSource;
+use stackmeter_proto::limits;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Default cap on one request or response: 64 MiB.
+pub const DEFAULT_MAX_MSG: u32 = limits::MAX_MSG;
+/// Default cap on concurrent TCP sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = limits::MAX_SESSIONS;
+/// Default time a client has to send its whole session header.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_millis(limits::HEADER_TIMEOUT_MS);
+/// Default time a session may sit without traffic before it is closed.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_millis(limits::IDLE_TIMEOUT_MS);
+
+/// How a responder is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Addresses to listen on, TCP and UDP each; port 0 picks a free port
+    /// (the same one for TCP and UDP).
+    pub listen: Vec<SocketAddr>,
+    /// Concurrent TCP sessions; one more is refused as busy.
+    pub max_sessions: usize,
+    /// Largest request or response, in bytes.
+    pub max_msg: u32,
+    /// Deadline for the whole session header.
+    pub header_timeout: Duration,
+    /// Longest wait for the next byte (or for the client to take a byte).
+    pub idle_timeout: Duration,
+    /// CPU every responder thread pins itself to.
+    pub cpu: Option<usize>,
+    /// Where the one-line event log goes.
+    pub log: Log,
+    /// Object mode's catalogue (mode 16); off unless asked for.
+    pub objects: ObjectSource,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_msg: DEFAULT_MAX_MSG,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            cpu: None,
+            log: Log::Stderr,
+            objects: ObjectSource::Off,
+        }
+    }
+}
+
+impl Config {
+    /// The settings every session machine runs with.
+    pub(crate) fn machine(&self, objects: bool) -> stackmeter_proto::machine::Config {
+        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        stackmeter_proto::machine::Config {
+            max_sessions: self.max_sessions,
+            max_msg: self.max_msg,
+            header_timeout_ns: ns(self.header_timeout),
+            idle_timeout_ns: ns(self.idle_timeout),
+            objects,
+        }
+    }
+}
