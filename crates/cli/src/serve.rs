@@ -22,7 +22,7 @@ pub struct ServeArgs {
     /// Time a client has to send its whole session header.
     #[arg(long, value_name = "MS", default_value_t = limits::HEADER_TIMEOUT_MS)]
     pub header_timeout_ms: u64,
-    /// Time a session may wait for the next byte before it is closed.
+    /// Time a session may wait for the next byte before it is closed (0: no limit).
     #[arg(long, value_name = "MS", default_value_t = limits::IDLE_TIMEOUT_MS)]
     pub idle_timeout_ms: u64,
     /// Pin every responder thread to this CPU.

@@ -90,6 +90,19 @@ impl Ran {
     }
 }
 
+/// `impl Default` for an options struct: every setting at its flag's
+/// default ([`clap_defaults`]).
+macro_rules! defaults_from_flags {
+    ($t:ty) => {
+        impl Default for $t {
+            fn default() -> Self {
+                super::common::clap_defaults()
+            }
+        }
+    };
+}
+pub(crate) use defaults_from_flags;
+
 /// Options with every setting at its flag's default: the defaults are
 /// written once, in the `#[arg]` attributes, and a plan step's missing keys
 /// take them from here.

@@ -28,12 +28,7 @@ pub struct CrrOptions {
     pub timeout_ms: u64,
 }
 
-impl Default for CrrOptions {
-    /// The flags' defaults (one place: the `#[arg]` attributes above).
-    fn default() -> Self {
-        super::common::clap_defaults()
-    }
-}
+super::common::defaults_from_flags!(CrrOptions);
 
 impl Options for CrrOptions {
     const TEST: &'static str = "crr";

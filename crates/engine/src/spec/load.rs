@@ -35,12 +35,7 @@ pub struct LoadOptions {
     pub timeout_ms: u64,
 }
 
-impl Default for LoadOptions {
-    /// The flags' defaults (one place: the `#[arg]` attributes above).
-    fn default() -> Self {
-        super::common::clap_defaults()
-    }
-}
+super::common::defaults_from_flags!(LoadOptions);
 
 impl Options for LoadOptions {
     const TEST: &'static str = "load";

@@ -37,12 +37,7 @@ pub struct PingOptions {
     pub timeout_ms: u64,
 }
 
-impl Default for PingOptions {
-    /// The flags' defaults (one place: the `#[arg]` attributes above).
-    fn default() -> Self {
-        super::common::clap_defaults()
-    }
-}
+super::common::defaults_from_flags!(PingOptions);
 
 impl Options for PingOptions {
     const TEST: &'static str = "ping";

@@ -58,12 +58,7 @@ pub struct RrOptions {
     pub arrival: Arrival,
 }
 
-impl Default for RrOptions {
-    /// The flags' defaults (one place: the `#[arg]` attributes above).
-    fn default() -> Self {
-        super::common::clap_defaults()
-    }
-}
+super::common::defaults_from_flags!(RrOptions);
 
 impl Options for RrOptions {
     const TEST: &'static str = "rr";

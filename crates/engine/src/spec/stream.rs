@@ -89,12 +89,7 @@ pub struct StreamOptions {
     pub timeout_ms: u64,
 }
 
-impl Default for StreamOptions {
-    /// The flags' defaults (one place: the `#[arg]` attributes above).
-    fn default() -> Self {
-        super::common::clap_defaults()
-    }
-}
+super::common::defaults_from_flags!(StreamOptions);
 
 impl Options for StreamOptions {
     const TEST: &'static str = "stream";

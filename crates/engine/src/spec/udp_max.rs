@@ -53,12 +53,7 @@ pub struct UdpMaxOptions {
     pub timeout_ms: u64,
 }
 
-impl Default for UdpMaxOptions {
-    /// The flags' defaults (one place: the `#[arg]` attributes above).
-    fn default() -> Self {
-        super::common::clap_defaults()
-    }
-}
+super::common::defaults_from_flags!(UdpMaxOptions);
 
 impl Options for UdpMaxOptions {
     const TEST: &'static str = "udp-max";
