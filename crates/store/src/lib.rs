@@ -336,7 +336,12 @@ impl Store {
     /// transaction (committed when this returns).
     pub fn add_test(&mut self, run: i64, t: &NewTest) -> Result<i64> {
         let doc = t.doc;
-        let tx = self.conn.transaction()?;
+        // IMMEDIATE: take the write lock before the first statement, so a
+        // second writer waits (busy timeout) instead of failing at once
+        // with "database is locked" when its read snapshot goes stale.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let seq: i64 = tx.query_row("SELECT COUNT(*) FROM tests WHERE run_id = ?1", [run], |r| r.get(0))?;
         let body = serde_json::to_value(&doc.body).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         tx.execute(

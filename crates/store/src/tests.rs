@@ -172,3 +172,28 @@ fn default_path_follows_the_environment() {
     );
     assert_eq!(default_path(env(&[])), None);
 }
+
+#[test]
+fn two_writers_at_once_both_succeed() {
+    // Two connections (as two stackmeter processes would have) writing
+    // whole tests at the same moment: each waits for the other's write
+    // lock, none fails with "database is locked".
+    let path = tmp("two-writers");
+    drop(Store::open(&path).unwrap());
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut s = Store::open(&path).unwrap();
+                for _ in 0..40 {
+                    add_one(&mut s, &format!("writer{w}"));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("a writer failed");
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.runs().unwrap().len(), 80);
+}
