@@ -29,3 +29,23 @@ pub fn print(s: &str) -> Result<(), i32> {
 pub fn finish(s: &str) -> i32 {
     print(s).err().unwrap_or(0)
 }
+
+/// Exit code when a regression gate (`--fail-on`) finds a row that fails it.
+pub const REGRESSION: i32 = 6;
+
+/// Reports the rows that failed the gate on stderr; the exit code: 0, or
+/// [`REGRESSION`] when there are any.
+pub fn gate(failures: &[String]) -> i32 {
+    for f in failures {
+        eprintln!("stackmeter: regression: {f}");
+    }
+    if failures.is_empty() {
+        0
+    } else {
+        eprintln!(
+            "stackmeter: error: {} row(s) failed the --fail-on gate (exit code {REGRESSION})",
+            failures.len()
+        );
+        REGRESSION
+    }
+}

@@ -4,7 +4,7 @@
 
 use crate::out::{fail, finish};
 use clap::{Args, ValueEnum};
-use stackmeter_engine::flags::{DbFlags, FormatArg, FormatFlags, MetricArg};
+use stackmeter_engine::flags::{DbFlags, FormatArg, FormatFlags, GateFlags, MetricArg};
 use stackmeter_engine::stored::{self, Export};
 use stackmeter_results::{render, Format};
 use std::path::PathBuf;
@@ -21,6 +21,8 @@ pub struct CompareArgs {
     /// Latency figure taken from each repetition (seed 000 compared means).
     #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
     pub metric: MetricArg,
+    #[command(flatten)]
+    pub gate: GateFlags,
     #[command(flatten)]
     pub db: DbFlags,
 }
@@ -97,10 +99,16 @@ fn with_store(db: &DbFlags, f: impl FnOnce(&stackmeter_store::Store) -> Result<i
 }
 
 pub fn compare(a: CompareArgs) -> i32 {
+    if let Err(e) = a.gate.check() {
+        return fail(2, e);
+    }
     with_store(&a.db, |s| {
         let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
         let c = stored::compare(&side_a, &side_b, a.metric.name());
-        Ok(finish(&render(&c, a.format.into())))
+        match finish(&render(&c, a.format.into())) {
+            0 => Ok(crate::out::gate(&a.gate.failures(std::slice::from_ref(&c)))),
+            code => Ok(code),
+        }
     })
 }
 

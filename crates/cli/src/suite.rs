@@ -5,7 +5,7 @@
 
 use crate::out::{fail, finish};
 use clap::Args;
-use stackmeter_engine::flags::{FormatFlags, MetricArg, StoreFlags};
+use stackmeter_engine::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
 use stackmeter_engine::suite::{Member, SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
 use stackmeter_results::{render, Format, Placement};
@@ -41,6 +41,8 @@ pub struct SuiteArgs {
     #[command(flatten)]
     pub output: FormatFlags,
     #[command(flatten)]
+    pub gate: GateFlags,
+    #[command(flatten)]
     pub store: StoreFlags,
 }
 
@@ -51,6 +53,9 @@ pub fn run(a: SuiteArgs) -> i32 {
     };
     if a.store.label.is_some() {
         return fail(2, "--label does not apply to suite: label each --target as LABEL=ADDR");
+    }
+    if let Err(e) = a.gate.check() {
+        return fail(2, e);
     }
     // The flags and the plan first, then the store (a bad --db costs no
     // measurement), then the targets.
@@ -187,7 +192,8 @@ fn execute(
     let code = finish(&render(o, format));
     match done.failure {
         Some(e) => fail(e.exit_code(), e),
-        None => code,
+        None if code != 0 => code,
+        None => crate::out::gate(&a.gate.failures(&o.comparisons)),
     }
 }
 

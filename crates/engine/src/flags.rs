@@ -150,3 +150,44 @@ impl MetricArg {
         }
     }
 }
+
+/// What makes `compare` or `suite` fail (exit code 6): a regression gate
+/// for CI pipelines.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    /// A row where B is significantly slower (or has a lower rate) than A.
+    Slower,
+    /// A row where B differs significantly from A, either way.
+    Change,
+}
+
+/// The regression gate's flags.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GateFlags {
+    /// Exit with code 6 when a row's verdict says B is slower than A (or,
+    /// with `change`, differs either way) by more than --tolerance.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
+    /// Percent a significant difference must exceed to fail the gate.
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0, requires = "fail_on")]
+    pub tolerance: f64,
+}
+
+impl GateFlags {
+    /// Checks the tolerance.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(format!("--tolerance {}: a percentage, 0 or more", self.tolerance));
+        }
+        Ok(())
+    }
+
+    /// The rows of `comparisons` that fail the gate (none without `--fail-on`).
+    pub fn failures(&self, comparisons: &[stackmeter_results::Comparison]) -> Vec<String> {
+        let Some(what) = self.fail_on else { return Vec::new() };
+        comparisons
+            .iter()
+            .flat_map(|c| c.regressions(self.tolerance, what == FailOn::Change))
+            .collect()
+    }
+}

@@ -176,6 +176,34 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
     }
 }
 
+impl Comparison {
+    /// The rows where B is significantly worse than A by more than
+    /// `tolerance` percent (a regression gate), one line each; with
+    /// `any_change`, significantly better rows count too.
+    pub fn regressions(&self, tolerance: f64, any_change: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in &self.sections {
+            for r in &s.rows {
+                let worse = r.stats.verdict == Verdict::Slower;
+                let better = r.stats.verdict == Verdict::Faster;
+                if (worse || (any_change && better)) && r.stats.percent.abs() > tolerance {
+                    out.push(format!(
+                        "{} {} {}: {} (95% CI of B/A {:.3}-{:.3}, p {})",
+                        s.test,
+                        s.series,
+                        r.label,
+                        percent_words(r.stats.percent),
+                        r.stats.ratio_ci.0,
+                        r.stats.ratio_ci.1,
+                        p_value(r.stats.p_value)
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
 impl Section {
     /// "rr rtt mean (us, lower is better)".
     pub fn title(&self) -> String {

@@ -358,3 +358,46 @@ fn a_stream_suite_keeps_its_intervals_and_reports_them() {
     let page = std::fs::read_to_string(&report).unwrap();
     assert!(page.contains("data-chart=\"intervals\""), "per-interval chart");
 }
+
+#[test]
+fn compare_fails_the_gate_when_b_is_slower() {
+    // B is the same responder behind a real proxy (socat): a real, large
+    // slowdown. Five repetitions per side give a verdict.
+    let db = db("gate");
+    let srv = Server::start(&[]);
+    let (_proxy, port) = super::load::Proxy::start(srv.addr);
+    let via = format!("127.0.0.1:{port}");
+    for _ in 0..5 {
+        for (target, label) in [(srv.target(), "direct"), (via.clone(), "proxied")] {
+            ok(sm(
+                &db,
+                &["rr", &target, "--sizes", "64:64", "-n", "200", "--label", label],
+            ));
+        }
+    }
+    let gate = |a: &str, b: &str, extra: &[&str]| {
+        let mut args = vec!["compare", a, b, "--fail-on"];
+        args.extend_from_slice(extra);
+        sm(&db, &args)
+    };
+    let out = gate("direct", "proxied", &["slower"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stackmeter: regression: rr rtt 64 B:64 B:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("slower"), "the comparison is printed too");
+    // Faster is not a regression; `change` counts either way; a tolerance
+    // above the difference passes.
+    assert_eq!(gate("proxied", "direct", &["slower"]).status.code(), Some(0));
+    assert_eq!(gate("proxied", "direct", &["change"]).status.code(), Some(6));
+    assert_eq!(
+        gate("direct", "proxied", &["slower", "--tolerance", "1000000"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let out = sm(&db, &["compare", "direct", "proxied", "--tolerance", "5"]);
+    assert_eq!(out.status.code(), Some(2), "--tolerance needs --fail-on");
+}

@@ -273,8 +273,31 @@ fn idle_sessions_are_held_and_counted_while_others_measure() {
     assert!(line.contains("peak 5"), "{line}");
 }
 
-/// socat forwarding `listen` to `to`, one process per connection. Killed on drop.
-struct Proxy(Child);
+/// socat forwarding a free port on 127.0.0.1 to a target, one process
+/// per connection: a real proxy. Killed on drop.
+pub(super) struct Proxy(Child);
+
+impl Proxy {
+    /// Starts socat towards `to` and waits until it listens; returns it
+    /// and its port.
+    pub(super) fn start(to: std::net::SocketAddr) -> (Proxy, u16) {
+        let port = super::closed_port();
+        let child = Command::new("socat")
+            .arg(format!("TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,backlog=128"))
+            .arg(format!("TCP:{to}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("socat is installed (scripts/deps installs it)");
+        let proxy = Proxy(child);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "socat did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (proxy, port)
+    }
+}
 
 impl Drop for Proxy {
     fn drop(&mut self) {
@@ -286,20 +309,7 @@ impl Drop for Proxy {
 #[test]
 fn load_through_a_real_proxy_arrives_verified() {
     let srv = Server::start(&["--objects", "4K,64K,1M"]);
-    let port = super::closed_port();
-    let child = Command::new("socat")
-        .arg(format!("TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,backlog=128"))
-        .arg(format!("TCP:{}", srv.addr))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("socat is installed (.ci/run installs it)");
-    let _proxy = Proxy(child);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "socat did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (_proxy, port) = Proxy::start(srv.addr);
     let out = super::stackmeter()
         .args([
             "load",
