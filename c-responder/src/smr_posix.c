@@ -47,6 +47,9 @@
 #define SMR_RX_BUF 65536
 #endif
 #define SMR_NCONN (SMR_MAX_CONNS + SMR_SPARE_CONNS)
+#ifndef SMR_VERSION
+#define SMR_VERSION "unknown" /* the Makefile passes the workspace's version */
+#endif
 #ifndef SMR_NAME
 #define SMR_NAME "stackmeter-responder"
 #endif
@@ -89,15 +92,27 @@ static void smr_fmt_addr(const union smr_addr *a, char *out, size_t cap) {
     }
 }
 
+/* The start of every event line: "NAME: 2026-11-23T00:40:01.123Z info: ",
+ * the wall clock in UTC with milliseconds, as the Rust responder logs. */
+static void smr_stamp(void) {
+    struct timespec ts;
+    struct tm tm;
+    char t[24] = "";
+    clock_gettime(CLOCK_REALTIME, &ts);
+    if (gmtime_r(&ts.tv_sec, &tm)) strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(stderr, SMR_NAME ": %s.%03ldZ info: ", t, (long)(ts.tv_nsec / 1000000L));
+}
+
 static void smr_logline(void *user, const struct smr_conn *c, const char *what, const char *detail) {
     struct smr_posix *g = user;
     char a[64];
     if (g->quiet) return;
     smr_fmt_addr(&g->peer[smr_conn_index(&g->x, c)], a, sizeof a);
+    smr_stamp();
     if (strcmp(what, "aborted") == 0)
-        fprintf(stderr, SMR_NAME ": %s: session ended: %s\n", a, detail);
+        fprintf(stderr, "%s: session ended: %s\n", a, detail);
     else
-        fprintf(stderr, SMR_NAME ": refused %s: %s: %s\n", a, what, detail);
+        fprintf(stderr, "refused %s: %s: %s\n", a, what, detail);
 }
 
 static int smr_cpu(void *user, uint64_t *u, uint64_t *s) {
@@ -267,7 +282,7 @@ static void smr_objects(const char *v, struct smr_config *cfg) {
 static void smr_usage(void) {
     printf("usage: " SMR_NAME " [--listen ADDR:PORT]... [--max-sessions N] [--max-msg SIZE]\n"
            "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--objects SIZES | --no-objects]\n"
-           "       [--affinity CPU] [--quiet]\n"
+           "       [--affinity CPU] [--quiet] [--version]\n"
            "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n"
            "--objects: synthetic objects for object mode, K = 1024 (default 4K,64K,1M,8800K)\n");
     exit(0);
@@ -290,6 +305,10 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) smr_usage();
+        if (strcmp(f, "--version") == 0 || strcmp(f, "-V") == 0) {
+            printf(SMR_NAME " " SMR_VERSION " (stackmeter protocol 1, C99 engine)\n");
+            exit(0);
+        }
         if (strcmp(f, "--quiet") == 0) {
             smr_g.quiet = 1;
             continue;
@@ -326,10 +345,12 @@ static void smr_log_objects(const struct smr_config *cfg) {
     char name[SMR_OBJ_NAME_LEN + 1];
     uint32_t i;
     if (!cfg->nobjects) {
-        fprintf(stderr, SMR_NAME ": objects: off\n");
+        smr_stamp();
+        fprintf(stderr, "objects: off\n");
         return;
     }
-    fprintf(stderr, SMR_NAME ": objects: %u in the catalogue:", (unsigned)cfg->nobjects);
+    smr_stamp();
+    fprintf(stderr, "objects: %u in the catalogue:", (unsigned)cfg->nobjects);
     for (i = 0; i < cfg->nobjects; i++) {
         name[smr_object_name(cfg, i, name)] = 0;
         fprintf(stderr, " %s", name);
@@ -556,7 +577,10 @@ int main(int argc, char **argv) {
             return 1;
         }
         smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
-        fprintf(stderr, SMR_NAME ": listening on tcp %s\n" SMR_NAME ": listening on udp %s\n", a, a);
+        smr_stamp();
+        fprintf(stderr, "listening on tcp %s\n", a);
+        smr_stamp();
+        fprintf(stderr, "listening on udp %s\n", a);
     }
     if (!smr_g.quiet) smr_log_objects(&cfg);
     smr_loop();

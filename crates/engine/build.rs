@@ -24,7 +24,9 @@ fn main() {
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = Command::new(&cc)
-        .args(["-std=c99", "-O2", "-o"])
+        .args(["-std=c99", "-O2"])
+        .arg(format!("-DSMR_VERSION=\"{}\"", env!("CARGO_PKG_VERSION")))
+        .arg("-o")
         .arg(&out)
         .args(files.iter().map(|f| src.join(f)))
         .status();

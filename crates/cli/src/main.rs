@@ -13,7 +13,7 @@ mod serve;
 mod store;
 mod suite;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Measure and compare network stacks: request/response latency, connect
 /// time, UDP echo, throughput and many-client loads, against a stackmeter
@@ -46,6 +46,16 @@ enum Command {
     Report(store::ReportArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
     Lab(lab::LabArgs),
+    /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): stackmeter man | man -l -  (or of one command: stackmeter man rr)
+    Man {
+        /// A command's own page instead of the main one.
+        command: Option<String>,
+    },
 }
 
 fn main() {
@@ -70,5 +80,29 @@ fn run() -> i32 {
         Command::Export(a) => store::export(a),
         Command::Report(a) => store::report(a),
         Command::Lab(a) => lab::run(a),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "stackmeter", &mut out);
+            out::finish(&String::from_utf8_lossy(&out))
+        }
+        Command::Man { command } => man(command.as_deref()),
+    }
+}
+
+/// The main manual page, or one command's.
+fn man(command: Option<&str>) -> i32 {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let page = match command {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(name) {
+            Some(sub) => sub.clone().name(format!("stackmeter-{name}")),
+            None => return out::fail(2, format!("no command '{name}' (see stackmeter --help)")),
+        },
+    };
+    let mut roff = Vec::new();
+    match clap_mangen::Man::new(page).render(&mut roff) {
+        Ok(()) => out::finish(&String::from_utf8_lossy(&roff)),
+        Err(e) => out::fail(1, format!("cannot write the manual page: {e}")),
     }
 }

@@ -18,7 +18,7 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
-    /// Latency figure taken from each repetition (seed 000 compared means).
+    /// Latency figure taken from each repetition.
     #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
     pub metric: MetricArg,
     #[command(flatten)]

@@ -145,7 +145,7 @@ fn execute(
     if let Err(e) = stackmeter_sys::interrupt::catch_interrupts() {
         return fail(1, format!("cannot catch Ctrl-C: {e}"));
     }
-    let env = stackmeter_engine::run::env(stackmeter_engine::run::unix_now());
+    let env = stackmeter_engine::run::env(stackmeter_sys::unix_now());
     let run_id = match store
         .as_ref()
         .map(|s| stackmeter_engine::suite::begin_run(s, &cfg, &env))

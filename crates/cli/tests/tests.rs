@@ -639,3 +639,45 @@ mod c_responder;
 // `stackmeter lab` (root only).
 #[path = "suite/lab.rs"]
 mod lab;
+
+#[test]
+fn completions_and_man_pages_come_from_the_flags() {
+    let out = run(&["completions", "bash"]);
+    assert!(out.status.success());
+    let bash = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        bash.contains("udp-max") && bash.contains("--fail-on"),
+        "every command and flag"
+    );
+    assert!(run(&["completions", "zsh"]).status.success());
+    let man = String::from_utf8_lossy(&run(&["man"]).stdout).into_owned();
+    assert!(
+        man.contains(".TH stackmeter 1") && man.contains("udp\\-max"),
+        "{}",
+        &man[..man.len().min(400)]
+    );
+    let rr = String::from_utf8_lossy(&run(&["man", "rr"]).stdout).into_owned();
+    assert!(
+        rr.contains("stackmeter\\-rr") && rr.contains("\\-\\-sizes"),
+        "{}",
+        &rr[..rr.len().min(400)]
+    );
+    let out = run(&["man", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no command 'nope'"));
+}
+
+#[test]
+fn responder_log_lines_carry_a_time_and_a_level() {
+    let srv = Server::start(&[]);
+    let _ = std::net::TcpStream::connect(srv.addr).map(|mut s| s.write_all(b"XXXXXXXXXXXXXXXX"));
+    let line = srv.expect_log(&["refused", "bad magic"]);
+    // "stackmeter serve: 2026-11-23T00:27:58.336Z info: refused ..."
+    let rest = line.strip_prefix("stackmeter serve: ").expect("prefix");
+    let (time, level) = rest.split_once(' ').unwrap();
+    assert!(
+        time.len() == 24 && time.ends_with('Z') && time.as_bytes()[10] == b'T',
+        "{line}"
+    );
+    assert!(level.starts_with("info: refused"), "{line}");
+}

@@ -131,7 +131,7 @@ pub struct ObjectFlags {
 /// Latency figure compared per repetition.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MetricArg {
-    /// The row's mean (seed 000 compared means).
+    /// The row's mean (the usual "average over N iterations").
     #[default]
     Mean,
     /// The row's median.

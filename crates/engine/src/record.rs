@@ -4,7 +4,6 @@
 
 use crate::error::Error;
 use crate::flags::{DbFlags, StoreFlags};
-use crate::run::unix_now;
 use stackmeter_client::RowHistogram;
 use stackmeter_results::{Body, Document};
 use stackmeter_store::{NewHistogram, NewRun, NewTest, Store};
@@ -114,5 +113,5 @@ pub fn mark_partial(db: &std::path::Path, run: i64) -> Result<usize, Error> {
 
 /// Now, UTC RFC 3339.
 pub fn now() -> String {
-    stackmeter_results::utc_rfc3339(unix_now())
+    stackmeter_sys::utc_rfc3339(stackmeter_sys::unix_now())
 }

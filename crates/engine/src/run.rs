@@ -8,7 +8,6 @@ use crate::spec::Spec;
 use stackmeter_client::{ClientError, RowHistogram};
 use stackmeter_results::{Document, Env, Live, Placement, Target};
 use std::net::SocketAddr;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What a running test reports before it ends.
 pub enum Event<'a> {
@@ -39,7 +38,7 @@ pub fn run(spec: &Spec, target: Target, addr: SocketAddr, placement: Placement, 
         target,
         body: spec.empty_body(),
         placement,
-        env: env(unix_now()),
+        env: env(stackmeter_sys::unix_now()),
         complete: false,
         error: None,
         warnings: Vec::new(),
@@ -64,19 +63,11 @@ pub fn env(time: u64) -> Env {
     Env {
         tool: "stackmeter".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        time: stackmeter_results::utc_rfc3339(time),
+        time: stackmeter_sys::utc_rfc3339(time),
         hostname: h.hostname,
         kernel: h.kernel,
         cpu_model: h.cpu_model,
         cpus: h.cpus,
         command: std::env::args().collect(),
     }
-}
-
-/// Seconds since the Unix epoch (0 if the clock is before it).
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }

@@ -303,7 +303,7 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
             s.rows,
         ));
         out.push(format!(
-            "Arithmetic mean of the percentages (the \"Average\" seed 000 printed; it overweights large changes, quote the geometric mean): {}",
+            "Arithmetic mean of the percentages (the \"Average: N% faster\" of hand-made tables; it overweights large changes, quote the geometric mean): {}",
             percent_words(s.mean_of_percentages)
         ));
     }

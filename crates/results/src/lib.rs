@@ -50,4 +50,4 @@ pub use stream::{
 };
 pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
-pub use units::{format_size, utc_rfc3339};
+pub use units::format_size;

@@ -9,6 +9,9 @@
 //! and in `interrupt.rs` (Ctrl-C as a flag).
 
 pub mod interrupt;
+mod wallclock;
+
+pub use wallclock::{unix_now, unix_now_ms, utc_rfc3339, utc_rfc3339_ms};
 
 use std::io;
 

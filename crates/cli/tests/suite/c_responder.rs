@@ -301,3 +301,22 @@ fn c_responder_object_requests_not_found_and_bad() {
     assert!(text.contains("object mode is not enabled"), "{text}");
     off.finish();
 }
+
+#[test]
+fn c_responder_names_its_version_and_stamps_its_log() {
+    let out = Command::new(asan_binary()).arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let v = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        v.starts_with(&format!("stackmeter-responder {} ", env!("CARGO_PKG_VERSION"))),
+        "the workspace's version: {v}"
+    );
+    let c = CServer::start(&[]);
+    let _ = TcpStream::connect(c.srv.addr).map(|mut s| s.write_all(b"XXXXXXXXXXXXXXXX"));
+    let line = c.srv.expect_log(&["refused", "bad magic"]);
+    let rest = line.strip_prefix("stackmeter-responder: ").expect("prefix");
+    let (time, level) = rest.split_once(' ').unwrap();
+    assert!(time.len() == 24 && time.ends_with('Z'), "{line}");
+    assert!(level.starts_with("info: refused"), "{line}");
+    c.finish();
+}

@@ -55,18 +55,18 @@ pub enum Spec {
 /// A measuring command.
 #[derive(Subcommand, Debug)]
 pub enum TestCommand {
-    /// Request/response latency over TCP for a grid of sizes (seed 000).
+    /// Request/response latency over TCP for a grid of request and response sizes.
     Rr(Measure<RrOptions>),
     /// Connect latency and connect+request+response+close time.
     Crr(Measure<CrrOptions>),
-    /// UDP echo round trips with loss, order, payload and slow answers (seed 004).
+    /// UDP echo round trips: loss, order, payload checks, slow answers, time inside the responder.
     Ping(Measure<PingOptions>),
-    /// Throughput per interval and in total: TCP up/down/bidir, or paced UDP (seed 001's bps).
+    /// Throughput per interval and in total (sent, received, both): TCP up/down/bidir, or paced UDP.
     Stream(Measure<StreamOptions>),
     /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
     #[command(name = "udp-max")]
     UdpMax(Measure<UdpMaxOptions>),
-    /// Many clients at once, each listing and fetching every object, every byte checked (seed 003).
+    /// Many clients at once, each listing and fetching every object, every byte checked (direct or through a proxy).
     Load(LoadCommand),
 }
 
