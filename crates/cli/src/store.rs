@@ -40,6 +40,10 @@ pub struct RunsArgs {
 pub struct ShowArgs {
     /// Run id (see `stackmeter runs`).
     pub run: i64,
+    /// Print the percentile spectrum of every stored histogram instead
+    /// (0%, 50%, 75% ... to the maximum, as HdrHistogram does).
+    #[arg(long)]
+    pub percentiles: bool,
     #[command(flatten)]
     pub output: FormatFlags,
     #[command(flatten)]
@@ -122,7 +126,12 @@ pub fn show(a: ShowArgs) -> i32 {
         Ok(f) => f,
         Err(e) => return fail(2, e),
     };
-    with_store(&a.db, |s| Ok(finish(&stored::show(s, a.run, format)?)))
+    with_store(&a.db, |s| {
+        Ok(finish(&match a.percentiles {
+            true => render(&stored::spectrum(s, a.run)?, format),
+            false => stored::show(s, a.run, format)?,
+        }))
+    })
 }
 
 pub fn export(a: ExportArgs) -> i32 {

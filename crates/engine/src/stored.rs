@@ -4,6 +4,7 @@
 
 use crate::error::Error;
 use stackmeter_results::{figures, render, Comparison, Format, RunList, RunRow, Side};
+use stackmeter_results::{Spectrum, SpectrumPoint, SpectrumRow};
 use stackmeter_store::{RunInfo, Store, StoredTest};
 
 /// The tests a side names, and how to call it.
@@ -134,6 +135,47 @@ pub fn show(store: &Store, id: i64, format: Format) -> Result<String, Error> {
         return Ok(render(&crate::suite::stored_outcome(&run, &tests)?, format));
     }
     Ok(tests.iter().map(|t| render(&t.doc, format)).collect())
+}
+
+/// The percentile spectrum of every histogram stored with run `id`.
+pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
+    let run = store
+        .run(id)?
+        .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
+    let mut rows = Vec::new();
+    for t in store.tests_of_run(run.id)? {
+        let figs = figures(&t.doc);
+        for h in store.histograms(t.id)? {
+            if h.encoding != stackmeter_stats::serial::ENCODING {
+                continue;
+            }
+            let hist =
+                stackmeter_stats::serial::decode(&h.data).map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
+            let points = stackmeter_stats::serial::spectrum(&hist, 1)
+                .into_iter()
+                .map(|p| SpectrumPoint {
+                    percentile: 100.0 * p.quantile,
+                    value_us: p.value as f64 / 1000.0,
+                    count: p.count,
+                })
+                .collect();
+            rows.push(SpectrumRow {
+                label: t.label.clone(),
+                test: t.doc.body.test_name().into(),
+                step: t.step.clone(),
+                repetition: t.repetition,
+                row: figs
+                    .iter()
+                    .find(|f| f.row == h.row)
+                    .map(|f| f.row_label.clone())
+                    .unwrap_or_default(),
+                metric: h.metric.clone(),
+                count: hist.len(),
+                points,
+            });
+        }
+    }
+    Ok(Spectrum { run: run.id, rows })
 }
 
 /// Export formats.

@@ -2,7 +2,7 @@
 //! connection setup latency). Its parameters, row and view.
 
 use crate::figures::Figures;
-use crate::latency::{latency_cells, latency_cols, LatencyUs};
+use crate::latency::{latency_cells, latency_cols, tails, LatencyUs};
 use crate::rr::SizePair;
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
@@ -54,7 +54,8 @@ pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> 
     ));
     v.blank();
     let mut cols = vec![Col::text("", 31), Col::num("samples", 7)];
-    cols.extend(latency_cols());
+    let tails = tails(rows.iter().flat_map(|r| [&r.connect_us, &r.transaction_us]));
+    cols.extend(latency_cols(tails));
     let mut table = Table {
         cols,
         ..Table::default()
@@ -65,7 +66,7 @@ pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> 
             ("transaction (to close returned)", &r.transaction_us),
         ] {
             let mut c = vec![name.to_string(), r.samples.to_string()];
-            c.extend(latency_cells(s));
+            c.extend(latency_cells(s, tails));
             table.rows.push(c);
         }
     }

@@ -26,6 +26,7 @@ pub mod render;
 mod report;
 mod rr;
 mod runs;
+mod spectrum;
 mod stream;
 mod suite;
 mod udp_max;
@@ -45,6 +46,7 @@ pub use render::{render, Format, Render};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use runs::{RunList, RunRow};
+pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use stream::{
     Cpu, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };

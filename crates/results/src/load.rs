@@ -2,7 +2,7 @@
 //! checked (seed 003). Its parameters, runs, summary and view.
 
 use crate::figures::Figures;
-use crate::latency::{latency_cells, latency_cols, LatencyUs};
+use crate::latency::{latency_cells, latency_cols, tails, LatencyUs};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
@@ -163,7 +163,8 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
             " per-request latency, all runs, microseconds from the request sent to the last byte received and checked",
         );
         let mut cols = vec![Col::text("object", 10), Col::num("size", 8), Col::num("samples", 7)];
-        cols.extend(latency_cols());
+        let tails = tails(s.by_object.iter().filter_map(|b| b.latency_us.as_ref()));
+        cols.extend(latency_cols(tails));
         let mut table = Table {
             cols,
             ..Table::default()
@@ -171,7 +172,7 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
         for b in &s.by_object {
             if let Some(l) = &b.latency_us {
                 let mut c = vec![clip(&b.name, 10), format_size(b.size), l.count.to_string()];
-                c.extend(latency_cells(l));
+                c.extend(latency_cells(l, tails));
                 table.rows.push(c);
                 counts.push(l.count);
             }

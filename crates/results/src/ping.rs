@@ -3,7 +3,7 @@
 //! row and view.
 
 use crate::figures::Figures;
-use crate::latency::{latency_cells, latency_cols, LatencyUs, Levels};
+use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
@@ -120,7 +120,8 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         ));
         v.blank();
         let mut cols = vec![Col::text("", 21), Col::num("samples", 7)];
-        cols.extend(latency_cols());
+        let tails = tails(r.rtt_us.iter().chain(&r.server_us));
+        cols.extend(latency_cols(tails));
         let mut table = Table {
             cols,
             ..Table::default()
@@ -128,7 +129,7 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         for (name, s) in [("round trip (us)", &r.rtt_us), ("inside responder (us)", &r.server_us)] {
             if let Some(s) = s {
                 let mut c = vec![name.to_string(), s.count.to_string()];
-                c.extend(latency_cells(s));
+                c.extend(latency_cells(s, tails));
                 table.rows.push(c);
             }
         }

@@ -3,7 +3,7 @@
 //! Its parameters, rows and view.
 
 use crate::figures::Figures;
-use crate::latency::{latency_cells, latency_cols, LatencyUs, Levels};
+use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
@@ -114,7 +114,8 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
     };
     v.blank();
     let mut cols = vec![Col::num("request", 7), Col::num("response", 8), Col::num("samples", 7)];
-    cols.extend(latency_cols());
+    let tails = tails(rows.iter().map(|r| &r.rtt_us));
+    cols.extend(latency_cols(tails));
     cols.push(Col::num("tps", 8));
     let table_rows = rows
         .iter()
@@ -124,7 +125,7 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
                 format_size(r.resp_bytes as u64),
                 r.samples.to_string(),
             ];
-            c.extend(latency_cells(&r.rtt_us));
+            c.extend(latency_cells(&r.rtt_us, tails));
             c.push(format!("{:.0}", r.tps));
             c
         })

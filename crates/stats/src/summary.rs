@@ -5,6 +5,7 @@ use crate::recorder::Recorder;
 use serde::{Deserialize, Serialize};
 
 /// One distribution, summarised. Percentiles come from the histogram
+/// (the deep tails only when there are enough samples to have one)
 /// (within 0.1%); min, max, mean and stddev are exact.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -22,6 +23,13 @@ pub struct Summary {
     pub p99: f64,
     /// 99.9th percentile.
     pub p999: f64,
+    /// 99.99th percentile, when there are 10,000 samples or more (with
+    /// fewer it would be the maximum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p9999: Option<f64>,
+    /// 99.999th percentile, when there are 100,000 samples or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99999: Option<f64>,
     /// Largest sample.
     pub max: f64,
     /// Sample standard deviation.
@@ -45,6 +53,8 @@ impl Summary {
             p90: q(0.90),
             p99: q(0.99),
             p999: q(0.999),
+            p9999: (r.count() >= 10_000).then(|| q(0.9999)),
+            p99999: (r.count() >= 100_000).then(|| q(0.99999)),
             max,
             stddev: r.stddev()?,
         })
@@ -61,6 +71,8 @@ impl Summary {
             p90: self.p90 / div,
             p99: self.p99 / div,
             p999: self.p999 / div,
+            p9999: self.p9999.map(|v| v / div),
+            p99999: self.p99999.map(|v| v / div),
             max: self.max / div,
             stddev: self.stddev / div,
         }
@@ -92,6 +104,30 @@ mod tests {
         let us = s.scaled(1000.0);
         assert!((us.mean - 500.5).abs() < 1e-9);
         assert_eq!(us.count, 1000);
+    }
+
+    #[test]
+    fn deep_tails_only_with_samples_for_them() {
+        let mut r = Recorder::new();
+        for v in 1..=9_999u64 {
+            r.record(v);
+        }
+        assert_eq!(
+            Summary::of(&r).unwrap().p9999,
+            None,
+            "9,999 samples: p99.99 would be the max"
+        );
+        r.record(10_000);
+        let s = Summary::of(&r).unwrap();
+        assert!(s.p9999.is_some_and(|p| s.p999 <= p && p <= s.max));
+        assert_eq!(s.p99999, None);
+        for v in 0..90_000u64 {
+            r.record(v % 10_000 + 1);
+        }
+        let s = Summary::of(&r).unwrap();
+        let (a, b) = (s.p9999.unwrap(), s.p99999.unwrap());
+        assert!(s.p999 <= a && a <= b && b <= s.max, "{s:?}");
+        assert_eq!(s.scaled(10.0).p99999, Some(b / 10.0));
     }
 
     #[test]

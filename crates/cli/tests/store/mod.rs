@@ -401,3 +401,31 @@ fn compare_fails_the_gate_when_b_is_slower() {
     let out = sm(&db, &["compare", "direct", "proxied", "--tolerance", "5"]);
     assert_eq!(out.status.code(), Some(2), "--tolerance needs --fail-on");
 }
+
+#[test]
+fn a_stored_run_shows_its_percentile_spectrum() {
+    let db = db("spectrum");
+    ok(sm(&db, &["rr", "--sizes", "1:1", "-n", "20000", "--warmup", "10"]));
+    let id = runs(&db)[0]["id"].as_i64().unwrap().to_string();
+    let v = json_of(&ok(sm(&db, &["show", &id, "--percentiles", "--json"])));
+    let row = &v["rows"][0];
+    assert_eq!(
+        (row["row"].as_str(), row["count"].as_u64()),
+        (Some("1 B:1 B"), Some(20000))
+    );
+    let pts = row["points"].as_array().unwrap();
+    let last = pts.last().unwrap();
+    assert_eq!(
+        (last["percentile"].as_f64(), last["count"].as_u64()),
+        (Some(100.0), Some(20000))
+    );
+    // Deep enough for p99.99: 20,000 samples reach past 99.99% (1/(1-q) > 10,000).
+    assert!(pts.iter().any(|p| p["percentile"].as_f64().unwrap() > 99.99), "{pts:?}");
+    let values: Vec<f64> = pts.iter().map(|p| p["value_us"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "ascending: {values:?}");
+    // The document's own p99.99 is there too, with 20,000 samples.
+    let doc = json_of(&ok(sm(&db, &["show", &id, "--json"])));
+    assert!(doc["results"][0]["rtt_us"]["p9999"].as_f64().is_some());
+    let text = stdout(&ok(sm(&db, &["show", &id, "--percentiles"])));
+    assert!(text.contains("percentile") && text.contains("1/(1-q)"), "{text}");
+}
