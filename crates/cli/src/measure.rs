@@ -8,7 +8,7 @@ use stackmeter_engine::run::Event;
 use stackmeter_engine::spec::TestCommand;
 use stackmeter_results::render::{json, text};
 use stackmeter_results::view::{Block, Table};
-use stackmeter_results::{render, Document, Format, Render};
+use stackmeter_results::{render, Document, Format, Render, Style};
 
 pub fn run(cmd: TestCommand) -> i32 {
     let planned = match cmd.plan() {
@@ -21,6 +21,7 @@ pub fn run(cmd: TestCommand) -> i32 {
     };
     let mut live = Live {
         format,
+        style: planned.flags.output.format.style(),
         json_lines: planned.flags.output.json_lines,
         table: None,
     };
@@ -44,6 +45,7 @@ pub fn run(cmd: TestCommand) -> i32 {
 /// Printing while a test runs.
 struct Live {
     format: Format,
+    style: Style,
     json_lines: bool,
     /// The live table whose head was printed (text).
     table: Option<Table>,
@@ -54,7 +56,7 @@ impl Live {
         // Write errors are left to the final print, which reports them.
         match ev {
             Event::Started(doc) if self.format == Format::Text => {
-                let v = doc.view();
+                let v = doc.view(&self.style);
                 let head = text::live_head(&v);
                 if let (false, Some(Block::Table(t))) = (head.is_empty(), v.live_split().map(|i| &v.blocks[i])) {
                     self.table = Some(t.clone());
@@ -64,7 +66,7 @@ impl Live {
             Event::Started(_) => {}
             Event::Row(row) => match (&self.table, self.json_lines) {
                 (Some(t), _) => {
-                    let _ = print(&text::live_row(t, &row.cells()));
+                    let _ = print(&text::live_row(t, &row.cells(&self.style)));
                 }
                 (None, true) => {
                     let _ = print(&json::line(&row));
@@ -77,9 +79,9 @@ impl Live {
     /// The rest of the output once the test has ended.
     fn end(&self, doc: &Document) -> String {
         match (self.format, &self.table) {
-            (Format::Text, Some(_)) => text::live_tail(&doc.view()),
+            (Format::Text, Some(_)) => text::live_tail(&doc.view(&self.style)),
             (Format::Json, _) if self.json_lines => json::line(doc),
-            (f, _) => render(doc, f),
+            (f, _) => render(doc, f, &self.style),
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::out::{fail, finish};
 use clap::{Args, ValueEnum};
 use stackmeter_engine::flags::{DbFlags, FormatArg, FormatFlags, GateFlags, MetricArg};
 use stackmeter_engine::stored::{self, Export};
-use stackmeter_results::{render, Format};
+use stackmeter_results::{render, Format, Style};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -109,7 +109,7 @@ pub fn compare(a: CompareArgs) -> i32 {
     with_store(&a.db, |s| {
         let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
         let c = stored::compare(&side_a, &side_b, a.metric.name());
-        match finish(&render(&c, a.format.into())) {
+        match finish(&render(&c, a.format.into(), &Style::default())) {
             0 => Ok(crate::out::gate(&a.gate.failures(std::slice::from_ref(&c)))),
             code => Ok(code),
         }
@@ -118,7 +118,9 @@ pub fn compare(a: CompareArgs) -> i32 {
 
 pub fn runs(a: RunsArgs) -> i32 {
     let format = if a.json { Format::Json } else { Format::Text };
-    with_store(&a.db, |s| Ok(finish(&render(&stored::runs(s)?, format))))
+    with_store(&a.db, |s| {
+        Ok(finish(&render(&stored::runs(s)?, format, &Style::default())))
+    })
 }
 
 pub fn show(a: ShowArgs) -> i32 {
@@ -127,9 +129,10 @@ pub fn show(a: ShowArgs) -> i32 {
         Err(e) => return fail(2, e),
     };
     with_store(&a.db, |s| {
+        let style = a.output.style();
         Ok(finish(&match a.percentiles {
-            true => render(&stored::spectrum(s, a.run)?, format),
-            false => stored::show(s, a.run, format)?,
+            true => render(&stored::spectrum(s, a.run)?, format, &style),
+            false => stored::show(s, a.run, format, &style)?,
         }))
     })
 }
@@ -151,7 +154,7 @@ pub fn export(a: ExportArgs) -> i32 {
 pub fn report(a: ReportArgs) -> i32 {
     with_store(&a.db, |s| {
         let r = stackmeter_engine::report::build(s, &a.sources, a.metric.name())?;
-        let code = write(&a.output, &render(&r, a.format.into()));
+        let code = write(&a.output, &render(&r, a.format.into(), &Style::default()));
         if code == 0 {
             eprintln!("stackmeter: wrote {}", a.output.display());
         }

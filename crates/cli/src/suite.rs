@@ -189,7 +189,7 @@ fn execute(
             o.not_converged.len()
         );
     }
-    let code = finish(&render(o, format));
+    let code = finish(&render(o, format, &a.output.style()));
     match done.failure {
         Some(e) => fail(e.exit_code(), e),
         None if code != 0 => code,

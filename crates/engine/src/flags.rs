@@ -3,7 +3,7 @@
 //! runs, not what it measures (that is `spec`).
 
 use clap::Args;
-use stackmeter_results::Format;
+use stackmeter_results::{Format, Style, Units};
 use std::path::PathBuf;
 
 /// Output formats on the command line.
@@ -39,9 +39,25 @@ pub struct FormatFlags {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
+    /// Bit rates in text, Markdown and HTML: a = scaled to each value
+    /// (default), k m g = kbit/s Mbit/s Gbit/s, K M G = KiB/s MiB/s GiB/s
+    /// (as iperf3's -f). JSON always carries Mbit/s.
+    #[arg(long, value_name = "UNIT", value_parser = units)]
+    pub units: Option<Units>,
+}
+
+fn units(s: &str) -> Result<Units, String> {
+    Units::parse(s).ok_or_else(|| format!("'{s}': one of a, k, m, g, K, M, G"))
 }
 
 impl FormatFlags {
+    /// How figures are written.
+    pub fn style(&self) -> Style {
+        Style {
+            units: self.units.unwrap_or_default(),
+        }
+    }
+
     /// The format asked for (text by default); an error names the flags
     /// that clash.
     pub fn format(&self) -> Result<Format, String> {

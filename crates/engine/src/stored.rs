@@ -3,7 +3,7 @@
 //! list of runs, a run shown again as its command printed it, and exports.
 
 use crate::error::Error;
-use stackmeter_results::{figures, render, Comparison, Format, RunList, RunRow, Side};
+use stackmeter_results::{figures, render, Comparison, Format, RunList, RunRow, Side, Style};
 use stackmeter_results::{Spectrum, SpectrumPoint, SpectrumRow};
 use stackmeter_store::{RunInfo, Store, StoredTest};
 
@@ -126,15 +126,15 @@ fn key_figure(store: &Store, r: &RunInfo) -> String {
 }
 
 /// A stored run rendered as its command printed it (suites judged again).
-pub fn show(store: &Store, id: i64, format: Format) -> Result<String, Error> {
+pub fn show(store: &Store, id: i64, format: Format, style: &Style) -> Result<String, Error> {
     let run = store
         .run(id)?
         .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
     let tests = store.tests_of_run(run.id)?;
     if run.kind == "suite" {
-        return Ok(render(&crate::suite::stored_outcome(&run, &tests)?, format));
+        return Ok(render(&crate::suite::stored_outcome(&run, &tests)?, format, style));
     }
-    Ok(tests.iter().map(|t| render(&t.doc, format)).collect())
+    Ok(tests.iter().map(|t| render(&t.doc, format, style)).collect())
 }
 
 /// The percentile spectrum of every histogram stored with run `id`.

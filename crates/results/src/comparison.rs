@@ -371,7 +371,7 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
 }
 
 impl crate::render::Render for Comparison {
-    fn view(&self) -> View {
+    fn view(&self, _style: &crate::render::Style) -> View {
         let mut v = View::new();
         v.push(Block::Title(format!(
             "stackmeter compare: A = {} (baseline), B = {}",

@@ -185,7 +185,7 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
 }
 
 impl crate::render::Render for Document {
-    fn view(&self) -> View {
+    fn view(&self, style: &crate::render::Style) -> View {
         let mut v = View::new();
         v.push(Block::Title(self.first_line()));
         let counts = match &self.body {
@@ -196,13 +196,13 @@ impl crate::render::Render for Document {
                 params,
                 results,
                 summary,
-            } => crate::load::view(&mut v, params, results, summary.as_ref()),
+            } => crate::load::view(&mut v, params, results, summary.as_ref(), style.units),
             Body::Stream {
                 params,
                 intervals,
                 summary,
-            } => crate::stream::view(&mut v, params, intervals, summary.as_deref()),
-            Body::UdpMax { params, result } => crate::udp_max::view(&mut v, params, result.as_ref()),
+            } => crate::stream::view(&mut v, params, intervals, summary.as_deref(), style.units),
+            Body::UdpMax { params, result } => crate::udp_max::view(&mut v, params, result.as_ref(), style.units),
         };
         tail_note(&mut v, &counts);
         for w in &self.warnings {

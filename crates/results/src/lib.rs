@@ -42,7 +42,7 @@ pub use latency::{LatencyUs, Levels};
 pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 pub use ping::{PingParams, PingResult, Slow};
-pub use render::{render, Format, Render};
+pub use render::{render, Format, Render, Style};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use runs::{RunList, RunRow};
@@ -52,4 +52,4 @@ pub use stream::{
 };
 pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
-pub use units::format_size;
+pub use units::{bit_rate, byte_rate, format_size, packet_rate, Units};

@@ -29,9 +29,9 @@ pub struct TrialRow<'a> {
 
 impl Live<'_> {
     /// The row's cells, under the columns of its test's live table.
-    pub fn cells(&self) -> Vec<String> {
+    pub fn cells(&self, style: &crate::render::Style) -> Vec<String> {
         match self {
-            Live::Interval(i) => interval_cells(i),
+            Live::Interval(i) => interval_cells(i, style.units),
             Live::Trial(t) => trial_cells(t.n, t.trial),
         }
     }

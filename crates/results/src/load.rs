@@ -4,6 +4,7 @@
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs};
 use crate::units::format_size;
+use crate::units::{bit_rate, byte_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 use stackmeter_stats::Interval;
@@ -87,7 +88,7 @@ pub struct LoadRun {
 pub struct LoadSummary {
     /// Wall time per run, seconds.
     pub wall_s: Interval,
-    /// Aggregate rate, KB/s (K = 1024).
+    /// Aggregate rate, KiB/s (K = 1024; the key says kB for the first schema version).
     pub rate_kBps: Interval,
     /// Aggregate rate, Mbit/s.
     pub rate_mbps: Interval,
@@ -100,7 +101,7 @@ pub struct LoadSummary {
 }
 
 /// load's blocks below the title; returns the sample counts behind them.
-pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&LoadSummary>) -> Vec<u64> {
+pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&LoadSummary>, u: Units) -> Vec<u64> {
     let names: Vec<String> = p.objects.iter().map(|x| x.name.clone()).collect();
     v.line(format!(
         "{} clients, one connection each (opened before the start barrier); each lists, then fetches the {} objects {} time(s) ({}); {} run(s); every byte checked",
@@ -118,8 +119,8 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
         Col::num("verified", 12),
         Col::num("errors", 6),
         Col::num("requests", 8),
-        Col::num("KB/s", 10),
-        Col::num("Mbit/s", 9),
+        Col::num("bytes/s", 12),
+        Col::num("bits/s", 14),
         Col::num("req/s", 9),
     ];
     let rows = runs
@@ -132,8 +133,8 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
                 r.verified_bytes.to_string(),
                 r.errors.to_string(),
                 r.requests.to_string(),
-                format!("{:.0}", r.rate_kBps),
-                format!("{:.1}", r.rate_mbps),
+                byte_rate(r.rate_kBps * 1024.0),
+                bit_rate(r.rate_mbps, u),
                 format!("{:.0}", r.requests_per_s),
             ]
         })
@@ -155,7 +156,7 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
         v.blank();
         v.line(format!(" mean over {} run(s):", s.wall_s.n));
         v.line(format!("   wall time  {} s", iv(&s.wall_s, 3)));
-        v.line(format!("   rate       {} KB/s", iv(&s.rate_kBps, 0)));
+        v.line(format!("   rate       {} KiB/s", iv(&s.rate_kBps, 0)));
         v.line(format!("   rate       {} Mbit/s", iv(&s.rate_mbps, 1)));
         v.line(format!("   requests   {} /s", iv(&s.requests_per_s, 0)));
         v.blank();
@@ -211,7 +212,7 @@ pub(crate) fn figures(f: &mut Figures, runs: &[LoadRun]) {
         if let Some(s) = &r.latency_us {
             f.latency(i, "all fetches", "fetch", s, false);
         }
-        f.rate(i, "all objects", "rate", "KB/s", r.rate_kBps, true);
+        f.rate(i, "all objects", "rate", "KiB/s", r.rate_kBps, true);
         f.rate(i, "all objects", "rate", "Mbit/s", r.rate_mbps, false);
         f.time(i, "total time", "wall", r.wall_s, true);
     }

@@ -74,7 +74,7 @@ pub struct Report {
 }
 
 impl crate::render::Render for Report {
-    fn view(&self) -> View {
+    fn view(&self, style: &crate::render::Style) -> View {
         let mut v = View::new();
         v.push(Block::Title(self.title()));
         v.push(Block::Note(format!(
@@ -84,7 +84,7 @@ impl crate::render::Render for Report {
         if !self.comparisons.is_empty() {
             v.push(Block::Heading("Comparison".into()));
             for c in &self.comparisons {
-                v.extend(nested(crate::render::Render::view(c)));
+                v.extend(nested(crate::render::Render::view(c, style)));
             }
         }
         let lat = latency_charts(&self.sources);

@@ -45,7 +45,7 @@ pub struct RunList {
 }
 
 impl crate::render::Render for RunList {
-    fn view(&self) -> View {
+    fn view(&self, _style: &crate::render::Style) -> View {
         let mut v = View::new();
         if self.runs.is_empty() {
             v.line("no stored runs");

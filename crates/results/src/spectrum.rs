@@ -90,7 +90,7 @@ impl SpectrumRow {
 }
 
 impl crate::render::Render for Spectrum {
-    fn view(&self) -> View {
+    fn view(&self, _style: &crate::render::Style) -> View {
         let mut v = View::new();
         v.push(Block::Title(self.title()));
         if self.rows.is_empty() {

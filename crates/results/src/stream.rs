@@ -11,6 +11,7 @@
 
 use crate::figures::Figures;
 use crate::units::format_size;
+use crate::units::{bit_rate, packet_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
@@ -233,12 +234,12 @@ pub struct Zerocopy {
 fn interval_cols(udp: bool) -> Vec<Col> {
     let mut c = vec![
         Col::text("interval s", 11),
-        Col::num("sent Mbps", 11),
-        Col::num("kpps", 7),
-        Col::num("recv Mbps", 11),
-        Col::num("kpps", 7),
-        Col::num("total Mbps", 11),
-        Col::num("kpps", 7),
+        Col::num("sent", 14),
+        Col::num("sent msgs", 11),
+        Col::num("received", 14),
+        Col::num("recv msgs", 11),
+        Col::num("total", 14),
+        Col::num("total msgs", 11),
     ];
     if udp {
         c.extend([
@@ -253,17 +254,23 @@ fn interval_cols(udp: bool) -> Vec<Col> {
     c
 }
 
+/// The rate cells of a row: bits and messages per second, each way and
+/// in total.
+fn rate_cells(mbps: [f64; 3], kpps: [f64; 3], u: Units) -> Vec<String> {
+    mbps.iter()
+        .zip(kpps)
+        .flat_map(|(&m, k)| [bit_rate(m, u), packet_rate(k * 1e3)])
+        .collect()
+}
+
 /// One interval's cells (also printed live, one line as each ends).
-pub fn interval_cells(i: &Interval) -> Vec<String> {
-    let mut c = vec![
-        format!("{:.1}-{:.1}", i.start_s, i.end_s),
-        format!("{:.2}", i.sent_mbps),
-        format!("{:.1}", i.sent_kpps),
-        format!("{:.2}", i.recv_mbps),
-        format!("{:.1}", i.recv_kpps),
-        format!("{:.2}", i.total_mbps),
-        format!("{:.1}", i.total_kpps),
-    ];
+pub fn interval_cells(i: &Interval, u: Units) -> Vec<String> {
+    let mut c = vec![format!("{:.1}-{:.1}", i.start_s, i.end_s)];
+    c.extend(rate_cells(
+        [i.sent_mbps, i.recv_mbps, i.total_mbps],
+        [i.sent_kpps, i.recv_kpps, i.total_kpps],
+        u,
+    ));
     match &i.udp {
         Some(u) => c.extend([
             format!("{}/{}", u.lost, u.sent_datagrams),
@@ -284,7 +291,13 @@ pub fn interval_cells(i: &Interval) -> Vec<String> {
 }
 
 /// stream's blocks below the title.
-pub(crate) fn view(v: &mut View, p: &StreamParams, intervals: &[Interval], s: Option<&StreamSummary>) -> Vec<u64> {
+pub(crate) fn view(
+    v: &mut View,
+    p: &StreamParams,
+    intervals: &[Interval],
+    s: Option<&StreamSummary>,
+    u: Units,
+) -> Vec<u64> {
     let what = if p.udp {
         format!(
             "UDP, {} datagrams of {} bytes offered at {} ({:.0} datagrams/s)",
@@ -308,44 +321,41 @@ pub(crate) fn view(v: &mut View, p: &StreamParams, intervals: &[Interval], s: Op
         p.time_s, p.omit_s, p.interval_s
     ));
     v.line(format!(
-        "sent = client to target, counted by the target; received = target to client, counted by the client; kpps = thousands of {}-byte messages/s",
+        "sent = client to target, counted by the target; received = target to client, counted by the client; msgs = {}-byte messages per second",
         p.length
     ));
     v.blank();
     let mut table = Table {
         cols: interval_cols(p.udp),
-        rows: intervals.iter().map(interval_cells).collect(),
+        rows: intervals.iter().map(|i| interval_cells(i, u)).collect(),
         live: true,
         ..Table::default()
     };
     if let Some(s) = s {
-        table.footer.push(vec![
-            format!("{:.1}-{:.1}", p.omit_s, p.omit_s + s.duration_s),
-            format!("{:.2}", s.sent_mbps),
-            format!("{:.1}", s.sent_kpps),
-            format!("{:.2}", s.recv_mbps),
-            format!("{:.1}", s.recv_kpps),
-            format!("{:.2}", s.total_mbps),
-            format!("{:.1}", s.total_kpps),
-            String::new(),
-            String::new(),
-            String::new(),
-            "summary".into(),
-        ]);
+        let mut row = vec![format!("{:.1}-{:.1}", p.omit_s, p.omit_s + s.duration_s)];
+        row.extend(rate_cells(
+            [s.sent_mbps, s.recv_mbps, s.total_mbps],
+            [s.sent_kpps, s.recv_kpps, s.total_kpps],
+            u,
+        ));
+        row.extend([String::new(), String::new(), String::new(), "summary".into()]);
+        table.footer.push(row);
     }
     v.push(Block::Table(table));
     if let Some(s) = s {
-        summary(v, p, s);
+        summary(v, p, s, u);
     }
     Vec::new()
 }
 
-fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary) {
+fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary, u: Units) {
     let sp = s.interval_total_mbps;
     v.blank();
     v.line(format!(
-        " total Mbit/s per interval: min {:.2}, median {:.2}, max {:.2}",
-        sp.min, sp.median, sp.max
+        " total per interval: min {}, median {}, max {}",
+        bit_rate(sp.min, u),
+        bit_rate(sp.median, u),
+        bit_rate(sp.max, u)
     ));
     v.line(format!(
         " received in the window: sent {} bytes (by the target), received {} bytes (by the client)",

@@ -138,7 +138,7 @@ pub fn convergence_misses(done: &[Finished], metric: &str, conf: (f64, f64)) -> 
 }
 
 impl crate::render::Render for SuiteOutcome {
-    fn view(&self) -> View {
+    fn view(&self, style: &crate::render::Style) -> View {
         let s = &self.suite;
         let targets: Vec<String> = s.targets.iter().map(|t| format!("{}={}", t.label, t.address)).collect();
         let mut v = View::new();
@@ -153,7 +153,7 @@ impl crate::render::Render for SuiteOutcome {
             v.push(Block::Note(n.clone()));
         }
         for c in &self.comparisons {
-            v.extend(nested(crate::render::Render::view(c)));
+            v.extend(nested(crate::render::Render::view(c, style)));
         }
         if !self.not_converged.is_empty() {
             v.blank();

@@ -4,6 +4,7 @@
 
 use crate::figures::Figures;
 use crate::units::format_size;
+use crate::units::{bit_rate, packet_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
@@ -102,8 +103,8 @@ pub struct UdpMaxResult {
 pub fn trial_cells(n: usize, t: &Trial) -> Vec<String> {
     vec![
         n.to_string(),
-        format!("{:.2}", t.offered_pps / 1000.0),
-        format!("{:.2}", t.achieved_pps / 1000.0),
+        packet_rate(t.offered_pps),
+        packet_rate(t.achieved_pps),
         format!("{:.2}", t.duration_s),
         t.sent.to_string(),
         t.received.to_string(),
@@ -119,7 +120,7 @@ pub fn trial_cells(n: usize, t: &Trial) -> Vec<String> {
 }
 
 /// udp-max's blocks below the title.
-pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> Vec<u64> {
+pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>, u: Units) -> Vec<u64> {
     v.line(format!(
         "highest UDP rate with loss <= {}%, {}-byte datagrams; MLRsearch-style: {} s trials, {} s per load, exceed ratio {}, width {}%",
         100.0 * p.loss_goal,
@@ -133,8 +134,8 @@ pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> 
     v.push(Block::Table(Table {
         cols: vec![
             Col::num("trial", 5),
-            Col::num("offered kpps", 12),
-            Col::num("sent kpps", 10),
+            Col::num("offered", 11),
+            Col::num("achieved", 11),
             Col::num("duration s", 10),
             Col::num("sent", 10),
             Col::num("received", 10),
@@ -150,17 +151,21 @@ pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>) -> 
     let Some(r) = r else { return Vec::new() };
     let upper = r
         .upper_kpps
-        .map(|u| format!("{u:.2} kpps"))
+        .map(|k| packet_rate(k * 1e3))
         .unwrap_or_else(|| "none (the highest load passed)".into());
     v.blank();
     v.line(format!(
-        " result: {:.2} kpps = {:.2} Mbit/s UDP payload = {:.2} Mbit/s as Ethernet frames (+{} bytes: UDP, IP, Ethernet header) = {:.2} Mbit/s of line rate (+24: FCS, preamble, gap)",
-        r.rate_kpps, r.rate_mbps, r.wire_mbps, r.overhead_bytes, r.line_mbps
+        " result: {} = {} UDP payload = {} as Ethernet frames (+{} bytes: UDP, IP, Ethernet header) = {} of line rate (+24: FCS, preamble, gap)",
+        packet_rate(r.rate_kpps * 1e3),
+        bit_rate(r.rate_mbps, u),
+        bit_rate(r.wire_mbps, u),
+        r.overhead_bytes,
+        bit_rate(r.line_mbps, u)
     ));
     v.line(format!(
-        " bounds: lower {:.2} kpps, upper {upper}; conditional throughput {:.2} kpps{}",
-        r.lower_kpps,
-        r.conditional_kpps,
+        " bounds: lower {}, upper {upper}; conditional throughput {}{}",
+        packet_rate(r.lower_kpps * 1e3),
+        packet_rate(r.conditional_kpps * 1e3),
         if r.converged { "" } else { "; width goal NOT reached" }
     ));
     Vec::new()

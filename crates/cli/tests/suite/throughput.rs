@@ -120,11 +120,16 @@ fn stream_text_prints_seed_001_columns_and_a_summary() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
+    // Seed 001's columns: sent, received and total, each as a bit rate and
+    // a message rate, one spelling (Mbit/s, kpps) scaled to the value.
     assert!(
-        text.contains("sent Mbps") && text.contains("recv Mbps") && text.contains("total Mbps"),
+        text.contains("sent msgs") && text.contains("received") && text.contains("total msgs"),
         "{text}"
     );
-    assert!(text.contains("kpps"));
+    assert!(
+        text.contains("bit/s") && text.contains("pps") && !text.contains("Mbps"),
+        "{text}"
+    );
     assert_eq!(
         text.lines().filter(|l| l.trim_start().starts_with("0.4-")).count(),
         1,

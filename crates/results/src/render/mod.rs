@@ -24,21 +24,28 @@ pub enum Format {
     Html,
 }
 
+/// How a reader wants figures written (the same for every format).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    /// Bit rates scaled to the value, or in one fixed unit.
+    pub units: crate::units::Units,
+}
+
 /// A value that can be shown: its view (for text, Markdown and HTML), a
 /// title (the HTML page's), and itself as JSON.
 pub trait Render: Serialize {
     /// What a reader sees of the value.
-    fn view(&self) -> View;
+    fn view(&self, style: &Style) -> View;
     /// A one-line title.
     fn title(&self) -> String;
 }
 
 /// Renders `value` in `format`, newline-terminated.
-pub fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
+pub fn render<T: Render + ?Sized>(value: &T, format: Format, style: &Style) -> String {
     match format {
-        Format::Text => text::view(&value.view()),
-        Format::Md => markdown::view(&value.view()),
+        Format::Text => text::view(&value.view(style)),
+        Format::Md => markdown::view(&value.view(style)),
         Format::Json => json::pretty(value),
-        Format::Html => html::page(&value.title(), &value.view()),
+        Format::Html => html::page(&value.title(), &value.view(style)),
     }
 }
