@@ -10,6 +10,7 @@ mod lab;
 mod measure;
 mod out;
 mod serve;
+mod signal;
 mod store;
 mod suite;
 

@@ -19,6 +19,9 @@ pub fn run(cmd: TestCommand) -> i32 {
         Ok(f) => f,
         Err(e) => return fail(2, e),
     };
+    if let Err(e) = crate::signal::catch() {
+        return fail(1, e);
+    }
     let mut live = Live {
         format,
         style: planned.flags.output.format.style(),

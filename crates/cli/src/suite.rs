@@ -9,8 +9,7 @@ use stackmeter_engine::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
 use stackmeter_engine::suite::{Member, SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
 use stackmeter_results::{render, Format, Placement};
-use std::io::{IsTerminal, Write};
-use std::time::Duration;
+use std::io::IsTerminal;
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
@@ -142,8 +141,8 @@ fn execute(
     if let Some(n) = &cfg.note {
         eprintln!("stackmeter: note: {n}");
     }
-    if let Err(e) = stackmeter_sys::interrupt::catch_interrupts() {
-        return fail(1, format!("cannot catch Ctrl-C: {e}"));
+    if let Err(e) = crate::signal::catch() {
+        return fail(1, e);
     }
     let env = stackmeter_engine::run::env(stackmeter_sys::unix_now());
     let run_id = match store
@@ -154,7 +153,6 @@ fn execute(
         Some(Err(e)) => return crate::out::error(&e),
         None => None,
     };
-    watch_interrupt(a, run_id, responders.clone());
     let progress = std::io::stderr().is_terminal() && format == Format::Text;
     let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run_id), &mut |ev| match ev {
         SuiteEvent::Test {
@@ -191,32 +189,15 @@ fn execute(
     }
     let code = finish(&render(o, format, &a.output.style()));
     match done.failure {
+        Some(_) if done.interrupted() => {
+            let kept = match run_id {
+                Some(id) => format!("; run {id} kept its {} finished test(s) and is marked partial", o.tests),
+                None => String::new(),
+            };
+            fail(130, format!("interrupted{kept}"))
+        }
         Some(e) => fail(e.exit_code(), e),
         None if code != 0 => code,
         None => crate::out::gate(&a.gate.failures(&o.comparisons)),
     }
-}
-
-/// On Ctrl-C (or SIGTERM): mark the run partial (every finished test is
-/// already committed), stop the responders this suite started, exit 130.
-fn watch_interrupt(a: &SuiteArgs, run: Option<i64>, responders: LocalResponders) {
-    let db = stackmeter_engine::record::db_path(&a.store.db).ok();
-    std::thread::spawn(move || loop {
-        std::thread::sleep(Duration::from_millis(50));
-        if !stackmeter_sys::interrupt::interrupted() {
-            continue;
-        }
-        responders.kill_all();
-        match (run, db.as_ref()) {
-            (Some(run), Some(db)) => match stackmeter_engine::record::mark_partial(db, run) {
-                Ok(n) => eprintln!(
-                    "\nstackmeter: interrupted: run {run} kept its {n} finished test(s) and is marked partial"
-                ),
-                Err(e) => eprintln!("\nstackmeter: interrupted: could not mark run {run} partial: {e}"),
-            },
-            _ => eprintln!("\nstackmeter: interrupted"),
-        }
-        let _ = std::io::stderr().flush();
-        std::process::exit(130);
-    });
 }

@@ -681,3 +681,86 @@ fn responder_log_lines_carry_a_time_and_a_level() {
     );
     assert!(level.starts_with("info: refused"), "{line}");
 }
+
+/// Runs stackmeter with `args`, sends it SIGINT once `ready` says so (it
+/// sees the bytes of stdout so far), and returns its output.
+fn interrupted(args: &[&str], ready: impl Fn(&str) -> bool) -> Output {
+    let mut child = stackmeter()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("stackmeter runs");
+    let mut out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            let _ = tx.send(String::from_utf8_lossy(&seen).into_owned());
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut printed = String::new();
+    while !ready(&printed) {
+        assert!(std::time::Instant::now() < deadline, "not ready within 30 s: {printed}");
+        if let Ok(s) = rx.recv_timeout(Duration::from_millis(50)) {
+            printed = s;
+        }
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    while let Ok(s) = rx.recv_timeout(Duration::from_millis(500)) {
+        printed = s;
+    }
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    Output {
+        status,
+        stdout: printed.into_bytes(),
+        stderr: err.into_bytes(),
+    }
+}
+
+#[test]
+fn ctrl_c_during_rr_prints_and_stores_what_finished() {
+    let srv = Server::start(&[]);
+    let label = format!("ctrlc-rr-{}", std::process::id());
+    let out = interrupted(
+        &[
+            "rr",
+            &srv.target(),
+            "--sizes",
+            "1:1,1:2",
+            "-n",
+            "100000000",
+            "--json",
+            "--label",
+            &label,
+        ],
+        |_| {
+            std::thread::sleep(Duration::from_millis(700));
+            true
+        },
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["complete"], false);
+    assert!(doc["error"].as_str().unwrap().contains("interrupted"));
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "the pair in progress is kept, the next one not started");
+    let n = rows[0]["samples"].as_u64().unwrap();
+    assert!(n > 0 && n < 100_000_000, "{n}");
+    let stored = stackmeter_store::Store::open(std::path::Path::new(TEST_DB)).unwrap();
+    let tests = stored.tests_with_label(&label).unwrap();
+    assert_eq!(tests.len(), 1);
+    assert!(!tests[0].doc.complete);
+}

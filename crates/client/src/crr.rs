@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 pub fn crr(addr: SocketAddr, spec: &CrrParams) -> Outcome<CrrResult> {
     match run(addr, spec) {
         Ok((r, connect, total)) => Outcome {
+            // Ctrl-C ends the loop early: the row holds what was timed.
+            error: (r.samples < spec.iterations).then_some(ClientError::Interrupted),
             rows: vec![r],
-            error: None,
             histograms: vec![
                 RowHistogram {
                     row: 0,
@@ -56,6 +57,10 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recor
     let mut start = None;
     let mut end = Instant::now();
     for i in 0..spec.warmup + spec.iterations {
+        if stackmeter_sys::interrupt::interrupted() && total_rec.count() > 0 {
+            break;
+        }
+        crate::error::check_interrupt()?;
         let sock = tcp_socket(addr, timeout)?;
         let t0 = Instant::now();
         connect(&sock, addr, timeout)?;

@@ -44,6 +44,10 @@ pub enum ClientError {
     /// A local failure (socket creation, options).
     #[error("local error: {0}")]
     Local(#[from] io::Error),
+    /// The user asked to stop (Ctrl-C or SIGTERM): the test ended early,
+    /// keeping what finished.
+    #[error("interrupted (Ctrl-C)")]
+    Interrupted,
 }
 
 impl ClientError {
@@ -54,7 +58,17 @@ impl ClientError {
             ClientError::Refused { .. } => 4,
             ClientError::Lost { .. } => 5,
             ClientError::Local(_) => 1,
+            ClientError::Interrupted => 130,
         }
+    }
+}
+
+/// `Err(Interrupted)` once the user asked to stop; loops call it between
+/// transactions, outside the timed span.
+pub(crate) fn check_interrupt() -> Result<(), ClientError> {
+    match stackmeter_sys::interrupt::interrupted() {
+        true => Err(ClientError::Interrupted),
+        false => Ok(()),
     }
 }
 

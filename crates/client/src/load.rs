@@ -94,6 +94,11 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
     let mut error = None;
     let mut histograms = Vec::new();
     for run in 1..=params.repeat {
+        // Ctrl-C: the runs that finished are kept, the next one not started.
+        if let Err(e) = crate::error::check_interrupt() {
+            error = Some(e);
+            break;
+        }
         match one_run(addr, &cat, &params, run, timeout) {
             Ok((r, recs)) => {
                 let mut this = Recorder::new();

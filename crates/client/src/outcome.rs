@@ -49,6 +49,10 @@ pub(crate) fn per_pair<T>(
                     ns,
                 });
                 out.rows.push(row);
+                if let Err(e) = crate::error::check_interrupt() {
+                    out.error = Some(e);
+                    break;
+                }
             }
             Err(e) => {
                 out.error = Some(e);

@@ -156,6 +156,7 @@ impl<'a> State<'a> {
 
     fn back_to_back(&mut self) -> Result<(), ClientError> {
         for seq in 0..self.total() {
+            crate::error::check_interrupt()?;
             // The full timeout is in force before the send, so the common
             // case makes no socket-option call between send and receive.
             self.set_wait(self.timeout)?;
@@ -178,6 +179,12 @@ impl<'a> State<'a> {
         stackmeter_sys::tight_timers();
         let start = Instant::now();
         for seq in 0..self.total() {
+            if stackmeter_sys::interrupt::interrupted() {
+                // Replies to what was sent still count.
+                let last = self.sent_at.iter().rev().find_map(|t| *t).unwrap_or_else(Instant::now);
+                self.drain_until(last + self.timeout)?;
+                return Err(ClientError::Interrupted);
+            }
             let due = start + Duration::from_nanos((self.interval.as_nanos() as u64).saturating_mul(seq));
             loop {
                 let left = due.saturating_duration_since(Instant::now());

@@ -52,6 +52,14 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, R
         r.map_err(|e| broke(spec.warmup + i, e))?;
         rec.record(t1.duration_since(t0).as_nanos() as u64);
         end = t1;
+        // Ctrl-C: keep the samples so far as this pair's row; per_pair
+        // stops after it.
+        if stackmeter_sys::interrupt::interrupted() {
+            break;
+        }
+    }
+    if rec.count() == 0 {
+        crate::error::check_interrupt()?;
     }
     let wall = end.duration_since(start).as_secs_f64();
     let row = RrResult {

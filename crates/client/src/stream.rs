@@ -170,11 +170,16 @@ fn run(
     boundaries.push(total);
     boundaries.sort_by(f64::total_cmp);
     let mut omit_mark = if p.omit_s > 0.0 { None } else { Some(marks[0]) };
+    // Ctrl-C closes the window at once: the interval in progress ends
+    // there (shorter, its rates over its own length) and the test stops as
+    // at its planned end, so the summary covers what ran.
+    let mut cut = false;
     for &b in &boundaries {
         let due = start + Duration::from_secs_f64(b);
         while !shared.stop.load(Ordering::Acquire) {
             let now = Instant::now();
-            if now >= due {
+            cut = stackmeter_sys::interrupt::interrupted();
+            if now >= due || cut {
                 break;
             }
             std::thread::sleep((due - now).min(Duration::from_millis(50)));
@@ -191,6 +196,9 @@ fn run(
             omit_mark = Some(m);
         }
         marks.push(m);
+        if cut {
+            break;
+        }
     }
     // Stop. UDP senders stop at their next datagram: wait for them, so
     // every datagram leaves before the Stop. A TCP sender may sit in a
@@ -242,7 +250,10 @@ fn run(
         });
     }
     out.summary = Some(sum);
-    Ok(())
+    match cut {
+        true => Err(ClientError::Interrupted),
+        false => Ok(()),
+    }
 }
 
 /// Totals after the test was stopped and drained.

@@ -142,6 +142,7 @@ fn search(
                 return Ok((s.bounds(), false));
             }
             Next::Trial(load) => {
+                crate::error::check_interrupt().map_err(|e| (Some(s.bounds()), e))?;
                 let t = run(load, false, trials).map_err(|e| (Some(s.bounds()), e))?;
                 // A sender held back below the load did not offer it: the
                 // trial fails whatever arrived (every unsent datagram is

@@ -97,6 +97,13 @@ pub struct SuiteRun {
     pub failure: Option<ClientError>,
 }
 
+impl SuiteRun {
+    /// True when Ctrl-C ended the suite (the run is partial).
+    pub fn interrupted(&self) -> bool {
+        matches!(self.failure, Some(ClientError::Interrupted))
+    }
+}
+
 /// Runs the suite; with a store, every test is committed to `run` as it
 /// finishes and the run is marked complete or partial at the end.
 pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
@@ -120,6 +127,12 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     embedded: false,
                 };
                 let m = crate::run::run(&step.spec, target, t.addr, cfg.placement.clone(), &mut |_: Event| {});
+                if matches!(m.error, Some(ClientError::Interrupted)) {
+                    // Cut short by Ctrl-C: half a repetition would bias
+                    // the comparison, so it is neither stored nor judged.
+                    failure = m.error;
+                    break 'reps;
+                }
                 if let Some((s, run)) = store.as_mut() {
                     let saved = s.add_test(
                         *run,
@@ -139,6 +152,10 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                 done.push((ti, si, m.doc));
                 if let Some(e) = m.error {
                     failure = Some(e);
+                    break 'reps;
+                }
+                if stackmeter_sys::interrupt::interrupted() {
+                    failure = Some(ClientError::Interrupted);
                     break 'reps;
                 }
             }

@@ -60,7 +60,7 @@ pub fn bit_rate(mbps: f64, u: Units) -> String {
         Units::Adaptive if bits.abs() >= 1e9 => (1e9, "Gbit/s"),
         Units::Adaptive if bits.abs() >= 1e6 => (1e6, "Mbit/s"),
         Units::Adaptive if bits.abs() >= 1e3 => (1e3, "kbit/s"),
-        Units::Adaptive => (1.0, "bit/s"),
+        Units::Adaptive => return format!("{bits:.0} bit/s"),
         Units::Kbit => (1e3, "kbit/s"),
         Units::Mbit => (1e6, "Mbit/s"),
         Units::Gbit => (1e9, "Gbit/s"),
@@ -114,6 +114,7 @@ mod tests {
         assert_eq!(bit_rate(17535.93, Units::Adaptive), "17.54 Gbit/s");
         assert_eq!(bit_rate(540.0, Units::Adaptive), "540.00 Mbit/s");
         assert_eq!(bit_rate(0.5, Units::Adaptive), "500.00 kbit/s");
+        assert_eq!(bit_rate(0.0, Units::Adaptive), "0 bit/s");
         assert_eq!(bit_rate(17535.93, Units::Mbit), "17535.93 Mbit/s");
         assert_eq!(bit_rate(8.0 * 1.048576, Units::MiB), "1.00 MiB/s");
         assert_eq!(packet_rate(32_400.0), "32.4 kpps");

@@ -1,13 +1,16 @@
-//! Ctrl-C as a flag: a long command (suite) installs this, keeps what it
-//! has finished, marks its run partial and exits instead of dying mid-write.
+//! Ctrl-C as a flag, the one signal mechanism of stackmeter: a measuring
+//! command installs it, its loops look at the flag between transactions
+//! (never between two clock reads), finish what they can, and the command
+//! prints and stores what finished, marked partial, instead of dying
+//! mid-write. A second Ctrl-C is counted too, for "quit at once".
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 
 extern "C" fn on_signal(_sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    // Only an atomic add: async-signal-safe.
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
 }
 
 /// From now on SIGINT and SIGTERM set [`interrupted`] instead of ending
@@ -33,5 +36,10 @@ pub fn catch_interrupts() -> std::io::Result<()> {
 
 /// True once SIGINT or SIGTERM arrived after [`catch_interrupts`].
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    interrupts() > 0
+}
+
+/// How many SIGINTs and SIGTERMs arrived after [`catch_interrupts`].
+pub fn interrupts() -> u32 {
+    INTERRUPTS.load(Ordering::Relaxed)
 }

@@ -643,3 +643,19 @@ fn zerocopy_sends_are_completed_and_counted() {
         "{done} completions cannot carry {drained} bytes"
     );
 }
+
+#[test]
+fn ctrl_c_during_stream_prints_the_summary_of_what_ran() {
+    let srv = Server::start(&[]);
+    let out = super::interrupted(&["stream", &srv.target(), "-t", "30", "-i", "0.2"], |printed| {
+        printed.lines().filter(|l| l.trim_start().starts_with("0.4-")).count() == 1
+    });
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("summary") && text.contains("CPU: client"), "{text}");
+    assert!(
+        text.contains("incomplete: the test stopped early (interrupted"),
+        "{text}"
+    );
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+}
