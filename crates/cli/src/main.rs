@@ -9,6 +9,7 @@
 mod lab;
 mod measure;
 mod out;
+mod progress;
 mod serve;
 mod signal;
 mod store;

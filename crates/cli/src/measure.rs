@@ -22,13 +22,21 @@ pub fn run(cmd: TestCommand) -> i32 {
     if let Err(e) = crate::signal::catch() {
         return fail(1, e);
     }
+    let what = format!(
+        "{} {}",
+        planned.spec.name(),
+        planned.flags.target.as_deref().unwrap_or("(embedded responder)")
+    );
     let mut live = Live {
         format,
         style: planned.flags.output.format.style(),
         json_lines: planned.flags.output.json_lines,
         table: None,
+        progress: crate::progress::Progress::test(format != Format::Json, what, planned.spec.planned_seconds()),
     };
-    let single = match stackmeter_engine::measure::measure(&planned, &mut |ev| live.event(ev)) {
+    let single = stackmeter_engine::measure::measure(&planned, &mut |ev| live.event(ev));
+    live.progress.finish();
+    let single = match single {
         Ok(s) => s,
         Err(e) => return crate::out::error(&e),
     };
@@ -52,6 +60,8 @@ struct Live {
     json_lines: bool,
     /// The live table whose head was printed (text).
     table: Option<Table>,
+    /// On a terminal: elapsed time, and a bar when the length is known.
+    progress: crate::progress::Progress,
 }
 
 impl Live {
@@ -63,14 +73,12 @@ impl Live {
                 let head = text::live_head(&v);
                 if let (false, Some(Block::Table(t))) = (head.is_empty(), v.live_split().map(|i| &v.blocks[i])) {
                     self.table = Some(t.clone());
-                    let _ = print(&head);
+                    self.progress.print(&head);
                 }
             }
             Event::Started(_) => {}
             Event::Row(row) => match (&self.table, self.json_lines) {
-                (Some(t), _) => {
-                    let _ = print(&text::live_row(t, &row.cells(&self.style)));
-                }
+                (Some(t), _) => self.progress.print(&text::live_row(t, &row.cells(&self.style))),
                 (None, true) => {
                     let _ = print(&json::line(&row));
                 }

@@ -9,7 +9,6 @@ use stackmeter_engine::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
 use stackmeter_engine::suite::{Member, SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
 use stackmeter_results::{render, Format, Placement};
-use std::io::IsTerminal;
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
@@ -153,7 +152,7 @@ fn execute(
         Some(Err(e)) => return crate::out::error(&e),
         None => None,
     };
-    let progress = std::io::stderr().is_terminal() && format == Format::Text;
+    let progress = crate::progress::Progress::suite(format == Format::Text, 0);
     let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run_id), &mut |ev| match ev {
         SuiteEvent::Test {
             done,
@@ -161,21 +160,10 @@ fn execute(
             step,
             label,
             repetition,
-        } if progress => {
-            let bar = 30 * done / total.max(1);
-            eprint!(
-                "\r[{}{}] {done}/{total} {step} {label} repetition {}   ",
-                "#".repeat(bar),
-                ".".repeat(30 - bar),
-                repetition + 1
-            );
-        }
-        SuiteEvent::Test { .. } => {}
-        SuiteEvent::Warning(w) => eprintln!("stackmeter: warning: {w}"),
+        } => progress.set(done, total, format!("{step} on {label}, repetition {}", repetition + 1)),
+        SuiteEvent::Warning(w) => progress.print_err(&format!("stackmeter: warning: {w}")),
     });
-    if progress {
-        eprint!("\r{}\r", " ".repeat(80));
-    }
+    progress.finish();
     responders.kill_all();
     let o = &done.outcome;
     if let (Some((c, w)), false) = (cfg.confidence, o.not_converged.is_empty()) {

@@ -659,3 +659,20 @@ fn ctrl_c_during_stream_prints_the_summary_of_what_ran() {
     );
     assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_long_run_shows_progress_on_a_terminal_only() {
+    // `script` gives the command a real pseudo-terminal.
+    let srv = Server::start(&[]);
+    let cmd = format!("{} stream {} -t 3 -i 1 --no-store", super::BIN, srv.target());
+    let out = std::process::Command::new("script")
+        .args(["-qfc", &cmd, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    let tty = String::from_utf8_lossy(&out.stdout);
+    assert!(tty.contains("ETA") && tty.contains("stream "), "a bar after 2 s: {tty}");
+    assert!(tty.contains("summary"), "and the result: {tty}");
+    let plain = run(&["stream", &srv.target(), "-t", "3", "-i", "1", "--no-store"]);
+    let all = String::from_utf8_lossy(&plain.stdout).into_owned() + &stderr(&plain);
+    assert!(!all.contains("ETA"), "no bar without a terminal: {all}");
+}

@@ -146,6 +146,30 @@ fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
 }
 
 impl Spec {
+    /// The test's name, as on the command line and in the JSON `test` key.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Spec::Rr(_) => RrOptions::TEST,
+            Spec::Crr(_) => CrrOptions::TEST,
+            Spec::Ping(_) => PingOptions::TEST,
+            Spec::Stream(_) => StreamOptions::TEST,
+            Spec::UdpMax(_) => UdpMaxOptions::TEST,
+            Spec::Load(_) => LoadOptions::TEST,
+        }
+    }
+
+    /// How long the test is planned to run, seconds, when its parameters
+    /// say (for a progress display): a stream's window, an open-loop
+    /// schedule, a paced ping.
+    pub fn planned_seconds(&self) -> Option<f64> {
+        match self {
+            Spec::Stream(p) => Some(p.omit_s + p.time_s),
+            Spec::Rr(p) => p.open_loop.as_ref().map(|o| o.time_s * p.sizes.len() as f64),
+            Spec::Ping(p) if p.interval_us > 0 => Some((p.count + p.warmup) as f64 * p.interval_us as f64 / 1e6),
+            _ => None,
+        }
+    }
+
     /// The body before any row (the document a display prints the head of).
     pub(crate) fn empty_body(&self) -> Body {
         match self {

@@ -1,0 +1,113 @@
+//! A progress display on stderr, on a terminal only, and only once a run
+//! has lasted two seconds: a bar with elapsed time and ETA when the length
+//! is known (a stream's window, a suite's tests), else a spinner with the
+//! elapsed time. Output printed while it shows goes through [`Progress::print`],
+//! so rows and bar do not tear each other.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// After this long a run shows its progress.
+const SHOW_AFTER: Duration = Duration::from_secs(2);
+
+/// The display (inactive when stderr is not a terminal).
+pub struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// For one measuring test: a bar over `seconds` when it is known, else
+    /// a spinner. `on` false (JSON output, not a terminal) shows nothing.
+    pub fn test(on: bool, what: String, seconds: Option<f64>) -> Progress {
+        if !on || !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = match seconds {
+            Some(s) => {
+                let b = ProgressBar::with_draw_target(Some((s * 1000.0) as u64), ProgressDrawTarget::hidden());
+                b.set_style(style(
+                    "{spinner} {elapsed_precise} [{bar:30}] {percent}% ETA {eta} {msg}",
+                ));
+                b
+            }
+            None => {
+                let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+                b.set_style(style("{spinner} {elapsed_precise} {msg}"));
+                b
+            }
+        };
+        bar.set_message(what);
+        let ticker = bar.clone();
+        let timed = seconds.is_some();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !ticker.is_finished() {
+                if start.elapsed() >= SHOW_AFTER && ticker.is_hidden() {
+                    ticker.set_draw_target(ProgressDrawTarget::stderr());
+                }
+                if timed {
+                    ticker.set_position(start.elapsed().as_millis() as u64);
+                }
+                ticker.tick();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Progress { bar: Some(bar) }
+    }
+
+    /// For a suite of `total` tests.
+    pub fn suite(on: bool, total: usize) -> Progress {
+        if !on || !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(style(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} tests, ETA {eta}: {msg}",
+        ));
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress { bar: Some(bar) }
+    }
+
+    /// Moves a suite's bar: `done` of `total` finished, `what` running.
+    pub fn set(&self, done: usize, total: usize, what: String) {
+        if let Some(b) = &self.bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+            b.set_message(what);
+        }
+    }
+
+    /// Prints `text` on stdout without tearing the bar.
+    pub fn print(&self, text: &str) {
+        let out = || {
+            let _ = crate::out::print(text);
+        };
+        match &self.bar {
+            Some(b) => b.suspend(out),
+            None => out(),
+        }
+    }
+
+    /// Prints a line on stderr without tearing the bar.
+    pub fn print_err(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Removes the display.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn style(template: &str) -> ProgressStyle {
+    // Cannot fail: the templates above are fixed and valid.
+    ProgressStyle::with_template(template)
+        .expect("a valid progress template")
+        .progress_chars("#>-")
+}
