@@ -1,13 +1,16 @@
-//! Builds the portable C responder (`c-responder/src`, POSIX backend) next to
-//! this crate's outputs, so `stackmeter suite` with no targets can compare
-//! the Rust and C responders on a fresh machine after one `cargo run`.
+//! Builds the portable C responder (`c-responder/src`, POSIX backend) with
+//! the target's C compiler (the `cc` crate finds it as it does for any
+//! crate with C code, cross builds included) and hands the executable to
+//! the engine, which carries it inside the stackmeter binary: `suite` with
+//! no targets then compares the Rust and C responders after `cargo
+//! install`, `cargo clean` or a cross build too (engine/src/target.rs).
 //!
-//! Best effort: without a C compiler the build goes on, with a warning, and
-//! the suite compares two Rust responders instead (it says so when it runs).
-//! The Makefile in `c-responder/` stays the way to build every other variant.
+//! Best effort: without a C compiler the build goes on with a warning and
+//! an empty payload, and `suite` says loudly that it compares two Rust
+//! responders. The Makefile in `c-responder/` stays the way to build every
+//! other variant.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -16,23 +19,36 @@ fn main() {
     for f in files.iter().chain(["smr.h"].iter()) {
         println!("cargo:rerun-if-changed={}", src.join(f).display());
     }
-    println!("cargo:rerun-if-env-changed=CC");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("stackmeter-responder");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let exe = out.join("stackmeter-responder");
+    let payload = out.join("c-responder.bin");
+    let bytes = match build(&src, &files, &exe) {
+        Ok(()) => std::fs::read(&exe).unwrap_or_default(),
+        Err(why) => {
+            println!("cargo:warning=the C responder is not built ({why}); suite will compare two Rust responders");
+            Vec::new()
+        }
+    };
+    std::fs::write(&payload, bytes).expect("OUT_DIR is writable");
+}
+
+fn build(src: &Path, files: &[&str], exe: &Path) -> Result<(), String> {
     if !files.iter().all(|f| src.join(f).is_file()) {
-        println!("cargo:warning=c-responder/src not found: the C responder is not built");
-        return;
+        return Err("c-responder/src not found".into());
     }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-std=c99", "-O2"])
+    let tool = cc::Build::new()
+        .cargo_metadata(false)
+        .try_get_compiler()
+        .map_err(|e| format!("no C compiler: {e}"))?;
+    let mut cmd = tool.to_command();
+    cmd.args(["-std=c99", "-O2"])
         .arg(format!("-DSMR_VERSION=\"{}\"", env!("CARGO_PKG_VERSION")))
         .arg("-o")
-        .arg(&out)
-        .args(files.iter().map(|f| src.join(f)))
-        .status();
-    match status {
-        Ok(s) if s.success() => println!("cargo:rustc-env=STACKMETER_C_RESPONDER_BUILT={}", out.display()),
-        Ok(s) => println!("cargo:warning=the C responder did not build ({cc} exited with {s}); suite will compare two Rust responders"),
-        Err(e) => println!("cargo:warning=no C compiler ({cc}: {e}); suite will compare two Rust responders"),
+        .arg(exe)
+        .args(files.iter().map(|f| src.join(f)));
+    match cmd.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("{} exited with {s}", tool.path().display())),
+        Err(e) => Err(format!("{}: {e}", tool.path().display())),
     }
 }

@@ -138,7 +138,7 @@ fn execute(
     responders: LocalResponders,
 ) -> i32 {
     if let Some(n) = &cfg.note {
-        eprintln!("stackmeter: note: {n}");
+        eprintln!("stackmeter: warning: {n}");
     }
     if let Err(e) = crate::signal::catch() {
         return fail(1, e);

@@ -82,10 +82,16 @@ pub fn raise_fd_limit(log: Log, want: usize) {
     }
 }
 
-/// Where the C responder binary is: `$STACKMETER_C_RESPONDER`, else the
-/// one cargo built with this binary (`crates/engine/build.rs`), else
-/// `c-responder/stackmeter-responder` in a folder above this executable or
-/// the current directory (the repository, after `make -C c-responder`).
+/// The C responder built with this binary (empty when there was no C
+/// compiler), carried inside it so it is found after `cargo install`.
+const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/c-responder.bin"));
+
+/// Where the C responder binary is, first found of:
+/// `$STACKMETER_C_RESPONDER`; `stackmeter-responder` beside this
+/// executable (an installed pair); `c-responder/stackmeter-responder` in a
+/// folder above this executable or the current directory (the source tree,
+/// after `make -C c-responder`); the copy carried inside this binary,
+/// written once to the user's cache. `None` when there is none at all.
 pub fn c_responder() -> Result<Option<PathBuf>, Error> {
     if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
@@ -97,12 +103,16 @@ pub fn c_responder() -> Result<Option<PathBuf>, Error> {
             ))),
         };
     }
-    if let Some(p) = option_env!("STACKMETER_C_RESPONDER_BUILT").map(PathBuf::from) {
+    let exe = std::env::current_exe().ok();
+    if let Some(p) = exe
+        .as_ref()
+        .and_then(|e| e.parent())
+        .map(|d| d.join("stackmeter-responder"))
+    {
         if p.is_file() {
             return Ok(Some(p));
         }
     }
-    let exe = std::env::current_exe().ok();
     let cwd = std::env::current_dir().ok();
     for base in exe.iter().chain(cwd.iter()) {
         for dir in base.ancestors() {
@@ -112,7 +122,48 @@ pub fn c_responder() -> Result<Option<PathBuf>, Error> {
             }
         }
     }
-    Ok(None)
+    if EMBEDDED.is_empty() {
+        return Ok(None);
+    }
+    unpack(EMBEDDED).map(Some)
+}
+
+/// Writes the carried C responder to the user's cache (once per content)
+/// and returns its path. The folder is the user's own
+/// (`$XDG_CACHE_HOME/stackmeter`, `~/.cache/stackmeter`, else a private
+/// folder in the temporary directory), and an existing file is used only
+/// if it holds exactly these bytes.
+fn unpack(bytes: &[u8]) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = env("XDG_CACHE_HOME")
+        .or_else(|| env("HOME").map(|h| h.join(".cache")))
+        .map(|d| d.join("stackmeter"))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("stackmeter-{}", stackmeter_sys::uid())));
+    let fail = |what: &str, e: std::io::Error| {
+        Error::Local(format!("cannot {what} the C responder in {}: {e}", dir.display()))
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| fail("unpack", e))?;
+    // FNV-1a of the content names the file: a new build gets a new file.
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let path = dir.join(format!(
+        "stackmeter-responder-{}-{hash:016x}",
+        env!("CARGO_PKG_VERSION")
+    ));
+    if std::fs::read(&path).is_ok_and(|have| have == bytes) {
+        return Ok(path);
+    }
+    let tmp = dir.join(format!(".stackmeter-responder.{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| fail("write", e))?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).map_err(|e| fail("mark executable", e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| fail("place", e))?;
+    Ok(path)
 }
 
 /// Responder processes started for a suite; killed by [`kill_all`]
@@ -177,7 +228,7 @@ impl LocalResponders {
                 let b = self.spawn(&me, &["serve", "--quiet"])?;
                 Ok((
                     vec![local("rust-a", a), local("rust-b", b)],
-                    Some("C responder not found (c-responder/stackmeter-responder or $STACKMETER_C_RESPONDER): comparing two Rust responder processes, A against A, which should show no significant difference".into()),
+                    Some("THE C RESPONDER IS MISSING: this binary was built without a C compiler and none was found beside it, in c-responder/ or at $STACKMETER_C_RESPONDER; comparing two Rust responder processes instead (A against A, which should show no significant difference)".into()),
                 ))
             }
         }

@@ -395,6 +395,13 @@ pub struct Host {
     pub cpus: usize,
 }
 
+/// The real user id of this process.
+pub fn uid() -> u32 {
+    // SAFETY: getuid takes no arguments, cannot fail and touches no memory
+    // of ours.
+    unsafe { libc::getuid() }
+}
+
 /// Describes this host. Never fails: unknown fields read "unknown".
 pub fn host() -> Host {
     // SAFETY: utsname is plain data and uname fills it; the fields are

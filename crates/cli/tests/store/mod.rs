@@ -431,3 +431,34 @@ fn a_stored_run_shows_its_percentile_spectrum() {
     let text = stdout(&ok(sm(&db, &["show", &id, "--percentiles"])));
     assert!(text.contains("percentile") && text.contains("1/(1-q)"), "{text}");
 }
+
+#[test]
+fn an_installed_binary_carries_the_c_responder() {
+    // The binary alone, away from the source tree (as after `cargo
+    // install`): the default suite still compares Rust against C, with the
+    // C responder unpacked from the binary into the user's cache.
+    let dir = std::env::temp_dir().join(format!("stackmeter-installed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    let bin = dir.join("bin/stackmeter");
+    std::fs::copy(BIN, &bin).unwrap();
+    let out = Command::new(&bin)
+        .args(["suite", "--quick", "--repeat", "1", "--no-store", "--json"])
+        .current_dir(&dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env_remove("STACKMETER_C_RESPONDER")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let labels: Vec<&str> = v["suite"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["rust", "c"], "{}", stderr(&out));
+    let cached: Vec<_> = std::fs::read_dir(dir.join("cache/stackmeter")).unwrap().collect();
+    assert_eq!(cached.len(), 1, "one unpacked C responder");
+    let _ = std::fs::remove_dir_all(&dir);
+}
