@@ -53,6 +53,11 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Print the JSON Schema of an output (document, comparison, suite, runs, report, percentiles, row); none: list them.
+    Schema {
+        /// Which output.
+        name: Option<String>,
+    },
     /// Print the manual page (roff): stackmeter man | man -l -  (or of one command: stackmeter man rr)
     Man {
         /// A command's own page instead of the main one.
@@ -88,6 +93,20 @@ fn run() -> i32 {
             out::finish(&String::from_utf8_lossy(&out))
         }
         Command::Man { command } => man(command.as_deref()),
+        Command::Schema { name } => schema(name.as_deref()),
+    }
+}
+
+/// One output's JSON Schema, or the list of them.
+fn schema(name: Option<&str>) -> i32 {
+    let all = stackmeter_results::schema::schemas();
+    let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+    match name {
+        None => out::finish(&(names.join("\n") + "\n")),
+        Some(n) => match all.iter().find(|(k, _)| *k == n) {
+            Some((_, s)) => out::finish(&stackmeter_results::render::json::pretty(s)),
+            None => out::fail(2, format!("no schema '{n}' ({})", names.join(", "))),
+        },
     }
 }
 

@@ -105,9 +105,48 @@ fn run(args: &[&str]) -> Output {
     stackmeter().args(args).output().expect("stackmeter runs")
 }
 
+/// stdout as JSON, checked against the JSON Schema of its kind (every
+/// output of stackmeter has one: docs/schema/).
 fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    check_schema(&v);
+    v
+}
+
+/// Validates `v` against the schema of its kind, told by its keys.
+fn check_schema(v: &Value) {
+    let name = if v.get("test").is_some() {
+        "document"
+    } else if v.get("sections").is_some() {
+        "comparison"
+    } else if v.get("suite").is_some() {
+        "suite"
+    } else if v.get("runs").is_some()
+        && v.get("schema").is_some()
+        && v["runs"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|x| x.get("key_figure").is_some()))
+    {
+        "runs"
+    } else if v.get("rows").is_some() && v.get("run").is_some() {
+        "percentiles"
+    } else if v.get("interval").is_some() || v.get("trial").is_some() {
+        "row"
+    } else {
+        return;
+    };
+    let schemas = stackmeter_results::schema::schemas();
+    let (_, schema) = schemas.iter().find(|(n, _)| *n == name).unwrap();
+    let validator = jsonschema::validator_for(schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "output does not match the {name} schema: {errors:#?}"
+    );
 }
 
 fn stderr(out: &Output) -> String {

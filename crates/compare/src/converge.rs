@@ -5,7 +5,7 @@ use crate::dist::t_quantile;
 use serde::{Deserialize, Serialize};
 
 /// Where a series of repetitions stands.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Convergence {
     /// Repetitions so far.
     pub n: usize,

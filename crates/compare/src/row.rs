@@ -21,7 +21,7 @@ pub const MIN_REPETITIONS: usize = 5;
 const SEED: u64 = 0x5EED_0000;
 
 /// Which way is better for a figure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Times: smaller is better.
@@ -31,7 +31,7 @@ pub enum Direction {
 }
 
 /// The outcome of one row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// B is better than A: the interval excludes 1 and p < [`ALPHA`].
@@ -45,7 +45,7 @@ pub enum Verdict {
 }
 
 /// Everything the renderers print for one row.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RowStats {
     /// Repetitions of A.
     pub n_a: usize,
@@ -143,7 +143,7 @@ fn bootstrap_ratio(a: &[f64], b: &[f64], rng: &mut Rng) -> (f64, f64) {
 }
 
 /// The summary across rows.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Rows summarised.
     pub rows: usize,

@@ -74,7 +74,7 @@ impl FormatFlags {
 pub struct OutputFlags {
     #[command(flatten)]
     pub format: FormatFlags,
-    /// With JSON: print each row that finishes during the test (stream
+    /// JSON lines: each row that finishes during the test (stream
     /// intervals, udp-max trials) as one JSON object on its own line, then
     /// the document on one line.
     #[arg(long)]
@@ -82,13 +82,17 @@ pub struct OutputFlags {
 }
 
 impl OutputFlags {
-    /// The format asked for; an error names the flags that clash.
+    /// The format asked for (`--json-lines` alone means JSON); an error
+    /// names the flags that clash.
     pub fn format(&self) -> Result<Format, String> {
         let f = self.format.format()?;
-        if self.json_lines && f != Format::Json {
-            return Err("--json-lines needs --json (or --format json)".into());
+        match (self.json_lines, f, self.format.format) {
+            (true, _, Some(other)) if other != FormatArg::Json => {
+                Err("--json-lines prints JSON: it excludes --format text, md or html".into())
+            }
+            (true, _, _) => Ok(Format::Json),
+            (false, f, _) => Ok(f),
         }
-        Ok(f)
     }
 }
 

@@ -22,6 +22,7 @@ pub fn build(store: &Store, sources: &[String], metric: &str) -> Result<Report, 
         .map(|(name, tests)| source(store, name, tests))
         .collect::<Result<Vec<_>, Error>>()?;
     Ok(Report {
+        schema: stackmeter_results::SCHEMA.into(),
         generated: crate::record::now(),
         version: env!("CARGO_PKG_VERSION").into(),
         comparisons,

@@ -96,7 +96,10 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
             command: r.command.clone(),
         })
         .collect();
-    Ok(RunList { runs })
+    Ok(RunList {
+        schema: stackmeter_results::SCHEMA.into(),
+        runs,
+    })
 }
 
 /// The figure that names a run in the list: the first compared figure of
@@ -175,7 +178,11 @@ pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
             });
         }
     }
-    Ok(Spectrum { run: run.id, rows })
+    Ok(Spectrum {
+        schema: stackmeter_results::SCHEMA.into(),
+        run: run.id,
+        rows,
+    })
 }
 
 /// Export formats.

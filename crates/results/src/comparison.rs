@@ -28,8 +28,10 @@ pub struct Side<'a> {
 }
 
 /// The comparison.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Comparison {
+    /// Always `stackmeter/1`.
+    pub schema: String,
     /// Baseline name.
     pub a: String,
     /// Candidate name.
@@ -47,7 +49,7 @@ pub struct Comparison {
 }
 
 /// Rows of one figure of one test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Section {
     /// Test name ("rr").
     pub test: String,
@@ -66,7 +68,7 @@ pub struct Section {
 }
 
 /// One compared row.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Row {
     /// "1 B:1 KiB", "64 B".
     pub label: String,
@@ -166,6 +168,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         s.geomean_ci = geomean_interval(&samples);
     }
     Comparison {
+        schema: crate::doc::SCHEMA.into(),
         a: a.name.clone(),
         b: b.name.clone(),
         metric: metric.to_string(),

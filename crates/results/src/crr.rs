@@ -9,7 +9,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// crr parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CrrParams {
     /// Timed connections.
     pub iterations: u64,
@@ -24,7 +24,7 @@ pub struct CrrParams {
 }
 
 /// The crr row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CrrResult {
     /// Request bytes.
     pub req_bytes: u32,

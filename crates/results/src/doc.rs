@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: &str = "stackmeter/1";
 
 /// One run of one test: what was measured, where, how, and the figures.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Document {
     /// Always [`SCHEMA`].
     pub schema: String,
@@ -42,7 +42,7 @@ pub struct Document {
 }
 
 /// The address measured.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Target {
     /// As given on the command line (or the embedded responder's address).
     pub name: String,
@@ -53,7 +53,7 @@ pub struct Target {
 }
 
 /// CPU placement in force.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     /// CPU the measuring thread was pinned to (`None`: not pinned).
     pub client_cpu: Option<usize>,
@@ -63,7 +63,7 @@ pub struct Placement {
 }
 
 /// Where and how the figures were made.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Env {
     /// "stackmeter".
     pub tool: String,
@@ -84,7 +84,7 @@ pub struct Env {
 }
 
 /// The test, with its parameters and results.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "test", rename_all = "lowercase")]
 pub enum Body {
     /// Request/response over one TCP connection per size pair.

@@ -7,7 +7,7 @@ use crate::latency::LatencyUs;
 use serde::{Deserialize, Serialize};
 
 /// One number from one row of a document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figure {
     /// Index of the row in the document's `results`.
     pub row: usize,

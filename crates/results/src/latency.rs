@@ -9,7 +9,7 @@ use stackmeter_stats::Summary;
 pub type LatencyUs = Summary;
 
 /// Two levels in one distribution (see `stackmeter_stats::modality`).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Levels {
     /// Centre of the lower level, microseconds.
     pub low_us: f64,

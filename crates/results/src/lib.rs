@@ -26,6 +26,7 @@ pub mod render;
 mod report;
 mod rr;
 mod runs;
+pub mod schema;
 mod spectrum;
 mod stream;
 mod suite;

@@ -8,7 +8,7 @@ use crate::udp_max::{trial_cells, Trial};
 use serde::Serialize;
 
 /// One live row.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Live<'a> {
     /// A stream interval has ended.
@@ -18,7 +18,7 @@ pub enum Live<'a> {
 }
 
 /// A trial with its number (0 = the warm-up trial).
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct TrialRow<'a> {
     /// Position in the search.
     pub n: usize,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use stackmeter_stats::Interval;
 
 /// load parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoadParams {
     /// Concurrent clients, one connection each.
     pub clients: u32,
@@ -25,7 +25,7 @@ pub struct LoadParams {
 }
 
 /// One object of the catalogue.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObjectInfo {
     /// Name (lossy UTF-8 if the name is not UTF-8).
     pub name: String,
@@ -37,7 +37,7 @@ pub struct ObjectInfo {
 }
 
 /// Latency of the fetches of one object.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObjectLatency {
     /// Object name.
     pub name: String,
@@ -48,7 +48,7 @@ pub struct ObjectLatency {
 }
 
 /// One run: every client lists and fetches, all starting together.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(non_snake_case)]
 pub struct LoadRun {
     /// Run number, from 1.
@@ -83,7 +83,7 @@ pub struct LoadRun {
 }
 
 /// Across runs: means with 95% intervals, and latency of all runs merged.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(non_snake_case)]
 pub struct LoadSummary {
     /// Wall time per run, seconds.

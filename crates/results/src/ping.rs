@@ -9,7 +9,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// ping parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingParams {
     /// Datagram size (UDP payload, stackmeter header included).
     pub size: usize,
@@ -26,7 +26,7 @@ pub struct PingParams {
 }
 
 /// A slow answer, as seed 004 printed them.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Slow {
     /// Sequence number (0 = first timed datagram).
     pub seq: u64,
@@ -35,7 +35,7 @@ pub struct Slow {
 }
 
 /// The ping row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingResult {
     /// Datagram size.
     pub bytes: usize,

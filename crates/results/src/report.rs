@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 /// Which row and figure a merged histogram belongs to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HistKey {
     /// Test name ("rr").
     pub test: String,
@@ -25,7 +25,7 @@ pub struct HistKey {
 }
 
 /// One point of a stored per-interval series.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct SeriesPoint {
     /// "total", "sent", "received".
     pub series: String,
@@ -38,7 +38,7 @@ pub struct SeriesPoint {
 }
 
 /// One stored test of a source.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ReportTest {
     /// Its id in the store.
     pub id: i64,
@@ -49,7 +49,7 @@ pub struct ReportTest {
 }
 
 /// One source of the report (a label, a run, or a run's label).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ReportSource {
     /// How the source is named.
     pub name: String,
@@ -61,8 +61,10 @@ pub struct ReportSource {
 }
 
 /// The report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Report {
+    /// Always `stackmeter/1`.
+    pub schema: String,
     /// When it was made, UTC RFC 3339.
     pub generated: String,
     /// stackmeter's version.

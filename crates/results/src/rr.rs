@@ -9,7 +9,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// One request/response size pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SizePair {
     /// Request bytes.
     pub req: u32,
@@ -18,7 +18,7 @@ pub struct SizePair {
 }
 
 /// rr parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RrParams {
     /// Size pairs, in order.
     pub sizes: Vec<SizePair>,
@@ -37,7 +37,7 @@ pub struct RrParams {
 }
 
 /// The schedule of an open-loop rr.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpenLoopParams {
     /// Requested requests per second, all connections together.
     pub rate: f64,
@@ -50,7 +50,7 @@ pub struct OpenLoopParams {
 }
 
 /// One rr row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RrResult {
     /// Request size.
     pub req_bytes: u32,

@@ -5,7 +5,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 
 /// One run in the list.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RunRow {
     /// Run id.
     pub id: i64,
@@ -38,8 +38,10 @@ pub struct RunRow {
 }
 
 /// The stored runs (`stackmeter runs`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RunList {
+    /// Always `stackmeter/1`.
+    pub schema: String,
     /// Oldest first.
     pub runs: Vec<RunRow>,
 }

@@ -8,7 +8,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 
 /// One point of a spectrum.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct SpectrumPoint {
     /// Percentile, 0 to 100.
     pub percentile: f64,
@@ -19,7 +19,7 @@ pub struct SpectrumPoint {
 }
 
 /// The spectrum of one histogram: one figure of one row of one test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct SpectrumRow {
     /// Target label.
     pub label: String,
@@ -40,8 +40,10 @@ pub struct SpectrumRow {
 }
 
 /// Every spectrum of a run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Spectrum {
+    /// Always `stackmeter/1`.
+    pub schema: String,
     /// The run id.
     pub run: i64,
     /// One per stored histogram, in stored order.

@@ -16,7 +16,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// Which way the payload flows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Client to target.
@@ -49,7 +49,7 @@ impl Direction {
 }
 
 /// stream parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamParams {
     /// Which way data flows.
     pub direction: Direction,
@@ -82,7 +82,7 @@ pub struct StreamParams {
 }
 
 /// One interval row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     /// Start, seconds since the test began.
     pub start_s: f64,
@@ -118,7 +118,7 @@ pub struct Interval {
 }
 
 /// UDP loss figures, from the responder's counters.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UdpFigures {
     /// Datagrams the client sent.
     pub sent_datagrams: u64,
@@ -138,7 +138,7 @@ pub struct UdpFigures {
 }
 
 /// min / median / max of the interval rates (seed 002's min/typ/max).
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     /// Lowest interval.
     pub min: f64,
@@ -149,7 +149,7 @@ pub struct Spread {
 }
 
 /// What the senders counted over the summary window.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SenderBytes {
     /// Bytes the client's send calls accepted (client to target).
     pub client_sent_bytes: u64,
@@ -164,7 +164,7 @@ pub struct SenderBytes {
 }
 
 /// CPU time of one side during the test.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cpu {
     /// User-mode seconds.
     pub user_s: f64,
@@ -175,7 +175,7 @@ pub struct Cpu {
 }
 
 /// CPU time of both sides.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuUse {
     /// The client's measuring threads (getrusage per thread).
     pub client: Cpu,
@@ -185,7 +185,7 @@ pub struct CpuUse {
 }
 
 /// The stream summary over the measured window (omit period excluded).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamSummary {
     /// Seconds in the window.
     pub duration_s: f64,
@@ -221,7 +221,7 @@ pub struct StreamSummary {
 }
 
 /// What the kernel reported for MSG_ZEROCOPY sends.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Zerocopy {
     /// Sends whose completion the kernel reported.
     pub completed: u64,

@@ -11,7 +11,7 @@ use crate::view::{nested, Block, View};
 use serde::{Deserialize, Serialize};
 
 /// A target of the suite as the output names it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuiteTarget {
     /// Its label ("rust", "c", or LABEL of `--target LABEL=ADDR`).
     pub label: String,
@@ -22,7 +22,7 @@ pub struct SuiteTarget {
 }
 
 /// What a suite ran: stored with its run, read back by `show`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuiteSettings {
     /// Built-in plan name or plan file.
     pub plan: String,
@@ -53,7 +53,7 @@ pub struct Finished<'a> {
 }
 
 /// The outcome of a suite (JSON: the keys of `stackmeter suite --json`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct SuiteOutcome {
     /// Always `stackmeter/1`.
     pub schema: String,

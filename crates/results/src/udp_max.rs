@@ -9,7 +9,7 @@ use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// udp-max parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UdpMaxParams {
     /// Datagram size (UDP payload, stackmeter header included).
     pub length: u32,
@@ -42,7 +42,7 @@ fn default_max_trials() -> u32 {
 }
 
 /// One trial of the search.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Trial {
     /// Offered load, datagrams per second.
     pub offered_pps: f64,
@@ -67,7 +67,7 @@ pub struct Trial {
 pub const SHORT_SEND: f64 = 0.95;
 
 /// The udp-max answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UdpMaxResult {
     /// Relevant lower bound as UDP payload Mbit/s.
     pub rate_mbps: f64,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A mean with its 95% confidence interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     /// How many values.
     pub n: usize,

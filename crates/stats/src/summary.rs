@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// One distribution, summarised. Percentiles come from the histogram
 /// (the deep tails only when there are enough samples to have one)
 /// (within 0.1%); min, max, mean and stddev are exact.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Number of samples.
     pub count: u64,

@@ -149,7 +149,6 @@ fn json_lines_streams_each_interval_then_the_document() {
         "0.6",
         "--interval",
         "0.2",
-        "--json",
         "--json-lines",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -158,6 +157,9 @@ fn json_lines_streams_each_interval_then_the_document() {
         .map(|l| serde_json::from_str(l).expect("every line is JSON"))
         .collect();
     assert_eq!(lines.len(), 4, "three intervals and the document");
+    for l in &lines {
+        super::check_schema(l);
+    }
     for l in &lines[..3] {
         assert!(l["interval"]["sent_mbps"].as_f64().is_some());
     }
@@ -258,7 +260,7 @@ fn throughput_bad_flags_are_exit_2_naming_the_flag() {
         (vec!["stream", "--udp", "--rate", "fast"], "--rate 'fast'"),
         (vec!["stream", "--time", "0"], "--time 0"),
         (vec!["stream", "--udp", "--length", "20"], "--length 20"),
-        (vec!["stream", "--json-lines"], "--json-lines needs --json"),
+        (vec!["stream", "--json-lines", "--format", "md"], "--json-lines prints JSON"),
         (vec!["udp-max", "--loss", "1.5"], "--loss 1.5"),
         (
             vec!["udp-max", "--trial", "2", "--duration-sum", "1"],

@@ -11,7 +11,7 @@ use crate::view::View;
 use serde::Serialize;
 
 /// An output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Aligned plain text for a terminal.
