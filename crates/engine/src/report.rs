@@ -69,6 +69,7 @@ fn source(store: &Store, name: String, tests: Vec<StoredTest>) -> Result<ReportS
             .collect();
         out.push(ReportTest {
             id: t.id,
+            step: t.step.clone(),
             doc: t.doc,
             intervals,
         });

@@ -21,6 +21,11 @@ pub struct Axis {
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
     Line,
+    /// A dot per point (with its error bar, if any): ratios with their
+    /// intervals, per-repetition figures.
+    Points {
+        radius: f64,
+    },
     /// Vertical bars from `y = base` (per point: x centre; `width` in data
     /// units, or as the factor hi/lo on a log axis).
     Bars {
@@ -136,15 +141,23 @@ impl Axis {
     fn ticks(&self) -> Vec<f64> {
         let mut out = Vec::new();
         if self.log {
-            let mut p = 10f64.powf(self.min.max(1e-12).log10().floor());
-            while p <= self.max * 1.0001 {
-                for m in [1.0, 2.0, 5.0] {
-                    let v = p * m;
-                    if v >= self.min * 0.9999 && v <= self.max * 1.0001 {
-                        out.push(v);
+            // 1-2-5 per decade; every integer multiple when that leaves
+            // fewer than four labels (a range inside one decade).
+            for steps in [&[1.0, 2.0, 5.0][..], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..]] {
+                out.clear();
+                let mut p = 10f64.powf(self.min.max(1e-12).log10().floor());
+                while p <= self.max * 1.0001 {
+                    for m in steps {
+                        let v = p * m;
+                        if v >= self.min * 0.9999 && v <= self.max * 1.0001 {
+                            out.push(v);
+                        }
                     }
+                    p *= 10.0;
                 }
-                p *= 10.0;
+                if out.len() >= 4 {
+                    break;
+                }
             }
         } else {
             let span = (self.max - self.min).max(1e-12);
@@ -181,20 +194,47 @@ fn tick_label(v: f64) -> String {
 
 fn trim(v: f64) -> String {
     let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    // A value that rounds to zero is "0", never "-0".
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
 }
 
 impl Chart {
+    /// Where each series' legend entry goes (left to right below the
+    /// plot, wrapping), and how many rows that takes.
+    fn legend_layout(&self) -> (Vec<(f64, f64)>, usize) {
+        let (mut x, mut y, mut rows) = (L, H + 8.0, 0);
+        let mut at = Vec::new();
+        for s in &self.series {
+            let w = 28.0 + 6.5 * s.name.chars().count() as f64;
+            if x + w > W - R && x > L {
+                x = L;
+                y += 16.0;
+                rows += 1;
+            }
+            rows = rows.max(1);
+            at.push((x, y));
+            x += w;
+        }
+        (at, rows)
+    }
+
     /// The chart as an inline `<svg>` element.
     pub fn svg(&self) -> String {
         let pw = W - L - R;
         let ph = H - T - B;
         let px = |x: f64| L + self.x.norm(x) * pw;
         let py = |y: f64| T + (1.0 - self.y.norm(y)) * ph;
+        let (legend, rows) = self.legend_layout();
+        let height = H + rows as f64 * 16.0 + 6.0;
         let mut o = String::new();
         let _ = write!(
             o,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" data-chart="{}" role="img"><title>{}</title>"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" width="{W}" height="{height}" data-chart="{}" role="img"><title>{}</title>"#,
             esc(&self.kind),
             esc(&self.title)
         );
@@ -253,6 +293,19 @@ impl Chart {
         }
         for s in &self.series {
             match s.kind {
+                Kind::Points { radius } => {
+                    for &(x, y) in &s.points {
+                        let _ = write!(
+                            o,
+                            r#"<circle cx="{:.1}" cy="{:.1}" r="{radius}" fill="{}" fill-opacity="0.8" class="series"><title>{}: {}</title></circle>"#,
+                            px(x),
+                            py(y),
+                            s.color,
+                            esc(&s.name),
+                            trim(y)
+                        );
+                    }
+                }
                 Kind::Line => {
                     let pts: Vec<String> = s
                         .points
@@ -302,16 +355,14 @@ impl Chart {
                 );
             }
         }
-        // Legend.
-        for (i, s) in self.series.iter().enumerate() {
-            let y = T + 14.0 + i as f64 * 16.0;
-            let x = L + pw - 170.0;
+        // Legend: below the plot, never over the data.
+        for (s, &(lx, ly)) in self.series.iter().zip(&legend) {
             let _ = write!(
                 o,
-                r#"<rect x="{x}" y="{:.1}" width="12" height="10" fill="{}"/><text x="{}" y="{y:.1}" class="lg">{}</text>"#,
-                y - 9.0,
+                r#"<rect x="{lx:.1}" y="{:.1}" width="12" height="10" fill="{}"/><text x="{:.1}" y="{ly:.1}" class="lg">{}</text>"#,
+                ly - 9.0,
                 s.color,
-                x + 16.0,
+                lx + 16.0,
                 esc(&s.name)
             );
         }

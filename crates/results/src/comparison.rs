@@ -345,7 +345,9 @@ fn cols(c: &Comparison, unit: &str) -> Vec<Col> {
     ]
 }
 
-/// B/A per row with its interval, as bars around the line at 1.
+/// B/A per row: a dot at the ratio of medians and its 95% interval as a
+/// whisker, around the line at 1 (no bars: a bar's base would be an
+/// arbitrary cut of the axis).
 fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     let (mut lo, mut hi) = (1.0f64, 1.0f64);
     for r in &s.rows {
@@ -357,8 +359,8 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     let points = s.rows.iter().enumerate().map(|(i, r)| (i as f64, r.stats.ratio));
     let bars = Series {
         errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
-        kind: Kind::Bars { width: 0.6, base },
-        ..Series::line(format!("{} / {}", c.b, c.a), 1, points.collect())
+        kind: Kind::Points { radius: 4.0 },
+        ..Series::line(format!("B/A: {} / {}, 95% interval", c.b, c.a), 1, points.collect())
     };
     Chart {
         categories: s.rows.iter().map(|r| r.label.clone()).collect(),
@@ -369,6 +371,40 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
             Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
             Axis::linear("B / A", base, hi + pad),
             vec![bars],
+        )
+    }
+}
+
+/// Every repetition's figure of A and B per row, side by side: what the
+/// verdicts rest on.
+fn repetitions_chart(c: &Comparison, s: &Section) -> Chart {
+    let side = |name: &str, k: usize, off: f64, pick: fn(&Row) -> &Vec<f64>| {
+        let pts = s.rows.iter().enumerate().flat_map(|(i, r)| {
+            let v = pick(r);
+            let n = v.len().max(1) as f64;
+            v.iter()
+                .enumerate()
+                .map(move |(j, &y)| (i as f64 + off + 0.2 * (j as f64 / n - 0.5), y))
+        });
+        Series {
+            kind: Kind::Points { radius: 2.5 },
+            ..Series::line(name.to_string(), k, pts.collect())
+        }
+    };
+    let all = s.rows.iter().flat_map(|r| r.values_a.iter().chain(&r.values_b));
+    let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let pad = 0.05 * (hi - lo).max(hi.abs() * 0.01).max(1e-9);
+    Chart {
+        categories: s.rows.iter().map(|r| r.label.clone()).collect(),
+        ..Chart::new(
+            "repetitions",
+            format!("{}: every repetition", s.series),
+            Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
+            Axis::linear(s.unit.clone(), (lo - pad).min(lo), hi + pad),
+            vec![
+                side(&format!("A: {}", c.a), 0, -0.2, |r| &r.values_a),
+                side(&format!("B: {}", c.b), 1, 0.2, |r| &r.values_b),
+            ],
         )
     }
 }
@@ -388,6 +424,7 @@ impl crate::render::Render for Comparison {
                 ..Table::default()
             }));
             v.push(Block::Chart(ratio_chart(self, s)));
+            v.push(Block::Chart(repetitions_chart(self, s)));
         }
         if self.sections.is_empty() {
             v.blank();

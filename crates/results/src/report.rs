@@ -42,6 +42,8 @@ pub struct SeriesPoint {
 pub struct ReportTest {
     /// Its id in the store.
     pub id: i64,
+    /// Its plan step ("" outside suites).
+    pub step: String,
     /// The document.
     pub doc: Document,
     /// Its per-interval series, if it has one.
@@ -147,21 +149,27 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         };
         let title = format!("{}{step} {} {}", key.test, key.row, metric);
         let x = || Axis::log(format!("{metric} (us, log scale)"), lo, hi);
-        let cdf = hs
+        // The percentile distribution against 1/(1-q), as HdrHistogram
+        // plots it: the tail (p99, p99.9 ...) gets as much room as the body.
+        let mut qmax: f64 = 10.0;
+        let pct: Vec<Series> = hs
             .iter()
             .map(|(i, name, h)| {
-                let points = stackmeter_stats::serial::cdf(h)
+                let points: Vec<(f64, f64)> = stackmeter_stats::serial::spectrum(h, 5)
                     .into_iter()
-                    .map(|(x, q)| (x as f64 / 1000.0, q));
-                Series::line(format!("{name} (n={})", h.len()), *i, points.collect())
+                    .filter(|p| p.quantile < 1.0)
+                    .map(|p| (1.0 / (1.0 - p.quantile), p.value as f64 / 1000.0))
+                    .collect();
+                qmax = points.iter().fold(qmax, |m, p| m.max(p.0));
+                Series::line(format!("{name} (n={})", h.len()), *i, points)
             })
             .collect();
-        let cdf = Chart::new(
-            "cdf",
-            format!("{title}: latency CDF"),
-            x(),
-            Axis::linear("fraction of samples at or below", 0.0, 1.0),
-            cdf,
+        let percentiles = Chart::new(
+            "percentiles",
+            format!("{title}: latency by percentile"),
+            Axis::log("1/(1-q): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9 (log)", 1.0, qmax),
+            Axis::log(format!("{metric} (us, log scale)"), lo, hi),
+            pct,
         );
         // 40 log-spaced bins over the common range, as a share of each
         // side's samples so sides of different sizes compare.
@@ -190,45 +198,61 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let y = Axis::linear("share of samples", 0.0, (ymax * 1.1).max(0.01));
         let hist = Chart::new("histogram", format!("{title}: latency histogram"), x(), y, series);
         v.push(Block::Heading(title));
-        v.push(Block::Chart(cdf));
+        v.push(Block::Chart(percentiles));
         v.push(Block::Chart(hist));
     }
     v
 }
 
-/// One chart per test that has a per-interval series.
+/// Per-interval throughput, one chart per test and step with every
+/// source's tests overlaid (a line each, coloured by source), so targets
+/// are compared interval by interval.
 fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
-    let mut out = Vec::new();
+    let mut groups: Vec<(String, String)> = Vec::new();
     for s in sources {
         for t in &s.tests {
-            let iv = &t.intervals;
-            if iv.is_empty() {
-                continue;
+            let key = (t.doc.body.test_name().to_string(), t.step.clone());
+            if !t.intervals.is_empty() && !groups.contains(&key) {
+                groups.push(key);
             }
-            let mut names: Vec<&str> = Vec::new();
-            for i in iv {
-                if !names.contains(&i.series.as_str()) {
-                    names.push(&i.series);
-                }
-            }
-            let tmax = iv.iter().fold(0.0f64, |m, i| m.max(i.end_s));
-            let vmax = iv.iter().fold(0.0f64, |m, i| m.max(i.value));
-            let series = names
-                .iter()
-                .enumerate()
-                .map(|(k, name)| {
-                    let points = iv.iter().filter(|i| i.series == *name).map(|i| (i.end_s, i.value));
-                    Series::line(*name, k, points.collect())
-                })
-                .collect();
-            out.push(Chart::new(
-                "intervals",
-                format!("{}: {} test {} per interval", s.name, t.doc.body.test_name(), t.id),
-                Axis::linear("time (s)", 0.0, tmax.max(1e-3)),
-                Axis::linear(iv[0].unit.clone(), 0.0, (vmax * 1.1).max(1e-9)),
-                series,
-            ));
         }
+    }
+    let mut out = Vec::new();
+    for (test, step) in groups {
+        let (mut tmax, mut vmax, mut unit) = (1e-3f64, 1e-9f64, String::new());
+        let mut series = Vec::new();
+        for (k, s) in sources.iter().enumerate() {
+            let mine = s
+                .tests
+                .iter()
+                .filter(|t| t.doc.body.test_name() == test && t.step == step);
+            for t in mine {
+                let total: Vec<(f64, f64)> = t
+                    .intervals
+                    .iter()
+                    .filter(|i| i.series == "total")
+                    .map(|i| (i.end_s, i.value))
+                    .collect();
+                if let Some(i) = t.intervals.first() {
+                    unit = i.unit.clone();
+                }
+                tmax = total.iter().fold(tmax, |m, p| m.max(p.0));
+                vmax = total.iter().fold(vmax, |m, p| m.max(p.1));
+                series.push(Series::line(format!("{} (test {})", s.name, t.id), k, total));
+            }
+        }
+        let step = if step.is_empty() || step == test {
+            String::new()
+        } else {
+            format!(" [{step}]")
+        };
+        out.push(Chart::new(
+            "intervals",
+            format!("{test}{step}: total per interval, every source"),
+            Axis::linear("time (s)", 0.0, tmax),
+            Axis::linear(unit, 0.0, vmax * 1.1),
+            series,
+        ));
     }
     out
 }

@@ -196,7 +196,7 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
         "self-contained"
     );
     let charts = page.matches("<svg ").count();
-    for kind in ["cdf", "histogram", "comparison"] {
+    for kind in ["percentiles", "histogram", "comparison", "repetitions"] {
         assert!(page.contains(&format!("data-chart=\"{kind}\"")), "no {kind} chart");
     }
     let dom = chromium_dump_dom(&report);

@@ -260,7 +260,10 @@ fn throughput_bad_flags_are_exit_2_naming_the_flag() {
         (vec!["stream", "--udp", "--rate", "fast"], "--rate 'fast'"),
         (vec!["stream", "--time", "0"], "--time 0"),
         (vec!["stream", "--udp", "--length", "20"], "--length 20"),
-        (vec!["stream", "--json-lines", "--format", "md"], "--json-lines prints JSON"),
+        (
+            vec!["stream", "--json-lines", "--format", "md"],
+            "--json-lines prints JSON",
+        ),
         (vec!["udp-max", "--loss", "1.5"], "--loss 1.5"),
         (
             vec!["udp-max", "--trial", "2", "--duration-sum", "1"],
