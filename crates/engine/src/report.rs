@@ -44,11 +44,7 @@ fn source(store: &Store, name: String, tests: Vec<StoredTest>) -> Result<ReportS
             let key = HistKey {
                 test: t.doc.body.test_name().into(),
                 step: t.step.clone(),
-                row: figs
-                    .iter()
-                    .find(|f| f.row == h.row)
-                    .map(|f| f.row_label.clone())
-                    .unwrap_or_default(),
+                row: stackmeter_results::row_label(&figs, h.row),
                 metric: h.metric.clone(),
             };
             match merged.iter_mut().find(|e| e.0 == key) {

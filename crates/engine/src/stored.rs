@@ -167,11 +167,7 @@ pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
                 test: t.doc.body.test_name().into(),
                 step: t.step.clone(),
                 repetition: t.repetition,
-                row: figs
-                    .iter()
-                    .find(|f| f.row == h.row)
-                    .map(|f| f.row_label.clone())
-                    .unwrap_or_default(),
+                row: stackmeter_results::row_label(&figs, h.row),
                 metric: h.metric.clone(),
                 count: hist.len(),
                 points,

@@ -27,6 +27,15 @@ pub struct Figure {
     pub compared: bool,
 }
 
+/// The label of row `row` among `figures` ("" when no figure names it).
+pub fn row_label(figures: &[Figure], row: usize) -> String {
+    figures
+        .iter()
+        .find(|f| f.row == row)
+        .map(|f| f.row_label.clone())
+        .unwrap_or_default()
+}
+
 /// Collects a document's figures in the order every reader expects:
 /// latencies row by row, then whole-run times, then rates.
 #[derive(Default)]

@@ -38,7 +38,7 @@ pub mod warnings;
 pub use comparison::{build as compare, num, Comparison, Row, Section, Side};
 pub use crr::{CrrParams, CrrResult};
 pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
-pub use figures::{Figure, Figures};
+pub use figures::{row_label, Figure, Figures};
 pub use latency::{LatencyUs, Levels};
 pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};

@@ -258,12 +258,7 @@ fn the_default_suite_starts_its_own_responders() {
     let db = db("default");
     let out = ok(sm(&db, &["suite", "udp-echo", "--quick", "--repeat", "4", "--json"]));
     let v = json_of(&out);
-    let labels: Vec<&str> = v["suite"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["label"].as_str().unwrap())
-        .collect();
+    let labels = suite_labels(&v);
     assert!(labels == ["rust-a", "rust-b"] || labels == ["rust", "c"], "{labels:?}");
     assert_eq!(v["comparisons"][0]["sections"][0]["rows"][0]["n_a"], 4);
     assert_eq!(v["tests"], 8);
@@ -451,14 +446,19 @@ fn an_installed_binary_carries_the_c_responder() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json_of(&out);
-    let labels: Vec<&str> = v["suite"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["label"].as_str().unwrap())
-        .collect();
+    let labels = suite_labels(&v);
     assert_eq!(labels, ["rust", "c"], "{}", stderr(&out));
     let cached: Vec<_> = std::fs::read_dir(dir.join("cache/stackmeter")).unwrap().collect();
     assert_eq!(cached.len(), 1, "one unpacked C responder");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The target labels of a suite's JSON document, in order.
+fn suite_labels(v: &Value) -> Vec<&str> {
+    v["suite"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect()
 }
