@@ -1,4 +1,5 @@
-//! A progress display on stderr, on a terminal only, and only once a run
+//! A progress display on stderr, on a terminal only (not a dumb one: TERM
+//! unset or "dumb" turns it off, as indicatif does), and only once a run
 //! has lasted two seconds: a bar with elapsed time and ETA when the length
 //! is known (a stream's window, a suite's tests), else a spinner with the
 //! elapsed time. Output printed while it shows goes through [`Progress::print`],

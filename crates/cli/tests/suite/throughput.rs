@@ -667,11 +667,14 @@ fn ctrl_c_during_stream_prints_the_summary_of_what_ran() {
 
 #[test]
 fn a_long_run_shows_progress_on_a_terminal_only() {
-    // `script` gives the command a real pseudo-terminal.
+    // `script` gives the command a real pseudo-terminal; TERM is set
+    // because the display stays off on a dumb terminal (TERM unset or
+    // "dumb", as CI runners often have it).
     let srv = Server::start(&[]);
     let cmd = format!("{} stream {} -t 3 -i 1 --no-store", super::BIN, srv.target());
     let out = std::process::Command::new("script")
         .args(["-qfc", &cmd, "/dev/null"])
+        .env("TERM", "xterm")
         .output()
         .expect("script (util-linux) runs");
     let tty = String::from_utf8_lossy(&out.stdout);
