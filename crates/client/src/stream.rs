@@ -236,7 +236,11 @@ fn run(
     let fin = final_report?;
     out.drain_timeout = fin.has(FLAG_DRAIN_TIMEOUT);
     let (Some(first), Some(last)) = (omit_mark, marks.last().copied()) else {
-        return Ok(());
+        // Stopped before the omitted seconds ended: nothing was measured.
+        return match cut {
+            true => Err(ClientError::Interrupted),
+            false => Ok(()),
+        };
     };
     let drained = Drained {
         down: down_total,

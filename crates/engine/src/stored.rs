@@ -154,6 +154,11 @@ pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
             }
             let hist =
                 stackmeter_stats::serial::decode(&h.data).map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
+            // A run in which nothing completed stores an empty histogram:
+            // it has no percentiles.
+            if hist.is_empty() {
+                continue;
+            }
             let points = stackmeter_stats::serial::spectrum(&hist, 1)
                 .into_iter()
                 .map(|p| SpectrumPoint {

@@ -78,6 +78,27 @@ impl Axis {
             ..Axis::linear(label, min, max)
         }
     }
+
+    /// The x axis of a percentile plot: 1/(1-q) on a log scale up to `xmax`
+    /// (at least 10, so a short spectrum still shows p50 and p90).
+    pub fn percentiles(xmax: f64) -> Axis {
+        Axis::log(
+            "1/(1-q): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9 (log)",
+            1.0,
+            xmax.max(10.0),
+        )
+    }
+}
+
+/// HdrHistogram's percentile plot: each (quantile, value) as
+/// (1/(1-q), value), so the tail (p99, p99.9 ...) gets as much room as the
+/// body. The maximum (q = 1) has no place on that axis and is left out.
+pub fn by_percentile(points: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    points
+        .into_iter()
+        .filter(|(q, _)| *q < 1.0)
+        .map(|(q, v)| (1.0 / (1.0 - q), v))
+        .collect()
 }
 
 impl Series {
@@ -140,6 +161,11 @@ impl Axis {
     /// Tick values: 1-2-5 steps on a log axis, about 5 round steps on a linear one.
     fn ticks(&self) -> Vec<f64> {
         let mut out = Vec::new();
+        // An empty or broken range (no data) gets no ticks rather than an
+        // endless loop.
+        if !(self.min.is_finite() && self.max.is_finite() && self.max >= self.min) {
+            return out;
+        }
         if self.log {
             // 1-2-5 per decade; every integer multiple when that leaves
             // fewer than four labels (a range inside one decade).
@@ -368,5 +394,29 @@ impl Chart {
         }
         o.push_str("</svg>");
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ticks_run_1_2_5_and_a_broken_range_has_none() {
+        assert_eq!(
+            Axis::log("us", 1.0, 100.0).ticks(),
+            [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        );
+        for (lo, hi) in [(1.0, f64::INFINITY), (f64::NAN, 10.0), (10.0, 1.0)] {
+            assert!(Axis::log("us", lo, hi).ticks().is_empty(), "{lo}..{hi}");
+            assert!(Axis::linear("s", lo, hi).ticks().is_empty(), "{lo}..{hi}");
+        }
+    }
+
+    #[test]
+    fn percentile_points_leave_out_the_maximum() {
+        let pts = by_percentile([(0.5, 10.0), (0.99, 20.0), (1.0, 30.0)]);
+        assert_eq!(pts.len(), 2);
+        assert!((pts[0].0 - 2.0).abs() < 1e-9 && (pts[1].0 - 100.0).abs() < 1e-6);
     }
 }

@@ -210,11 +210,7 @@ impl Comparison {
 impl Section {
     /// "rr rtt mean (us, lower is better)".
     pub fn title(&self) -> String {
-        let step = if self.step.is_empty() || self.step == self.test {
-            String::new()
-        } else {
-            format!(" [{}]", self.step)
-        };
+        let step = crate::figures::step_suffix(&self.test, &self.step);
         let stat = if self.stat == "value" {
             String::new()
         } else {

@@ -36,6 +36,15 @@ pub fn row_label(figures: &[Figure], row: usize) -> String {
         .unwrap_or_default()
 }
 
+/// " [step]" after a test's name when its plan step is named otherwise
+/// ("" for a single command or a step named after its test).
+pub fn step_suffix(test: &str, step: &str) -> String {
+    match step.is_empty() || step == test {
+        true => String::new(),
+        false => format!(" [{step}]"),
+    }
+}
+
 /// Collects a document's figures in the order every reader expects:
 /// latencies row by row, then whole-run times, then rates.
 #[derive(Default)]

@@ -4,9 +4,10 @@
 //! environment each source ran in. The engine reads the store into a
 //! [`Report`]; everything here is pure.
 
-use crate::chart::{Axis, Chart, Kind, Series};
+use crate::chart::{by_percentile, Axis, Chart, Kind, Series};
 use crate::comparison::Comparison;
 use crate::doc::Document;
+use crate::figures::step_suffix;
 use crate::view::{nested, Block, Col, Table, View};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -142,24 +143,15 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let hi = hs.iter().map(|(_, _, h)| h.max()).max().unwrap_or(1).max(2) as f64 / 1000.0;
         let (lo, hi) = (lo * 0.95, (hi * 1.05).max(lo * 1.5));
         let metric = key.metric.trim_end_matches("_us");
-        let step = if key.step.is_empty() || key.step == key.test {
-            String::new()
-        } else {
-            format!(" [{}]", key.step)
-        };
+        let step = step_suffix(&key.test, &key.step);
         let title = format!("{}{step} {} {}", key.test, key.row, metric);
         let x = || Axis::log(format!("{metric} (us, log scale)"), lo, hi);
-        // The percentile distribution against 1/(1-q), as HdrHistogram
-        // plots it: the tail (p99, p99.9 ...) gets as much room as the body.
         let mut qmax: f64 = 10.0;
         let pct: Vec<Series> = hs
             .iter()
             .map(|(i, name, h)| {
-                let points: Vec<(f64, f64)> = stackmeter_stats::serial::spectrum(h, 5)
-                    .into_iter()
-                    .filter(|p| p.quantile < 1.0)
-                    .map(|p| (1.0 / (1.0 - p.quantile), p.value as f64 / 1000.0))
-                    .collect();
+                let spectrum = stackmeter_stats::serial::spectrum(h, 5);
+                let points = by_percentile(spectrum.iter().map(|p| (p.quantile, p.value as f64 / 1000.0)));
                 qmax = points.iter().fold(qmax, |m, p| m.max(p.0));
                 Series::line(format!("{name} (n={})", h.len()), *i, points)
             })
@@ -167,7 +159,7 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let percentiles = Chart::new(
             "percentiles",
             format!("{title}: latency by percentile"),
-            Axis::log("1/(1-q): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9 (log)", 1.0, qmax),
+            Axis::percentiles(qmax),
             Axis::log(format!("{metric} (us, log scale)"), lo, hi),
             pct,
         );
@@ -241,11 +233,7 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
                 series.push(Series::line(format!("{} (test {})", s.name, t.id), k, total));
             }
         }
-        let step = if step.is_empty() || step == test {
-            String::new()
-        } else {
-            format!(" [{step}]")
-        };
+        let step = step_suffix(&test, &step);
         out.push(Chart::new(
             "intervals",
             format!("{test}{step}: total per interval, every source"),

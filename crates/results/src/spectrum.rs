@@ -3,7 +3,8 @@
 //! up to the maximum, as HdrHistogram prints it, and drawn against
 //! 1/(1-q) so the tail is as wide as the body.
 
-use crate::chart::{Axis, Chart, Series};
+use crate::chart::{by_percentile, Axis, Chart, Series};
+use crate::figures::step_suffix;
 use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 
@@ -52,11 +53,7 @@ pub struct Spectrum {
 
 impl SpectrumRow {
     fn title(&self) -> String {
-        let step = if self.step.is_empty() || self.step == self.test {
-            String::new()
-        } else {
-            format!(" [{}]", self.step)
-        };
+        let step = step_suffix(&self.test, &self.step);
         format!(
             "{} {}{step} {} {} (repetition {}, {} samples)",
             self.label,
@@ -71,21 +68,20 @@ impl SpectrumRow {
     /// Value against 1/(1-q) on log axes: the maximum (q = 1) has no place
     /// on it and is left to the table.
     fn chart(&self) -> Chart {
-        let pts: Vec<(f64, f64)> = self
-            .points
-            .iter()
-            .filter(|p| p.percentile < 100.0)
-            .map(|p| (100.0 / (100.0 - p.percentile), p.value_us.max(1e-3)))
-            .collect();
-        let xmax = pts.last().map_or(10.0, |p| p.0.max(10.0));
+        let pts = by_percentile(self.points.iter().map(|p| (p.percentile / 100.0, p.value_us.max(1e-3))));
+        let xmax = pts.last().map_or(10.0, |p| p.0);
         let (lo, hi) = pts
             .iter()
             .fold((f64::MAX, 0.0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+        let (lo, hi) = match pts.is_empty() {
+            true => (1.0, 10.0),
+            false => ((lo * 0.9).max(1e-3), (hi * 1.1).max(lo * 1.5)),
+        };
         Chart::new(
             "percentiles",
             self.title(),
-            Axis::log("1/(1-q): 2 = median, 100 = p99, 1000 = p99.9", 1.0, xmax),
-            Axis::log("us", (lo * 0.9).max(1e-3), (hi * 1.1).max(lo * 1.5)),
+            Axis::percentiles(xmax),
+            Axis::log("us", lo, hi),
             vec![Series::line(self.label.clone(), 0, pts)],
         )
     }
@@ -133,5 +129,32 @@ impl crate::render::Render for Spectrum {
 
     fn title(&self) -> String {
         format!("stackmeter percentiles of run {}", self.run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{render, Format, Style};
+
+    #[test]
+    fn a_row_without_points_renders_in_every_format() {
+        let s = Spectrum {
+            schema: crate::SCHEMA.into(),
+            run: 1,
+            rows: vec![SpectrumRow {
+                label: "a".into(),
+                test: "load".into(),
+                step: String::new(),
+                repetition: 0,
+                row: "4 KiB".into(),
+                metric: "latency_us".into(),
+                count: 0,
+                points: Vec::new(),
+            }],
+        };
+        for f in [Format::Text, Format::Md, Format::Json, Format::Html] {
+            assert!(render(&s, f, &Style::default()).contains("load"), "{f:?}");
+        }
     }
 }
