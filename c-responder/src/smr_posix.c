@@ -92,15 +92,16 @@ static void smr_fmt_addr(const union smr_addr *a, char *out, size_t cap) {
     }
 }
 
-/* The start of every event line: "NAME: 2026-11-23T00:40:01.123Z info: ",
- * the wall clock in UTC with milliseconds, as the Rust responder logs. */
-static void smr_stamp(void) {
+/* The start of every event line: "NAME: 2026-11-23T00:40:01.123Z LEVEL: ",
+ * the wall clock in UTC with milliseconds, as the Rust responder logs;
+ * LEVEL is "info", or "warn" for a refused or broken session. */
+static void smr_stamp(const char *level) {
     struct timespec ts;
     struct tm tm;
     char t[24] = "";
     clock_gettime(CLOCK_REALTIME, &ts);
     if (gmtime_r(&ts.tv_sec, &tm)) strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, SMR_NAME ": %s.%03ldZ info: ", t, (long)(ts.tv_nsec / 1000000L));
+    fprintf(stderr, SMR_NAME ": %s.%03ldZ %s: ", t, (long)(ts.tv_nsec / 1000000L), level);
 }
 
 static void smr_logline(void *user, const struct smr_conn *c, const char *what, const char *detail) {
@@ -108,7 +109,7 @@ static void smr_logline(void *user, const struct smr_conn *c, const char *what, 
     char a[64];
     if (g->quiet) return;
     smr_fmt_addr(&g->peer[smr_conn_index(&g->x, c)], a, sizeof a);
-    smr_stamp();
+    smr_stamp("warn");
     if (strcmp(what, "aborted") == 0)
         fprintf(stderr, "%s: session ended: %s\n", a, detail);
     else
@@ -345,11 +346,11 @@ static void smr_log_objects(const struct smr_config *cfg) {
     char name[SMR_OBJ_NAME_LEN + 1];
     uint32_t i;
     if (!cfg->nobjects) {
-        smr_stamp();
+        smr_stamp("info");
         fprintf(stderr, "objects: off\n");
         return;
     }
-    smr_stamp();
+    smr_stamp("info");
     fprintf(stderr, "objects: %u in the catalogue:", (unsigned)cfg->nobjects);
     for (i = 0; i < cfg->nobjects; i++) {
         name[smr_object_name(cfg, i, name)] = 0;
@@ -577,9 +578,9 @@ int main(int argc, char **argv) {
             return 1;
         }
         smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
-        smr_stamp();
+        smr_stamp("info");
         fprintf(stderr, "listening on tcp %s\n", a);
-        smr_stamp();
+        smr_stamp("info");
         fprintf(stderr, "listening on udp %s\n", a);
     }
     if (!smr_g.quiet) smr_log_objects(&cfg);

@@ -19,6 +19,11 @@ fn main() {
     for f in files.iter().chain(["smr.h"].iter()) {
         println!("cargo:rerun-if-changed={}", src.join(f).display());
     }
+    // The compiler and its flags choose the binary too (cc's own
+    // rerun lines are off, as it links nothing into this crate).
+    for v in ["CC", "CFLAGS", "CROSS_COMPILE", "TARGET_CC", "TARGET_CFLAGS"] {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let exe = out.join("stackmeter-responder");
     let payload = out.join("c-responder.bin");

@@ -4,7 +4,8 @@
 //!
 //! Exit codes (README.md): 0 success; 1 local error; 2 bad command line;
 //! 3 target unreachable; 4 session refused by the responder; 5 test broken
-//! off mid-way (responder gone, stalled, or no reply).
+//! off mid-way (responder gone, stalled, or no reply); 6 a `--fail-on`
+//! regression gate failed; 130 interrupted (Ctrl-C).
 
 mod lab;
 mod measure;

@@ -58,10 +58,23 @@ pub fn run(a: SuiteArgs) -> i32 {
     // The flags and the plan first, then the store (a bad --db costs no
     // measurement), then the targets.
     let checked = checks(&a);
-    let store = checked.and_then(|c| Ok((c, stackmeter_engine::record::open_for_measuring(&a.store)?)));
-    match store.and_then(|((plan, conf), s)| config(&a, plan, conf).map(|c| (s, c))) {
-        Ok((store, (cfg, responders))) => execute(&a, format, store, cfg, responders),
-        Err(e) => crate::out::error(&e),
+    let store = match checked.and_then(|c| Ok((c, stackmeter_engine::record::open_for_measuring(&a.store)?))) {
+        Ok(s) => s,
+        Err(e) => return crate::out::error(&e),
+    };
+    // The Ctrl-C watcher and the progress bar's thread start before
+    // `config` pins this thread, so neither shares the client's CPU.
+    if let Err(e) = crate::signal::catch() {
+        return fail(1, e);
+    }
+    let progress = crate::progress::Progress::suite(format == Format::Text, 0);
+    let ((plan, conf), store) = store;
+    match config(&a, plan, conf) {
+        Ok((cfg, responders)) => execute(&a, format, store, cfg, responders, progress),
+        Err(e) => {
+            progress.finish();
+            crate::out::error(&e)
+        }
     }
 }
 
@@ -136,12 +149,10 @@ fn execute(
     mut store: Option<stackmeter_store::Store>,
     cfg: SuiteConfig,
     responders: LocalResponders,
+    progress: crate::progress::Progress,
 ) -> i32 {
     if let Some(n) = &cfg.note {
-        eprintln!("stackmeter: warning: {n}");
-    }
-    if let Err(e) = crate::signal::catch() {
-        return fail(1, e);
+        progress.print_err(&format!("stackmeter: warning: {n}"));
     }
     let env = stackmeter_engine::run::env(stackmeter_sys::unix_now());
     let run_id = match store
@@ -149,10 +160,12 @@ fn execute(
         .map(|s| stackmeter_engine::suite::begin_run(s, &cfg, &env))
     {
         Some(Ok(id)) => Some(id),
-        Some(Err(e)) => return crate::out::error(&e),
+        Some(Err(e)) => {
+            progress.finish();
+            return crate::out::error(&e);
+        }
         None => None,
     };
-    let progress = crate::progress::Progress::suite(format == Format::Text, 0);
     let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run_id), &mut |ev| match ev {
         SuiteEvent::Test {
             done,

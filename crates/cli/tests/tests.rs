@@ -711,14 +711,14 @@ fn responder_log_lines_carry_a_time_and_a_level() {
     let srv = Server::start(&[]);
     let _ = std::net::TcpStream::connect(srv.addr).map(|mut s| s.write_all(b"XXXXXXXXXXXXXXXX"));
     let line = srv.expect_log(&["refused", "bad magic"]);
-    // "stackmeter serve: 2026-11-23T00:27:58.336Z info: refused ..."
+    // "stackmeter serve: 2026-11-23T00:27:58.336Z warn: refused ..."
     let rest = line.strip_prefix("stackmeter serve: ").expect("prefix");
     let (time, level) = rest.split_once(' ').unwrap();
     assert!(
         time.len() == 24 && time.ends_with('Z') && time.as_bytes()[10] == b'T',
         "{line}"
     );
-    assert!(level.starts_with("info: refused"), "{line}");
+    assert!(level.starts_with("warn: refused"), "{line}");
 }
 
 /// Runs stackmeter with `args`, sends it SIGINT once `ready` says so (it
@@ -802,4 +802,38 @@ fn ctrl_c_during_rr_prints_and_stores_what_finished() {
     let tests = stored.tests_with_label(&label).unwrap();
     assert_eq!(tests.len(), 1);
     assert!(!tests[0].doc.complete);
+}
+
+#[test]
+fn ctrl_c_during_open_loop_rr_keeps_the_requests_that_were_answered() {
+    let srv = Server::start(&[]);
+    let out = interrupted(
+        &[
+            "rr",
+            &srv.target(),
+            "--sizes",
+            "64:64",
+            "--rate",
+            "2000",
+            "--connections",
+            "2",
+            "--time",
+            "60",
+            "--json",
+            "--no-store",
+        ],
+        |_| {
+            std::thread::sleep(Duration::from_millis(1500));
+            true
+        },
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["complete"], false);
+    let row = &doc["results"][0];
+    let n = row["samples"].as_u64().unwrap();
+    assert!(n > 0 && n < 120_000, "stopped early, kept what was answered: {n}");
+    // The achieved rate is over the time that ran, not the planned 60 s.
+    let achieved = row["achieved_rate"].as_f64().unwrap();
+    assert!(achieved > 200.0, "{achieved}/s from {n} samples");
 }

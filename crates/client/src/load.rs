@@ -100,6 +100,12 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
             break;
         }
         match one_run(addr, &cat, &params, run, timeout) {
+            // Interrupted mid-run: its clients stopped early, so its rates
+            // are not a run's; the finished runs stand.
+            Ok(_) if crate::error::check_interrupt().is_err() => {
+                error = Some(ClientError::Interrupted);
+                break;
+            }
             Ok((r, recs)) => {
                 let mut this = Recorder::new();
                 for (m, x) in merged.iter_mut().zip(&recs) {
@@ -430,6 +436,11 @@ fn requests(
     }
     for _ in 0..each {
         for (k, o) in cat.objects.iter().enumerate() {
+            // Ctrl-C: stop before the next request (the run is then
+            // dropped by `run`, its figures being those of a part).
+            if stackmeter_sys::interrupt::interrupted() {
+                return Ok(());
+            }
             let t0 = Instant::now();
             let r = fetch(s, o, rx);
             let t1 = Instant::now();

@@ -109,13 +109,19 @@ fn one(
     let (mut late, mut received) = (0u64, 0u64);
     let mut last = start;
     let mut first_err: Option<ClientError> = None;
+    let interrupted = || stackmeter_sys::interrupt::interrupted();
     for (sh, rh) in handles {
         let s = sh.join();
         let r = rh.join();
+        // After Ctrl-C a sender stops early and half-closes; its receiver
+        // then meets the end of the stream once every sent request is
+        // answered, which is how it ends, not an error.
+        let mut sent = u64::MAX;
         match s {
-            Ok(Ok((l, lt))) => {
+            Ok(Ok((l, lt, n))) => {
                 lag.merge(&l);
                 late += lt;
+                sent = n;
             }
             Ok(Err(e)) => {
                 first_err.get_or_insert(lost(addr, "sending on schedule", &e));
@@ -132,7 +138,8 @@ fn one(
                 rtt.merge(&cn.rtt);
                 received += cn.received;
                 last = last.max(cn.last.unwrap_or(start));
-                if let Some(e) = e {
+                let ended = interrupted() && cn.received >= sent;
+                if let (Some(e), false) = (e, ended) {
                     first_err.get_or_insert(lost(addr, &format!("receiving response {}", cn.received), &e));
                 }
             }
@@ -147,10 +154,12 @@ fn one(
     if let Some(e) = first_err {
         return Err(e);
     }
-    let span = last
-        .duration_since(start)
-        .max(Duration::from_secs_f64(ol.time_s))
-        .as_secs_f64();
+    // The planned time, or what ran of it when Ctrl-C cut it short.
+    let planned = match interrupted() {
+        true => Duration::ZERO,
+        false => Duration::from_secs_f64(ol.time_s),
+    };
+    let span = last.duration_since(start).max(planned).as_secs_f64();
     let achieved = received as f64 / span;
     let row = RrResult {
         req_bytes: pair.req,
@@ -183,18 +192,25 @@ fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<st
 const SPIN: Duration = Duration::from_micros(30);
 
 /// Sends request `i` at `start + sched[i]` (at once when already late);
-/// returns the lag of every send and how many were later than `interval`.
+/// returns the lag of every send, how many were later than `interval`, and
+/// how many were sent (fewer than planned after Ctrl-C, which ends the
+/// schedule and half-closes the connection).
 fn sender(
     mut s: TcpStream,
     sched: &[u64],
     req: &[u8],
     start: Instant,
     interval: Duration,
-) -> std::io::Result<(Recorder, u64)> {
+) -> std::io::Result<(Recorder, u64, u64)> {
     stackmeter_sys::tight_timers();
     let mut lag = Recorder::new();
     let mut late = 0;
+    let mut sent = 0;
     for &at in sched {
+        if stackmeter_sys::interrupt::interrupted() {
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            break;
+        }
         let due = start + Duration::from_nanos(at);
         let now = Instant::now();
         if due > now + SPIN {
@@ -214,8 +230,9 @@ fn sender(
         if l > interval {
             late += 1;
         }
+        sent += 1;
     }
-    Ok((lag, late))
+    Ok((lag, late, sent))
 }
 
 /// Reads response `i` and records its arrival minus request `i`'s intended

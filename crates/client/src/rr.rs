@@ -40,6 +40,7 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, R
         lost(addr, &during, &e)
     };
     for i in 0..spec.warmup {
+        crate::error::check_interrupt()?;
         exchange(&mut s, &req, resp, rx).map_err(|e| broke(i, e))?;
     }
     let mut rec = Recorder::new();

@@ -103,14 +103,6 @@ pub fn intervals(doc: &Document) -> Vec<stackmeter_store::Interval> {
     out
 }
 
-/// Marks `run` of the store at `db` partial (every finished test is
-/// already committed) and returns how many tests it kept.
-pub fn mark_partial(db: &std::path::Path, run: i64) -> Result<usize, Error> {
-    let s = Store::open(db)?;
-    s.finish_run(run, "partial", &now())?;
-    Ok(s.tests_of_run(run)?.len())
-}
-
 /// Now, UTC RFC 3339.
 pub fn now() -> String {
     stackmeter_sys::utc_rfc3339(stackmeter_sys::unix_now())

@@ -91,13 +91,15 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/c-responder.bi
 /// executable (an installed pair); `c-responder/stackmeter-responder` in a
 /// folder above this executable or the current directory (the source tree,
 /// after `make -C c-responder`); the copy carried inside this binary,
-/// written once to the user's cache. `None` when there is none at all.
+/// written once to the user's cache. `None` when there is none at all;
+/// `Error::Usage` for a wrong `$STACKMETER_C_RESPONDER`, `Error::Local`
+/// when the carried copy cannot be written out.
 pub fn c_responder() -> Result<Option<PathBuf>, Error> {
     if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return match p.is_file() {
             true => Ok(Some(p)),
-            false => Err(Error::Local(format!(
+            false => Err(Error::Usage(format!(
                 "STACKMETER_C_RESPONDER={}: no such file",
                 p.display()
             ))),
@@ -134,7 +136,7 @@ pub fn c_responder() -> Result<Option<PathBuf>, Error> {
 /// folder in the temporary directory), and an existing file is used only
 /// if it holds exactly these bytes.
 fn unpack(bytes: &[u8]) -> Result<PathBuf, Error> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let dir = env("XDG_CACHE_HOME")
         .or_else(|| env("HOME").map(|h| h.join(".cache")))
@@ -148,6 +150,15 @@ fn unpack(bytes: &[u8]) -> Result<PathBuf, Error> {
         .mode(0o700)
         .create(&dir)
         .map_err(|e| fail("unpack", e))?;
+    // A folder someone else owns or may write to could have the file
+    // swapped between the check below and its start: not used.
+    let meta = std::fs::metadata(&dir).map_err(|e| fail("unpack", e))?;
+    if meta.uid() != stackmeter_sys::uid() || meta.mode() & 0o022 != 0 {
+        return Err(fail(
+            "unpack",
+            std::io::Error::other("the folder is not this user's own (owner or group/other write permission)"),
+        ));
+    }
     // FNV-1a of the content names the file: a new build gets a new file.
     let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
@@ -217,18 +228,26 @@ impl LocalResponders {
             label: label.into(),
             addr,
         };
-        match c_responder()? {
-            Some(c) => {
+        // A carried copy that cannot be written out is reported like a
+        // missing one: the suite still runs, and says loudly what it compares.
+        let c = match c_responder() {
+            Ok(Some(c)) => Ok(c),
+            Ok(None) => Err("this binary was built without a C compiler and none was found beside it, in c-responder/ or at $STACKMETER_C_RESPONDER".to_string()),
+            Err(Error::Local(why)) => Err(why),
+            Err(e) => return Err(e),
+        };
+        match c {
+            Ok(c) => {
                 let a = self.spawn(&me, &["serve", "--quiet"])?;
                 let b = self.spawn(&c, &[])?;
                 Ok((vec![local("rust", a), local("c", b)], None))
             }
-            None => {
+            Err(why) => {
                 let a = self.spawn(&me, &["serve", "--quiet"])?;
                 let b = self.spawn(&me, &["serve", "--quiet"])?;
                 Ok((
                     vec![local("rust-a", a), local("rust-b", b)],
-                    Some("THE C RESPONDER IS MISSING: this binary was built without a C compiler and none was found beside it, in c-responder/ or at $STACKMETER_C_RESPONDER; comparing two Rust responder processes instead (A against A, which should show no significant difference)".into()),
+                    Some(format!("THE C RESPONDER IS MISSING: {why}; comparing two Rust responder processes instead (A against A, which should show no significant difference)")),
                 ))
             }
         }
@@ -239,12 +258,16 @@ impl LocalResponders {
     fn spawn(&self, program: &Path, args: &[&str]) -> Result<SocketAddr, Error> {
         let port = free_port().map_err(|e| Error::Local(format!("cannot find a free port: {e}")))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let mut child = Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .args(["--listen", &addr.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::null());
+        // Gone with this process however it ends (a second Ctrl-C exits
+        // at once, a kill -9 skips every destructor).
+        stackmeter_sys::die_with_parent(&mut cmd);
+        let mut child = cmd
             .spawn()
             .map_err(|e| Error::Local(format!("cannot start {}: {e}", program.display())))?;
         let deadline = Instant::now() + Duration::from_secs(5);

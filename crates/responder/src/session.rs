@@ -223,13 +223,13 @@ impl<'a> Conn<'a> {
             }
             Event::Refused(r) => {
                 Shared::bump(&c.refused);
-                log.line(format_args!("refused {peer}: {}: {reason}", r.name()));
+                log.line(format_args!("warning: refused {peer}: {}: {reason}", r.name()));
             }
             Event::Aborted => {
                 Shared::bump(&c.aborted);
                 match self.error.take() {
-                    Some(e) => log.line(format_args!("{peer}: session ended: {reason}: {e}")),
-                    None => log.line(format_args!("{peer}: session ended: {reason}")),
+                    Some(e) => log.line(format_args!("warning: {peer}: session ended: {reason}: {e}")),
+                    None => log.line(format_args!("warning: {peer}: session ended: {reason}")),
                 }
             }
         }

@@ -182,9 +182,22 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
 impl Comparison {
     /// The rows where B is significantly worse than A by more than
     /// `tolerance` percent (a regression gate), one line each; with
-    /// `any_change`, significantly better rows count too.
+    /// `any_change`, significantly better rows count too. A comparison in
+    /// which no row could be judged (too few repetitions, nothing in
+    /// common) fails too: a gate that judged nothing has not passed.
     pub fn regressions(&self, tolerance: f64, any_change: bool) -> Vec<String> {
         let mut out = Vec::new();
+        let judged = self
+            .sections
+            .iter()
+            .flat_map(|s| &s.rows)
+            .any(|r| r.stats.verdict != Verdict::TooFewRepetitions);
+        if !judged {
+            out.push(format!(
+                "{} against {}: no row could be judged (each needs {} or more repetitions on both sides, and a figure both have)",
+                self.b, self.a, stackmeter_compare::MIN_REPETITIONS
+            ));
+        }
         for s in &self.sections {
             for r in &s.rows {
                 let worse = r.stats.verdict == Verdict::Slower;

@@ -146,19 +146,26 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
     }));
     let mut counts = Vec::new();
     if let Some(s) = s {
-        let iv = |i: &Interval, prec: usize| {
+        // The mean and its interval, each written by `f` (with its unit).
+        let iv = |i: &Interval, f: &dyn Fn(f64) -> String| {
             if i.n < 2 {
-                format!("{:.*} (one run: no interval)", prec, i.mean)
+                format!("{} (one run: no interval)", f(i.mean))
             } else {
-                format!("{:.*} (95% CI {:.*} .. {:.*})", prec, i.mean, prec, i.low, prec, i.high)
+                format!("{} (95% CI {} .. {})", f(i.mean), f(i.low), f(i.high))
             }
         };
         v.blank();
         v.line(format!(" mean over {} run(s):", s.wall_s.n));
-        v.line(format!("   wall time  {} s", iv(&s.wall_s, 3)));
-        v.line(format!("   rate       {} KiB/s", iv(&s.rate_kBps, 0)));
-        v.line(format!("   rate       {} Mbit/s", iv(&s.rate_mbps, 1)));
-        v.line(format!("   requests   {} /s", iv(&s.requests_per_s, 0)));
+        v.line(format!("   wall time  {}", iv(&s.wall_s, &|x| format!("{x:.3} s"))));
+        v.line(format!(
+            "   rate       {}",
+            iv(&s.rate_kBps, &|x| byte_rate(x * 1024.0))
+        ));
+        v.line(format!("   rate       {}", iv(&s.rate_mbps, &|x| bit_rate(x, u))));
+        v.line(format!(
+            "   requests   {}",
+            iv(&s.requests_per_s, &|x| format!("{x:.0}/s"))
+        ));
         v.blank();
         v.line(
             " per-request latency, all runs, microseconds from the request sent to the last byte received and checked",

@@ -6,7 +6,8 @@
 //! and describing the host
 //! (name, kernel, CPU model) so every result says where it was measured.
 //! The rest of stackmeter has no `unsafe`; it all lives in this file
-//! and in `interrupt.rs` (Ctrl-C as a flag).
+//! (also a child's parent-death signal) and in `interrupt.rs` (Ctrl-C as
+//! a flag).
 
 pub mod interrupt;
 mod wallclock;
@@ -394,6 +395,36 @@ pub struct Host {
     /// CPUs online.
     pub cpus: usize,
 }
+
+/// Has the child that `cmd` starts get SIGTERM when the thread that
+/// starts it ends (Linux `PR_SET_PDEATHSIG`): for helper processes that
+/// must not outlive a stackmeter that exits at once or is killed. Start
+/// them from a thread that lives as long as the process. Elsewhere this
+/// does nothing.
+#[cfg(target_os = "linux")]
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and calls
+    // only prctl, getppid and _exit, which are async-signal-safe; it
+    // allocates nothing (last_os_error reads errno).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have gone before the request took effect.
+            if libc::getppid() != parent {
+                libc::_exit(0);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Only Linux has a parent-death signal.
+#[cfg(not(target_os = "linux"))]
+pub fn die_with_parent(_cmd: &mut std::process::Command) {}
 
 /// The real user id of this process.
 pub fn uid() -> u32 {

@@ -397,6 +397,11 @@ fn compare_fails_the_gate_when_b_is_slower() {
     );
     let out = sm(&db, &["compare", "direct", "proxied", "--tolerance", "5"]);
     assert_eq!(out.status.code(), Some(2), "--tolerance needs --fail-on");
+    // Two single runs give no verdict: a gate that judged nothing fails.
+    let ids: Vec<String> = runs(&db).iter().take(2).map(|r| r["id"].to_string()).collect();
+    let out = gate(&ids[0], &ids[1], &["slower"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no row could be judged"), "{}", stderr(&out));
 }
 
 #[test]
