@@ -32,6 +32,7 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/mman.h>
 #endif
 
 #ifndef SMR_SOCK
@@ -65,6 +66,7 @@ static struct smr_posix {
     struct smr_ctx x;
     int quiet;
     int nlisten;
+    int busy_poll; /* SO_BUSY_POLL microseconds on every socket, 0: not set */
     int tcp[SMR_MAX_LISTEN], udp[SMR_MAX_LISTEN];
     union smr_addr listen[SMR_MAX_LISTEN];
     int fd[SMR_NCONN];
@@ -184,6 +186,12 @@ static int smr_socket(union smr_addr *a, int type) {
     if (fd < 0) return -1;
     if (type == SOCK_STREAM) SMR_SOCK(setsockopt)(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (a->sa.sa_family == AF_INET6) SMR_SOCK(setsockopt)(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+#if defined(__linux__) && !defined(SMR_LWIP)
+    /* Accepted sockets inherit it from the listener. */
+    if (smr_g.busy_poll &&
+        SMR_SOCK(setsockopt)(fd, SOL_SOCKET, SO_BUSY_POLL, &smr_g.busy_poll, sizeof smr_g.busy_poll) != 0)
+        smr_die("--busy-poll: not permitted above net.core.busy_read without CAP_NET_ADMIN (run as root)", NULL);
+#endif
     if (SMR_SOCK(bind)(fd, &a->sa, smr_alen(a)) != 0 || (type == SOCK_STREAM && SMR_SOCK(listen)(fd, 1024) != 0)) {
         SMR_SOCK(close)(fd);
         return -1;
@@ -283,7 +291,8 @@ static void smr_objects(const char *v, struct smr_config *cfg) {
 static void smr_usage(void) {
     printf("usage: " SMR_NAME " [--listen ADDR:PORT]... [--max-sessions N] [--max-msg SIZE]\n"
            "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--objects SIZES | --no-objects]\n"
-           "       [--affinity CPU] [--quiet] [--version]\n"
+           "       [--affinity CPU] [--priority fifo:N|rr:N|nice:N] [--mlock] [--busy-poll US]\n"
+           "       [--quiet] [--version]\n"
            "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n"
            "--objects: synthetic objects for object mode, K = 1024 (default 4K,64K,1M,8800K)\n");
     exit(0);
@@ -298,6 +307,39 @@ static void smr_pin(unsigned long cpu) {
 #else
     (void)cpu;
     smr_die("--affinity is only supported on Linux", NULL);
+#endif
+}
+
+/* Real-time knobs (seed 004: nice -n -20, chrt --rr 99), Linux only:
+ * --priority fifo:N|rr:N|nice:N for the one thread, --mlock. */
+static void smr_priority(const char *v) {
+#if defined(__linux__)
+    struct sched_param p;
+    const char *n = v ? strchr(v, ':') : NULL;
+    char *end;
+    long k = n ? strtol(n + 1, &end, 10) : 0;
+    int pol = !n ? -1 : !strncmp(v, "fifo:", 5) ? SCHED_FIFO : !strncmp(v, "rr:", 3) ? SCHED_RR
+            : !strncmp(v, "nice:", 5) ? SCHED_OTHER : -1;
+    if (pol < 0 || *end || n[1] == 0 || (pol == SCHED_OTHER ? k < -20 || k > 19 : k < 1 || k > 99))
+        smr_die("--priority wants fifo:N or rr:N (N 1..99), or nice:N (N -20..19), got ", v ? v : "nothing");
+    memset(&p, 0, sizeof p);
+    p.sched_priority = pol == SCHED_OTHER ? 0 : (int)k;
+    if (sched_setscheduler(0, pol, &p) != 0 || (pol == SCHED_OTHER && setpriority(PRIO_PROCESS, 0, (int)k) != 0))
+        smr_die("--priority: not permitted (run as root, or give the process CAP_SYS_NICE or an RLIMIT_RTPRIO / "
+                "RLIMIT_NICE that allows it): ", v);
+#else
+    (void)v;
+    smr_die("--priority is only supported on Linux", NULL);
+#endif
+}
+
+static void smr_mlock(void) {
+#if defined(__linux__)
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+        smr_die("--mlock: cannot lock this process's memory (run as root, or raise RLIMIT_MEMLOCK with ulimit -l)",
+                NULL);
+#else
+    smr_die("--mlock is only supported on Linux", NULL);
 #endif
 }
 
@@ -318,6 +360,10 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             cfg->nobjects = 0;
             continue;
         }
+        if (strcmp(f, "--mlock") == 0) {
+            smr_mlock();
+            continue;
+        }
         i++;
         if (strcmp(f, "--listen") == 0) {
             if (!v || smr_g.nlisten == SMR_MAX_LISTEN || smr_parse_addr(v, &smr_g.listen[smr_g.nlisten]) != 0)
@@ -335,6 +381,10 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             smr_objects(v, cfg);
         } else if (strcmp(f, "--affinity") == 0) {
             smr_pin(smr_num(f, v, 1023));
+        } else if (strcmp(f, "--priority") == 0) {
+            smr_priority(v);
+        } else if (strcmp(f, "--busy-poll") == 0) {
+            smr_g.busy_poll = (int)smr_num(f, v, 1000000u);
         } else {
             smr_die("unknown flag ", f);
         }

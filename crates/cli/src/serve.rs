@@ -37,6 +37,10 @@ pub struct ServeArgs {
     /// Serve the regular files directly inside DIR as the objects instead (read-only, symlinks never followed).
     #[arg(long, value_name = "DIR")]
     pub objects_dir: Option<std::path::PathBuf>,
+    /// Real-time knobs of every responder thread: --priority, --mlock,
+    /// --busy-poll (on the listening and UDP sockets; sessions inherit it).
+    #[command(flatten)]
+    pub knobs: stackmeter_engine::flags::KnobFlags,
 }
 
 pub fn run(a: ServeArgs) -> i32 {
@@ -55,6 +59,18 @@ pub fn run(a: ServeArgs) -> i32 {
             return fail(2, format!("--affinity {cpu}: {e}"));
         }
     }
+    // Before any thread starts, so every responder thread inherits the
+    // priority; refused knobs stop here with one line.
+    let knobs = a.knobs.request();
+    let busy_poll_us = knobs.busy_poll_us;
+    let no_poll = stackmeter_results::KnobRequest {
+        busy_poll_us: None,
+        ..knobs
+    };
+    // Kept for the life of the process: never undone.
+    if let Err(e) = stackmeter_engine::knobs::apply(&no_poll) {
+        return crate::out::error(&e);
+    }
     let mut cfg = Config {
         listen,
         max_sessions: a.max_sessions,
@@ -67,7 +83,12 @@ pub fn run(a: ServeArgs) -> i32 {
             Some(d) => ObjectSource::Dir(d),
             None => ObjectSource::Synthetic(a.objects.0),
         },
+        busy_poll_us,
     };
+    if !no_poll.is_default() {
+        let k = stackmeter_engine::knobs::in_force();
+        cfg.log.line(format_args!("knobs in force: {}", k.describe()));
+    }
     stackmeter_engine::target::raise_fd_limit(cfg.log, cfg.max_sessions);
     let started = match stackmeter_responder::start(cfg.clone()) {
         // A host without IPv6 still serves IPv4 on the default addresses.

@@ -19,6 +19,10 @@ pub struct SuiteArgs {
     /// None: responders started here on loopback.
     #[arg(long = "target", value_name = "LABEL=ADDR")]
     pub targets: Vec<String>,
+    /// A client configuration to compare, as NAME[,priority=rr:99][,mlock][,busy_poll=50];
+    /// two or more, the first the baseline (replaces the plan's [[variant]] tables).
+    #[arg(long = "variant", value_name = "NAME,KNOBS")]
+    pub variants: Vec<String>,
     /// Repetitions per target (interleaved).
     #[arg(long, default_value_t = 5)]
     pub repeat: usize,
@@ -94,7 +98,18 @@ fn checks(a: &SuiteArgs) -> Result<Checked, stackmeter_engine::Error> {
     if confidence.is_some() && a.max_repeat < a.repeat {
         return Err(Usage("--max-repeat must be at least --repeat".into()));
     }
-    Ok((stackmeter_engine::plan::load(&a.plan, a.quick)?, confidence))
+    let mut plan = stackmeter_engine::plan::load(&a.plan, a.quick)?;
+    if !a.variants.is_empty() {
+        let variants = a
+            .variants
+            .iter()
+            .map(|v| stackmeter_engine::plan::variant_flag(v))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Usage)?;
+        stackmeter_engine::plan::check_variants(&variants).map_err(|e| Usage(format!("--variant: {e}")))?;
+        plan.variants = variants;
+    }
+    Ok((plan, confidence))
 }
 
 /// Finds or starts the targets and pins the measuring thread.
@@ -114,7 +129,11 @@ fn config(
                 responder_cpu: Some(0),
             };
         }
-        let started = responders.start(placement.responder_cpu);
+        // Variants compare client configurations against one responder.
+        let started = match plan.variants.is_empty() {
+            true => responders.start(placement.responder_cpu),
+            false => responders.start_one(placement.responder_cpu).map(|l| (vec![l], None)),
+        };
         if let Some(cpu) = placement.client_cpu {
             stackmeter_sys::pin_current_thread(cpu).map_err(|e| {
                 stackmeter_engine::Error::Local(format!("cannot pin the measuring thread to CPU {cpu}: {e}"))
@@ -127,8 +146,12 @@ fn config(
             .collect();
         (members, note)
     } else {
-        (stackmeter_engine::suite::targets(&a.targets)?, None)
+        (
+            stackmeter_engine::suite::targets(&a.targets, !plan.variants.is_empty())?,
+            None,
+        )
     };
+    let targets = stackmeter_engine::suite::with_variants(targets, &plan.variants)?;
     let cfg = SuiteConfig {
         plan,
         targets,

@@ -20,6 +20,7 @@ pub(crate) const CHUNK: usize = 1 << 20;
 /// timeout also bounds a blocking `connect`.
 pub(crate) fn tcp_socket(addr: SocketAddr, timeout: Duration) -> Result<Socket, ClientError> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&s))?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;

@@ -23,6 +23,7 @@ mod ping;
 mod rr;
 mod stream;
 mod target;
+pub mod tune;
 mod udpmax;
 
 pub use crr::crr;

@@ -101,6 +101,7 @@ impl<'a> State<'a> {
             ([0u16; 8], 0).into()
         };
         let sock = UdpSocket::bind(local)?;
+        crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&sock))?;
         sock.connect(addr)?;
         sock.set_read_timeout(Some(timeout))?;
         let total = (spec.warmup + spec.count) as usize;

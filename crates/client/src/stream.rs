@@ -745,6 +745,7 @@ pub(crate) fn udp_socket(addr: SocketAddr, timeout: Duration) -> Result<UdpSocke
         (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
     };
     let sock = UdpSocket::bind(bind)?;
+    crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&sock))?;
     sock.connect(addr).map_err(|e| ClientError::Unreachable {
         addr,
         reason: e.to_string(),

@@ -133,7 +133,35 @@ pub struct RunFlags {
     #[arg(long, value_name = "CPU")]
     pub responder_affinity: Option<usize>,
     #[command(flatten)]
+    pub knobs: KnobFlags,
+    #[command(flatten)]
     pub store: StoreFlags,
+}
+
+/// Real-time knobs of the measuring thread (docs/tests.md, "Knobs"), read
+/// back from the kernel into every result.
+#[derive(Args, Debug, Clone, Default)]
+pub struct KnobFlags {
+    /// Scheduling of the measuring thread: fifo:N or rr:N (real time, N 1..99, as chrt), or nice:N (N -20..19, as nice).
+    #[arg(long, value_name = "POLICY:N")]
+    pub priority: Option<String>,
+    /// Lock the client's memory (mlockall), so no page fault lands inside a timed exchange.
+    #[arg(long)]
+    pub mlock: bool,
+    /// Busy-poll this many microseconds in each blocking receive on the measuring sockets (SO_BUSY_POLL).
+    #[arg(long, value_name = "US")]
+    pub busy_poll: Option<u32>,
+}
+
+impl KnobFlags {
+    /// The knobs as the document records them.
+    pub fn request(&self) -> stackmeter_results::KnobRequest {
+        stackmeter_results::KnobRequest {
+            priority: self.priority.clone(),
+            mlock: self.mlock,
+            busy_poll_us: self.busy_poll.filter(|&us| us > 0),
+        }
+    }
 }
 
 /// The embedded responder's catalogue (load with no TARGET).

@@ -20,6 +20,7 @@
 
 pub mod error;
 pub mod flags;
+pub mod knobs;
 pub mod lab;
 pub mod measure;
 pub mod plan;

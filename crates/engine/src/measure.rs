@@ -19,6 +19,11 @@ pub struct Single {
 pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
     let f = &p.flags;
     let mut store = crate::record::open_for_measuring(&f.store)?;
+    // Refused knobs stop the command before anything starts; applied only
+    // for the test, after the embedded responder's threads exist, so they
+    // do not inherit the client's priority.
+    let knobs = f.knobs.request();
+    crate::knobs::check(&knobs)?;
     let chosen = crate::target::choose(f.target.as_deref(), f.responder_affinity, p.objects.clone())?;
     if let Some(cpu) = f.affinity {
         let placed = match p.spec {
@@ -37,7 +42,8 @@ pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> 
         client_cpu: f.affinity,
         responder_cpu: f.responder_affinity,
     };
-    let measured = run(&p.spec, chosen.target.clone(), chosen.addr, placement, on);
+    let how = crate::run::How { placement, knobs };
+    let measured = run(&p.spec, chosen.target.clone(), chosen.addr, how, on);
     let mut warnings = Vec::new();
     if let Some(s) = store.as_mut() {
         let label = f.store.label.as_deref();

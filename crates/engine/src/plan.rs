@@ -6,6 +6,7 @@
 
 use crate::error::Error;
 use crate::spec::{from_table, Spec, TESTS};
+use stackmeter_results::KnobRequest;
 
 /// A named step.
 #[derive(Clone, Debug)]
@@ -16,6 +17,16 @@ pub struct Step {
     pub spec: Spec,
 }
 
+/// A configuration of the client: the same target measured with other
+/// real-time knobs, compared like another target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// Unique within the plan; labels the variant's results.
+    pub name: String,
+    /// The knobs applied to the measuring thread for its tests.
+    pub knobs: KnobRequest,
+}
+
 /// A plan.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -23,14 +34,93 @@ pub struct Plan {
     pub name: String,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// Client configurations, baseline first; empty: one, as started.
+    pub variants: Vec<Variant>,
+}
+
+/// A `[[variant]]` table's keys.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantKeys {
+    name: String,
+    priority: Option<String>,
+    #[serde(default)]
+    mlock: bool,
+    busy_poll: Option<u32>,
+}
+
+/// One variant from its keys; the error names the bad key.
+fn variant(t: toml::Table) -> Result<Variant, String> {
+    let k: VariantKeys = toml::Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().to_string())?;
+    if k.name.is_empty() || k.name.contains(['=', ',', ' ']) {
+        return Err(format!(
+            "name '{}': give a short label without '=', ',' or spaces",
+            k.name
+        ));
+    }
+    if let Some(p) = &k.priority {
+        stackmeter_sys::knobs::Priority::parse(p).map_err(|e| format!("priority {e}"))?;
+    }
+    Ok(Variant {
+        name: k.name,
+        knobs: KnobRequest {
+            priority: k.priority,
+            mlock: k.mlock,
+            busy_poll_us: k.busy_poll.filter(|&us| us > 0),
+        },
+    })
+}
+
+/// Variants compare with each other: none, or two or more with distinct
+/// names.
+pub fn check_variants(v: &[Variant]) -> Result<(), String> {
+    if v.len() == 1 {
+        return Err("one variant compares nothing: give two or more, or none".into());
+    }
+    for (i, x) in v.iter().enumerate() {
+        if v[..i].iter().any(|w| w.name == x.name) {
+            return Err(format!("two variants named '{}'", x.name));
+        }
+    }
+    Ok(())
+}
+
+/// `--variant NAME[,priority=P][,mlock][,busy_poll=US]`: the keys of a
+/// plan's `[[variant]]` on one line.
+pub fn variant_flag(s: &str) -> Result<Variant, String> {
+    let mut parts = s.split(',');
+    let mut t = toml::Table::new();
+    t.insert(
+        "name".into(),
+        toml::Value::String(parts.next().unwrap_or("").trim().into()),
+    );
+    for p in parts {
+        let (k, v) = match p.split_once('=') {
+            Some((k, v)) => (k.trim().replace('-', "_"), v.trim()),
+            None => (p.trim().replace('-', "_"), "true"),
+        };
+        let value = match k.as_str() {
+            "mlock" => toml::Value::Boolean(v == "true"),
+            "busy_poll" => toml::Value::Integer(
+                v.parse()
+                    .map_err(|_| format!("--variant '{s}': busy_poll={v} is not a number of microseconds"))?,
+            ),
+            _ => toml::Value::String(v.into()),
+        };
+        t.insert(k, value);
+    }
+    variant(t).map_err(|e| format!("--variant '{s}': {e} (expected NAME[,priority=rr:99][,mlock][,busy_poll=50])"))
 }
 
 /// The built-in plans: name and TOML text.
-pub const BUILTIN: [(&str, &str); 5] = [
+pub const BUILTIN: [(&str, &str); 6] = [
     ("latency-grid", include_str!("../plans/latency-grid.toml")),
     ("bps", include_str!("../plans/bps.toml")),
     ("link", include_str!("../plans/link.toml")),
     ("udp-echo", include_str!("../plans/udp-echo.toml")),
+    ("udp-echo-rt", include_str!("../plans/udp-echo-rt.toml")),
     ("proxy", include_str!("../plans/proxy.toml")),
 ];
 
@@ -47,10 +137,25 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
     if !matches!(top.remove("description"), None | Some(toml::Value::String(_))) {
         return Err(format!("plan {name}: 'description' must be a string"));
     }
-    if let Some(k) = top.keys().find(|k| *k != "step") {
+    if let Some(k) = top.keys().find(|k| *k != "step" && *k != "variant") {
         return Err(format!(
-            "plan {name}: unknown key '{k}' (a plan has description and [[step]])"
+            "plan {name}: unknown key '{k}' (a plan has description, [[step]] and [[variant]])"
         ));
+    }
+    let mut variants: Vec<Variant> = Vec::new();
+    match top.remove("variant") {
+        None => {}
+        Some(toml::Value::Array(raw)) => {
+            for (i, v) in raw.into_iter().enumerate() {
+                let at = format!("plan {name}, variant {}", i + 1);
+                let toml::Value::Table(t) = v else {
+                    return Err(format!("{at}: not a table"));
+                };
+                variants.push(variant(t).map_err(|e| format!("{at}: {e}"))?);
+            }
+            check_variants(&variants).map_err(|e| format!("plan {name}: {e}"))?;
+        }
+        Some(_) => return Err(format!("plan {name}: 'variant' must be [[variant]] tables")),
     }
     let raw = match top.remove("step") {
         Some(toml::Value::Array(raw)) if !raw.is_empty() => raw,
@@ -88,6 +193,7 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
     Ok(Plan {
         name: name.into(),
         steps,
+        variants,
     })
 }
 
@@ -293,5 +399,36 @@ fetch_each = 2
             let e = parse("t.toml", "[[step]]\ntest = \"rr\"\nquick = { iteration = 5 }\n", quick).unwrap_err();
             assert!(e.contains("quick table") && e.contains("'iteration'"), "{e}");
         }
+    }
+
+    #[test]
+    fn variants_parse_from_tables_and_flags() {
+        let p = builtin("udp-echo-rt", false).unwrap();
+        let names: Vec<&str> = p.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["default", "nice-20", "rt"]);
+        assert_eq!(p.variants[2].knobs.priority.as_deref(), Some("rr:99"));
+        assert!(p.variants[2].knobs.mlock);
+        let v = variant_flag("fast,priority=fifo:5,mlock,busy-poll=30").unwrap();
+        assert_eq!(v.name, "fast");
+        assert_eq!(
+            v.knobs,
+            KnobRequest {
+                priority: Some("fifo:5".into()),
+                mlock: true,
+                busy_poll_us: Some(30)
+            }
+        );
+        let e = parse(
+            "t",
+            "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\npriority = \"rt\"\n[[step]]\ntest = \"ping\"\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("plan t, variant 2: priority 'rt': expected"), "{e}");
+        let e = parse("t", "[[variant]]\nname = \"a\"\n[[step]]\ntest = \"ping\"\n", false).unwrap_err();
+        assert!(e.contains("one variant compares nothing"), "{e}");
+        assert!(variant_flag("a,busy_poll=soon")
+            .unwrap_err()
+            .contains("is not a number"));
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::spec::Spec;
 use stackmeter_client::{ClientError, RowHistogram};
-use stackmeter_results::{Document, Env, Live, Placement, Target};
+use stackmeter_results::{Document, Env, KnobRequest, Knobs, Live, Placement, Target};
 use std::net::SocketAddr;
 
 /// What a running test reports before it ends.
@@ -29,22 +29,52 @@ pub struct Measured {
     pub error: Option<ClientError>,
 }
 
+/// How one test runs besides its specification.
+#[derive(Clone, Debug, Default)]
+pub struct How {
+    /// Where the caller placed the measuring thread and the responder.
+    pub placement: Placement,
+    /// Real-time knobs, applied to the calling thread for this test only.
+    pub knobs: KnobRequest,
+}
+
 /// Runs `spec` against `addr` (named `target` in the document) from the
-/// calling thread, which the caller has placed; `on` sees the start and
-/// every live row.
-pub fn run(spec: &Spec, target: Target, addr: SocketAddr, placement: Placement, on: &mut dyn FnMut(Event)) -> Measured {
+/// calling thread, which the caller has placed; the knobs apply for the
+/// test and are read back as it ends; `on` sees the start and every live
+/// row.
+pub fn run(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut dyn FnMut(Event)) -> Measured {
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,
         body: spec.empty_body(),
-        placement,
+        placement: how.placement,
+        knobs: Knobs {
+            requested: how.knobs,
+            client: None,
+        },
         env: env(stackmeter_sys::unix_now()),
         complete: false,
         error: None,
         warnings: Vec::new(),
     };
+    let applied = match crate::knobs::apply(&doc.knobs.requested) {
+        Ok(a) => a,
+        Err(e) => {
+            // The callers check the knobs before measuring; this is a
+            // refusal that came later (a limit lowered meanwhile).
+            let e = ClientError::Local(std::io::Error::other(e.to_string()));
+            doc.error = Some(e.to_string());
+            return Measured {
+                doc,
+                histograms: Vec::new(),
+                error: Some(e),
+            };
+        }
+    };
     on(Event::Started(&doc));
     let ran = spec.run(addr, doc.placement.client_cpu, &mut |row| on(Event::Row(row)));
+    doc.knobs.client = Some(crate::knobs::in_force());
+    crate::knobs::undo(applied);
     doc.body = ran.body;
     doc.complete = ran.error.is_none();
     doc.error = ran.error.as_ref().map(|e| e.to_string());

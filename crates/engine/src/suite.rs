@@ -29,6 +29,7 @@ impl Member {
                 label: label.into(),
                 name: name.into(),
                 address: addr.to_string(),
+                knobs: Default::default(),
             },
             addr,
         }
@@ -126,7 +127,11 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     address: t.addr.to_string(),
                     embedded: false,
                 };
-                let m = crate::run::run(&step.spec, target, t.addr, cfg.placement.clone(), &mut |_: Event| {});
+                let how = crate::run::How {
+                    placement: cfg.placement.clone(),
+                    knobs: t.info.knobs.clone(),
+                };
+                let m = crate::run::run(&step.spec, target, t.addr, how, &mut |_: Event| {});
                 if matches!(m.error, Some(ClientError::Interrupted)) {
                     // Cut short by Ctrl-C: half a repetition would bias
                     // the comparison, so it is neither stored nor judged.
@@ -221,8 +226,9 @@ pub fn stored_outcome(run: &RunInfo, tests: &[StoredTest]) -> Result<SuiteOutcom
     Ok(SuiteOutcome::build(settings, Some(run.id), &done))
 }
 
-/// `--target LABEL=ADDR` values: two or more, labels distinct.
-pub fn targets(list: &[String]) -> Result<Vec<Member>, Error> {
+/// `--target LABEL=ADDR` values: two or more (one is enough when the plan
+/// has variants to compare), labels distinct.
+pub fn targets(list: &[String], variants: bool) -> Result<Vec<Member>, Error> {
     let mut out: Vec<Member> = Vec::new();
     for t in list {
         let Some((label, addr)) = t.split_once('=').filter(|(l, a)| !l.is_empty() && !a.is_empty()) else {
@@ -236,10 +242,40 @@ pub fn targets(list: &[String]) -> Result<Vec<Member>, Error> {
         let a = stackmeter_client::resolve(addr, stackmeter_proto::DEFAULT_PORT)?;
         out.push(Member::new(label, addr, a));
     }
-    if out.len() == 1 {
+    if out.len() == 1 && !variants {
         return Err(Error::Usage(
-            "suite compares targets: give two or more --target LABEL=ADDR, or none".into(),
+            "suite compares targets: give two or more --target LABEL=ADDR, or none (or one, with two or more --variant)".into(),
         ));
+    }
+    Ok(out)
+}
+
+/// Every target in every variant (targets outer, so one target's
+/// variants sit side by side), each variant's knobs checked here first so
+/// a refusal comes before any measuring. Labels: the variant's name with
+/// one target, `TARGET/VARIANT` with several.
+pub fn with_variants(targets: Vec<Member>, variants: &[crate::plan::Variant]) -> Result<Vec<Member>, Error> {
+    if variants.is_empty() {
+        return Ok(targets);
+    }
+    for v in variants {
+        crate::knobs::check(&v.knobs).map_err(|e| match e {
+            Error::Local(m) => Error::Local(format!("variant '{}': {m}", v.name)),
+            e => e,
+        })?;
+    }
+    let one = targets.len() == 1;
+    let mut out = Vec::new();
+    for t in &targets {
+        for v in variants {
+            let mut m = t.clone();
+            m.info.label = match one {
+                true => v.name.clone(),
+                false => format!("{}/{}", t.info.label, v.name),
+            };
+            m.info.knobs = v.knobs.clone();
+            out.push(m);
+        }
     }
     Ok(out)
 }

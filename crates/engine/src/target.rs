@@ -253,6 +253,30 @@ impl LocalResponders {
         }
     }
 
+    /// Starts one responder pinned to `responder_cpu`, for a suite that
+    /// compares client variants: the C responder (label `c`; seed 004's
+    /// target was a bare C echo loop), or this binary's `serve` (`rust`)
+    /// when there is no C responder.
+    pub fn start_one(&self, responder_cpu: Option<usize>) -> Result<Local, Error> {
+        if let Some(cpu) = responder_cpu {
+            stackmeter_sys::pin_current_thread(cpu)
+                .map_err(|e| Error::Local(format!("cannot pin to CPU {cpu}: {e}")))?;
+        }
+        if let Ok(Some(c)) = c_responder() {
+            let addr = self.spawn(&c, &[])?;
+            return Ok(Local {
+                label: "c".into(),
+                addr,
+            });
+        }
+        let me = std::env::current_exe().map_err(|e| Error::Local(format!("cannot find this executable: {e}")))?;
+        let addr = self.spawn(&me, &["serve", "--quiet"])?;
+        Ok(Local {
+            label: "rust".into(),
+            addr,
+        })
+    }
+
     /// Starts `program args --listen 127.0.0.1:PORT` and waits (5 s at
     /// most) until it accepts connections.
     fn spawn(&self, program: &Path, args: &[&str]) -> Result<SocketAddr, Error> {

@@ -36,6 +36,9 @@ pub struct Config {
     pub log: Log,
     /// Object mode's catalogue (mode 16); off unless asked for.
     pub objects: ObjectSource,
+    /// `SO_BUSY_POLL` microseconds on the listening and UDP sockets
+    /// (accepted sockets inherit it); `None`: not set.
+    pub busy_poll_us: Option<u32>,
 }
 
 impl Default for Config {
@@ -49,6 +52,7 @@ impl Default for Config {
             cpu: None,
             log: Log::Stderr,
             objects: ObjectSource::Off,
+            busy_poll_us: None,
         }
     }
 }

@@ -63,6 +63,17 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     for addr in &cfg.listen {
         let (tcp, udp) =
             bind_pair(*addr).map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        if let Some(us) = cfg.busy_poll_us {
+            use std::os::fd::AsRawFd;
+            for fd in [tcp.as_raw_fd(), udp.as_raw_fd()] {
+                stackmeter_sys::knobs::set_busy_poll(fd, us)
+                    .map_err(|e| io::Error::new(e.kind(), format!("--busy-poll {us}: {e}")))?;
+            }
+            let seen = stackmeter_sys::knobs::busy_poll(udp.as_raw_fd()).unwrap_or(0);
+            cfg.log.line(format_args!(
+                "busy-poll {seen} us on {addr} (read back from the kernel)"
+            ));
+        }
         bound.push((tcp, udp));
     }
     let mut local = Vec::new();

@@ -30,6 +30,10 @@ pub struct Document {
     pub body: Body,
     /// Where the client and responder threads ran.
     pub placement: Placement,
+    /// Real-time knobs asked for and in force (absent in documents from
+    /// before they were recorded).
+    #[serde(default)]
+    pub knobs: crate::knobs::Knobs,
     /// The host, tool and command line.
     pub env: Env,
     /// False when the test stopped early; `error` says why and `results`
@@ -188,6 +192,15 @@ impl crate::render::Render for Document {
     fn view(&self, style: &crate::render::Style) -> View {
         let mut v = View::new();
         v.push(Block::Title(self.first_line()));
+        if !self.knobs.requested.is_default()
+            || self
+                .knobs
+                .client
+                .as_ref()
+                .is_some_and(|c| c.policy != "other" || c.nice != 0 || c.locked_kib > 0)
+        {
+            v.line(self.knobs.line());
+        }
         let counts = match &self.body {
             Body::Rr { params, results } => crate::rr::view(&mut v, params, results),
             Body::Crr { params, results } => crate::crr::view(&mut v, params, results),

@@ -19,6 +19,10 @@ pub struct SuiteTarget {
     pub name: String,
     /// The resolved socket address.
     pub address: String,
+    /// The client's real-time knobs for this member (a suite variant);
+    /// default when the suite has no variants.
+    #[serde(default, skip_serializing_if = "crate::KnobRequest::is_default")]
+    pub knobs: crate::KnobRequest,
 }
 
 /// What a suite ran: stored with its run, read back by `show`.
@@ -140,7 +144,16 @@ pub fn convergence_misses(done: &[Finished], metric: &str, conf: (f64, f64)) -> 
 impl crate::render::Render for SuiteOutcome {
     fn view(&self, style: &crate::render::Style) -> View {
         let s = &self.suite;
-        let targets: Vec<String> = s.targets.iter().map(|t| format!("{}={}", t.label, t.address)).collect();
+        // Variants of one target differ only in their knobs: name them all.
+        let variants = s.targets.iter().any(|t| !t.knobs.is_default());
+        let targets: Vec<String> = s
+            .targets
+            .iter()
+            .map(|t| match variants {
+                false => format!("{}={}", t.label, t.address),
+                true => format!("{}={} (knobs: {})", t.label, t.address, t.knobs.describe()),
+            })
+            .collect();
         let mut v = View::new();
         v.push(Block::Title(format!(
             "stackmeter suite {}: {}; {} repetitions per target, interleaved{}",

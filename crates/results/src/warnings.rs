@@ -148,6 +148,7 @@ mod tests {
                 client_cpu,
                 responder_cpu: client_cpu,
             },
+            knobs: Default::default(),
             env: Env::default(),
             complete: true,
             error: None,

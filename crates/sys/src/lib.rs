@@ -6,10 +6,12 @@
 //! and describing the host
 //! (name, kernel, CPU model) so every result says where it was measured.
 //! The rest of stackmeter has no `unsafe`; it all lives in this file
-//! (also a child's parent-death signal) and in `interrupt.rs` (Ctrl-C as
-//! a flag).
+//! (also a child's parent-death signal), in `interrupt.rs` (Ctrl-C as a
+//! flag) and in `knobs.rs` (scheduling priority, locked memory, busy
+//! polling, each read back from the kernel).
 
 pub mod interrupt;
+pub mod knobs;
 mod wallclock;
 
 pub use wallclock::{unix_now, unix_now_ms, utc_rfc3339, utc_rfc3339_ms};

@@ -320,3 +320,35 @@ fn c_responder_names_its_version_and_stamps_its_log() {
     assert!(level.starts_with("warn: refused"), "{line}");
     c.finish();
 }
+
+#[test]
+fn c_responder_takes_the_real_time_knobs_or_refuses_them() {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    if !root {
+        return;
+    }
+    let c = CServer::start(&["--priority", "fifo:4", "--busy-poll", "15"]);
+    let pid = c.srv.child.id();
+    assert_eq!(super::knobs::sched_of(pid, pid), Some((1, 4)));
+    let out = run(&["ping", &c.addr_s, "-c", "50", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = Command::new("setpriv")
+        .args([
+            "--bounding-set=-sys_nice",
+            "--inh-caps=-sys_nice",
+            "prlimit",
+            "--rtprio=0:0",
+        ])
+        .arg(asan_binary())
+        .args(["--listen", "127.0.0.1:0", "--priority", "fifo:3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("error: --priority: not permitted"), "{err}");
+}
