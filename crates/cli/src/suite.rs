@@ -12,7 +12,7 @@ use stackmeter_results::{render, Format, Placement};
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
-    /// Built-in plan (latency-grid, bps, link, udp-echo, proxy) or a TOML plan file (docs/suite.md).
+    /// Built-in plan (latency-grid, bps, link, udp-echo, udp-echo-rt, proxy, rrul) or a TOML plan file (docs/suite.md).
     #[arg(default_value = "latency-grid")]
     pub plan: String,
     /// A target as LABEL=ADDR (HOST, HOST:PORT); two or more. The first is the baseline.

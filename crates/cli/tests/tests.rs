@@ -15,6 +15,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 mod knobs;
 #[path = "suite/load.rs"]
 mod load;
+#[path = "suite/rrul.rs"]
+mod rrul;
 #[path = "store/mod.rs"]
 mod store;
 #[path = "suite/throughput.rs"]

@@ -58,6 +58,17 @@ pub struct Chart {
     pub hline: Option<f64>,
     /// Name written into `data-chart` (what the browser test looks for).
     pub kind: String,
+    /// Shaded spans of the x axis with a name each (the phases of a test
+    /// over time), drawn under the series.
+    pub bands: Vec<Band>,
+}
+
+/// A shaded span of the x axis.
+#[derive(Clone, Debug)]
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
 }
 
 impl Axis {
@@ -126,6 +137,7 @@ impl Chart {
             categories: Vec::new(),
             hline: None,
             kind: kind.into(),
+            bands: Vec::new(),
         }
     }
 }
@@ -309,6 +321,18 @@ impl Chart {
             T + ph / 2.0,
             esc(&self.y.label)
         );
+        for (i, b) in self.bands.iter().enumerate() {
+            let (x0, x1) = (px(b.from), px(b.to));
+            let fill = if i % 2 == 0 { "#f2f2f2" } else { "#e4ecf4" };
+            let _ = write!(
+                o,
+                r#"<rect x="{x0:.1}" y="{T}" width="{:.1}" height="{ph}" fill="{fill}" class="band"/><text x="{:.1}" y="{}" class="xl">{}</text>"#,
+                (x1 - x0).max(0.0),
+                (x0 + x1) / 2.0,
+                T + 12.0,
+                esc(&b.label)
+            );
+        }
         if let Some(h) = self.hline {
             let y = py(h);
             let _ = write!(

@@ -341,9 +341,11 @@ fn cells(r: &Row) -> Vec<String> {
     ]
 }
 
-fn cols(c: &Comparison, unit: &str) -> Vec<Col> {
+fn cols(c: &Comparison, unit: &str, test: &str) -> Vec<Col> {
+    // A row is a size pair or a datagram size, or an rrul phase.
+    let row = if test == "rrul" { "Phase" } else { "Size" };
     vec![
-        Col::text("Size", 0),
+        Col::text(row, 0),
         Col::num(&format!("A: {} ({unit})", c.a), 0),
         Col::num(&format!("B: {} ({unit})", c.b), 0),
         Col::num(&format!("Difference ({unit})"), 0),
@@ -428,7 +430,7 @@ impl crate::render::Render for Comparison {
         for s in &self.sections {
             v.push(Block::Heading(s.title()));
             v.push(Block::Table(Table {
-                cols: cols(self, &s.unit),
+                cols: cols(self, &s.unit, &s.test),
                 rows: s.rows.iter().map(cells).collect(),
                 ..Table::default()
             }));

@@ -10,6 +10,7 @@ use crate::figures::{Figure, Figures};
 use crate::load::{LoadParams, LoadRun, LoadSummary};
 use crate::ping::{PingParams, PingResult};
 use crate::rr::{RrParams, RrResult};
+use crate::rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 use crate::stream::{Interval, StreamParams, StreamSummary};
 use crate::udp_max::{UdpMaxParams, UdpMaxResult};
 use crate::view::{Block, View};
@@ -139,6 +140,21 @@ pub enum Body {
         /// The answer and every trial; None if the search failed early.
         result: Option<UdpMaxResult>,
     },
+    /// Latency under load: phases of TCP load with probes through them.
+    Rrul {
+        /// Parameters.
+        params: RrulParams,
+        /// One entry per phase that ran.
+        phases: Vec<Phase>,
+        /// Each phase against the first idle phase.
+        induced: Vec<Induced>,
+        /// How the one-way delays were made.
+        clock: Option<ClockInfo>,
+        /// Every probe on the time axis.
+        series: Vec<ProbePoint>,
+        /// Every load interval on the time axis.
+        throughput: Vec<RatePoint>,
+    },
 }
 
 impl Body {
@@ -151,6 +167,7 @@ impl Body {
             Body::Load { .. } => "load",
             Body::Stream { .. } => "stream",
             Body::UdpMax { .. } => "udp-max",
+            Body::Rrul { .. } => "rrul",
         }
     }
 }
@@ -184,6 +201,7 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
         Body::Load { results, .. } => crate::load::figures(&mut f, results),
         Body::Stream { params, summary, .. } => crate::stream::figures(&mut f, params, summary.as_deref()),
         Body::UdpMax { params, result } => crate::udp_max::figures(&mut f, params, result.as_ref()),
+        Body::Rrul { phases, induced, .. } => crate::rrul::figures(&mut f, phases, induced),
     }
     f.finish()
 }
@@ -216,6 +234,23 @@ impl crate::render::Render for Document {
                 summary,
             } => crate::stream::view(&mut v, params, intervals, summary.as_deref(), style.units),
             Body::UdpMax { params, result } => crate::udp_max::view(&mut v, params, result.as_ref(), style.units),
+            Body::Rrul {
+                params,
+                phases,
+                induced,
+                clock,
+                series,
+                throughput,
+            } => crate::rrul::view(
+                &mut v,
+                params,
+                phases,
+                induced,
+                clock.as_ref(),
+                series,
+                throughput,
+                style.units,
+            ),
         };
         tail_note(&mut v, &counts);
         for w in &self.warnings {

@@ -63,6 +63,13 @@ impl Figures {
         }
     }
 
+    /// A delay in microseconds that is not a distribution (lower is
+    /// better), compared whatever the latency metric is.
+    pub fn delay(&mut self, row: usize, label: &str, series: &str, value: f64, compared: bool) {
+        self.latencies
+            .push(figure(row, label, series, "value", "us", value, true, compared));
+    }
+
     /// A rate (higher is better) in `unit`, under the series `series`.
     pub fn rate(&mut self, row: usize, label: &str, series: &str, unit: &str, value: f64, compared: bool) {
         self.rates

@@ -26,6 +26,7 @@ mod ping;
 pub mod render;
 mod report;
 mod rr;
+pub mod rrul;
 mod runs;
 pub mod schema;
 mod spectrum;
@@ -48,6 +49,7 @@ pub use ping::{PingParams, PingResult, Slow};
 pub use render::{render, Format, Render, Style};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
+pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 pub use runs::{RunList, RunRow};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use stream::{

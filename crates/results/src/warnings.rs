@@ -80,6 +80,18 @@ pub fn derive(doc: &Document) -> Vec<String> {
                 }
             }
         }
+        Body::Rrul { phases, clock, .. } => {
+            let lost: u64 = phases.iter().map(|p| p.probes_lost).sum();
+            let sent: u64 = phases.iter().map(|p| p.probes_sent).sum();
+            if sent > 0 && lost * 100 > sent {
+                out.push(format!(
+                    "{lost} of {sent} latency probes were lost: the latency figures describe the probes that came back, and a queue that drops probes hides its worst delays"
+                ));
+            }
+            if clock.as_ref().is_some_and(|c| c.method == "none") {
+                out.push("no probe came back with the responder's stamps: no one-way delays".into());
+            }
+        }
         Body::Ping { params, results } => {
             for r in results {
                 out.extend(levels("rtt".into(), r.levels));

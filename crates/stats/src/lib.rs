@@ -8,11 +8,13 @@
 //! averaged. [`modality`] flags distributions with two clear levels, which
 //! on a 2-core machine usually means client and responder moved between
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
-//! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch).
+//! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch);
+//! [`owd`] turns round trips with the responder's stamps into one-way delays.
 
 pub mod interval;
 pub mod mlr;
 pub mod modality;
+pub mod owd;
 mod recorder;
 pub mod serial;
 mod summary;

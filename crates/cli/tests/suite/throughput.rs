@@ -448,13 +448,20 @@ fn data_path_goes_through_an_ld_preload_shim() {
 }
 
 /// Three namespaces, client - router - server, with a tbf on the router's
-/// egress toward the server. Removed on drop.
-struct Bottleneck {
+/// egress toward the server (or toward either side, or both: `shaped`).
+/// Removed on drop.
+pub(crate) struct Bottleneck {
     names: [String; 3],
 }
 
 impl Bottleneck {
     fn new(tag: &str, rate: &str) -> Option<Bottleneck> {
+        Self::shaped(tag, Some(&format!("rate {rate} burst 16kb latency 5ms")), None)
+    }
+
+    /// The network with `tbf ARGS` on the router's egress toward the
+    /// server (`up`) and toward the client (`down`), each if given.
+    pub(crate) fn shaped(tag: &str, up: Option<&str>, down: Option<&str>) -> Option<Bottleneck> {
         let probe = Command::new("ip").args(["netns", "list"]).output();
         let root = unsafe_is_root();
         if !root || !matches!(probe, Ok(ref o) if o.status.success()) {
@@ -474,7 +481,6 @@ impl Bottleneck {
             format!("vrs{id}"),
             format!("vs{id}"),
         );
-        let rate_arg = rate.to_string();
         let steps: Vec<Vec<&str>> = vec![
             vec!["netns", "add", c],
             vec!["netns", "add", r],
@@ -510,15 +516,16 @@ impl Bottleneck {
             assert!(out.status.success(), "{cmd}: {}", stderr(&out));
         };
         sh(r, "sysctl -qw net.ipv4.ip_forward=1");
-        sh(
-            r,
-            &format!("tc qdisc add dev {vrs} root tbf rate {rate_arg} burst 16kb latency 5ms"),
-        );
+        for (dev, tbf) in [(&vrs, up), (&vrc, down)] {
+            if let Some(args) = tbf {
+                sh(r, &format!("tc qdisc add dev {dev} root tbf {args}"));
+            }
+        }
         Some(b)
     }
 
     /// `stackmeter serve` inside the server namespace.
-    fn serve(&self) -> Server {
+    pub(crate) fn serve(&self) -> Server {
         let mut cmd = Command::new("ip");
         cmd.args([
             "netns",
@@ -533,7 +540,7 @@ impl Bottleneck {
     }
 
     /// Runs stackmeter in the client namespace.
-    fn client(&self, args: &[&str]) -> Value {
+    pub(crate) fn client(&self, args: &[&str]) -> Value {
         let out = Command::new("ip")
             .args(["netns", "exec", &self.names[0], BIN])
             .env("STACKMETER_DB", super::TEST_DB)

@@ -16,6 +16,7 @@ mod crr;
 mod load;
 mod ping;
 mod rr;
+mod rrul;
 mod stream;
 mod udp_max;
 
@@ -24,6 +25,7 @@ pub use crr::CrrOptions;
 pub use load::LoadOptions;
 pub use ping::PingOptions;
 pub use rr::RrOptions;
+pub use rrul::RrulOptions;
 pub use stream::StreamOptions;
 pub use udp_max::UdpMaxOptions;
 
@@ -32,7 +34,9 @@ use crate::flags::{ObjectFlags, RunFlags};
 use clap::{Args, Subcommand};
 use common::Ran;
 use stackmeter_responder::ObjectSource;
-use stackmeter_results::{Body, CrrParams, Live, LoadParams, PingParams, RrParams, StreamParams, UdpMaxParams};
+use stackmeter_results::{
+    Body, CrrParams, Live, LoadParams, PingParams, RrParams, RrulParams, StreamParams, UdpMaxParams,
+};
 use std::net::SocketAddr;
 
 /// A checked test: the parameters its client runs and its document records.
@@ -50,6 +54,8 @@ pub enum Spec {
     UdpMax(UdpMaxParams),
     /// Many clients fetching objects.
     Load(LoadParams),
+    /// Latency under load.
+    Rrul(RrulParams),
 }
 
 /// A measuring command.
@@ -68,6 +74,9 @@ pub enum TestCommand {
     UdpMax(Measure<UdpMaxOptions>),
     /// Many clients at once, each listing and fetching every object, every byte checked (direct or through a proxy).
     Load(LoadCommand),
+    /// Latency under load (RRUL): phases of TCP load (idle, down, up, both) with latency probes through them,
+    /// one-way delays, and the latency each phase induces over idle.
+    Rrul(Measure<RrulOptions>),
 }
 
 /// A measuring command's flags: how to run, and what to measure.
@@ -111,6 +120,7 @@ impl TestCommand {
             TestCommand::Ping(m) => (m.run, Spec::Ping(m.opts.params()?)),
             TestCommand::Stream(m) => (m.run, Spec::Stream(m.opts.params()?)),
             TestCommand::UdpMax(m) => (m.run, Spec::UdpMax(m.opts.params()?)),
+            TestCommand::Rrul(m) => (m.run, Spec::Rrul(m.opts.params()?)),
             TestCommand::Load(l) => {
                 let objects = objects(&l)?;
                 let spec = Spec::Load(l.opts.params()?);
@@ -155,6 +165,7 @@ impl Spec {
             Spec::Stream(_) => StreamOptions::TEST,
             Spec::UdpMax(_) => UdpMaxOptions::TEST,
             Spec::Load(_) => LoadOptions::TEST,
+            Spec::Rrul(_) => RrulOptions::TEST,
         }
     }
 
@@ -166,6 +177,7 @@ impl Spec {
             Spec::Stream(p) => Some(p.omit_s + p.time_s),
             Spec::Rr(p) => p.open_loop.as_ref().map(|o| o.time_s * p.sizes.len() as f64),
             Spec::Ping(p) if p.interval_us > 0 => Some((p.count + p.warmup) as f64 * p.interval_us as f64 / 1e6),
+            Spec::Rrul(p) => Some(p.phase_s * p.phases.len() as f64),
             _ => None,
         }
     }
@@ -199,6 +211,14 @@ impl Spec {
                 results: Vec::new(),
                 summary: None,
             },
+            Spec::Rrul(p) => Body::Rrul {
+                params: p.clone(),
+                phases: Vec::new(),
+                induced: Vec::new(),
+                clock: None,
+                series: Vec::new(),
+                throughput: Vec::new(),
+            },
         }
     }
 
@@ -213,6 +233,7 @@ impl Spec {
             Spec::Stream(p) => stream::run(p, addr, cpu, live),
             Spec::UdpMax(p) => udp_max::run(p, addr, cpu, live),
             Spec::Load(p) => load::run(p, addr),
+            Spec::Rrul(p) => rrul::run(p, addr, cpu),
         }
     }
 }
@@ -225,13 +246,14 @@ impl From<SpecError> for Error {
 }
 
 /// Test names a plan step may give.
-pub const TESTS: [&str; 6] = [
+pub const TESTS: [&str; 7] = [
     RrOptions::TEST,
     CrrOptions::TEST,
     PingOptions::TEST,
     StreamOptions::TEST,
     UdpMaxOptions::TEST,
     LoadOptions::TEST,
+    RrulOptions::TEST,
 ];
 
 /// The keys a test's options take, in flag order.
@@ -252,6 +274,7 @@ pub fn from_table(test: &str, table: toml::Table, quick: bool) -> Result<Spec, S
         StreamOptions::TEST => table_params::<StreamOptions>(table, quick).map(Spec::Stream),
         UdpMaxOptions::TEST => table_params::<UdpMaxOptions>(table, quick).map(Spec::UdpMax),
         LoadOptions::TEST => table_params::<LoadOptions>(table, quick).map(Spec::Load),
+        RrulOptions::TEST => table_params::<RrulOptions>(table, quick).map(Spec::Rrul),
         other => Err(format!("unknown test '{other}' ({})", TESTS.join(", "))),
     }
 }
