@@ -97,6 +97,11 @@ impl crate::render::Render for Report {
             v.push(Block::Heading("Latency distributions".into()));
             v.extend(lat);
         }
+        let lul = load_charts(&self.sources);
+        if !lul.is_empty() {
+            v.push(Block::Heading("Latency under load (rrul)".into()));
+            v.blocks.extend(lul.into_iter().map(Block::Chart));
+        }
         let iv = interval_charts(&self.sources);
         if !iv.is_empty() {
             v.push(Block::Heading("Throughput per interval".into()));
@@ -241,6 +246,49 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
             Axis::linear(unit, 0.0, vmax * 1.1),
             series,
         ));
+    }
+    out
+}
+
+/// rrul: induced latency per phase of every source side by side, then
+/// each source's latest run against time.
+fn load_charts(sources: &[ReportSource]) -> Vec<Chart> {
+    fn rrul(s: &ReportSource) -> Vec<&crate::doc::Body> {
+        s.tests
+            .iter()
+            .map(|t| &t.doc.body)
+            .filter(|b| matches!(b, crate::doc::Body::Rrul { .. }))
+            .collect()
+    }
+    let sides: Vec<(String, Vec<&[crate::rrul::Induced]>)> = sources
+        .iter()
+        .map(|s| {
+            let runs = rrul(s)
+                .into_iter()
+                .filter_map(|b| match b {
+                    crate::doc::Body::Rrul { induced, .. } => Some(induced.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            (s.name.clone(), runs)
+        })
+        .collect();
+    let mut out: Vec<Chart> = crate::rrul::induced_chart(&sides).into_iter().collect();
+    for s in sources {
+        if let Some(crate::doc::Body::Rrul {
+            phases,
+            series,
+            throughput,
+            ..
+        }) = rrul(s).last()
+        {
+            out.extend(crate::rrul::time_charts(
+                &format!("{} (latest run): ", s.name),
+                phases,
+                series,
+                throughput,
+            ));
+        }
     }
     out
 }

@@ -488,10 +488,23 @@ pub(crate) fn view(
         .collect()
 }
 
-/// The charts flent and crusader users read first.
+/// The charts flent and crusader users read first, into the view.
 fn charts(v: &mut View, phases: &[Phase], series: &[ProbePoint], throughput: &[RatePoint]) {
+    for c in time_charts("", phases, series, throughput) {
+        v.push(Block::Chart(c));
+    }
+}
+
+/// Throughput and probe delay against time with the phases shaded, and the
+/// round trip by percentile per phase; titles start with `prefix`.
+pub(crate) fn time_charts(
+    prefix: &str,
+    phases: &[Phase],
+    series: &[ProbePoint],
+    throughput: &[RatePoint],
+) -> Vec<Chart> {
     let Some(end) = phases.last().map(|p| p.end_s) else {
-        return;
+        return Vec::new();
     };
     let bands: Vec<Band> = phases
         .iter()
@@ -508,7 +521,7 @@ fn charts(v: &mut View, phases: &[Phase], series: &[ProbePoint], throughput: &[R
         .fold(1.0, f64::max);
     let mut c = Chart::new(
         "rrul-throughput",
-        "Throughput against time (receiver-counted, per interval)",
+        format!("{prefix}Throughput against time (receiver-counted, per interval)"),
         Axis::linear("seconds", 0.0, end),
         Axis::linear("Mbit/s", 0.0, top * 1.1),
         vec![
@@ -517,7 +530,6 @@ fn charts(v: &mut View, phases: &[Phase], series: &[ProbePoint], throughput: &[R
         ],
     );
     c.bands = bands.clone();
-    v.push(Block::Chart(c));
     let line = |f: fn(&ProbePoint) -> Option<f64>| {
         series
             .iter()
@@ -529,7 +541,7 @@ fn charts(v: &mut View, phases: &[Phase], series: &[ProbePoint], throughput: &[R
     let (lo, hi) = (all().fold(f64::INFINITY, f64::min), all().fold(1.0, f64::max));
     let mut d = Chart::new(
         "rrul-latency",
-        "Probe delay against time: round trip and each way",
+        format!("{prefix}Probe delay against time: round trip and each way"),
         Axis::linear("seconds", 0.0, end),
         Axis::log("us (log)", lo.min(hi) * 0.9, hi * 1.1),
         vec![
@@ -539,7 +551,6 @@ fn charts(v: &mut View, phases: &[Phase], series: &[ProbePoint], throughput: &[R
         ],
     );
     d.bands = bands;
-    v.push(Block::Chart(d));
     // Round trip by percentile per phase, from every probe of the phase.
     let mut lines = Vec::new();
     let mut top: f64 = 1.0;
@@ -562,11 +573,62 @@ fn charts(v: &mut View, phases: &[Phase], series: &[ProbePoint], throughput: &[R
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .fold(10.0, f64::max);
-    v.push(Block::Chart(Chart::new(
+    let e = Chart::new(
         "rrul-percentiles",
-        "Probe round trip by percentile, per phase",
+        format!("{prefix}Probe round trip by percentile, per phase"),
         Axis::percentiles(xmax),
         Axis::log("us (log)", lo.min(top) * 0.9, top * 1.1),
         lines,
-    )));
+    );
+    vec![c, d, e]
+}
+
+/// Induced round-trip latency (p50) per phase, every side side by side: a
+/// dot at the median over its runs with a bar from the lowest to the
+/// highest. `sides` are (name, each run's induced rows).
+pub(crate) fn induced_chart(sides: &[(String, Vec<&[Induced]>)]) -> Option<Chart> {
+    let mut phases: Vec<String> = Vec::new();
+    for (_, runs) in sides {
+        for d in runs.iter().flat_map(|r| r.iter()) {
+            if !phases.contains(&d.phase) && !d.phase.ends_with(" idle") {
+                phases.push(d.phase.clone());
+            }
+        }
+    }
+    if phases.is_empty() {
+        return None;
+    }
+    let n = sides.len().max(1) as f64;
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    let mut series = Vec::new();
+    for (k, (name, runs)) in sides.iter().enumerate() {
+        let mut s = Series::line(name.clone(), k, Vec::new());
+        s.kind = crate::chart::Kind::Points { radius: 4.0 };
+        for (i, ph) in phases.iter().enumerate() {
+            let mut v: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.iter().find(|d| &d.phase == ph).map(|d| d.rtt_p50_us))
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let x = i as f64 + (k as f64 - (n - 1.0) / 2.0) * 0.5 / n;
+            s.points.push((x, v[v.len() / 2]));
+            s.errors.push((v[0], v[v.len() - 1]));
+            lo = lo.min(v[0]);
+            hi = hi.max(v[v.len() - 1]);
+        }
+        series.push(s);
+    }
+    let mut c = Chart::new(
+        "rrul-induced",
+        "Induced round trip per phase (p50 minus idle's): median of runs, lowest to highest",
+        Axis::linear("phase", -0.5, phases.len() as f64 - 0.5),
+        Axis::linear("us", lo * 1.1, hi * 1.1),
+        series,
+    );
+    c.categories = phases;
+    c.hline = Some(0.0);
+    Some(c)
 }

@@ -104,6 +104,41 @@ fn rrul_runs_every_phase_with_probes_through_them() {
 }
 
 #[test]
+fn report_sets_two_targets_side_by_side_on_induced_latency() {
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let dir = std::env::temp_dir().join(format!("sm-rrul-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("r.db");
+    let db = db.to_str().unwrap();
+    for (srv, label) in [(&a, "a"), (&b, "b"), (&a, "a"), (&b, "b")] {
+        let out = run(&[
+            "rrul",
+            &srv.target(),
+            "--phases",
+            "idle,down,idle",
+            "--phase-time",
+            "0.3",
+            "-P",
+            "1",
+            "--db",
+            db,
+            "--label",
+            label,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let html = dir.join("r.html");
+    let out = run(&["report", "a", "b", "--db", db, "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Latency under load (rrul)"));
+    assert_eq!(page.matches("data-chart=\"rrul-induced\"").count(), 1);
+    // Each source's latest run against time.
+    assert_eq!(page.matches("data-chart=\"rrul-latency\"").count(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn rrul_bad_flags_are_exit_2_naming_the_flag() {
     for (args, says) in [
         (
