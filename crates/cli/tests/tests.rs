@@ -13,6 +13,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
 #[path = "suite/load.rs"]
 mod load;
+#[path = "suite/plain.rs"]
+mod plain;
 #[path = "store/mod.rs"]
 mod store;
 #[path = "suite/throughput.rs"]

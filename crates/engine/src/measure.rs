@@ -19,7 +19,12 @@ pub struct Single {
 pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
     let f = &p.flags;
     let mut store = crate::record::open_for_measuring(&f.store)?;
-    let chosen = crate::target::choose(f.target.as_deref(), f.responder_affinity, p.objects.clone())?;
+    let chosen = crate::target::choose(
+        f.target.as_deref(),
+        f.responder_affinity,
+        p.objects.clone(),
+        p.spec.target_kind(),
+    )?;
     if let Some(cpu) = f.affinity {
         let placed = match p.spec {
             // A stream's workers pin themselves; the measuring thread

@@ -42,7 +42,12 @@ pub fn run(spec: &Spec, target: Target, addr: SocketAddr, placement: Placement, 
         complete: false,
         error: None,
         warnings: Vec::new(),
+        not_measured: Vec::new(),
     };
+    // The parameters record the flags, so they say what kind of target
+    // this is, whoever built the envelope.
+    doc.target.kind = spec.target_kind();
+    doc.not_measured = stackmeter_results::plain::not_measured(&doc.body);
     on(Event::Started(&doc));
     let ran = spec.run(addr, doc.placement.client_cpu, &mut |row| on(Event::Row(row)));
     doc.body = ran.body;

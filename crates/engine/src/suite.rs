@@ -125,6 +125,7 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     name: t.info.name.clone(),
                     address: t.addr.to_string(),
                     embedded: false,
+                    kind: step.spec.target_kind(),
                 };
                 let m = crate::run::run(&step.spec, target, t.addr, cfg.placement.clone(), &mut |_: Event| {});
                 if matches!(m.error, Some(ClientError::Interrupted)) {

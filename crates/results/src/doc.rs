@@ -9,6 +9,7 @@ use crate::crr::{CrrParams, CrrResult};
 use crate::figures::{Figure, Figures};
 use crate::load::{LoadParams, LoadRun, LoadSummary};
 use crate::ping::{PingParams, PingResult};
+use crate::plain::{NotMeasured, TargetKind};
 use crate::rr::{RrParams, RrResult};
 use crate::stream::{Interval, StreamParams, StreamSummary};
 use crate::udp_max::{UdpMaxParams, UdpMaxResult};
@@ -39,6 +40,11 @@ pub struct Document {
     pub error: Option<String>,
     /// Things the reader must know to trust the figures.
     pub warnings: Vec<String>,
+    /// Figures this test gives against a stackmeter responder that the
+    /// plain target measured could not (empty for a responder; documents
+    /// stored before the key read as empty).
+    #[serde(default)]
+    pub not_measured: Vec<NotMeasured>,
 }
 
 /// The address measured.
@@ -50,6 +56,10 @@ pub struct Target {
     pub address: String,
     /// True when stackmeter started the responder itself, in-process.
     pub embedded: bool,
+    /// What kind of server it is: a stackmeter responder or a plain one
+    /// (documents stored before the key read as `stackmeter`).
+    #[serde(default)]
+    pub kind: TargetKind,
 }
 
 /// CPU placement in force.
@@ -156,6 +166,12 @@ impl Document {
     pub fn first_line(&self) -> String {
         let target = if self.target.embedded {
             format!("{} (embedded responder)", self.target.address)
+        } else if self.target.kind.is_plain() {
+            let name = match self.target.name == self.target.address {
+                true => String::new(),
+                false => format!("{}, ", self.target.name),
+            };
+            format!("{} ({name}{})", self.target.address, self.target.kind.describe())
         } else if self.target.name == self.target.address {
             self.target.address.clone()
         } else {
@@ -205,6 +221,17 @@ impl crate::render::Render for Document {
             Body::UdpMax { params, result } => crate::udp_max::view(&mut v, params, result.as_ref(), style.units),
         };
         tail_note(&mut v, &counts);
+        if !self.not_measured.is_empty() {
+            v.blank();
+        }
+        for n in &self.not_measured {
+            v.push(Block::Note(format!(
+                "not measured ({}): {}: {}",
+                self.target.kind.describe(),
+                n.figure,
+                n.why
+            )));
+        }
         for w in &self.warnings {
             v.push(Block::Warning(w.clone()));
         }
