@@ -15,6 +15,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 mod knobs;
 #[path = "suite/load.rs"]
 mod load;
+#[path = "suite/plain.rs"]
+mod plain;
 #[path = "suite/rrul.rs"]
 mod rrul;
 #[path = "store/mod.rs"]

@@ -90,6 +90,8 @@ struct State<'a> {
     rtt: Recorder,
     server: Recorder,
     r: PingResult,
+    /// A plain echo server (`--echo`): the client's own framing.
+    echo: Option<crate::plain::EchoFrames>,
 }
 
 impl<'a> State<'a> {
@@ -127,6 +129,7 @@ impl<'a> State<'a> {
             rtt: Recorder::new(),
             server: Recorder::new(),
             r: PingResult::empty(spec.size),
+            echo: spec.echo.then(|| crate::plain::EchoFrames::new(total)),
         })
     }
 
@@ -137,6 +140,10 @@ impl<'a> State<'a> {
     /// Builds datagram `seq` in the send buffer (before the clock read).
     fn build(&mut self, seq: u64) {
         let ts = self.origin.elapsed().as_nanos() as u64;
+        if let Some(e) = &mut self.echo {
+            e.build(seq, ts, &mut self.tx);
+            return;
+        }
         // Cannot fail: the size was checked to be >= HEADER_LEN.
         let _ = Header::request(seq, ts).emit(&mut self.tx);
         pattern::fill(seq, &mut self.tx[HEADER_LEN..]);
@@ -249,6 +256,15 @@ impl<'a> State<'a> {
     }
 
     fn account(&mut self, n: usize, t1: Instant) -> Result<(), ClientError> {
+        if let Some(e) = &self.echo {
+            return match e.check(&self.rx.bytes()[..n], self.spec.size) {
+                Some((seq, intact)) => self.tally(seq, intact, None, t1),
+                None => {
+                    self.r.mismatched += 1;
+                    Ok(())
+                }
+            };
+        }
         let rx = self.rx.bytes_mut();
         let Ok(h) = Header::parse(&rx[..n]) else {
             self.r.mismatched += 1;
@@ -264,20 +280,30 @@ impl<'a> State<'a> {
                 reason: format!("UDP echo refused (responder speaks v{})", h.version),
             });
         }
-        let i = h.seq as usize;
+        let intact =
+            n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &rx[HEADER_LEN..n]);
+        let server = (h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx).then(|| h.server_tx - h.server_rx);
+        self.tally(h.seq, intact, server, t1)
+    }
+
+    /// Counts the reply to datagram `seq` that came at `t1`: duplicate,
+    /// late, reordered, mismatched (`intact` false), slow; its RTT and the
+    /// responder's own time (`server_ns`) go to the histograms.
+    fn tally(&mut self, seq: u64, intact: bool, server_ns: Option<u64>, t1: Instant) -> Result<(), ClientError> {
+        let i = seq as usize;
         let Some(sent) = self.sent_at.get(i).copied().flatten() else {
             self.r.mismatched += 1;
             return Ok(());
         };
         if self.seen[i] {
-            if h.seq >= self.spec.warmup {
+            if seq >= self.spec.warmup {
                 self.r.duplicates += 1;
             }
             return Ok(());
         }
         self.seen[i] = true;
         self.outstanding -= 1;
-        if h.seq < self.spec.warmup {
+        if seq < self.spec.warmup {
             return Ok(());
         }
         let rtt = t1.duration_since(sent);
@@ -288,24 +314,22 @@ impl<'a> State<'a> {
         self.r.received += 1;
         self.last_reply = Some(t1);
         match self.highest {
-            Some(hi) if h.seq < hi => self.r.reordered += 1,
-            _ => self.highest = Some(h.seq),
+            Some(hi) if seq < hi => self.r.reordered += 1,
+            _ => self.highest = Some(seq),
         }
-        let intact =
-            n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &rx[HEADER_LEN..n]);
         if !intact {
             self.r.mismatched += 1;
         }
         let ns = rtt.as_nanos() as u64;
         self.rtt.record(ns);
-        if h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx {
-            self.server.record(h.server_tx - h.server_rx);
+        if let Some(ns) = server_ns {
+            self.server.record(ns);
         }
         if rtt > self.slow {
             self.r.slow += 1;
             if self.r.slow_first.len() < SLOW_LISTED {
                 self.r.slow_first.push(Slow {
-                    seq: h.seq - self.spec.warmup,
+                    seq: seq - self.spec.warmup,
                     rtt_us: ns as f64 / 1000.0,
                 });
             }

@@ -135,6 +135,8 @@ fn phases(
                     zerocopy: false,
                     nodelay: false,
                     timeout_ms: p.timeout_ms,
+                    discard: false,
+                    iperf2: false,
                 };
                 let o = crate::stream::stream(addr, &sp, cpu, &mut |row: &Interval| {
                     intervals.push((monotonic_ns(), row.recv_mbps, row.sent_mbps));

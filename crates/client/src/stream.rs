@@ -40,6 +40,9 @@ pub struct StreamOutcome {
     pub error: Option<ClientError>,
     /// The responder set the drain-timeout flag on its final report.
     pub drain_timeout: bool,
+    /// What the reader must know that only the run could tell (a plain
+    /// target that sent no report).
+    pub warnings: Vec<String>,
 }
 
 /// A counter on its own cache line, so worker threads don't share one.
@@ -48,17 +51,33 @@ pub struct StreamOutcome {
 pub(crate) struct Counter(pub(crate) AtomicU64);
 
 /// State shared by the workers of one test.
-struct Shared {
-    stop: AtomicBool,
+pub(crate) struct Shared {
+    pub(crate) stop: AtomicBool,
     /// MSG_ZEROCOPY sends completed, and of those copied anyway.
-    zc_completed: Arc<Counter>,
-    zc_copied: Arc<Counter>,
+    pub(crate) zc_completed: Arc<Counter>,
+    pub(crate) zc_copied: Arc<Counter>,
     /// First error a worker hit.
     error: std::sync::Mutex<Option<ClientError>>,
 }
 
 impl Shared {
-    fn fail(&self, e: ClientError) {
+    /// Nothing stopped, nothing counted.
+    pub(crate) fn new() -> Arc<Shared> {
+        Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            zc_completed: Arc::new(Counter::default()),
+            zc_copied: Arc::new(Counter::default()),
+            error: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The first error a worker hit, taken out.
+    pub(crate) fn take_error(&self) -> Option<ClientError> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Keeps `e` if it is the first error, and stops every worker.
+    pub(crate) fn fail(&self, e: ClientError) {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert(e);
         self.stop.store(true, Ordering::Release);
@@ -66,12 +85,12 @@ impl Shared {
 }
 
 /// One worker thread: its byte (or datagram) counter and its handle.
-struct Worker {
-    bytes: Arc<Counter>,
-    datagrams: Arc<Counter>,
-    handle: JoinHandle<CpuTime>,
+pub(crate) struct Worker {
+    pub(crate) bytes: Arc<Counter>,
+    pub(crate) datagrams: Arc<Counter>,
+    pub(crate) handle: JoinHandle<CpuTime>,
     /// A duplicate of a TCP sender's socket, for TCP_INFO.
-    tcp: Option<TcpStream>,
+    pub(crate) tcp: Option<TcpStream>,
 }
 
 /// Counts at one boundary.
@@ -112,12 +131,7 @@ fn run(
     let timeout = Duration::from_millis(p.timeout_ms);
     let cpu0 = thread_cpu();
     let mut control = Control::open(addr, timeout)?;
-    let shared = Arc::new(Shared {
-        stop: AtomicBool::new(false),
-        zc_completed: Arc::new(Counter::default()),
-        zc_copied: Arc::new(Counter::default()),
-        error: std::sync::Mutex::new(None),
-    });
+    let shared = Shared::new();
     let parallel = p.parallel as usize;
     let go = Arc::new(Gate::default());
     // Whatever way this function ends, no worker is left waiting at the
@@ -139,12 +153,7 @@ fn run(
             let h = SessionHeader::data(Mode::Sink, control.test_id, p.length);
             let s = open_session_with(addr, &h, timeout, p.nodelay)?;
             if p.zerocopy {
-                stackmeter_sys::enable_zerocopy(s.as_raw_fd()).map_err(|e| {
-                    ClientError::Local(io::Error::new(
-                        e.kind(),
-                        format!("--zerocopy: SO_ZEROCOPY not available ({e})"),
-                    ))
-                })?;
+                enable_zerocopy(&s)?;
             }
             senders.push(tcp_sender(s, addr, p.length as usize, p.zerocopy, &st)?);
         }
@@ -159,16 +168,7 @@ fn run(
     let mut marks = vec![mark(0.0, &senders, &receivers, &mut control)?];
     go.open();
     let start = Instant::now();
-    let total = p.omit_s + p.time_s;
-    let mut boundaries: Vec<f64> = (1..)
-        .map(|k| k as f64 * p.interval_s)
-        .take_while(|&t| t < total - 1e-9)
-        .collect();
-    if p.omit_s > 0.0 && !boundaries.iter().any(|&t| (t - p.omit_s).abs() < 1e-9) {
-        boundaries.push(p.omit_s);
-    }
-    boundaries.push(total);
-    boundaries.sort_by(f64::total_cmp);
+    let boundaries = boundaries(p);
     let mut omit_mark = if p.omit_s > 0.0 { None } else { Some(marks[0]) };
     // Ctrl-C closes the window at once: the interval in progress ends
     // there (shorter, its rates over its own length) and the test stops as
@@ -230,7 +230,7 @@ fn run(
     let down_total = join(receivers, &mut client_cpu).0;
     let wall = start.elapsed().as_secs_f64();
     client_cpu = client_cpu.plus(thread_cpu().since(cpu0));
-    if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    if let Some(e) = shared.take_error() {
         return Err(e);
     }
     let fin = final_report?;
@@ -258,6 +258,32 @@ fn run(
         true => Err(ClientError::Interrupted),
         false => Ok(()),
     }
+}
+
+/// MSG_ZEROCOPY on a TCP sender's socket.
+pub(crate) fn enable_zerocopy(s: &TcpStream) -> Result<(), ClientError> {
+    stackmeter_sys::enable_zerocopy(s.as_raw_fd()).map_err(|e| {
+        ClientError::Local(io::Error::new(
+            e.kind(),
+            format!("--zerocopy: SO_ZEROCOPY not available ({e})"),
+        ))
+    })
+}
+
+/// The interval ends, seconds from the start: every `interval_s`, the end
+/// of the omitted seconds, and the end of the test.
+pub(crate) fn boundaries(p: &StreamParams) -> Vec<f64> {
+    let total = p.omit_s + p.time_s;
+    let mut boundaries: Vec<f64> = (1..)
+        .map(|k| k as f64 * p.interval_s)
+        .take_while(|&t| t < total - 1e-9)
+        .collect();
+    if p.omit_s > 0.0 && !boundaries.iter().any(|&t| (t - p.omit_s).abs() < 1e-9) {
+        boundaries.push(p.omit_s);
+    }
+    boundaries.push(total);
+    boundaries.sort_by(f64::total_cmp);
+    boundaries
 }
 
 /// Totals after the test was stopped and drained.
@@ -301,7 +327,7 @@ fn mark(t: f64, senders: &[Worker], receivers: &[Worker], control: &mut Control)
     })
 }
 
-fn mbps(bytes: u64, secs: f64) -> f64 {
+pub(crate) fn mbps(bytes: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         bytes as f64 * 8.0 / secs / 1e6
     } else {
@@ -309,7 +335,7 @@ fn mbps(bytes: u64, secs: f64) -> f64 {
     }
 }
 
-fn kpps(bytes: u64, length: u32, secs: f64) -> f64 {
+pub(crate) fn kpps(bytes: u64, length: u32, secs: f64) -> f64 {
     if secs > 0.0 {
         bytes as f64 / length as f64 / secs / 1e3
     } else {
@@ -377,6 +403,8 @@ fn interval(p: &StreamParams, a: &Mark, b: &Mark, omitted: bool) -> Interval {
         cwnd_kib,
         rtt_us,
         udp,
+        acked_bytes: None,
+        acked_mbps: None,
     }
 }
 
@@ -394,26 +422,7 @@ fn summary(
     let secs = b.t - a.t;
     let sent = target_rx(p, &b.report).saturating_sub(target_rx(p, &a.report));
     let recv = b.down_recv - a.down_recv;
-    let mut totals: Vec<f64> = intervals.iter().filter(|i| !i.omitted).map(|i| i.total_mbps).collect();
-    totals.sort_by(f64::total_cmp);
-    let spread = if totals.is_empty() {
-        Spread::default()
-    } else {
-        Spread {
-            min: totals[0],
-            median: median(&totals),
-            max: totals[totals.len() - 1],
-        }
-    };
-    let cpu_of = |user_ns: u64, sys_ns: u64, over: f64| Cpu {
-        user_s: user_ns as f64 / 1e9,
-        sys_s: sys_ns as f64 / 1e9,
-        percent_of_core: if over > 0.0 {
-            100.0 * (user_ns + sys_ns) as f64 / 1e9 / over
-        } else {
-            0.0
-        },
-    };
+    let spread = spread(intervals);
     let responder = fin
         .has(FLAG_CPU)
         .then(|| cpu_of(fin.cpu_user_ns, fin.cpu_sys_ns, fin.elapsed_ns as f64 / 1e9));
@@ -463,6 +472,35 @@ fn summary(
         },
         udp,
         zerocopy: None,
+        acked_bytes: None,
+        acked_mbps: None,
+    }
+}
+
+/// min / median / max of the non-omitted intervals' totals.
+pub(crate) fn spread(intervals: &[Interval]) -> Spread {
+    let mut totals: Vec<f64> = intervals.iter().filter(|i| !i.omitted).map(|i| i.total_mbps).collect();
+    totals.sort_by(f64::total_cmp);
+    if totals.is_empty() {
+        return Spread::default();
+    }
+    Spread {
+        min: totals[0],
+        median: median(&totals),
+        max: totals[totals.len() - 1],
+    }
+}
+
+/// CPU seconds as a share of `over` seconds of wall time.
+pub(crate) fn cpu_of(user_ns: u64, sys_ns: u64, over: f64) -> Cpu {
+    Cpu {
+        user_s: user_ns as f64 / 1e9,
+        sys_s: sys_ns as f64 / 1e9,
+        percent_of_core: if over > 0.0 {
+            100.0 * (user_ns + sys_ns) as f64 / 1e9 / over
+        } else {
+            0.0
+        },
     }
 }
 
@@ -478,20 +516,20 @@ fn median(sorted: &[f64]) -> f64 {
 /// The start line every worker waits at. It opens once: for the start,
 /// or for an abort (with `Shared::stop` set first, so workers return).
 #[derive(Default)]
-struct Gate {
+pub(crate) struct Gate {
     open: Mutex<bool>,
     cv: Condvar,
 }
 
 impl Gate {
-    fn wait(&self) {
+    pub(crate) fn wait(&self) {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         while !*open {
             open = self.cv.wait(open).unwrap_or_else(|p| p.into_inner());
         }
     }
 
-    fn open(&self) {
+    pub(crate) fn open(&self) {
         *self.open.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.cv.notify_all();
     }
@@ -500,7 +538,7 @@ impl Gate {
 /// On leaving `run` by any path: stop every worker and open the gate. A
 /// worker blocked in a send returns within the socket timeout; one blocked
 /// in a receive, once the responder ends the test with the control session.
-struct Release<'a>(&'a Shared, &'a Gate);
+pub(crate) struct Release<'a>(pub(crate) &'a Shared, pub(crate) &'a Gate);
 
 impl Drop for Release<'_> {
     fn drop(&mut self) {
@@ -510,16 +548,16 @@ impl Drop for Release<'_> {
 }
 
 /// What every worker thread starts from.
-struct Start<'a> {
-    shared: &'a Arc<Shared>,
-    go: &'a Arc<Gate>,
-    cpu: Option<usize>,
+pub(crate) struct Start<'a> {
+    pub(crate) shared: &'a Arc<Shared>,
+    pub(crate) go: &'a Arc<Gate>,
+    pub(crate) cpu: Option<usize>,
 }
 
 /// Starts a worker thread: pinned, with its own byte and datagram
 /// counters; `body` prepares its buffers, waits at the barrier, moves data
 /// until done. The thread's CPU time is its result.
-fn worker(
+pub(crate) fn worker(
     name: &str,
     st: &Start,
     tcp: Option<TcpStream>,
@@ -556,7 +594,7 @@ fn worker(
 
 /// A TCP sender: writes `length` bytes per call until told to stop, then
 /// half-closes and waits for the responder's close.
-fn tcp_sender(
+pub(crate) fn tcp_sender(
     mut s: TcpStream,
     addr: SocketAddr,
     length: usize,
@@ -665,11 +703,13 @@ fn udp_sender(addr: SocketAddr, p: &StreamParams, test_id: u32, index: u16, st: 
 
 /// One UDP stream's sender: its socket, datagram buffer and next sequence.
 pub(crate) struct UdpTx {
-    sock: UdpSocket,
-    buf: Vec<u8>,
+    pub(crate) sock: UdpSocket,
+    pub(crate) buf: Vec<u8>,
     test_id: u32,
     index: u16,
-    seq: u64,
+    pub(crate) seq: u64,
+    /// iperf 2's datagram header instead of the protocol's (`--iperf2`).
+    iperf2: bool,
 }
 
 impl UdpTx {
@@ -682,6 +722,23 @@ impl UdpTx {
             test_id,
             index,
             seq: 0,
+            iperf2: false,
+        }
+    }
+
+    /// A sender of iperf 2 datagrams (`crate::iperf2`): its datagram
+    /// header, a settings header with no flags, the payload pattern.
+    pub(crate) fn iperf2(sock: UdpSocket, length: usize) -> UdpTx {
+        let mut buf = vec![0u8; length.max(crate::iperf2::UDP_MIN)];
+        stackmeter_proto::pattern::fill(0, &mut buf[crate::iperf2::UDP_MIN..]);
+        buf[crate::iperf2::DATAGRAM_LEN..crate::iperf2::UDP_MIN].fill(0);
+        UdpTx {
+            sock,
+            buf,
+            test_id: 0,
+            index: 0,
+            seq: 0,
+            iperf2: true,
         }
     }
 
@@ -714,9 +771,13 @@ impl UdpTx {
                 continue;
             }
             for _ in 0..due {
-                let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
-                // Cannot fail: buf holds at least HEADER_LEN bytes.
-                let _ = h.emit(&mut self.buf);
+                if self.iperf2 {
+                    crate::iperf2::stamp(&mut self.buf, self.seq as i64 + 1, stackmeter_sys::wall_ns());
+                } else {
+                    let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
+                    // Cannot fail: buf holds at least HEADER_LEN bytes.
+                    let _ = h.emit(&mut self.buf);
+                }
                 match self.sock.send(&self.buf) {
                     Ok(n) => {
                         self.seq += 1;

@@ -24,7 +24,12 @@ pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> 
     // do not inherit the client's priority.
     let knobs = f.knobs.request();
     crate::knobs::check(&knobs)?;
-    let chosen = crate::target::choose(f.target.as_deref(), f.responder_affinity, p.objects.clone())?;
+    let chosen = crate::target::choose(
+        f.target.as_deref(),
+        f.responder_affinity,
+        p.objects.clone(),
+        p.spec.target_kind(),
+    )?;
     if let Some(cpu) = f.affinity {
         let placed = match p.spec {
             // A stream's workers pin themselves; the measuring thread

@@ -56,7 +56,12 @@ pub fn run(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut dyn
         complete: false,
         error: None,
         warnings: Vec::new(),
+        not_measured: Vec::new(),
     };
+    // The parameters record the flags, so they say what kind of target
+    // this is, whoever built the envelope.
+    doc.target.kind = spec.target_kind();
+    doc.not_measured = doc.body.not_measured();
     let applied = match crate::knobs::apply(&doc.knobs.requested) {
         Ok(a) => a,
         Err(e) => {

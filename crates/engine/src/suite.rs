@@ -126,6 +126,7 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     name: t.info.name.clone(),
                     address: t.addr.to_string(),
                     embedded: false,
+                    kind: step.spec.target_kind(),
                 };
                 let how = crate::run::How {
                     placement: cfg.placement.clone(),

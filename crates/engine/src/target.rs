@@ -5,7 +5,7 @@
 
 use crate::error::Error;
 use stackmeter_responder::{Log, ObjectSource, Responder};
-use stackmeter_results::Target;
+use stackmeter_results::{Target, TargetKind};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,25 +21,54 @@ pub struct Chosen {
     _responder: Option<Responder>,
 }
 
-/// `target` resolved, or with none a responder started in this process on
-/// 127.0.0.1 (pinned to `responder_cpu`, serving `objects`).
-pub fn choose(target: Option<&str>, responder_cpu: Option<usize>, objects: ObjectSource) -> Result<Chosen, Error> {
+/// `target` resolved (a port it does not name is `kind`'s default), or
+/// with none a responder started in this process on 127.0.0.1 (pinned to
+/// `responder_cpu`, serving `objects`). A plain target must be named:
+/// there is no embedded echo, discard or iperf 2 server.
+pub fn choose(
+    target: Option<&str>,
+    responder_cpu: Option<usize>,
+    objects: ObjectSource,
+    kind: TargetKind,
+) -> Result<Chosen, Error> {
+    let flag = crate::spec::plain::flag(kind);
     if let Some(t) = target {
         if responder_cpu.is_some() {
             return Err(Error::Usage(
                 "--responder-affinity applies only to the embedded responder (give no TARGET)".into(),
             ));
         }
-        let addr = stackmeter_client::resolve(t, stackmeter_proto::DEFAULT_PORT)?;
+        let addr = match crate::spec::plain::default_port(kind) {
+            Some(port) => stackmeter_client::resolve(t, port)?,
+            None => {
+                let addr = stackmeter_client::resolve(t, 0)?;
+                if addr.port() == 0 {
+                    return Err(Error::Usage(format!(
+                        "{flag} needs TARGET with a port (HOST:PORT): a plain server has no default port"
+                    )));
+                }
+                addr
+            }
+        };
         return Ok(Chosen {
             target: Target {
                 name: t.to_string(),
                 address: addr.to_string(),
                 embedded: false,
+                kind,
             },
             addr,
             _responder: None,
         });
+    }
+    if kind.is_plain() {
+        let port = crate::spec::plain::default_port(kind)
+            .map(|p| format!(", port {p} unless it names one"))
+            .unwrap_or_else(|| ", with its port".into());
+        return Err(Error::Usage(format!(
+            "{flag} measures a {} that stackmeter does not start: give TARGET (HOST[:PORT]{port})",
+            kind.describe()
+        )));
     }
     if let Some(cpu) = responder_cpu {
         stackmeter_sys::check_cpu(cpu).map_err(|e| Error::Usage(format!("--responder-affinity {cpu}: {e}")))?;
@@ -58,6 +87,7 @@ pub fn choose(target: Option<&str>, responder_cpu: Option<usize>, objects: Objec
             name: "embedded".into(),
             address: addr.to_string(),
             embedded: true,
+            kind,
         },
         addr,
         _responder: Some(r),

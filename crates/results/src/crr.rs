@@ -21,6 +21,18 @@ pub struct CrrParams {
     pub resp_bytes: u32,
     /// Bound on every network wait, milliseconds.
     pub timeout_ms: u64,
+    /// A plain TCP echo server (`--echo`): no session header, the
+    /// response is the request (documents stored before read as false).
+    #[serde(default)]
+    pub echo: bool,
+    /// A plain server with its own reply rule (`--raw`): no session
+    /// header, the sizes are the REQ:RESP pair given to `--raw`.
+    #[serde(default)]
+    pub raw: bool,
+    /// The first bytes of every request, as hex (`--request-prefix`); the
+    /// rest of the request is the payload pattern.
+    #[serde(default)]
+    pub request_prefix: Option<String>,
 }
 
 /// The crr row.
@@ -45,6 +57,9 @@ pub struct CrrResult {
 
 /// crr's blocks below the title; returns the sample counts behind them.
 pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> {
+    if let Some(line) = crate::rr::plain_line(p.echo, p.raw, p.request_prefix.as_deref()) {
+        v.line(line);
+    }
     v.line(format!(
         "{} timed + {} warm-up connections, {} request, {} response; microseconds from the connect() call",
         p.iterations,

@@ -9,6 +9,7 @@ use crate::crr::{CrrParams, CrrResult};
 use crate::figures::{Figure, Figures};
 use crate::load::{LoadParams, LoadRun, LoadSummary};
 use crate::ping::{PingParams, PingResult};
+use crate::plain::{NotMeasured, TargetKind};
 use crate::rr::{RrParams, RrResult};
 use crate::rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 use crate::stream::{Interval, StreamParams, StreamSummary};
@@ -44,6 +45,11 @@ pub struct Document {
     pub error: Option<String>,
     /// Things the reader must know to trust the figures.
     pub warnings: Vec<String>,
+    /// Figures this test gives against a stackmeter responder that the
+    /// plain target measured could not (empty for a responder; documents
+    /// stored before the key read as empty).
+    #[serde(default)]
+    pub not_measured: Vec<NotMeasured>,
 }
 
 /// The address measured.
@@ -55,6 +61,10 @@ pub struct Target {
     pub address: String,
     /// True when stackmeter started the responder itself, in-process.
     pub embedded: bool,
+    /// What kind of server it is: a stackmeter responder or a plain one
+    /// (documents stored before the key read as `stackmeter`).
+    #[serde(default)]
+    pub kind: TargetKind,
 }
 
 /// CPU placement in force.
@@ -172,11 +182,71 @@ impl Body {
     }
 }
 
+impl Body {
+    /// The kind of target the test measured, from its parameters.
+    pub fn target_kind(&self) -> TargetKind {
+        match self {
+            Body::Rr { params, .. } => params.target_kind(),
+            Body::Crr { params, .. } => params.target_kind(),
+            Body::Ping { params, .. } => params.target_kind(),
+            Body::Stream { params, .. } => params.target_kind(),
+            Body::Load { .. } | Body::UdpMax { .. } | Body::Rrul { .. } => TargetKind::Stackmeter,
+        }
+    }
+
+    /// The figures `body`'s test would have from a stackmeter responder and
+    /// cannot have from the plain target it measured (empty for a responder).
+    pub fn not_measured(&self) -> Vec<NotMeasured> {
+        let body = self;
+        let item = |figure: &str, why: &str| NotMeasured {
+            figure: figure.into(),
+            why: why.into(),
+        };
+        match (body, body.target_kind()) {
+            (Body::Ping { .. }, TargetKind::Echo) => vec![item(
+                "server_us",
+                "time inside the responder; an echo server writes no timestamps into its replies",
+            )],
+            (Body::Rr { .. } | Body::Crr { .. }, TargetKind::Echo | TargetKind::Raw) => vec![item(
+                "status",
+                "the responder's acceptance of the sizes, its status record; a plain server cannot refuse a size, so a wrong one shows as a timeout",
+            )],
+            (Body::Stream { params, .. }, TargetKind::Iperf2) if params.udp => vec![
+                item(
+                    "intervals[].udp",
+                    "loss and jitter per interval; an iperf 2 server reports once, at the end, and summary.udp is that report, over the whole test",
+                ),
+                item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
+            ],
+            (Body::Stream { .. }, kind @ (TargetKind::Discard | TargetKind::Iperf2)) => {
+                let counter = match kind {
+                    TargetKind::Discard => "a discard server counts nothing it can report",
+                    _ => "an iperf 2 server prints its own count on its side (lwiperf hands it to a callback); stackmeter does not read it",
+                };
+                vec![
+                    item(
+                        "target-counted bytes",
+                        &format!("{counter}; sent_* here are the client's send calls, and acked_* what the target's TCP acknowledged (TCP_INFO), the closest figure to what it received"),
+                    ),
+                    item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
+                ]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Document {
     /// The first line of every test's text: test, target, placement.
     pub fn first_line(&self) -> String {
         let target = if self.target.embedded {
             format!("{} (embedded responder)", self.target.address)
+        } else if self.target.kind.is_plain() {
+            let name = match self.target.name == self.target.address {
+                true => String::new(),
+                false => format!("{}, ", self.target.name),
+            };
+            format!("{} ({name}{})", self.target.address, self.target.kind.describe())
         } else if self.target.name == self.target.address {
             self.target.address.clone()
         } else {
@@ -253,6 +323,17 @@ impl crate::render::Render for Document {
             ),
         };
         tail_note(&mut v, &counts);
+        if !self.not_measured.is_empty() {
+            v.blank();
+        }
+        for n in &self.not_measured {
+            v.push(Block::Note(format!(
+                "not measured ({}): {}: {}",
+                self.target.kind.describe(),
+                n.figure,
+                n.why
+            )));
+        }
         for w in &self.warnings {
             v.push(Block::Warning(w.clone()));
         }

@@ -23,6 +23,11 @@ pub struct PingParams {
     pub slow_us: u64,
     /// Time after which a datagram counts as lost.
     pub timeout_ms: u64,
+    /// A plain UDP echo server (`--echo`, RFC 862): each datagram starts
+    /// with the client's own 24-byte echo header instead of the protocol's
+    /// (documents stored before read as false).
+    #[serde(default)]
+    pub echo: bool,
 }
 
 /// A slow answer, as seed 004 printed them.
@@ -106,6 +111,9 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         "{}-byte UDP datagrams, {} timed + {} warm-up, {how}, lost after {} ms",
         p.size, p.count, p.warmup, p.timeout_ms
     ));
+    if p.echo {
+        v.line("plain UDP echo server: each datagram carries the client's own 24-byte header (magic, run tag, sequence, send time) and the payload pattern; every reply is compared byte for byte with its request");
+    }
     let mut counts = Vec::new();
     for r in rows {
         let pct = if r.sent > 0 {

@@ -34,6 +34,18 @@ pub struct RrParams {
     /// (`--rate`); `None` for the closed loop (one outstanding).
     #[serde(default)]
     pub open_loop: Option<OpenLoopParams>,
+    /// A plain TCP echo server (`--echo`): no session header, the
+    /// response is the request (documents stored before read as false).
+    #[serde(default)]
+    pub echo: bool,
+    /// A plain server with its own reply rule (`--raw`): no session
+    /// header, `sizes` are the REQ:RESP pairs given to `--raw`.
+    #[serde(default)]
+    pub raw: bool,
+    /// The first bytes of every request, as hex (`--request-prefix`); the
+    /// rest of the request is the payload pattern.
+    #[serde(default)]
+    pub request_prefix: Option<String>,
 }
 
 /// The schedule of an open-loop rr.
@@ -102,6 +114,9 @@ impl RrResult {
 
 /// rr's blocks below the title; returns the sample counts behind them.
 pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
+    if let Some(line) = plain_line(p.echo, p.raw, p.request_prefix.as_deref()) {
+        v.line(line);
+    }
     match &p.open_loop {
         Some(ol) => v.line(format!(
             "open loop: {:.0} requests/s over {} connection(s) for {} s ({} arrivals), {} warm-up transactions per connection, TCP_NODELAY; RTT in microseconds from each request's scheduled send time to the last response byte received",
@@ -152,6 +167,18 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
         }
     }
     rows.iter().map(|r| r.samples).collect()
+}
+
+/// What a plain rr or crr sends and reads, or `None` against a responder.
+pub(crate) fn plain_line(echo: bool, raw: bool, prefix: Option<&str>) -> Option<String> {
+    let prefix = prefix
+        .map(|h| format!(", each request starting with the bytes {h} (hex)"))
+        .unwrap_or_default();
+    match (echo, raw) {
+        (true, _) => Some(format!("plain TCP echo server: no session header, the response is the request{prefix}; the first warm-up reply is checked byte for byte")),
+        (_, true) => Some(format!("plain TCP server with its own reply rule: no session header, REQ bytes sent and exactly RESP bytes read{prefix}")),
+        _ => None,
+    }
 }
 
 /// rr's figures: RTT per size pair (compared) and transactions/s.

@@ -79,6 +79,23 @@ pub struct StreamParams {
     pub nodelay: bool,
     /// Bound on every network wait, milliseconds.
     pub timeout_ms: u64,
+    /// A plain TCP discard server (`--discard`, RFC 863): no control
+    /// session; `sent_*` are the client's send calls (documents stored
+    /// before read as false).
+    #[serde(default)]
+    pub discard: bool,
+    /// An iperf 2 server (`--iperf2`): each connection starts with iperf
+    /// 2's 24-byte settings header; `sent_*` are the client's send calls.
+    #[serde(default)]
+    pub iperf2: bool,
+}
+
+impl StreamParams {
+    /// True against a plain target (discard, iperf 2): the client counts
+    /// what it sent, the target reports nothing.
+    pub fn plain(&self) -> bool {
+        self.discard || self.iperf2
+    }
 }
 
 /// One interval row.
@@ -115,6 +132,14 @@ pub struct Interval {
     pub rtt_us: Option<f64>,
     /// UDP figures of this interval.
     pub udp: Option<UdpFigures>,
+    /// Plain targets (discard, iperf 2): bytes the target's TCP
+    /// acknowledged in this interval (TCP_INFO `tcpi_bytes_acked` of the
+    /// client's sockets), the closest figure to what it received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_bytes: Option<u64>,
+    /// The same as a rate, Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_mbps: Option<f64>,
 }
 
 /// UDP loss figures, from the responder's counters.
@@ -218,6 +243,14 @@ pub struct StreamSummary {
     /// MSG_ZEROCOPY completions (with --zerocopy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zerocopy: Option<Zerocopy>,
+    /// Plain targets (discard, iperf 2): bytes the target's TCP
+    /// acknowledged in the window (TCP_INFO `tcpi_bytes_acked` of the
+    /// client's sockets), the closest figure to what it received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_bytes: Option<u64>,
+    /// The same as a rate, Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_mbps: Option<f64>,
 }
 
 /// What the kernel reported for MSG_ZEROCOPY sends.
@@ -231,7 +264,7 @@ pub struct Zerocopy {
 }
 
 /// The columns of the interval table: TCP ones, or UDP ones.
-fn interval_cols(udp: bool) -> Vec<Col> {
+fn interval_cols(udp: bool, plain: bool) -> Vec<Col> {
     let mut c = vec![
         Col::text("interval s", 11),
         Col::num("sent", 14),
@@ -249,6 +282,9 @@ fn interval_cols(udp: bool) -> Vec<Col> {
         ]);
     } else {
         c.extend([Col::num("retr", 6), Col::num("cwnd KiB", 8), Col::num("rtt us", 8)]);
+    }
+    if plain {
+        c.push(Col::num("acked", 14));
     }
     c.push(Col::text("", 0));
     c
@@ -286,6 +322,9 @@ pub fn interval_cells(i: &Interval, u: Units) -> Vec<String> {
             ]);
         }
     }
+    if let Some(a) = i.acked_mbps {
+        c.push(bit_rate(a, u));
+    }
     c.push(if i.omitted { "(omitted)".into() } else { String::new() });
     c
 }
@@ -320,13 +359,26 @@ pub(crate) fn view(
         "{what}; {} s measured after {} s omitted, {} s intervals",
         p.time_s, p.omit_s, p.interval_s
     ));
-    v.line(format!(
-        "sent = client to target, counted by the target; received = target to client, counted by the client; msgs = {}-byte messages per second",
-        p.length
-    ));
+    if p.plain() && p.udp {
+        v.line(format!(
+            "plain iperf 2 server, iperf 2's datagram header (no control session): sent = the client's send calls; the server reports once, at the end, so loss and jitter show in the summary only (its report, over the whole test); msgs = {}-byte datagrams per second",
+            p.length
+        ));
+    } else if p.plain() {
+        v.line(format!(
+            "plain {} (no control session): sent = the client's send calls (the sender's view); acked = what the target's TCP acknowledged (TCP_INFO), the closest figure to what it received; msgs = {}-byte messages per second",
+            if p.iperf2 { "iperf 2 server, each connection opened with iperf 2's settings header" } else { "discard server" },
+            p.length
+        ));
+    } else {
+        v.line(format!(
+            "sent = client to target, counted by the target; received = target to client, counted by the client; msgs = {}-byte messages per second",
+            p.length
+        ));
+    }
     v.blank();
     let mut table = Table {
-        cols: interval_cols(p.udp),
+        cols: interval_cols(p.udp, p.plain() && !p.udp),
         rows: intervals.iter().map(|i| interval_cells(i, u)).collect(),
         live: true,
         ..Table::default()
@@ -338,7 +390,11 @@ pub(crate) fn view(
             [s.sent_kpps, s.recv_kpps, s.total_kpps],
             u,
         ));
-        row.extend([String::new(), String::new(), String::new(), "summary".into()]);
+        row.extend([String::new(), String::new(), String::new()]);
+        if let Some(a) = s.acked_mbps {
+            row.push(bit_rate(a, u));
+        }
+        row.push("summary".into());
         table.footer.push(row);
     }
     v.push(Block::Table(table));
@@ -357,12 +413,33 @@ fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary, u: Units) {
         bit_rate(sp.median, u),
         bit_rate(sp.max, u)
     ));
-    v.line(format!(
-        " received in the window: sent {} bytes (by the target), received {} bytes (by the client)",
-        s.sent_bytes, s.recv_bytes
-    ));
+    if !p.plain() {
+        v.line(format!(
+            " received in the window: sent {} bytes (by the target), received {} bytes (by the client)",
+            s.sent_bytes, s.recv_bytes
+        ));
+    }
     let sb = &s.senders;
-    if p.direction.up() {
+    if p.plain() && p.udp {
+        let report = match s.udp {
+            Some(_) => format!(
+                "the iperf 2 server's report counts {} bytes received over the whole test",
+                sb.drained_sent_bytes
+            ),
+            None => "the iperf 2 server sent no report".into(),
+        };
+        v.line(format!(
+            " client to target: the client's send calls accepted {} bytes in the window; {report}",
+            sb.client_sent_bytes
+        ));
+    } else if p.plain() {
+        v.line(format!(
+            " client to target: the client's send calls accepted {} bytes in the window, the target's TCP acknowledged {}; {} by the end of the drain",
+            sb.client_sent_bytes,
+            s.acked_bytes.map_or("?".to_string(), |a| a.to_string()),
+            sb.drained_sent_bytes
+        ));
+    } else if p.direction.up() {
         v.line(format!(
             " client to target: the client's send calls accepted {} bytes in the window, the target received {}; {} arrived by the end of the drain (the rest of the difference was in flight)",
             sb.client_sent_bytes, s.sent_bytes, sb.drained_sent_bytes
@@ -379,14 +456,18 @@ fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary, u: Units) {
     }
     if let Some(u) = &s.udp {
         v.line(format!(
-            " UDP: sent {}, received {}, lost {} ({:.3}%), duplicates {}, reordered {}, jitter {:.1} us (target's counters, after draining)",
+            " UDP: sent {}, received {}, lost {} ({:.3}%), duplicates {}, reordered {}, jitter {:.1} us ({})",
             u.sent_datagrams,
             u.received_datagrams,
             u.lost,
             100.0 * u.loss_ratio,
             u.duplicates,
             u.reordered,
-            u.jitter_us
+            u.jitter_us,
+            match p.plain() {
+                true => "the iperf 2 server's report, over the whole test; it counts no duplicates",
+                false => "target's counters, after draining",
+            }
         ));
     }
     if let Some(z) = &s.zerocopy {
@@ -425,5 +506,8 @@ pub(crate) fn figures(f: &mut Figures, p: &StreamParams, s: Option<&StreamSummar
         ("received", s.recv_mbps, false),
     ] {
         f.rate(0, &label, series, "Mbit/s", value, compared);
+    }
+    if let Some(a) = s.acked_mbps {
+        f.rate(0, &label, "acked", "Mbit/s", a, false);
     }
 }

@@ -138,6 +138,7 @@ mod tests {
                 name: "embedded".into(),
                 address: "127.0.0.1:1".into(),
                 embedded: true,
+                kind: TargetKind::Stackmeter,
             },
             body: Body::Ping {
                 params: PingParams {
@@ -147,6 +148,7 @@ mod tests {
                     interval_us: 100,
                     slow_us: 1000,
                     timeout_ms: 1000,
+                    echo: false,
                 },
                 results: vec![PingResult {
                     sent: 1,
@@ -165,6 +167,7 @@ mod tests {
             complete: true,
             error: None,
             warnings: vec![],
+            not_measured: vec![],
         }
     }
 

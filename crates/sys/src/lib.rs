@@ -14,7 +14,7 @@ pub mod interrupt;
 pub mod knobs;
 mod wallclock;
 
-pub use wallclock::{unix_now, unix_now_ms, utc_rfc3339, utc_rfc3339_ms};
+pub use wallclock::{unix_now, unix_now_ms, utc_rfc3339, utc_rfc3339_ms, wall_ns};
 
 use std::io;
 
@@ -225,6 +225,19 @@ pub fn thread_cpu() -> CpuTime {
     return rusage(libc::RUSAGE_SELF);
 }
 
+/// `recv(fd, buf, MSG_DONTWAIT)`: what has arrived, without waiting.
+/// `WouldBlock` when nothing has; `Ok(0)` at end of stream.
+#[cfg(unix)]
+pub fn recv_nowait(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for writes of its length for the whole call.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), libc::MSG_DONTWAIT) };
+    if n >= 0 {
+        Ok(n as usize)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The sender-side TCP figures of a connection, from TCP_INFO.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpInfo {
@@ -234,6 +247,10 @@ pub struct TcpInfo {
     pub cwnd_bytes: u32,
     /// Smoothed round-trip time, microseconds.
     pub rtt_us: u32,
+    /// Bytes the peer's TCP acknowledged over the connection's life
+    /// (`tcpi_bytes_acked`, Linux 4.1+; 0 where the kernel has none): what
+    /// a receiver that counts nothing itself (a discard server) got.
+    pub bytes_acked: u64,
 }
 
 /// TCP_INFO of socket `fd`, or `None` where the platform has none (or the
@@ -257,6 +274,7 @@ pub fn tcp_info(fd: std::os::fd::RawFd) -> Option<TcpInfo> {
         total_retrans: ti.tcpi_total_retrans,
         cwnd_bytes: ti.tcpi_snd_cwnd.saturating_mul(ti.tcpi_snd_mss),
         rtt_us: ti.tcpi_rtt,
+        bytes_acked: ti.tcpi_bytes_acked,
     })
 }
 

@@ -12,6 +12,15 @@ pub fn unix_now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Nanoseconds since the Unix epoch (0 if the clock is set before it):
+/// for wire formats that carry the wall time (iperf 2's datagram stamps,
+/// from which its server computes latency and jitter).
+pub fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 /// Seconds since the Unix epoch (0 if the clock is set before it).
 pub fn unix_now() -> u64 {
     unix_now_ms() / 1000

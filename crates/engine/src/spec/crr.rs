@@ -26,6 +26,17 @@ pub struct CrrOptions {
     /// Bound on every network wait, connect included.
     #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
     pub timeout_ms: u64,
+    /// Plain TCP echo server (RFC 862; default port 7): no session header, the response is the request
+    /// (equal --size; default 1:1).
+    #[arg(long)]
+    pub echo: bool,
+    /// Plain server with its own reply rule: no session header, send REQ bytes and read exactly RESP bytes
+    /// (one pair). TARGET must name a port.
+    #[arg(long, value_name = "REQ:RESP")]
+    pub raw: Option<String>,
+    /// With --echo or --raw: the first bytes of every request, hex (01, 0x01ff); the rest is the payload pattern.
+    #[arg(long, value_name = "HEX")]
+    pub request_prefix: Option<String>,
 }
 
 super::common::defaults_from_flags!(CrrOptions);
@@ -36,8 +47,28 @@ impl Options for CrrOptions {
     type Params = CrrParams;
 
     fn params(&self) -> Result<CrrParams, SpecError> {
-        let pair = crate::sizes::pair(&self.size).map_err(|e| SpecError::new("size", e))?;
+        let plain = super::plain::pairs(
+            "size",
+            &self.size,
+            (SIZE, SIZE),
+            self.echo,
+            self.raw.as_deref(),
+            self.request_prefix.as_deref(),
+        )?;
+        let pair = match plain.sizes[..] {
+            [p] => p,
+            _ => {
+                let (key, v) = match &self.raw {
+                    Some(r) => ("raw", r.as_str()),
+                    None => ("size", self.size.as_str()),
+                };
+                return Err(SpecError::new(key, format!("{v}: crr takes one REQ:RESP pair")));
+            }
+        };
         Ok(CrrParams {
+            echo: plain.echo,
+            raw: plain.raw,
+            request_prefix: plain.prefix,
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
             req_bytes: pair.req,
@@ -53,7 +84,11 @@ impl Options for CrrOptions {
 
 /// Runs crr against `addr`.
 pub(crate) fn run(p: &CrrParams, addr: SocketAddr) -> Ran {
-    Ran::rows(stackmeter_client::crr(addr, p), |results| Body::Crr {
+    let o = match p.echo || p.raw {
+        true => stackmeter_client::crr_plain(addr, p),
+        false => stackmeter_client::crr(addr, p),
+    };
+    Ran::rows(o, |results| Body::Crr {
         params: p.clone(),
         results,
     })

@@ -15,6 +15,7 @@ mod common;
 mod crr;
 mod load;
 mod ping;
+pub mod plain;
 mod rr;
 mod rrul;
 mod stream;
@@ -166,6 +167,18 @@ impl Spec {
             Spec::UdpMax(_) => UdpMaxOptions::TEST,
             Spec::Load(_) => LoadOptions::TEST,
             Spec::Rrul(_) => RrulOptions::TEST,
+        }
+    }
+
+    /// What kind of target the test measures: a stackmeter responder, or a
+    /// plain server (`--echo`, `--raw`, `--discard`, `--iperf2`).
+    pub fn target_kind(&self) -> stackmeter_results::TargetKind {
+        match self {
+            Spec::Rr(p) => p.target_kind(),
+            Spec::Crr(p) => p.target_kind(),
+            Spec::Ping(p) => p.target_kind(),
+            Spec::Stream(p) => p.target_kind(),
+            Spec::UdpMax(_) | Spec::Load(_) | Spec::Rrul(_) => stackmeter_results::TargetKind::Stackmeter,
         }
     }
 
@@ -322,6 +335,21 @@ mod tests {
         let e = SpecError::new("duration_sum", "1: shorter than one trial");
         assert_eq!(e.to_string(), "--duration-sum 1: shorter than one trial");
         assert_eq!(e.as_key(), "'duration_sum' 1: shorter than one trial");
+    }
+
+    #[test]
+    fn a_plan_step_takes_the_plain_target_keys() {
+        let table: toml::Table = toml::from_str("echo = true\ncount = 50").unwrap();
+        let Spec::Ping(p) = from_table("ping", table, false).unwrap() else {
+            panic!("a ping step")
+        };
+        assert!(p.echo && p.count == 50);
+        let table: toml::Table = toml::from_str("raw = \"1:1K\"\nrequest_prefix = \"01\"").unwrap();
+        let spec = from_table("rr", table, false).unwrap();
+        assert_eq!(spec.target_kind(), stackmeter_results::TargetKind::Raw);
+        let table: toml::Table = toml::from_str("iperf2 = true\ndirection = \"down\"").unwrap();
+        let e = from_table("stream", table, false).unwrap_err();
+        assert_eq!(e, "'direction' down: a plain target (--iperf2) only receives: up only");
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct PingOptions {
     /// A datagram with no answer after this is lost.
     #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
     pub timeout_ms: u64,
+    /// Plain UDP echo server (RFC 862; default port 7): the client's own 24-byte header (sequence, send time)
+    /// starts each datagram, and every reply must equal its request byte for byte.
+    #[arg(long)]
+    pub echo: bool,
 }
 
 super::common::defaults_from_flags!(PingOptions);
@@ -46,7 +50,11 @@ impl Options for PingOptions {
 
     fn params(&self) -> Result<PingParams, SpecError> {
         Ok(PingParams {
-            size: within("size", self.size, UDP_MIN, UDP_MAX)? as usize,
+            size: match self.echo {
+                true => within("size", self.size, stackmeter_client::ECHO_HEADER_LEN as u32, UDP_MAX)?,
+                false => within("size", self.size, UDP_MIN, UDP_MAX)?,
+            } as usize,
+            echo: self.echo,
             count: at_least_one("count", self.count)?,
             warmup: self.warmup,
             interval_us: self.interval_us,

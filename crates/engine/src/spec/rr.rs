@@ -56,6 +56,17 @@ pub struct RrOptions {
     /// Open loop: evenly spaced sends, or Poisson arrivals.
     #[arg(long, value_enum, default_value_t = Arrival::Fixed)]
     pub arrival: Arrival,
+    /// Plain TCP echo server (RFC 862; default port 7): no session header, the response is the request
+    /// (equal sizes; default 1:1,64:64,1K:1K,64K:64K,1M:1M).
+    #[arg(long)]
+    pub echo: bool,
+    /// Plain server with its own reply rule: no session header, send REQ bytes and read exactly RESP bytes
+    /// (a list: one connection per pair). TARGET must name a port.
+    #[arg(long, value_name = "REQ:RESP")]
+    pub raw: Option<String>,
+    /// With --echo or --raw: the first bytes of every request, hex (01, 0x01ff); the rest is the payload pattern.
+    #[arg(long, value_name = "HEX")]
+    pub request_prefix: Option<String>,
 }
 
 super::common::defaults_from_flags!(RrOptions);
@@ -66,10 +77,26 @@ impl Options for RrOptions {
     type Params = RrParams;
 
     fn params(&self) -> Result<RrParams, SpecError> {
-        let sizes = crate::sizes::pairs(&self.sizes).map_err(|e| SpecError::new("sizes", e))?;
+        let plain = super::plain::pairs(
+            "sizes",
+            &self.sizes,
+            (SEED_000_SIZES, super::plain::ECHO_SIZES),
+            self.echo,
+            self.raw.as_deref(),
+            self.request_prefix.as_deref(),
+        )?;
+        if (plain.echo || plain.raw) && self.rate.is_some() {
+            return Err(SpecError::new(
+                "rate",
+                "the open loop needs a stackmeter responder (not with --echo or --raw)",
+            ));
+        }
         Ok(RrParams {
             open_loop: self.open_loop()?,
-            sizes,
+            sizes: plain.sizes,
+            echo: plain.echo,
+            raw: plain.raw,
+            request_prefix: plain.prefix,
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
             nodelay: true,
@@ -138,6 +165,7 @@ impl RrOptions {
 pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
     let o = match &p.open_loop {
         Some(ol) => stackmeter_client::rr_open(addr, p, ol),
+        None if p.echo || p.raw => stackmeter_client::rr_plain(addr, p),
         None => stackmeter_client::rr(addr, p),
     };
     Ran::rows(o, |results| Body::Rr {

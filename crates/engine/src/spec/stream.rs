@@ -87,6 +87,15 @@ pub struct StreamOptions {
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
     pub timeout_ms: u64,
+    /// Plain TCP discard server (RFC 863; default port 9): TCP up, no control session; the client counts what it
+    /// sent and what the target's TCP acknowledged.
+    #[arg(long)]
+    pub discard: bool,
+    /// iperf 2 server (iperf -s, lwIP's lwiperf, Zephyr's zperf; default port 5001): TCP up, each connection opened
+    /// with iperf 2's settings header; the client counts what it sent. With --udp: iperf 2 datagrams, and the server's
+    /// report at the end.
+    #[arg(long)]
+    pub iperf2: bool,
 }
 
 super::common::defaults_from_flags!(StreamOptions);
@@ -102,6 +111,7 @@ impl Options for StreamOptions {
             Way::Down => Direction::Down,
             Way::Bidir => Direction::Bidir,
         };
+        self.plain_checks(direction)?;
         if self.udp && direction != Direction::Up {
             return Err(SpecError::new(
                 "direction",
@@ -175,6 +185,8 @@ impl Options for StreamOptions {
                 Nodelay::Auto => !self.udp && length >= stackmeter_proto::limits::NODELAY_FROM,
             },
             timeout_ms: self.timeout_ms,
+            discard: self.discard,
+            iperf2: self.iperf2,
         })
     }
 
@@ -183,9 +195,44 @@ impl Options for StreamOptions {
     }
 }
 
+impl StreamOptions {
+    /// `--discard` and `--iperf2`: one of them, client to target; UDP
+    /// for iperf 2 only.
+    fn plain_checks(&self, direction: Direction) -> Result<(), SpecError> {
+        let flag = match (self.discard, self.iperf2) {
+            (true, true) => {
+                return Err(SpecError::new(
+                    "discard",
+                    "and --iperf2 exclude each other (two kinds of target)",
+                ))
+            }
+            (true, false) => "discard",
+            (false, true) => "iperf2",
+            (false, false) => return Ok(()),
+        };
+        if self.udp && self.discard {
+            return Err(SpecError::new(
+                "discard",
+                "with --udp: a UDP discard server answers nothing the client could count; use --iperf2 or a responder",
+            ));
+        }
+        if direction != Direction::Up {
+            return Err(SpecError::new(
+                "direction",
+                format!("{}: a plain target (--{flag}) only receives: up only", direction.name()),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Runs a stream test against `addr`; `live` sees each interval as it ends.
 pub(crate) fn run(p: &StreamParams, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
-    let o = stackmeter_client::stream(addr, p, cpu, &mut |i| live(Live::Interval(i)));
+    let mut live_interval = |i: &stackmeter_results::Interval| live(Live::Interval(i));
+    let o = match p.plain() {
+        true => stackmeter_client::stream_plain(addr, p, cpu, &mut live_interval),
+        false => stackmeter_client::stream(addr, p, cpu, &mut live_interval),
+    };
     let mut ran = Ran::new(
         Body::Stream {
             params: p.clone(),
@@ -195,6 +242,7 @@ pub(crate) fn run(p: &StreamParams, addr: SocketAddr, cpu: Option<usize>, live: 
         o.error,
         Vec::new(),
     );
+    ran.warnings.extend(o.warnings);
     if o.drain_timeout {
         ran.warnings.push(
             "the responder's data sessions had not all ended 2 s after Stop: its final counts may miss their last bytes"
