@@ -21,6 +21,7 @@ mod outcome;
 mod pace;
 mod ping;
 mod rr;
+mod stamps;
 mod stream;
 mod target;
 mod udpmax;

@@ -28,6 +28,7 @@ mod rr;
 mod runs;
 pub mod schema;
 mod spectrum;
+mod split;
 mod stream;
 mod suite;
 mod udp_max;
@@ -48,6 +49,7 @@ pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use runs::{RunList, RunRow};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
+pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
     Cpu, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };

@@ -9,12 +9,16 @@
 //! on a 2-core machine usually means client and responder moved between
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
 //! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch).
+//! [`split`] splits round trips into stack and application time from
+//! kernel timestamps, and estimates a clock offset when the ends' clocks
+//! differ.
 
 pub mod interval;
 pub mod mlr;
 pub mod modality;
 mod recorder;
 pub mod serial;
+pub mod split;
 mod summary;
 
 pub use interval::{mean_ci95, Interval};

@@ -2,7 +2,9 @@
 //! (one outstanding) or open loop (`--rate`, latency from the scheduled
 //! send time). Its options, checks and run.
 
-use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
+use super::common::{
+    at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
+};
 use serde::Deserialize;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
 use std::net::SocketAddr;
@@ -56,6 +58,12 @@ pub struct RrOptions {
     /// Open loop: evenly spaced sends, or Poisson arrivals.
     #[arg(long, value_enum, default_value_t = Arrival::Fixed)]
     pub arrival: Arrival,
+    /// Split each round trip with kernel timestamps: software stamps (sw, the default) or the NIC's clock (hw). Needs responses of at least 48 bytes (the stamp block); closed loop only.
+    #[arg(long, value_enum, value_name = "KIND", num_args = 0..=1, default_missing_value = "sw")]
+    pub timestamps: Option<StampKind>,
+    /// With --timestamps: how the two ends' clocks relate [default: same for an address of this host, else estimate].
+    #[arg(long, value_enum)]
+    pub clock: Option<ClockKind>,
 }
 
 super::common::defaults_from_flags!(RrOptions);
@@ -67,8 +75,29 @@ impl Options for RrOptions {
 
     fn params(&self) -> Result<RrParams, SpecError> {
         let sizes = crate::sizes::pairs(&self.sizes).map_err(|e| SpecError::new("sizes", e))?;
+        let timestamps = stamp_params(self.timestamps, self.clock)?;
+        let open_loop = self.open_loop()?;
+        if timestamps.is_some() {
+            if open_loop.is_some() {
+                return Err(SpecError::new(
+                    "timestamps",
+                    "splits closed-loop round trips only: leave out --rate",
+                ));
+            }
+            let min = stackmeter_proto::stamps::BLOCK_LEN as u32;
+            if let Some(p) = sizes.iter().find(|p| p.resp < min) {
+                return Err(SpecError::new(
+                    "sizes",
+                    format!(
+                        "{}:{}: --timestamps needs responses of at least {min} bytes (the stamp block), e.g. --sizes 1:64",
+                        p.req, p.resp
+                    ),
+                ));
+            }
+        }
         Ok(RrParams {
-            open_loop: self.open_loop()?,
+            open_loop,
+            timestamps,
             sizes,
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
@@ -136,6 +165,10 @@ impl RrOptions {
 
 /// Runs rr against `addr`.
 pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
+    let p = &RrParams {
+        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        ..p.clone()
+    };
     let o = match &p.open_loop {
         Some(ol) => stackmeter_client::rr_open(addr, p, ol),
         None => stackmeter_client::rr(addr, p),
