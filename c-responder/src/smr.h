@@ -10,6 +10,8 @@
  *   peer closed      -> smr_conn_eof(); socket gone -> smr_conn_free()
  *   time passes      -> smr_conn_deadline(), smr_conn_timeout(), smr_tick()
  *   UDP datagram     -> smr_udp_input(), then smr_udp_stamp_tx()
+ *   stamp blocks     <- the stamps hook (smr_ctx.stamps), smr_put_block();
+ *                       rr sessions with SMR_F_STAMPS count c->served
  *
  * Output lifetime: the bytes smr_conn_output()/smr_conn_iov() point at are
  * valid only until the next call into the engine (any smr_ function taking

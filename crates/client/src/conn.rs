@@ -74,7 +74,7 @@ pub(crate) fn open_stamped_session(
     let s = tcp_socket(addr, timeout)?;
     connect(&s, addr, timeout)?;
     let local = s.local_addr()?.as_socket().unwrap_or(addr);
-    crate::stamps::enable(s.as_raw_fd(), p, local, addr)?;
+    crate::stamps::enable(s.as_raw_fd(), p, local)?;
     let mut stream = TcpStream::from(s);
     send_all(&mut stream, &h.emit()).map_err(|e| lost(addr, "sending the session header", &e))?;
     read_status(&mut stream, addr)?;

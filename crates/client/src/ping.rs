@@ -110,7 +110,7 @@ impl<'a> State<'a> {
         let stamps = match &spec.timestamps {
             Some(p) => {
                 use std::os::fd::AsRawFd;
-                crate::stamps::enable(sock.as_raw_fd(), p, sock.local_addr()?, addr)?;
+                crate::stamps::enable(sock.as_raw_fd(), p, sock.local_addr()?)?;
                 std::thread::sleep(crate::stamps::SETTLE);
                 Some(Collector::new(p, total, spec.warmup as usize))
             }

@@ -41,13 +41,11 @@ pub(crate) fn kind(p: &StampParams) -> Kind {
 /// Turns stamps on for the client socket `fd` (send stamps of every send,
 /// receive stamps); for hardware stamps first checks that the interface
 /// holding `local` has a clock.
-pub(crate) fn enable(fd: RawFd, p: &StampParams, local: SocketAddr, addr: SocketAddr) -> Result<(), ClientError> {
+pub(crate) fn enable(fd: RawFd, p: &StampParams, local: SocketAddr) -> Result<(), ClientError> {
     let k = kind(p);
     if k == Kind::Hardware {
-        tstamp::hardware_clock(fd, local.ip()).map_err(|reason| ClientError::Unreachable {
-            addr,
-            reason: format!("--timestamps hw: {reason}"),
-        })?;
+        tstamp::hardware_clock(fd, local.ip())
+            .map_err(|reason| ClientError::Local(std::io::Error::other(format!("--timestamps hw: {reason}"))))?;
     }
     tstamp::enable(fd, k, true).map_err(|e| {
         ClientError::Local(std::io::Error::new(
