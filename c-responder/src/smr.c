@@ -13,6 +13,7 @@ enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_S
 enum { M_RR = 1, M_CRR = 2, M_CONTROL = 3, M_SINK = 4, M_SOURCE = 5, M_OBJECTS = 16 };
 enum { OP_LIST = 1, OP_FETCH = 2 };
 #define F_AWAIT 8u /* control: Stop received, final Report not yet queued */
+#define F_OPEN 32u /* stamped rr: a response is being sent */
 enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
 
 const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
@@ -388,9 +389,9 @@ static void smr_obj_bad(struct smr_ctx *x, struct smr_conn *c, uint32_t op, uint
 static void smr_obj_not_found(struct smr_conn *c) {
     char *r = (char *)c->out + 12;
     size_t at = smr_cat(r, 0, "no object named '"), i;
-    for (i = 0; i < c->in_need && i < sizeof c->hdr; i++)
+    for (i = 0; i < c->in_need && i < 16; i++)
         r[at++] = (char)(c->hdr[i] >= 0x20 && c->hdr[i] < 0x7f ? c->hdr[i] : '?');
-    if (c->in_need > sizeof c->hdr) at = smr_cat(r, at, "...");
+    if (c->in_need > 16) at = smr_cat(r, at, "...");
     at = smr_cat(r, at, "'");
     smr_obj_error(c, SMR_NOT_FOUND, at);
 }
@@ -487,6 +488,9 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
     else {
         c->phase = mode == M_RR ? PH_RR : PH_CRR;
         if (mode == M_RR) smr_emit_status_ok(c);
+        /* Stamps asked for (flags word of a 24-byte header), with room. */
+        if (mode == M_RR && x->stamps && c->hdr_len >= 24 && (c->hdr[19] & 1) && c->resp_size >= SMR_BLOCK_LEN)
+            c->flags |= SMR_F_STAMPS;
     }
 }
 
@@ -494,7 +498,7 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
 static size_t smr_in_header(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
     size_t want = smr_conn_want(c), take = n < want ? n : want, i;
     for (i = 0; i < take; i++, c->hdr_got++)
-        if (c->hdr_got < 16) c->hdr[c->hdr_got] = p[i];
+        if (c->hdr_got < sizeof c->hdr) c->hdr[c->hdr_got] = p[i];
     if (c->hdr_got >= 8 && c->hdr_len == 0) {
         uint8_t mode;
         uint32_t a, b;
@@ -723,10 +727,6 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
 /* The body piece due after any queued record: payload from smr_payload,
  * or object bytes generated into x->gen. */
 static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
-    if (c->phase == PH_RR && c->tx_left == 0 && c->pending) {
-        c->pending--;
-        c->tx_left = c->resp_size;
-    }
     if (c->phase == PH_OBJ) return smr_obj_body(x, c, p);
     *p = smr_payload;
     if (c->phase == PH_SOURCE) {
@@ -739,8 +739,32 @@ static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p)
     return (size_t)(c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK);
 }
 
+void smr_put_block(uint8_t *b, unsigned f, const uint64_t v[5]) {
+    static const uint8_t need[5] = {2, 1, 1, 4, 4};
+    int i;
+    memcpy(b, "SMTS\0\0\0\0", 8);
+    b[4] = (uint8_t)f;
+    for (i = 0; i < 5; i++) put64(b + 8 + 8 * i, (f & need[i]) ? v[i] : 0);
+}
+
+/* rr: the next answered request's response, once the last one is out; a
+ * stamped one starts with the block, its times taken now. */
+static void smr_next_response(struct smr_ctx *x, struct smr_conn *c) {
+    uint64_t v[5] = {0, 0, 0, 0, 0};
+    if (c->phase != PH_RR || c->tx_left || c->out_off < c->out_len || !c->pending) return;
+    c->pending--;
+    c->tx_left = c->resp_size;
+    if (!(c->flags & SMR_F_STAMPS)) return;
+    c->tx_left -= SMR_BLOCK_LEN;
+    c->flags |= F_OPEN;
+    smr_put_block(c->out, x->stamps(x->user, c, v), v);
+    c->out_off = 0;
+    c->out_len = SMR_BLOCK_LEN;
+}
+
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
     if (c->flags & SMR_F_CLOSE) return 0;
+    smr_next_response(x, c);
     if (c->out_off < c->out_len) {
         *p = c->out + c->out_off;
         return (size_t)(c->out_len - c->out_off);
@@ -777,6 +801,10 @@ void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now
         if (t) t->tcp_tx += n;
     } else {
         c->tx_left -= n < c->tx_left ? n : c->tx_left;
+        if ((c->flags & F_OPEN) && !c->tx_left && !c->out_len) {
+            c->flags &= (uint8_t)~F_OPEN;
+            c->served++;
+        }
     }
 }
 
@@ -932,7 +960,7 @@ size_t smr_udp_input(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns) 
     }
     b[5] = 2;
     b[6] = 0;
-    b[7] = 1;
+    b[7] = (b[7] & 2) && x->stamps && len >= SMR_UDP_HDR + SMR_BLOCK_LEN ? 3 : 1;
     put64(b + 24, rx_ns);
     put64(b + 32, rx_ns);
     return len;

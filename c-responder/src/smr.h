@@ -10,6 +10,8 @@
  *   peer closed      -> smr_conn_eof(); socket gone -> smr_conn_free()
  *   time passes      -> smr_conn_deadline(), smr_conn_timeout(), smr_tick()
  *   UDP datagram     -> smr_udp_input(), then smr_udp_stamp_tx()
+ *   stamp blocks     <- the stamps hook (smr_ctx.stamps), smr_put_block();
+ *                       rr sessions with SMR_F_STAMPS count c->served
  *
  * Output lifetime: the bytes smr_conn_output()/smr_conn_iov() point at are
  * valid only until the next call into the engine (any smr_ function taking
@@ -91,6 +93,7 @@
 #define SMR_NAME_MAX 255       /* longest object name in a request (9.2) */
 #define SMR_OBJ_NAME_LEN 16    /* longest name smr_object_name() makes */
 #define SMR_UDP_HDR 40
+#define SMR_BLOCK_LEN 48 /* stamp block (docs/protocol.md 4.3) */
 #define SMR_REPORT_LEN 128
 #define SMR_OUT_MAX (8 + SMR_REPORT_LEN) /* status + Report, or a refusal */
 #define SMR_RX_ANY ((size_t)-1)
@@ -114,6 +117,9 @@ enum smr_refusal {
 #define SMR_F_SHUT 1u  /* half-close (shutdown write) once output is empty */
 #define SMR_F_CLOSE 2u /* close the socket now, then call smr_conn_free() */
 #define SMR_F_SHUT_DONE 4u
+/* An rr session whose every response starts with a stamp block: the
+ * backend turns kernel timestamps on before the status record goes out. */
+#define SMR_F_STAMPS 16u
 
 struct smr_config {
     uint32_t max_sessions;      /* <= SMR_MAX_CONNS */
@@ -136,13 +142,14 @@ struct smr_conn {
     uint32_t req_got; /* bytes of the current request (or linger count) */
     uint32_t pending; /* complete requests not yet answered (rr) */
     uint32_t test_id;
+    uint32_t served; /* stamped rr: responses completely sent */
     uint16_t hdr_len, hdr_got;
     uint16_t out_len, out_off;
     uint16_t in_got, in_need; /* control record being assembled */
     uint16_t skip;            /* control: bytes of an unknown record left */
     uint16_t obj;             /* objects: index of the object being sent */
     uint8_t phase, mode, flags, test_ix;
-    uint8_t hdr[16];
+    uint8_t hdr[24];
     uint8_t in[8];
     uint8_t out[SMR_OUT_MAX];
 };
@@ -183,6 +190,13 @@ struct smr_ctx {
     /* Optional hooks (NULL: not available). Return 1 when valid. */
     int (*cpu)(void *user, uint64_t *user_ns, uint64_t *sys_ns);
     int (*tcpinfo)(void *user, const struct smr_conn *c, struct smr_tcpinfo *ti);
+    /* Stamp blocks (NULL: this backend has no kernel timestamps, and
+     * requests for stamps are answered as if the flag were unknown). Called
+     * right before a stamped rr response goes out: fills v = {kernel
+     * receive, application receive, application send, earlier reply's id,
+     * its kernel send stamp} (wall clock, ns) and returns the block's flag
+     * bits saying which are valid (smr_put_block). */
+    unsigned (*stamps)(void *user, const struct smr_conn *c, uint64_t v[5]);
     /* One line per refusal or aborted session; what: refusal name or
      * "aborted"; detail: a short reason. May be NULL. */
     void (*log)(void *user, const struct smr_conn *c, const char *what, const char *detail);
@@ -238,9 +252,14 @@ void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
 void smr_tick(struct smr_ctx *x, uint64_t now);
 uint64_t smr_next_deadline(const struct smr_ctx *x);
 
-/* UDP: rewrites buf in place and returns the reply length, 0 to drop. */
+/* UDP: rewrites buf in place and returns the reply length, 0 to drop.
+ * With a stamps hook, a reply whose buf[7] has bit 1 set wants the stamp
+ * block at buf + 40 (smr_put_block) before it is sent. */
 size_t smr_udp_input(struct smr_ctx *x, uint8_t *buf, size_t len, uint64_t rx_ns);
 void smr_udp_stamp_tx(uint8_t *buf, uint64_t tx_ns);
+/* Writes the 48-byte stamp block: flags bit 0 v[1], v[2]; bit 1 v[0];
+ * bit 2 v[3], v[4] (fields without their bit are written as 0). */
+void smr_put_block(uint8_t *b, unsigned flags, const uint64_t v[5]);
 
 /* Pure helpers shared with the tests. */
 const char *smr_refusal_name(unsigned code);

@@ -34,6 +34,11 @@
 #include <sched.h>
 #include <sys/mman.h>
 #endif
+#if defined(__linux__) && !defined(SMR_LWIP)
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#define SMR_TS 1 /* kernel timestamps: stamp blocks (docs/protocol.md 4.3) */
+#endif
 
 #ifndef SMR_SOCK
 #define SMR_SOCK(name) name /* plain libc socket calls */
@@ -74,6 +79,22 @@ static struct smr_posix {
     struct pollfd pfd[2 * SMR_MAX_LISTEN + SMR_NCONN];
     short pix[SMR_NCONN]; /* conn -> pfd index, -1 when not polled */
     uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
+#ifdef SMR_TS
+    /* Per connection: timestamps on, the last read's kernel receive stamp
+     * and the wall clock after it, the latest response send stamp known. */
+    struct smr_ts {
+        uint64_t rx_kernel, app_rx, prev_id, prev_tx;
+        uint8_t on, prev;
+    } ts[SMR_NCONN];
+    /* Per UDP socket: stamps on, stamped replies sent (the next key), the
+     * last one's client and sequence, the latest send stamp known. */
+    struct smr_uts {
+        union smr_addr last_peer, prev_peer;
+        uint64_t last_seq, prev_seq, prev_tx;
+        uint32_t sent;
+        uint8_t on, last, prev;
+    } uts[SMR_MAX_LISTEN];
+#endif
     uint8_t rx[SMR_RX_BUF];
 } smr_g;
 
@@ -82,6 +103,121 @@ static uint64_t smr_now(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+#ifdef SMR_TS
+static uint64_t smr_real(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Software stamps on fd: receive, and every send when tx (else only the
+ * sends that ask, smr_ts_send). OPT_ID keys send stamps. */
+static int smr_ts_enable(int fd, int tx) {
+    int v = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
+            SOF_TIMESTAMPING_OPT_TSONLY | (tx ? SOF_TIMESTAMPING_TX_SOFTWARE : 0);
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &v, sizeof v) == 0;
+}
+
+/* The SCM_TIMESTAMPING stamp among msg's control messages (0: none); with
+ * key, the OPT_ID key of an error-queue stamp (left alone if none). */
+static uint64_t smr_ts_of(struct msghdr *m, uint32_t *key) {
+    struct cmsghdr *c;
+    uint64_t ns = 0;
+    for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPING) {
+            struct timespec t;
+            memcpy(&t, CMSG_DATA(c), sizeof t);
+            ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+        } else if (key && ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+                           (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR))) {
+            struct sock_extended_err e;
+            memcpy(&e, CMSG_DATA(c), sizeof e);
+            if (e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) *key = e.ee_data;
+        }
+    }
+    return ns;
+}
+
+/* recvmsg with the receive stamp (and the source address when a != NULL). */
+static ssize_t smr_ts_recv(int fd, void *buf, size_t len, union smr_addr *a, socklen_t *al, uint64_t *stamp) {
+    uint64_t ctl[32];
+    struct iovec v;
+    struct msghdr m;
+    ssize_t n;
+    memset(&m, 0, sizeof m);
+    v.iov_base = buf;
+    v.iov_len = len;
+    m.msg_iov = &v;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    if (a) {
+        m.msg_name = a;
+        m.msg_namelen = *al;
+    }
+    n = recvmsg(fd, &m, 0);
+    if (a) *al = m.msg_namelen;
+    *stamp = n >= 0 ? smr_ts_of(&m, NULL) : 0;
+    return n;
+}
+
+/* One send stamp from fd's error queue: 1 and *key, *ns; 0 when empty. */
+static int smr_ts_next(int fd, uint32_t *key, uint64_t *ns) {
+    uint64_t ctl[32];
+    uint8_t d[64];
+    struct iovec v;
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    v.iov_base = d;
+    v.iov_len = sizeof d;
+    m.msg_iov = &v;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return 0;
+    *key = (uint32_t)-1;
+    *ns = smr_ts_of(&m, key);
+    return 1;
+}
+
+/* The engine's stamps hook: the last read's stamps, the send time now,
+ * and the latest response send stamp. */
+static unsigned smr_ts_hook(void *user, const struct smr_conn *c, uint64_t v[5]) {
+    struct smr_posix *g = user;
+    struct smr_ts *t = &g->ts[smr_conn_index(&g->x, c)];
+    unsigned f = 1;
+    v[0] = t->rx_kernel;
+    v[1] = t->app_rx;
+    v[2] = smr_real();
+    v[3] = t->prev_id;
+    v[4] = t->prev_tx;
+    if (t->rx_kernel) f |= 2;
+    if (t->prev) f |= 4;
+    return f;
+}
+
+/* A stamped rr session: takes the send stamps waiting on its error queue
+ * (keys are stream offsets from the status record's first byte; the one
+ * ending the latest complete response is kept), then turns stamps on if
+ * the engine just accepted the session. */
+static void smr_ts_tcp(struct smr_conn *c, int fd) {
+    struct smr_ts *t = &smr_g.ts[smr_conn_index(&smr_g.x, c)];
+    uint32_t key;
+    uint64_t ns;
+    if (!(c->flags & SMR_F_STAMPS)) return;
+    if (!t->on) {
+        t->on = 1;
+        smr_ts_enable(fd, 1);
+    }
+    while (smr_ts_next(fd, &key, &ns))
+        if (c->served && key == (uint32_t)(8u + (uint64_t)c->served * c->resp_size - 1u)) {
+            t->prev_id = c->served - 1;
+            t->prev_tx = ns;
+            t->prev = 1;
+        }
+}
+#endif
 
 static void smr_fmt_addr(const union smr_addr *a, char *out, size_t cap) {
     char ip[INET6_ADDRSTRLEN];
@@ -432,21 +568,103 @@ static void smr_accept(int lfd, uint64_t now) {
         smr_nonblock(fd);
         SMR_SOCK(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         smr_g.nagle[smr_conn_index(&smr_g.x, c)] = 0;
+#ifdef SMR_TS
+        memset(&smr_g.ts[smr_conn_index(&smr_g.x, c)], 0, sizeof smr_g.ts[0]);
+#endif
         smr_g.fd[smr_conn_index(&smr_g.x, c)] = fd;
         smr_g.peer[smr_conn_index(&smr_g.x, c)] = peer;
         smr_conn_start(&smr_g.x, c, now);
     }
 }
 
-static void smr_udp(int fd) {
-    int k;
+#ifdef SMR_TS
+/* A UDP reply with the stamp block (docs/protocol.md 4.3), sent asking for
+ * its own send stamp, which is read right after and kept for the next
+ * reply to the same client. */
+static void smr_udp_stamped(int l, int fd, size_t r, const union smr_addr *peer, socklen_t pl, uint64_t rx,
+                            uint64_t rx_kernel, int wall) {
+    struct smr_uts *u = &smr_g.uts[l];
+    uint64_t v[5], ns, tx = wall ? smr_real() : smr_now(), ctl[4] = {0, 0, 0, 0};
+    unsigned f = wall ? 1u : 0u;
+    uint32_t key;
+    struct iovec io;
+    struct msghdr m;
+    struct cmsghdr *c;
+    v[0] = rx_kernel;
+    v[1] = rx;
+    v[2] = tx;
+    v[3] = u->prev_seq;
+    v[4] = u->prev_tx;
+    if (wall && rx_kernel) f |= 2;
+    if (u->prev && memcmp(&u->prev_peer, peer, pl) == 0) f |= 4;
+    smr_put_block(smr_g.rx + SMR_UDP_HDR, f, v);
+    smr_udp_stamp_tx(smr_g.rx, tx);
+    memset(&m, 0, sizeof m);
+    io.iov_base = smr_g.rx;
+    io.iov_len = r;
+    m.msg_name = (void *)(uintptr_t)peer;
+    m.msg_namelen = pl;
+    m.msg_iov = &io;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = CMSG_SPACE(sizeof(uint32_t));
+    c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SO_TIMESTAMPING;
+    c->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+    key = SOF_TIMESTAMPING_TX_SOFTWARE;
+    memcpy(CMSG_DATA(c), &key, sizeof key);
+    if (sendmsg(fd, &m, 0) >= 0) {
+        u->last = 1;
+        u->last_peer = *peer;
+        for (u->last_seq = 0, key = 8; key < 16; key++) u->last_seq = u->last_seq << 8 | smr_g.rx[key];
+        u->sent++;
+    }
+    while (smr_ts_next(fd, &key, &ns))
+        if (u->last && key == u->sent - 1) {
+            u->prev = 1;
+            u->prev_peer = u->last_peer;
+            u->prev_seq = u->last_seq;
+            u->prev_tx = ns;
+        }
+}
+#endif
+
+static void smr_udp(int l) {
+    int k, fd = smr_g.udp[l];
     for (k = 0; k < 64; k++) {
         union smr_addr peer;
         socklen_t pl = sizeof peer;
-        ssize_t n = SMR_SOCK(recvfrom)(fd, smr_g.rx, sizeof smr_g.rx, 0, &peer.sa, &pl);
+        ssize_t n;
         size_t r;
+        uint64_t rx;
+#ifdef SMR_TS
+        uint64_t rx_kernel = 0;
+        int wall = smr_g.uts[l].on;
+        if (wall) {
+            uint32_t key;
+            uint64_t ns;
+            while (smr_ts_next(fd, &key, &ns)) /* stray stamps: POLLERR */
+                ;
+            n = smr_ts_recv(fd, smr_g.rx, sizeof smr_g.rx, &peer, &pl, &rx_kernel);
+        } else
+#endif
+            n = SMR_SOCK(recvfrom)(fd, smr_g.rx, sizeof smr_g.rx, 0, &peer.sa, &pl);
         if (n < 0) return;
-        r = smr_udp_input(&smr_g.x, smr_g.rx, (size_t)n, smr_now());
+#ifdef SMR_TS
+        rx = wall ? smr_real() : smr_now();
+        if (!wall && n >= SMR_UDP_HDR + SMR_BLOCK_LEN && (smr_g.rx[7] & 2) && smr_g.rx[5] == 1)
+            smr_g.uts[l].on = (uint8_t)smr_ts_enable(fd, 0);
+#else
+        rx = smr_now();
+#endif
+        r = smr_udp_input(&smr_g.x, smr_g.rx, (size_t)n, rx);
+#ifdef SMR_TS
+        if (r && (smr_g.rx[7] & 2)) {
+            smr_udp_stamped(l, fd, r, &peer, pl, rx, rx_kernel, wall);
+            continue;
+        }
+#endif
         if (r) {
             smr_udp_stamp_tx(smr_g.rx, smr_now());
             SMR_SOCK(sendto)(fd, smr_g.rx, r, 0, &peer.sa, pl);
@@ -494,14 +712,32 @@ static void smr_nagle_for_source(struct smr_conn *c, int fd) {
 /* Reads what the engine wants; returns -1 when the socket failed. */
 static int smr_read(struct smr_conn *c, int fd) {
     int k;
+#ifdef SMR_TS
+    struct smr_ts *t = &smr_g.ts[smr_conn_index(&smr_g.x, c)];
+    smr_ts_tcp(c, fd);
+#endif
     for (k = 0; k < 16; k++) {
         size_t want = smr_conn_want(c);
         ssize_t r;
         if (want == 0 || (c->flags & SMR_F_CLOSE)) return 0;
-        r = SMR_SOCK(recv)(fd, smr_g.rx, want < sizeof smr_g.rx ? want : sizeof smr_g.rx, 0);
+        want = want < sizeof smr_g.rx ? want : sizeof smr_g.rx;
+#ifdef SMR_TS
+        if (t->on) {
+            uint64_t stamp;
+            r = smr_ts_recv(fd, smr_g.rx, want, NULL, NULL, &stamp);
+            if (r > 0) {
+                t->rx_kernel = stamp;
+                t->app_rx = smr_real();
+            }
+        } else
+#endif
+            r = SMR_SOCK(recv)(fd, smr_g.rx, want, 0);
         if (r > 0) {
             smr_conn_input(&smr_g.x, c, smr_g.rx, (size_t)r, smr_now());
             smr_nagle_for_source(c, fd);
+#ifdef SMR_TS
+            smr_ts_tcp(c, fd); /* on before the status record goes out */
+#endif
         } else if (r == 0) {
             smr_conn_eof(&smr_g.x, c, smr_now());
             return 0;
@@ -575,7 +811,7 @@ static void smr_loop(void) {
         now = smr_now();
         for (l = 0; l < smr_g.nlisten; l++) {
             if (smr_g.pfd[2 * l].revents) smr_accept(smr_g.tcp[l], now);
-            if (smr_g.pfd[2 * l + 1].revents) smr_udp(smr_g.udp[l]);
+            if (smr_g.pfd[2 * l + 1].revents) smr_udp(l);
         }
         for (i = 0; i < smr_g.x.hi; i++) {
             struct smr_conn *c = &smr_g.x.conns[i];
@@ -618,6 +854,9 @@ int main(int argc, char **argv) {
     smr_g.x.cpu = smr_cpu;
 #if defined(__linux__) && !defined(SMR_LWIP)
     smr_g.x.tcpinfo = smr_tcpinfo;
+#endif
+#ifdef SMR_TS
+    smr_g.x.stamps = smr_ts_hook;
 #endif
     for (i = 0; i < SMR_NCONN; i++) smr_g.fd[i] = -1;
     for (l = 0; l < smr_g.nlisten; l++) {

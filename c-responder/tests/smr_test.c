@@ -163,12 +163,25 @@ static int test_tcpinfo(void *u, const struct smr_conn *c, struct smr_tcpinfo *t
     return 1;
 }
 
+/* A backend's stamps: kernel receive 900 + the response number, app
+ * receive 1000, app send 2000, the previous response's send stamp. */
+static unsigned test_stamps(void *u, const struct smr_conn *c, uint64_t v[5]) {
+    (void)u;
+    v[0] = 900 + c->served;
+    v[1] = 1000;
+    v[2] = 2000;
+    v[3] = c->served ? c->served - 1 : 0;
+    v[4] = 700;
+    return c->served ? 7u : 3u;
+}
+
 static void fresh(uint32_t max_sessions) {
     struct smr_config cfg;
     smr_default_config(&cfg);
     cfg.max_sessions = max_sessions;
     smr_init(&X, &cfg);
     X.log = test_log;
+    X.stamps = test_stamps;
 }
 
 static struct smr_conn *open_conn(uint64_t now) {
@@ -223,6 +236,7 @@ static void vec_session_header(int v, int bytewise) {
         CHECK(mode == (uint8_t)m[0] && req == tj_num(tj_get(f, "req_size")) && resp == tj_num(tj_get(f, "resp_size")),
               "%s: fields %u %u %u", name, mode, req, resp);
         if (mode == 1) CHECK(got == 8 && memcmp(out, "SMTR\1\0\0\0", 8) == 0, "%s: accepted at once", name);
+        CHECK(!!(c->flags & SMR_F_STAMPS) == (int)(tj_num(tj_get(f, "flags")) & 1), "%s: stamps flag", name);
         if (mode == 2) CHECK(got == 0, "%s: crr answers only after the request", name);
         if (mode == 3) CHECK(got == 16 && out[9] == 16 && out[15] == 1, "%s: status + Welcome(1)", name);
         if (mode >= 4) CHECK(got >= 8 && out[5] == SMR_UNKNOWN_TEST, "%s: no such test -> UnknownTest", name);
@@ -260,6 +274,7 @@ static void vec_datagram(int v) {
     tj_str(tj_get(v, "name"), name, sizeof name);
     n = tj_hex(tj_get(v, "hex"), b, sizeof b);
     fresh(4);
+    if (tj_is(tj_get(a, "stamps"), "false")) X.stamps = NULL; /* a backend without stamps */
     r = smr_udp_input(&X, b, n, tj_num(tj_get(a, "rx_ns")));
     if (tj_is(tj_get(a, "action"), "drop")) {
         CHECK(r == 0, "%s: dropped", name);
@@ -268,6 +283,48 @@ static void vec_datagram(int v) {
         CHECK(r == wn && memcmp(b, want, wn) == 0, "%s: reply bytes (len %zu vs %zu)", name, r, wn);
         CHECK(r <= n, "%s: never larger than the request", name);
     }
+}
+
+static void vec_stamp_block(int v) {
+    uint8_t want[64], got[64];
+    uint64_t f[5];
+    char name[128];
+    static const char *const keys[5] = {"rx_kernel", "app_rx", "app_tx", "prev_id", "prev_tx_kernel"};
+    int i, fl = tj_get(v, "fields");
+    size_t n = tj_hex(tj_get(v, "hex"), want, sizeof want);
+    tj_str(tj_get(v, "name"), name, sizeof name);
+    if (!tj_is(tj_get(v, "valid"), "true")) return;
+    for (i = 0; i < 5; i++) f[i] = tj_num(tj_get(fl, keys[i]));
+    smr_put_block(got, want[4], f);
+    CHECK(n == SMR_BLOCK_LEN && memcmp(got, want, n) == 0, "%s: block bytes", name);
+}
+
+/* rr asking for stamps: each response starts with the block, built when it
+ * goes out, carrying the previous response's send stamp once one is sent. */
+static void rr_stamps(void) {
+    uint8_t h[24] = {'S', 'M', 'T', 'R', 1, 1, 0, 24, 0, 0, 0, 1, 0, 0, 0, 100, 0, 0, 0, 1, 0, 0, 0, 0};
+    uint8_t out[256];
+    struct smr_conn *c;
+    int i;
+    fresh(2);
+    c = open_conn(0);
+    smr_conn_input(&X, c, h, 24, 0);
+    CHECK((c->flags & SMR_F_STAMPS) && drain(c, out, sizeof out, 0) == 8, "stamped rr accepted");
+    for (i = 0; i < 2; i++) {
+        smr_conn_input(&X, c, (const uint8_t *)"x", 1, 1);
+        CHECK(drain(c, out, sizeof out, 1) == 100 && memcmp(out, "SMTS", 4) == 0, "response %d: 100 bytes, block first",
+              i);
+        CHECK(out[4] == (i ? 7 : 3) && out[15] == (uint8_t)(900 + i) && out[23] == 1000 % 256 && out[31] == 2000 % 256 &&
+                  out[39] == (i ? 0 : 0) && out[47] == (i ? 700 % 256 : 0),
+              "response %d: block fields", i);
+        CHECK(c->served == (uint32_t)i + 1 && out[48] == 0 && out[99] == 0, "response %d counted, payload after", i);
+    }
+    smr_conn_free(&X, c, 2);
+    h[15] = 47; /* no room for the block: the flag is ignored */
+    c = open_conn(0);
+    smr_conn_input(&X, c, h, 24, 0);
+    CHECK(!(c->flags & SMR_F_STAMPS), "47-byte responses: no stamps");
+    smr_conn_free(&X, c, 2);
 }
 
 /* Opens a control session; returns it with its Welcome consumed. */
@@ -911,6 +968,8 @@ int main(int argc, char **argv) {
             vec_status(v);
         } else if (tj_is(k, "datagram")) {
             vec_datagram(v);
+        } else if (tj_is(k, "stamp_block")) {
+            vec_stamp_block(v);
         } else {
             counted--;
             CHECK(0, "unknown vector kind");
@@ -925,6 +984,7 @@ int main(int argc, char **argv) {
     objects(tj_get(root, "objects"));
     limits_behaviour();
     rr_and_limits();
+    rr_stamps();
     crr_once();
     life_cycle();
     garbage();

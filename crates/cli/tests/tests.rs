@@ -681,6 +681,10 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
 #[path = "suite/c_responder.rs"]
 mod c_responder;
 
+// Kernel timestamps: the round trip split (ping and rr --timestamps).
+#[path = "suite/timestamps.rs"]
+mod timestamps;
+
 // `stackmeter lab` (root only).
 #[path = "suite/lab.rs"]
 mod lab;

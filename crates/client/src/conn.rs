@@ -62,6 +62,26 @@ pub(crate) fn open_session_with(
     Ok(stream)
 }
 
+/// [`open_session`] for a session whose header asks for stamp blocks:
+/// kernel timestamps are turned on after the connect and before the header
+/// is sent, so a send stamp's key is the byte's offset in the stream.
+pub(crate) fn open_stamped_session(
+    addr: SocketAddr,
+    h: &SessionHeader,
+    timeout: Duration,
+    p: &stackmeter_results::StampParams,
+) -> Result<TcpStream, ClientError> {
+    use std::os::fd::AsRawFd;
+    let s = tcp_socket(addr, timeout)?;
+    connect(&s, addr, timeout)?;
+    let local = s.local_addr()?.as_socket().unwrap_or(addr);
+    crate::stamps::enable(s.as_raw_fd(), p, local)?;
+    let mut stream = TcpStream::from(s);
+    send_all(&mut stream, &h.emit()).map_err(|e| lost(addr, "sending the session header", &e))?;
+    read_status(&mut stream, addr)?;
+    Ok(stream)
+}
+
 /// Reads a status record; a refusal becomes [`ClientError::Refused`].
 pub(crate) fn read_status(stream: &mut TcpStream, addr: SocketAddr) -> Result<(), ClientError> {
     let mut rec = [0u8; STATUS_PREFIX_LEN + MAX_REASON_LEN];
@@ -124,6 +144,44 @@ pub(crate) fn recv_exact(stream: &mut TcpStream, total: u64, buf: &mut [u8]) -> 
         }
     }
     Ok(())
+}
+
+/// [`recv_exact`] with `recvmsg`, returning the kernel receive stamp of the
+/// last read (the segment holding the last byte). Reads fill `buf` from
+/// its start and wrap only when the message is longer; the first
+/// `block.len()` bytes of the message are copied to `block` as they come.
+#[inline]
+pub(crate) fn recv_exact_stamped(
+    fd: std::os::fd::RawFd,
+    total: u64,
+    buf: &mut [u8],
+    block: &mut [u8],
+) -> io::Result<Option<u64>> {
+    let mut got = 0u64;
+    let mut stamp = None;
+    while got < total {
+        let at = (got % buf.len() as u64) as usize;
+        let want = (total - got).min((buf.len() - at) as u64) as usize;
+        match stackmeter_sys::tstamp::recv(fd, &mut buf[at..at + want], false) {
+            Ok((0, _)) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("closed after {got} of {total} bytes"),
+                ))
+            }
+            Ok((n, s)) => {
+                if (got as usize) < block.len() {
+                    let k = n.min(block.len() - got as usize);
+                    block[got as usize..got as usize + k].copy_from_slice(&buf[at..at + k]);
+                }
+                got += n as u64;
+                stamp = s.or(stamp);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(stamp)
 }
 
 /// A broken exchange, described with where it broke.

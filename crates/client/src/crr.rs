@@ -47,6 +47,7 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recor
         mode: Mode::Crr,
         req_size: spec.req_bytes,
         resp_size: spec.resp_bytes,
+        flags: 0,
     };
     // Header and request leave in one send.
     let mut msg = h.emit().to_vec();

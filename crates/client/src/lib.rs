@@ -30,6 +30,7 @@ mod plain;
 mod plain_stream;
 mod rr;
 mod rrul;
+mod stamps;
 mod stream;
 mod target;
 pub mod tune;

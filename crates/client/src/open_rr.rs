@@ -73,6 +73,7 @@ fn one(
         mode: Mode::Rr,
         req_size: pair.req,
         resp_size: pair.resp,
+        flags: 0,
     };
     let mut req = vec![0u8; pair.req as usize];
     stackmeter_proto::pattern::fill(0, &mut req);
@@ -176,6 +177,8 @@ fn one(
         achieved_rate: Some(achieved),
         send_lag_us: summary_us(&lag),
         late_sends: Some(late),
+        timestamps: None,
+        split_us: None,
     };
     Ok((row, rtt))
 }

@@ -10,7 +10,8 @@
 use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
-use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS, HEADER_LEN};
+use crate::stamps::Collector;
+use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS, FLAG_STAMPS, HEADER_LEN, STAMPED_MIN};
 use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};
 use stackmeter_stats::Recorder;
@@ -92,6 +93,8 @@ struct State<'a> {
     r: PingResult,
     /// A plain echo server (`--echo`): the client's own framing.
     echo: Option<crate::plain::EchoFrames>,
+    /// With `--timestamps`: every datagram's stamps.
+    stamps: Option<Collector>,
 }
 
 impl<'a> State<'a> {
@@ -107,6 +110,15 @@ impl<'a> State<'a> {
         sock.connect(addr)?;
         sock.set_read_timeout(Some(timeout))?;
         let total = (spec.warmup + spec.count) as usize;
+        let stamps = match &spec.timestamps {
+            Some(p) => {
+                use std::os::fd::AsRawFd;
+                crate::stamps::enable(sock.as_raw_fd(), p, sock.local_addr()?)?;
+                std::thread::sleep(crate::stamps::SETTLE);
+                Some(Collector::new(p, total, spec.warmup as usize))
+            }
+            None => None,
+        };
         Ok(State {
             addr,
             spec,
@@ -130,6 +142,7 @@ impl<'a> State<'a> {
             server: Recorder::new(),
             r: PingResult::empty(spec.size),
             echo: spec.echo.then(|| crate::plain::EchoFrames::new(total)),
+            stamps,
         })
     }
 
@@ -144,8 +157,12 @@ impl<'a> State<'a> {
             e.build(seq, ts, &mut self.tx);
             return;
         }
+        let mut h = Header::request(seq, ts);
+        if self.stamps.is_some() {
+            h.flags = FLAG_STAMPS;
+        }
         // Cannot fail: the size was checked to be >= HEADER_LEN.
-        let _ = Header::request(seq, ts).emit(&mut self.tx);
+        let _ = h.emit(&mut self.tx);
         pattern::fill(seq, &mut self.tx[HEADER_LEN..]);
     }
 
@@ -233,6 +250,9 @@ impl<'a> State<'a> {
         } else {
             self.set_wait(wait)?;
         }
+        if self.stamps.is_some() {
+            return self.receive_stamped();
+        }
         let n = match self.sock.recv(self.rx.bytes_mut()) {
             Ok(n) => n,
             Err(e) if is_timeout(&e) => return Ok(false),
@@ -240,8 +260,30 @@ impl<'a> State<'a> {
             Err(e) => return Err(self.io_error(&e)),
         };
         let t1 = Instant::now();
-        self.account(n, t1)?;
+        self.account(n, t1, None)?;
         Ok(true)
+    }
+
+    /// [`State::receive_one`] with `--timestamps`: `recvmsg` with the
+    /// kernel's receive stamp; then, after the clock read, the send stamps
+    /// waiting on the error queue. On a schedule the receive does not block
+    /// (`ppoll` also wakes for the error queue).
+    fn receive_stamped(&mut self) -> Result<bool, ClientError> {
+        use std::os::fd::AsRawFd;
+        let fd = self.sock.as_raw_fd();
+        let got = stackmeter_sys::tstamp::recv(fd, self.rx.bytes_mut(), self.paced);
+        let t1 = Instant::now();
+        let r = match got {
+            Ok((n, c_rx)) => self.account(n, t1, c_rx).map(|()| true),
+            Err(e) if is_timeout(&e) => Ok(self.paced),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
+            Err(e) => Err(self.io_error(&e)),
+        };
+        if let Some(c) = self.stamps.as_mut() {
+            // Key k is the k-th datagram sent: sequence number k.
+            stackmeter_sys::tstamp::drain_tx(fd, |k, ns| c.sent_stamp(k as u64, ns));
+        }
+        r
     }
 
     /// Sets the receive timeout, calling into the kernel only on a change.
@@ -255,10 +297,10 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    fn account(&mut self, n: usize, t1: Instant) -> Result<(), ClientError> {
+    fn account(&mut self, n: usize, t1: Instant, c_rx: Option<u64>) -> Result<(), ClientError> {
         if let Some(e) = &self.echo {
             return match e.check(&self.rx.bytes()[..n], self.spec.size) {
-                Some((seq, intact)) => self.tally(seq, intact, None, t1),
+                Some((seq, intact)) => self.tally(seq, intact, None, t1, None),
                 None => {
                     self.r.mismatched += 1;
                     Ok(())
@@ -280,16 +322,30 @@ impl<'a> State<'a> {
                 reason: format!("UDP echo refused (responder speaks v{})", h.version),
             });
         }
-        let intact =
-            n == self.spec.size && h.kind == Kind::EchoReply as u8 && pattern::matches(h.seq, &rx[HEADER_LEN..n]);
+        // A stamp block replaces the first 48 payload bytes.
+        let block = self.stamps.as_ref().and_then(|_| udp::reply_block(&rx[..n]));
+        let payload = match block {
+            Some(_) => pattern::matches_from(h.seq, STAMPED_MIN - HEADER_LEN, &rx[STAMPED_MIN..n]),
+            None => h.flags & FLAG_STAMPS == 0 && pattern::matches(h.seq, &rx[HEADER_LEN..n]),
+        };
+        let intact = n == self.spec.size && h.kind == Kind::EchoReply as u8 && payload;
         let server = (h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx).then(|| h.server_tx - h.server_rx);
-        self.tally(h.seq, intact, server, t1)
+        self.tally(h.seq, intact, server, t1, Some((c_rx, block)))
     }
 
     /// Counts the reply to datagram `seq` that came at `t1`: duplicate,
     /// late, reordered, mismatched (`intact` false), slow; its RTT and the
-    /// responder's own time (`server_ns`) go to the histograms.
-    fn tally(&mut self, seq: u64, intact: bool, server_ns: Option<u64>, t1: Instant) -> Result<(), ClientError> {
+    /// responder's own time (`server_ns`) go to the histograms, and with
+    /// `--timestamps` its kernel receive stamp and stamp block (`stamped`)
+    /// to the collector.
+    fn tally(
+        &mut self,
+        seq: u64,
+        intact: bool,
+        server_ns: Option<u64>,
+        t1: Instant,
+        stamped: Option<(Option<u64>, Option<stackmeter_proto::stamps::Block>)>,
+    ) -> Result<(), ClientError> {
         let i = seq as usize;
         let Some(sent) = self.sent_at.get(i).copied().flatten() else {
             self.r.mismatched += 1;
@@ -316,6 +372,12 @@ impl<'a> State<'a> {
         match self.highest {
             Some(hi) if seq < hi => self.r.reordered += 1,
             _ => self.highest = Some(seq),
+        }
+        if let (Some(c), Some((c_rx, block))) = (self.stamps.as_mut(), stamped) {
+            c.timed(seq, sent, t1, c_rx);
+            if let Some(b) = block {
+                c.block(seq, &b);
+            }
         }
         if !intact {
             self.r.mismatched += 1;
@@ -369,6 +431,11 @@ impl<'a> State<'a> {
             _ => 0.0,
         };
         r.pps = if wall > 0.0 { r.received as f64 / wall } else { 0.0 };
+        if let Some(c) = &self.stamps {
+            let (ts, split) = c.finish();
+            r.timestamps = Some(ts);
+            r.split_us = split;
+        }
         r
     }
 }

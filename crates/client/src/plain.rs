@@ -248,6 +248,8 @@ fn rr_one(
         achieved_rate: None,
         send_lag_us: None,
         late_sends: None,
+        timestamps: None,
+        split_us: None,
     };
     Ok((row, rec))
 }

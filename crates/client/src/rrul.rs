@@ -276,6 +276,7 @@ fn tcp_probe_session(addr: SocketAddr, timeout: Duration) -> Result<std::net::Tc
         mode: Mode::Rr,
         req_size: 1,
         resp_size: 1,
+        flags: 0,
     };
     crate::conn::open_session(addr, &h, timeout)
 }

@@ -186,6 +186,7 @@ fn probe(addr: SocketAddr) -> std::io::Result<()> {
         mode: stackmeter_proto::session::Mode::Rr,
         req_size: 1,
         resp_size: 1,
+        flags: 0,
     };
     s.write_all(&h.emit())?;
     let mut st = [0u8; 8];

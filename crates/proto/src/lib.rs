@@ -13,6 +13,8 @@
 //!   with a code and a reason);
 //! - [`udp`]: the header every UDP datagram carries, and the pure echo rule;
 //! - [`pattern`]: the deterministic payload bytes a client can verify;
+//! - [`stamps`]: the stamp block a responder writes into replies that ask
+//!   for it (its receive and send times, kernel and application);
 //! - [`objects`]: object mode (16), LIST and FETCH of a catalogue, the object
 //!   pattern and CRC-32;
 //! - [`control`]: the records of a throughput test's control session;
@@ -31,6 +33,7 @@ pub mod machine;
 pub mod objects;
 pub mod pattern;
 pub mod session;
+pub mod stamps;
 pub mod status;
 pub mod stream;
 pub mod udp;

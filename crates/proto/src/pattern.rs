@@ -18,7 +18,13 @@ pub fn fill(seq: u64, buf: &mut [u8]) {
 
 /// True when `buf` holds exactly the pattern for `seq`.
 pub fn matches(seq: u64, buf: &[u8]) -> bool {
-    buf.iter().enumerate().all(|(i, &b)| b == byte(seq, i))
+    matches_from(seq, 0, buf)
+}
+
+/// True when `buf` holds the pattern for `seq` from payload offset `start`
+/// on (what follows a stamp block).
+pub fn matches_from(seq: u64, start: usize, buf: &[u8]) -> bool {
+    buf.iter().enumerate().all(|(i, &b)| b == byte(seq, start + i))
 }
 
 #[cfg(test)]

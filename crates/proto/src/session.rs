@@ -13,7 +13,12 @@
 //!      8    4 rr/crr: request size (>= 1); sink/source: test id (>= 1)
 //!     12    4 rr/crr: response size (>= 1); source: write size (>= 1);
 //!               sink: read size hint (0 = the responder's choice)
+//!     16    4 flags (header length 24 and up): bit 0 = stamps requested (rr)
+//!     20    4 reserved, 0
 //! ```
+//! A header without flags is 16 bytes long, as version 1 always had it; a
+//! client sets a flag by sending the 24-byte header (header length 24),
+//! which responders that know no flags read and ignore past offset 16.
 //! All integers are big-endian. The first eight bytes (the [`Prefix`]) keep
 //! this layout in every version, so any responder can read a header of a
 //! version it does not know and refuse it by name.
@@ -26,6 +31,11 @@ pub const MAGIC: [u8; 4] = crate::TCP_MAGIC;
 pub const PREFIX_LEN: usize = 8;
 /// Length of a version 1 rr/crr header.
 pub const RR_HEADER_LEN: usize = 16;
+/// Length of a header that carries the flags word.
+pub const EXT_HEADER_LEN: usize = 24;
+/// Header flag (rr): start every response with a stamp block
+/// ([`crate::stamps`]).
+pub const FLAG_STAMPS: u32 = 1;
 /// Largest header length a responder accepts; longer ones are refused.
 pub const MAX_HEADER_LEN: u16 = 256;
 
@@ -131,12 +141,30 @@ pub struct SessionHeader {
     /// Bytes the responder sends back per transaction (rr/crr); write size
     /// (source).
     pub resp_size: u32,
+    /// Flag bits ([`FLAG_STAMPS`]); 0 in a 16-byte header.
+    pub flags: u32,
+}
+
+/// The bytes of an emitted header: 16, or 24 when it carries flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeaderBytes {
+    buf: [u8; EXT_HEADER_LEN],
+    len: u8,
+}
+
+impl core::ops::Deref for HeaderBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len as usize]
+    }
 }
 
 impl SessionHeader {
     /// Parses a whole header: `bytes` must hold at least the length the
-    /// prefix announces. Bytes past [`RR_HEADER_LEN`] and up to that length
-    /// are reserved for later minor additions and ignored.
+    /// prefix announces. The flags word is read when the header is at least
+    /// 24 bytes long (unknown flag bits are ignored); other bytes past [`RR_HEADER_LEN`] and up to that
+    /// length are reserved for later minor additions and ignored.
     pub fn parse(bytes: &[u8]) -> Result<SessionHeader, HeaderError> {
         let prefix = Prefix::parse(bytes)?;
         if prefix.version != crate::VERSION {
@@ -159,10 +187,16 @@ impl SessionHeader {
         if zero {
             return Err(HeaderError::ZeroSize);
         }
+        let flags = if prefix.header_len as usize >= EXT_HEADER_LEN {
+            be32(bytes, 16)
+        } else {
+            0
+        };
         Ok(SessionHeader {
             mode,
             req_size,
             resp_size,
+            flags,
         })
     }
 
@@ -172,6 +206,7 @@ impl SessionHeader {
             mode: Mode::Control,
             req_size: 0,
             resp_size: 0,
+            flags: 0,
         }
     }
 
@@ -183,6 +218,7 @@ impl SessionHeader {
             mode,
             req_size: test_id,
             resp_size: size,
+            flags: 0,
         }
     }
 
@@ -191,16 +227,19 @@ impl SessionHeader {
         self.req_size
     }
 
-    /// The 16 header bytes for this session.
-    pub fn emit(&self) -> [u8; RR_HEADER_LEN] {
-        let mut b = [0u8; RR_HEADER_LEN];
+    /// The header bytes for this session: 16, or 24 with the flags word
+    /// when a flag is set.
+    pub fn emit(&self) -> HeaderBytes {
+        let mut b = [0u8; EXT_HEADER_LEN];
+        let len = if self.flags == 0 { RR_HEADER_LEN } else { EXT_HEADER_LEN };
         b[0..4].copy_from_slice(&MAGIC);
         b[4] = crate::VERSION;
         b[5] = self.mode as u8;
-        b[6..8].copy_from_slice(&(RR_HEADER_LEN as u16).to_be_bytes());
+        b[6..8].copy_from_slice(&(len as u16).to_be_bytes());
         b[8..12].copy_from_slice(&self.req_size.to_be_bytes());
         b[12..16].copy_from_slice(&self.resp_size.to_be_bytes());
-        b
+        b[16..20].copy_from_slice(&self.flags.to_be_bytes());
+        HeaderBytes { buf: b, len: len as u8 }
     }
 }
 
@@ -244,12 +283,18 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let h = SessionHeader {
+        let mut h = SessionHeader {
             mode: Mode::Rr,
             req_size: 1,
             resp_size: 1 << 20,
+            flags: 0,
         };
+        assert_eq!(h.emit().len(), 16);
         assert_eq!(SessionHeader::parse(&h.emit()), Ok(h));
+        h.flags = FLAG_STAMPS;
+        let b = h.emit();
+        assert_eq!((b.len(), b[7], b[19]), (24, 24, 1));
+        assert_eq!(SessionHeader::parse(&b), Ok(h));
     }
 
     #[test]
@@ -258,6 +303,7 @@ mod tests {
             mode: Mode::Crr,
             req_size: 7,
             resp_size: 9,
+            flags: 0,
         };
         let mut long = [0xeeu8; 20];
         long[..16].copy_from_slice(&h.emit());
@@ -272,8 +318,10 @@ mod tests {
             mode: Mode::Rr,
             req_size: 1,
             resp_size: 1,
+            flags: 0,
         }
-        .emit();
+        .emit()
+        .to_vec();
         b[4] = 2;
         assert_eq!(SessionHeader::parse(&b), Err(HeaderError::UnsupportedVersion(2)));
         b[4] = 1;

@@ -7,7 +7,9 @@
 //!      5    1 kind: 1 = echo request, 2 = echo reply, 3 = refused,
 //!                    4 = stream data (never answered; see crate::stream)
 //!      6    1 code: a status::Refusal when kind = 3, else 0
-//!      7    1 flags: bit 0 = server timestamps valid (replies)
+//!      7    1 flags: bit 0 = server timestamps valid (replies);
+//!                     bit 1 = stamps requested (requests) / stamp block
+//!                     at offset 40 (replies), see crate::stamps
 //!      8    8 sequence number, chosen by the client
 //!     16    8 client timestamp (ns; opaque to the responder, echoed)
 //!     24    8 server receive timestamp (ns, responder's clock; 0 if none)
@@ -28,6 +30,12 @@ pub const MAGIC: [u8; 4] = *b"SMTU";
 pub const HEADER_LEN: usize = 40;
 /// Flag bit: the server timestamps in this reply are valid.
 pub const FLAG_SERVER_TS: u8 = 1;
+/// Flag bit: in a request, "write your stamp block into the reply"; in a
+/// reply, "the stamp block is at offset 40" ([`crate::stamps`]). Only a
+/// datagram of at least [`STAMPED_MIN`] bytes gets one.
+pub const FLAG_STAMPS: u8 = 2;
+/// The shortest datagram with room for a stamp block.
+pub const STAMPED_MIN: usize = HEADER_LEN + crate::stamps::BLOCK_LEN;
 
 /// What a datagram is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,7 +188,43 @@ pub enum DropReason {
 /// A version 1 echo request becomes an echo reply of the same length with
 /// the receive time stamped. A request of another version becomes a
 /// refusal of [`HEADER_LEN`] bytes (the request was at least that long).
+/// This is the rule of a responder without stamps: a request's
+/// [`FLAG_STAMPS`] is not kept, and the payload goes back unchanged.
 pub fn answer(d: &mut [u8], rx_ns: u64) -> Answer {
+    rule(d, rx_ns, false)
+}
+
+/// [`answer`] for a responder that writes stamp blocks: a version 1 echo
+/// request with [`FLAG_STAMPS`] and room for the block gets a reply with
+/// [`FLAG_STAMPS`] set ([`stamps_due`]); the driver then writes the block
+/// with [`put_block`] right before the send.
+pub fn answer_stamped(d: &mut [u8], rx_ns: u64) -> Answer {
+    rule(d, rx_ns, true)
+}
+
+/// Whether the reply `d` built by [`answer_stamped`] wants a stamp block.
+pub fn stamps_due(d: &[u8]) -> bool {
+    d.len() >= STAMPED_MIN && d[5] == Kind::EchoReply as u8 && d[7] & FLAG_STAMPS != 0
+}
+
+/// Writes `block` at offset 40 of a reply that [`stamps_due`]; does nothing
+/// to any other buffer.
+pub fn put_block(d: &mut [u8], block: &crate::stamps::Block) {
+    if stamps_due(d) {
+        d[HEADER_LEN..STAMPED_MIN].copy_from_slice(&block.emit());
+    }
+}
+
+/// The stamp block of a reply, if the responder wrote one: the flag is set
+/// and the block's magic is there.
+pub fn reply_block(d: &[u8]) -> Option<crate::stamps::Block> {
+    if d.len() < STAMPED_MIN || d[7] & FLAG_STAMPS == 0 {
+        return None;
+    }
+    crate::stamps::Block::parse(&d[HEADER_LEN..STAMPED_MIN])
+}
+
+fn rule(d: &mut [u8], rx_ns: u64, stamps: bool) -> Answer {
     let h = match Header::parse(d) {
         Ok(h) => h,
         Err(DatagramError::TooShort) => return Answer::Drop(DropReason::TooShort),
@@ -198,7 +242,11 @@ pub fn answer(d: &mut [u8], rx_ns: u64) -> Answer {
     }
     d[5] = Kind::EchoReply as u8;
     d[6] = 0;
-    d[7] = FLAG_SERVER_TS;
+    d[7] = if stamps && h.flags & FLAG_STAMPS != 0 && d.len() >= STAMPED_MIN {
+        FLAG_SERVER_TS | FLAG_STAMPS
+    } else {
+        FLAG_SERVER_TS
+    };
     d[24..32].copy_from_slice(&rx_ns.to_be_bytes());
     d[32..40].copy_from_slice(&rx_ns.to_be_bytes());
     Answer::Reply(d.len())
@@ -233,6 +281,36 @@ mod tests {
         assert_eq!((h.seq, h.client_ts, h.server_rx, h.server_tx), (5, 0x1122, 1000, 1500));
         assert_eq!(h.flags, FLAG_SERVER_TS);
         assert!(crate::pattern::matches(5, &d[HEADER_LEN..]));
+    }
+
+    #[test]
+    fn stamps_are_kept_only_when_asked_with_room() {
+        use crate::stamps::Block;
+        let mut d = [0u8; 96];
+        let mut h = Header::request(9, 1);
+        h.flags = FLAG_STAMPS;
+        h.emit(&mut d).unwrap();
+        crate::pattern::fill(9, &mut d[HEADER_LEN..]);
+        let (mut old, mut short) = (d, d);
+        assert_eq!(answer(&mut old, 5), Answer::Reply(96));
+        assert_eq!((old[7], stamps_due(&old), reply_block(&old)), (1, false, None));
+        assert_eq!(answer_stamped(&mut short[..87], 5), Answer::Reply(87));
+        assert!(!stamps_due(&short[..87]), "no room for the block");
+        let b = Block {
+            app: Some((10, 20)),
+            rx_kernel: Some(9),
+            prev_tx: None,
+            hardware: false,
+        };
+        assert_eq!(answer_stamped(&mut d, 5), Answer::Reply(96));
+        assert!(stamps_due(&d));
+        put_block(&mut d, &b);
+        assert_eq!(reply_block(&d), Some(b));
+        assert!(crate::pattern::matches_from(
+            9,
+            STAMPED_MIN - HEADER_LEN,
+            &d[STAMPED_MIN..]
+        ));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use stackmeter_proto::machine::{
 };
 use stackmeter_proto::objects::{self as obj, Entry, Response};
 use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_proto::stamps::Block;
 use stackmeter_proto::status::{Refusal, StatusPrefix};
 use stackmeter_proto::udp;
 use std::fmt::Write;
@@ -188,6 +189,15 @@ impl<'r> Peer<'r> {
                     let took = self.s.input(&data, self.now, &mut self.cat);
                     assert_eq!(took, n, "a read of at most what was asked is taken whole");
                 }
+                Next::Stamp => {
+                    // The driver's stamps: the clock as it stands.
+                    self.s.stamp(Block {
+                        app: Some((self.now, self.now + 1)),
+                        rx_kernel: Some(self.now.saturating_sub(1)),
+                        prev_tx: None,
+                        hardware: false,
+                    });
+                }
                 Next::Report(due) => return Stop::Report(due),
                 Next::Wait(t) => return Stop::Wait(t),
                 Next::Shutdown => {
@@ -225,6 +235,7 @@ impl<'r> Peer<'r> {
 fn cfg() -> Config {
     Config {
         objects: true,
+        stamps: true,
         ..Config::default()
     }
 }
@@ -243,13 +254,15 @@ fn refusal(b: &[u8]) -> (u8, String) {
     (p.code, String::from_utf8(b[8..end].to_vec()).unwrap())
 }
 
-fn header(mode: Mode, req: u32, resp: u32) -> [u8; 16] {
+fn header(mode: Mode, req: u32, resp: u32) -> Vec<u8> {
     SessionHeader {
         mode,
         req_size: req,
         resp_size: resp,
+        flags: 0,
     }
     .emit()
+    .to_vec()
 }
 
 #[test]
@@ -284,6 +297,7 @@ fn header_vectors_accept_or_refuse_with_their_code_in_any_chunking() {
                         "rr" => Service::Rr {
                             req: f["req_size"].as_u64().unwrap() as u32,
                             resp: f["resp_size"].as_u64().unwrap() as u32,
+                            stamps: f["flags"].as_u64().unwrap_or(0) & 1 != 0,
                         },
                         "crr" => Service::Crr { req: 64, resp: 64 },
                         "control" => Service::Control { test: 6 },
@@ -351,6 +365,63 @@ fn rr_answers_each_request_and_ends_at_a_close_between_requests() {
     p.s.eof();
     assert_eq!(p.run(), Stop::Closed);
     assert_eq!(p.events.len(), 1, "no abort: {:?}", p.events);
+}
+
+#[test]
+fn stamped_rr_starts_each_response_with_a_block_carrying_the_previous_send_stamp() {
+    let reg = Registry::new();
+    let mut p = Peer::new(&reg, cfg());
+    let mut h = SessionHeader {
+        mode: Mode::Rr,
+        req_size: 2,
+        resp_size: 100,
+        flags: stackmeter_proto::session::FLAG_STAMPS,
+    };
+    p.send(&h.emit());
+    assert_eq!(p.run(), Stop::NeedInput(2));
+    assert_eq!(
+        p.accepted,
+        Some(Service::Rr {
+            req: 2,
+            resp: 100,
+            stamps: true
+        })
+    );
+    assert_eq!(p.take(), accepted());
+    for i in 0..3u64 {
+        p.now = 1000 * (i + 1);
+        p.send(b"ab");
+        assert_eq!(p.run(), Stop::NeedInput(2));
+        let got = p.take();
+        assert_eq!(got.len(), 100, "the block is part of the response");
+        let b = Block::parse(&got).expect("a block");
+        assert_eq!(b.app, Some((p.now, p.now + 1)));
+        assert_eq!(b.rx_kernel, Some(p.now - 1));
+        // Response i-1 ended at byte 8 + 100 i - 1 of the stream.
+        assert_eq!(b.prev_tx, i.checked_sub(1).map(|k| (k, 77 + k)), "response {i}");
+        assert!(got[48..].iter().all(|&x| x == b'p'));
+        p.s.tx_stamp((8 + 100 * i + 50) as u32, 5); // a mid-response stamp: not the end
+        p.s.tx_stamp((8 + 100 * (i + 1) - 1) as u32, 77 + i);
+    }
+    // Too small for a block, or a driver without stamps: the flag is ignored.
+    for (resp, stamps) in [(47, true), (100, false)] {
+        let mut p = Peer::new(&reg, Config { stamps, ..cfg() });
+        h.resp_size = resp;
+        p.send(&h.emit());
+        p.run();
+        assert_eq!(
+            p.accepted,
+            Some(Service::Rr {
+                req: 2,
+                resp,
+                stamps: false
+            })
+        );
+        p.take();
+        p.send(b"ab");
+        p.run();
+        assert_eq!(p.take(), vec![b'p'; resp as usize]);
+    }
 }
 
 #[test]

@@ -62,7 +62,8 @@ fn session_header_vectors() {
                 assert_eq!(f["mode"], mode, "{name}");
                 assert_eq!(f["req_size"], h.req_size, "{name}");
                 assert_eq!(f["resp_size"], h.resp_size, "{name}");
-                if bytes.len() == 16 {
+                assert_eq!(f["flags"].as_u64().unwrap_or(0), h.flags as u64, "{name}: flags");
+                if bytes.len() == 16 || (bytes.len() == 24 && h.flags != 0) {
                     assert_eq!(h.emit().to_vec(), bytes, "{name}: emit differs");
                 }
             }
@@ -132,7 +133,13 @@ fn datagram_vectors() {
         if a.is_null() {
             continue;
         }
-        let got = udp::answer(&mut bytes, a["rx_ns"].as_u64().unwrap());
+        // A responder that writes stamp blocks keeps the stamps flag;
+        // `answer` is the rule of one that does not.
+        let got = if a["stamps"].as_bool() == Some(false) {
+            udp::answer(&mut bytes, a["rx_ns"].as_u64().unwrap())
+        } else {
+            udp::answer_stamped(&mut bytes, a["rx_ns"].as_u64().unwrap())
+        };
         match a["action"].as_str().unwrap() {
             "reply" => {
                 let want = hex(a["reply_hex"].as_str().unwrap());
@@ -148,6 +155,30 @@ fn datagram_vectors() {
                 assert_eq!(got, Answer::Drop(reason), "{name}");
             }
             other => panic!("{name}: unknown action {other}"),
+        }
+    }
+}
+
+#[test]
+fn stamp_block_vectors() {
+    use stackmeter_proto::stamps::Block;
+    for v in of_kind("stamp_block") {
+        let bytes = hex(v["hex"].as_str().unwrap());
+        let name = v["name"].as_str().unwrap();
+        let f = &v["fields"];
+        let pair = |a: &str, b: &str| f[a].as_u64().zip(f[b].as_u64());
+        let want = Block {
+            app: pair("app_rx", "app_tx"),
+            rx_kernel: f["rx_kernel"].as_u64(),
+            prev_tx: pair("prev_id", "prev_tx_kernel"),
+            hardware: f["hardware"].as_bool().unwrap_or(false),
+        };
+        match v["valid"].as_bool().unwrap() {
+            true => {
+                assert_eq!(Block::parse(&bytes), Some(want), "{name}: parse");
+                assert_eq!(want.emit().to_vec(), bytes, "{name}: emit");
+            }
+            false => assert_eq!(Block::parse(&bytes), None, "{name}"),
         }
     }
 }
@@ -294,7 +325,7 @@ proptest! {
 
     #[test]
     fn session_round_trip(req in 1u32.., resp in 1u32.., crr in any::<bool>()) {
-        let h = SessionHeader { mode: if crr { Mode::Crr } else { Mode::Rr }, req_size: req, resp_size: resp };
+        let h = SessionHeader { mode: if crr { Mode::Crr } else { Mode::Rr }, req_size: req, resp_size: resp, flags: 0 };
         prop_assert_eq!(SessionHeader::parse(&h.emit()), Ok(h));
     }
 }

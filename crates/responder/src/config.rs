@@ -67,6 +67,8 @@ impl Config {
             header_timeout_ns: ns(self.header_timeout),
             idle_timeout_ns: ns(self.idle_timeout),
             objects,
+            // Stamp blocks need kernel timestamps (SO_TIMESTAMPING).
+            stamps: cfg!(target_os = "linux"),
         }
     }
 }

@@ -14,10 +14,12 @@
 use crate::objects::Files;
 use crate::shared::{cpu, Shared, CHUNK};
 use stackmeter_proto::machine::{Deadline, Event, Failure, Figures, Next, Registry, Service, Session};
-use stackmeter_sys::{monotonic_ns, thread_cpu, AlignedBuf};
+use stackmeter_proto::stamps::Block;
+use stackmeter_sys::{monotonic_ns, realtime_ns, thread_cpu, tstamp, AlignedBuf};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::ops::Deref;
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// Sources writing less than this per call run with Nagle on (their small
@@ -65,6 +67,10 @@ pub(crate) struct Conn<'a> {
     error: Option<io::Error>,
     /// The thread's CPU time when a throughput test's session was accepted.
     cpu0: Option<stackmeter_sys::CpuTime>,
+    /// An rr session with stamp blocks: reads go through `recvmsg`.
+    stamps: bool,
+    /// The last read's kernel receive stamp and the wall clock after it.
+    last_rx: (Option<u64>, u64),
 }
 
 impl<'a> Conn<'a> {
@@ -80,6 +86,8 @@ impl<'a> Conn<'a> {
             source: None,
             error: None,
             cpu0: None,
+            stamps: false,
+            last_rx: (None, 0),
         }
     }
 
@@ -137,7 +145,20 @@ impl<'a> Conn<'a> {
                     };
                     let n = max.min(buf.len());
                     let mut stream = self.stream;
-                    match stream.read(&mut buf[..n]) {
+                    let got = if self.stamps {
+                        // The last response's send stamp, before waiting
+                        // for the next request (outside this one's time).
+                        let fd = self.stream.as_raw_fd();
+                        tstamp::drain_tx(fd, |k, ns| s.tx_stamp(k, ns));
+                        let r = tstamp::recv(fd, &mut buf[..n], false);
+                        if let Ok((_, k)) = r {
+                            self.last_rx = (k, realtime_ns());
+                        }
+                        r.map(|(k, _)| k)
+                    } else {
+                        stream.read(&mut buf[..n])
+                    };
+                    match got {
                         Ok(0) => s.eof(),
                         Ok(k) => {
                             let now = if s.needs_clock() { monotonic_ns() } else { 0 };
@@ -162,6 +183,15 @@ impl<'a> Conn<'a> {
                         std::thread::sleep(WAIT_STEP.min(Duration::from_nanos(until - now)));
                     }
                     s.tick(monotonic_ns());
+                }
+                Next::Stamp => {
+                    let (rx_kernel, app_rx) = self.last_rx;
+                    s.stamp(Block {
+                        app: self.stamps.then(|| (app_rx, realtime_ns())),
+                        rx_kernel,
+                        prev_tx: None,
+                        hardware: false,
+                    });
                 }
                 Next::Shutdown => {
                     let _ = self.stream.shutdown(Shutdown::Write);
@@ -193,7 +223,14 @@ impl<'a> Conn<'a> {
             Event::Accepted(service) => {
                 Shared::bump(&c.sessions);
                 match service {
-                    Service::Rr { req, .. } | Service::Crr { req, .. } => {
+                    Service::Rr { req, stamps, .. } => {
+                        self.rx = Some(AlignedBuf::new((req as usize).min(CHUNK)));
+                        // Before the status record: send stamp keys count
+                        // from its first byte.
+                        self.stamps =
+                            stamps && tstamp::enable(self.stream.as_raw_fd(), tstamp::Kind::Software, true).is_ok();
+                    }
+                    Service::Crr { req, .. } => {
                         self.rx = Some(AlignedBuf::new((req as usize).min(CHUNK)));
                     }
                     Service::Sink { read_hint, .. } => {

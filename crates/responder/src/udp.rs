@@ -4,12 +4,45 @@
 //! The two clock reads stamp the server receive and send times into the
 //! reply, so a client can split its round trip into the way out, the time
 //! spent in this process, and the way back.
+//!
+//! A request that asks for stamps (docs/protocol.md 4.3) turns the socket's
+//! kernel receive stamps on (from then on the loop receives with `recvmsg`
+//! and reads the wall clock, which kernel stamps are on); its reply gets the
+//! stamp block and is sent with `sendmsg` asking for its own send stamp,
+//! read from the error queue right after the send and carried in the next
+//! reply to the same client. Replies to other requests stay as they were.
 
 use crate::shared::{cpu, Shared};
 use stackmeter_proto::machine::{TestRef, UdpCount};
+use stackmeter_proto::stamps::Block;
 use stackmeter_proto::udp::{self, Answer};
-use std::net::UdpSocket;
+use stackmeter_sys::tstamp;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+/// The stamp state of the echo socket.
+#[derive(Default)]
+struct Stamping {
+    /// Kernel receive stamps are on, and the loop reads the wall clock.
+    on: bool,
+    /// Stamped replies sent so far: the key of the next send stamp.
+    sent: u32,
+    /// The last stamped reply: its key, client and sequence number.
+    last: Option<(u32, SocketAddr, u64)>,
+    /// The latest known send stamp: client, sequence number, stamp.
+    prev: Option<(SocketAddr, u64, u64)>,
+}
+
+impl Stamping {
+    fn clock(&self) -> u64 {
+        if self.on {
+            stackmeter_sys::realtime_ns()
+        } else {
+            stackmeter_sys::monotonic_ns()
+        }
+    }
+}
 
 pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
     shared.pin();
@@ -21,8 +54,14 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
     let mut mem = stackmeter_sys::AlignedBuf::new(65536);
     let buf = mem.bytes_mut();
     let mut cache = Cache::default();
+    let mut st = Stamping::default();
+    let fd = sock.as_raw_fd();
     loop {
-        let (n, peer) = match sock.recv_from(buf) {
+        let got = match st.on {
+            true => tstamp::recv_from(fd, buf),
+            false => sock.recv_from(buf).map(|(n, p)| (n, p, None)),
+        };
+        let (n, peer, rx_kernel) = match got {
             Ok(x) => x,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
@@ -32,14 +71,54 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let rx = stackmeter_sys::monotonic_ns();
+        let rx = st.clock();
         if n >= udp::HEADER_LEN && buf[5] == udp::Kind::StreamData as u8 {
             stream_datagram(&buf[..n], rx, &shared, &mut cache);
             continue;
         }
-        match udp::answer(&mut buf[..n], rx) {
+        // This datagram's receive time is on the wall clock only if the
+        // stamps were on before it came.
+        let wall = st.on;
+        if !st.on && n >= udp::STAMPED_MIN && buf[7] & udp::FLAG_STAMPS != 0 {
+            match tstamp::enable(fd, tstamp::Kind::Software, false) {
+                Ok(()) => st.on = true,
+                Err(e) => log.line(format_args!("warning: udp: no kernel timestamps: {e}")),
+            }
+        }
+        let answer = match st.on {
+            true => udp::answer_stamped(&mut buf[..n], rx),
+            false => udp::answer(&mut buf[..n], rx),
+        };
+        match answer {
+            Answer::Reply(len) if udp::stamps_due(&buf[..len]) => {
+                let seq = u64::from_be_bytes([buf[8], buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15]]);
+                let block = Block {
+                    app: None,
+                    rx_kernel: rx_kernel.filter(|_| wall),
+                    prev_tx: st.prev.filter(|p| p.0 == peer).map(|p| (p.1, p.2)),
+                    hardware: false,
+                };
+                let tx = st.clock();
+                let app = wall.then_some((rx, tx));
+                udp::put_block(&mut buf[..len], &Block { app, ..block });
+                udp::stamp_tx(&mut buf[..len], tx);
+                if tstamp::send_to_stamped(fd, &buf[..len], &peer).is_ok() {
+                    Shared::bump(&shared.counters.udp_replies);
+                    st.last = Some((st.sent, peer, seq));
+                    st.sent = st.sent.wrapping_add(1);
+                }
+                // After the send, outside the next request's time here.
+                let last = st.last;
+                tstamp::drain_tx(fd, |k, ns| {
+                    if let Some((key, p, q)) = last {
+                        if k == key {
+                            st.prev = Some((p, q, ns));
+                        }
+                    }
+                });
+            }
             Answer::Reply(len) => {
-                udp::stamp_tx(&mut buf[..len], stackmeter_sys::monotonic_ns());
+                udp::stamp_tx(&mut buf[..len], st.clock());
                 if sock.send_to(&buf[..len], peer).is_ok() {
                     Shared::bump(&shared.counters.udp_replies);
                 }

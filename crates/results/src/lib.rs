@@ -31,6 +31,7 @@ pub mod rrul;
 mod runs;
 pub mod schema;
 mod spectrum;
+mod split;
 mod stream;
 mod suite;
 mod udp_max;
@@ -54,6 +55,7 @@ pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 pub use runs::{RunList, RunRow};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
+pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
     Cpu, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };

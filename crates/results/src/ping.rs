@@ -4,6 +4,7 @@
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
+use crate::split::{SplitUs, StampParams, Timestamps};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,9 @@ pub struct PingParams {
     /// (documents stored before read as false).
     #[serde(default)]
     pub echo: bool,
+    /// Kernel timestamps asked for (`--timestamps`), and the clock method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<StampParams>,
 }
 
 /// A slow answer, as seed 004 printed them.
@@ -75,6 +79,14 @@ pub struct PingResult {
     pub max_send_lag_us: f64,
     /// Two levels in the RTT distribution, if found.
     pub levels: Option<Levels>,
+    /// With `--timestamps`: how the stamps were taken ("none" when the
+    /// responder wrote none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<Timestamps>,
+    /// With `--timestamps`: each round trip split into five parts that add
+    /// up to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_us: Option<SplitUs>,
 }
 
 impl PingResult {
@@ -96,6 +108,8 @@ impl PingResult {
             pps: 0.0,
             max_send_lag_us: 0.0,
             levels: None,
+            timestamps: None,
+            split_us: None,
         }
     }
 }
@@ -155,6 +169,9 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
                 " ... and {} more slow answers",
                 r.slow - r.slow_first.len() as u64
             ));
+        }
+        if let Some(ts) = &r.timestamps {
+            crate::split::view(v, "", ts, r.split_us.as_ref());
         }
     }
     counts

@@ -163,6 +163,7 @@ mod tests {
                 slow_us: 1000,
                 timeout_ms: 1000,
                 echo: true,
+                timestamps: None,
             },
             results: vec![crate::PingResult::empty(64)],
         };

@@ -4,6 +4,7 @@
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
+use crate::split::{SplitUs, StampParams, Timestamps};
 use crate::units::format_size;
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,9 @@ pub struct RrParams {
     /// rest of the request is the payload pattern.
     #[serde(default)]
     pub request_prefix: Option<String>,
+    /// Kernel timestamps asked for (`--timestamps`), and the clock method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<StampParams>,
 }
 
 /// The schedule of an open-loop rr.
@@ -93,6 +97,14 @@ pub struct RrResult {
     /// after their scheduled time.
     #[serde(default)]
     pub late_sends: Option<u64>,
+    /// With `--timestamps`: how the stamps were taken ("none" when the
+    /// responder wrote none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<Timestamps>,
+    /// With `--timestamps`: each round trip split into five parts that add
+    /// up to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_us: Option<SplitUs>,
 }
 
 impl SizePair {
@@ -164,6 +176,11 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
                 r.achieved_rate.unwrap_or(0.0),
                 r.late_sends.unwrap_or(0)
             ));
+        }
+    }
+    for r in rows {
+        if let Some(ts) = &r.timestamps {
+            crate::split::view(v, &format!("{}: ", r.pair().label()), ts, r.split_us.as_ref());
         }
     }
     rows.iter().map(|r| r.samples).collect()

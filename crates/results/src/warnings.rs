@@ -29,6 +29,11 @@ pub fn derive(doc: &Document) -> Vec<String> {
             for r in results {
                 let name = r.pair().label();
                 out.extend(levels(name.clone(), r.levels));
+                out.extend(split_warning(
+                    &format!("{name}: "),
+                    r.timestamps.as_ref(),
+                    r.split_us.as_ref(),
+                ));
                 if let (Some(req), Some(got)) = (r.requested_rate, r.achieved_rate) {
                     let late = r.late_sends.unwrap_or(0);
                     if got < 0.99 * req || late * 100 > r.samples {
@@ -95,6 +100,7 @@ pub fn derive(doc: &Document) -> Vec<String> {
         Body::Ping { params, results } => {
             for r in results {
                 out.extend(levels("rtt".into(), r.levels));
+                out.extend(split_warning("", r.timestamps.as_ref(), r.split_us.as_ref()));
                 if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
                     out.push(format!(
                         "the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
@@ -105,6 +111,32 @@ pub fn derive(doc: &Document) -> Vec<String> {
         }
     }
     out
+}
+
+/// What a reader must know about a row's timestamp split.
+fn split_warning(
+    name: &str,
+    ts: Option<&crate::split::Timestamps>,
+    s: Option<&crate::split::SplitUs>,
+) -> Option<String> {
+    let ts = ts?;
+    let Some(s) = s else {
+        return Some(format!(
+            "{name}timestamps were asked for, but the responder wrote no stamps (mode none): it does not know the flag or has no kernel timestamps, so there is no split"
+        ));
+    };
+    if s.negative > 0 || s.unbalanced > 0 {
+        let why = if ts.clock == "estimate" {
+            "the clock offset is an estimate; a part below it reads negative"
+        } else {
+            "the stamps disagree with the timer: a clock was stepped, or the clocks are not the same"
+        };
+        return Some(format!(
+            "{name}{} of {} exchanges have a negative part and {} do not add up to their RTT: {why}",
+            s.negative, s.samples, s.unbalanced
+        ));
+    }
+    None
 }
 
 fn stream_warnings(p: &crate::stream::StreamParams, s: Option<&crate::stream::StreamSummary>) -> Vec<String> {
@@ -149,6 +181,7 @@ mod tests {
                     slow_us: 1000,
                     timeout_ms: 1000,
                     echo: false,
+                    timestamps: None,
                 },
                 results: vec![PingResult {
                     sent: 1,

@@ -9,7 +9,9 @@
 //! on a 2-core machine usually means client and responder moved between
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
 //! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch);
-//! [`owd`] turns round trips with the responder's stamps into one-way delays.
+//! [`owd`] turns round trips with the responder's stamps into one-way
+//! delays; [`split`] splits round trips into stack and application time
+//! from kernel timestamps.
 
 pub mod interval;
 pub mod mlr;
@@ -17,6 +19,7 @@ pub mod modality;
 pub mod owd;
 mod recorder;
 pub mod serial;
+pub mod split;
 mod summary;
 
 pub use interval::{mean_ci95, Interval};

@@ -7,11 +7,13 @@
 //! (name, kernel, CPU model) so every result says where it was measured.
 //! The rest of stackmeter has no `unsafe`; it all lives in this file
 //! (also a child's parent-death signal), in `interrupt.rs` (Ctrl-C as a
-//! flag) and in `knobs.rs` (scheduling priority, locked memory, busy
-//! polling, each read back from the kernel).
+//! flag), in `knobs.rs` (scheduling priority, locked memory, busy
+//! polling, each read back from the kernel) and in `tstamp.rs` (kernel
+//! timestamps).
 
 pub mod interrupt;
 pub mod knobs;
+pub mod tstamp;
 mod wallclock;
 
 pub use wallclock::{unix_now, unix_now_ms, utc_rfc3339, utc_rfc3339_ms, wall_ns};
@@ -104,6 +106,16 @@ pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid, writable timespec; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_REALTIME in nanoseconds since the Unix epoch: the clock Linux
+/// software timestamps are on (`tstamp`), read by a responder for the
+/// application times of a stamp block.
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid, writable timespec; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 

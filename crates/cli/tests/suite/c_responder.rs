@@ -20,7 +20,7 @@ fn responder_dir() -> PathBuf {
 
 /// Builds `stackmeter-responder-asan` once per test run (tests run in
 /// parallel threads; one `make` at a time).
-fn asan_binary() -> PathBuf {
+pub(crate) fn asan_binary() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
@@ -42,13 +42,13 @@ fn asan_binary() -> PathBuf {
 }
 
 /// A running sanitized C responder on 127.0.0.1 with a kernel-chosen port.
-struct CServer {
+pub(crate) struct CServer {
     srv: Server,
     addr_s: String,
 }
 
 impl CServer {
-    fn start(extra: &[&str]) -> CServer {
+    pub(crate) fn start(extra: &[&str]) -> CServer {
         let mut cmd = Command::new(asan_binary());
         cmd.args(["--listen", "127.0.0.1:0"])
             .args(extra)
@@ -61,13 +61,13 @@ impl CServer {
         }
     }
 
-    fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         self.addr_s.clone()
     }
 
     /// Stops the responder and returns every log line it wrote; fails on
     /// any sanitizer report (or if it died on its own).
-    fn finish(mut self) -> Vec<String> {
+    pub(crate) fn finish(mut self) -> Vec<String> {
         let alive = self.srv.child.try_wait().expect("wait works").is_none();
         let _ = self.srv.child.kill();
         let _ = self.srv.child.wait();

@@ -170,3 +170,79 @@ pub(crate) fn size_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option
         Size::Text(t) => t,
     }))
 }
+
+/// `--timestamps [KIND]`: which kernel timestamps split the round trip.
+#[derive(clap::ValueEnum, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StampKind {
+    /// The kernel's software stamps (the default).
+    #[value(alias = "software")]
+    #[serde(alias = "software")]
+    Sw,
+    /// The NIC's clock; an error when the interface has none.
+    #[value(alias = "hardware")]
+    #[serde(alias = "hardware")]
+    Hw,
+}
+
+/// `--clock`: how the client's and the responder's clocks relate.
+#[derive(clap::ValueEnum, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockKind {
+    /// One host, one clock.
+    Same,
+    /// Synchronised clocks (PTP), or one clock seen from two namespaces.
+    Synced,
+    /// Estimate the offset from the stamps (NTP-style).
+    Estimate,
+}
+
+/// The clock method still to be chosen from the target (`--clock` not
+/// given): `same` for an address of this host, else `estimate`.
+pub const CLOCK_AUTO: &str = "auto";
+
+/// The stamp parameters of `--timestamps`/`--clock`, or `None` without
+/// `--timestamps` (then `--clock` is an error).
+pub(crate) fn stamp_params(
+    ts: Option<StampKind>,
+    clock: Option<ClockKind>,
+) -> Result<Option<stackmeter_results::StampParams>, SpecError> {
+    let Some(kind) = ts else {
+        if clock.is_some() {
+            return Err(SpecError::new(
+                "clock",
+                "belongs to --timestamps: give --timestamps too",
+            ));
+        }
+        return Ok(None);
+    };
+    Ok(Some(stackmeter_results::StampParams {
+        kind: match kind {
+            StampKind::Sw => "software",
+            StampKind::Hw => "hardware",
+        }
+        .into(),
+        clock: match clock {
+            None => CLOCK_AUTO,
+            Some(ClockKind::Same) => "same",
+            Some(ClockKind::Synced) => "synced",
+            Some(ClockKind::Estimate) => "estimate",
+        }
+        .into(),
+    }))
+}
+
+/// `p` with its clock method chosen for `addr` when it was left to the
+/// target: `same` when `addr` is this host's (loopback or an interface's
+/// address), else `estimate`.
+pub(crate) fn resolve_clock(
+    p: Option<&stackmeter_results::StampParams>,
+    addr: std::net::SocketAddr,
+) -> Option<stackmeter_results::StampParams> {
+    let mut p = p?.clone();
+    if p.clock == CLOCK_AUTO {
+        let local = stackmeter_sys::tstamp::is_local_ip(addr.ip());
+        p.clock = if local { "same" } else { "estimate" }.into();
+    }
+    Some(p)
+}

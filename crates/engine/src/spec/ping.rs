@@ -1,12 +1,17 @@
 //! ping: UDP echo round trips with loss, order, payload checks and slow
 //! answers (seed 004). Its options, checks and run.
 
-use super::common::{at_least_one, scale_count, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
+use super::common::{
+    at_least_one, resolve_clock, scale_count, stamp_params, within, ClockKind, Options, Ran, SpecError, StampKind,
+    UDP_MAX, UDP_MIN,
+};
 use serde::Deserialize;
 use stackmeter_results::{Body, PingParams};
 use std::net::SocketAddr;
 
 const SIZE: u32 = 64;
+/// The default size with `--timestamps`: room for the stamp block.
+const STAMPED_SIZE: u32 = stackmeter_proto::udp::STAMPED_MIN as u32;
 const COUNT: u64 = 1000;
 const WARMUP: u64 = 10;
 const SLOW_US: u64 = 1000;
@@ -17,9 +22,9 @@ const TIMEOUT_MS: u64 = 1000;
 #[derive(clap::Args, Deserialize, Clone, Debug)]
 #[serde(default, deny_unknown_fields)]
 pub struct PingOptions {
-    /// Datagram size in bytes (UDP payload, the 40-byte stackmeter header included).
-    #[arg(long, default_value_t = SIZE)]
-    pub size: u32,
+    /// Datagram size in bytes (UDP payload, the 40-byte stackmeter header included) [default: 64; 88 with --timestamps].
+    #[arg(long)]
+    pub size: Option<u32>,
     /// Timed datagrams.
     #[arg(long, short = 'c', default_value_t = COUNT)]
     pub count: u64,
@@ -39,6 +44,12 @@ pub struct PingOptions {
     /// starts each datagram, and every reply must equal its request byte for byte.
     #[arg(long)]
     pub echo: bool,
+    /// Split each round trip with kernel timestamps: software stamps (sw, the default) or the NIC's clock (hw). Needs datagrams of at least 88 bytes.
+    #[arg(long, value_enum, value_name = "KIND", num_args = 0..=1, default_missing_value = "sw")]
+    pub timestamps: Option<StampKind>,
+    /// With --timestamps: how the two ends' clocks relate [default: same for an address of this host, else estimate].
+    #[arg(long, value_enum)]
+    pub clock: Option<ClockKind>,
 }
 
 super::common::defaults_from_flags!(PingOptions);
@@ -49,10 +60,28 @@ impl Options for PingOptions {
     type Params = PingParams;
 
     fn params(&self) -> Result<PingParams, SpecError> {
+        let timestamps = stamp_params(self.timestamps, self.clock)?;
+        if self.echo && timestamps.is_some() {
+            return Err(SpecError::new(
+                "timestamps",
+                "needs a stackmeter responder to carry its stamps (not with --echo)",
+            ));
+        }
+        let size = match (self.size, &timestamps) {
+            (Some(s), Some(_)) if s < STAMPED_SIZE => {
+                return Err(SpecError::new(
+                    "size",
+                    format!("{s}: --timestamps needs datagrams of at least {STAMPED_SIZE} bytes (40-byte header + 48-byte stamp block)"),
+                ))
+            }
+            (Some(s), _) => s,
+            (None, Some(_)) => STAMPED_SIZE,
+            (None, None) => SIZE,
+        };
         Ok(PingParams {
             size: match self.echo {
-                true => within("size", self.size, stackmeter_client::ECHO_HEADER_LEN as u32, UDP_MAX)?,
-                false => within("size", self.size, UDP_MIN, UDP_MAX)?,
+                true => within("size", size, stackmeter_client::ECHO_HEADER_LEN as u32, UDP_MAX)?,
+                false => within("size", size, UDP_MIN, UDP_MAX)?,
             } as usize,
             echo: self.echo,
             count: at_least_one("count", self.count)?,
@@ -60,6 +89,7 @@ impl Options for PingOptions {
             interval_us: self.interval_us,
             slow_us: self.slow_us,
             timeout_ms: self.timeout_ms,
+            timestamps,
         })
     }
 
@@ -70,6 +100,10 @@ impl Options for PingOptions {
 
 /// Runs ping against `addr`.
 pub(crate) fn run(p: &PingParams, addr: SocketAddr) -> Ran {
+    let p = &PingParams {
+        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        ..p.clone()
+    };
     Ran::rows(stackmeter_client::ping(addr, p), |results| Body::Ping {
         params: p.clone(),
         results,

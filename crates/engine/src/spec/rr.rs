@@ -2,7 +2,9 @@
 //! (one outstanding) or open loop (`--rate`, latency from the scheduled
 //! send time). Its options, checks and run.
 
-use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
+use super::common::{
+    at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
+};
 use serde::Deserialize;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
 use std::net::SocketAddr;
@@ -67,6 +69,12 @@ pub struct RrOptions {
     /// With --echo or --raw: the first bytes of every request, hex (01, 0x01ff); the rest is the payload pattern.
     #[arg(long, value_name = "HEX")]
     pub request_prefix: Option<String>,
+    /// Split each round trip with kernel timestamps: software stamps (sw, the default) or the NIC's clock (hw). Needs responses of at least 48 bytes (the stamp block); closed loop only.
+    #[arg(long, value_enum, value_name = "KIND", num_args = 0..=1, default_missing_value = "sw")]
+    pub timestamps: Option<StampKind>,
+    /// With --timestamps: how the two ends' clocks relate [default: same for an address of this host, else estimate].
+    #[arg(long, value_enum)]
+    pub clock: Option<ClockKind>,
 }
 
 super::common::defaults_from_flags!(RrOptions);
@@ -91,9 +99,37 @@ impl Options for RrOptions {
                 "the open loop needs a stackmeter responder (not with --echo or --raw)",
             ));
         }
+        let sizes = plain.sizes;
+        let timestamps = stamp_params(self.timestamps, self.clock)?;
+        let open_loop = self.open_loop()?;
+        if timestamps.is_some() {
+            if plain.echo || plain.raw {
+                return Err(SpecError::new(
+                    "timestamps",
+                    "needs a stackmeter responder to carry its stamps (not with --echo or --raw)",
+                ));
+            }
+            if open_loop.is_some() {
+                return Err(SpecError::new(
+                    "timestamps",
+                    "splits closed-loop round trips only: leave out --rate",
+                ));
+            }
+            let min = stackmeter_proto::stamps::BLOCK_LEN as u32;
+            if let Some(p) = sizes.iter().find(|p| p.resp < min) {
+                return Err(SpecError::new(
+                    "sizes",
+                    format!(
+                        "{}:{}: --timestamps needs responses of at least {min} bytes (the stamp block), e.g. --sizes 1:64",
+                        p.req, p.resp
+                    ),
+                ));
+            }
+        }
         Ok(RrParams {
-            open_loop: self.open_loop()?,
-            sizes: plain.sizes,
+            open_loop,
+            timestamps,
+            sizes,
             echo: plain.echo,
             raw: plain.raw,
             request_prefix: plain.prefix,
@@ -163,6 +199,10 @@ impl RrOptions {
 
 /// Runs rr against `addr`.
 pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
+    let p = &RrParams {
+        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        ..p.clone()
+    };
     let o = match &p.open_loop {
         Some(ol) => stackmeter_client::rr_open(addr, p, ol),
         None if p.echo || p.raw => stackmeter_client::rr_plain(addr, p),

@@ -22,6 +22,11 @@ pub struct Config {
     /// Whether the driver has a catalogue: without one, object sessions
     /// (mode 16) are refused `UnknownMode`.
     pub objects: bool,
+    /// Whether the driver reads kernel timestamps: with it, an rr session
+    /// whose header asks for stamps gets a stamp block in front of every
+    /// response ([`crate::stamps`]); without it the flag is ignored, as a
+    /// responder that knows no flags does.
+    pub stamps: bool,
 }
 
 impl Default for Config {
@@ -32,6 +37,7 @@ impl Default for Config {
             header_timeout_ns: limits::HEADER_TIMEOUT_MS * 1_000_000,
             idle_timeout_ns: limits::IDLE_TIMEOUT_MS * 1_000_000,
             objects: false,
+            stamps: false,
         }
     }
 }

@@ -4,11 +4,11 @@
 //! The 8-byte prefix first, judged before another byte is read (magic,
 //! length bounds, then the version: another version may lay out the rest
 //! differently); then the rest of the announced length, of which only the
-//! first 16 bytes mean anything in version 1 (bytes past them are counted,
-//! not kept).
+//! first 24 bytes mean anything in version 1 (16, and the flags word of a
+//! 24-byte header; bytes past them are counted, not kept).
 
 use crate::objects;
-use crate::session::{HeaderError, Prefix, SessionHeader, PREFIX_LEN, RR_HEADER_LEN};
+use crate::session::{HeaderError, Prefix, SessionHeader, EXT_HEADER_LEN, PREFIX_LEN};
 
 /// A complete header, judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +25,8 @@ pub enum Parsed {
 /// The header bytes received so far.
 #[derive(Clone, Debug)]
 pub struct HeaderReader {
-    buf: [u8; RR_HEADER_LEN],
-    /// Bytes received, those past the first 16 included.
+    buf: [u8; EXT_HEADER_LEN],
+    /// Bytes received, those past the first 24 included.
     got: u16,
     /// The announced length, once the prefix is in and judged (0 before).
     len: u16,
@@ -35,7 +35,7 @@ pub struct HeaderReader {
 impl HeaderReader {
     pub const fn new() -> HeaderReader {
         HeaderReader {
-            buf: [0; RR_HEADER_LEN],
+            buf: [0; EXT_HEADER_LEN],
             got: 0,
             len: 0,
         }
@@ -89,13 +89,13 @@ impl HeaderReader {
     }
 
     /// Judges the whole header. The parsers want every announced byte; only
-    /// the first 16 are kept, so they see a copy that announces 16 (bytes
-    /// past 16 are reserved and ignored anyway).
+    /// the first 24 are kept, so they see a copy that announces at most 24
+    /// (bytes past 24 are reserved and ignored anyway).
     fn judge(&self) -> Parsed {
         let mut h = self.buf;
-        let n = if self.len as usize >= RR_HEADER_LEN {
-            h[6..8].copy_from_slice(&(RR_HEADER_LEN as u16).to_be_bytes());
-            RR_HEADER_LEN
+        let n = if self.len as usize >= EXT_HEADER_LEN {
+            h[6..8].copy_from_slice(&(EXT_HEADER_LEN as u16).to_be_bytes());
+            EXT_HEADER_LEN
         } else {
             self.len as usize
         };

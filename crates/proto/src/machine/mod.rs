@@ -24,12 +24,19 @@
 //!   Read(max)                  -> read at most max bytes
 //!                                 -> session.input(bytes, now, catalogue)
 //!                                 -> session.eof() when the read gave 0
+//!   Stamp                      -> (rr with stamps) read the wall clock
+//!                                 -> session.stamp(block): the last read's
+//!                                 kernel and application receive times
+//!                                 and this application send time
 //!   Report(due)                -> gather Figures -> session.report(now, f)
 //!   Wait(until)                -> sleep a little -> session.tick(now)
 //!   Shutdown                   -> half-close -> session.shut_done()
 //!   Close                      -> close the socket, leave the loop
 //! a wait longer than session.deadline()  -> session.timeout(now)
 //! a socket call failed                   -> session.failed(call, peer_gone)
+//! a send stamp on the error queue        -> session.tx_stamp(key, ns)
+//!   (rr with stamps: turn SO_TIMESTAMPING on at Accepted, before the
+//!   status record goes out; read it before each Read)
 //! at the end                   -> session.finish(cpu) (or drop it)
 //!
 //! UDP stream datagram (kind 4) -> registry.find(id), registry.count_udp()

@@ -17,7 +17,8 @@ use super::text::Reason;
 use crate::control::{self, FLAG_FINAL};
 use crate::limits;
 use crate::objects::{self as obj, Response};
-use crate::session::{Mode, SessionHeader};
+use crate::session::{Mode, SessionHeader, FLAG_STAMPS};
+use crate::stamps::{Block, BLOCK_LEN};
 use crate::status::{self, Refusal, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use core::fmt::{self, Write};
 use core::ops::Deref;
@@ -94,6 +95,17 @@ struct Exchange {
     /// crr: the one transaction is complete; only the client's close may
     /// follow.
     answered: bool,
+    /// rr with stamps: every response starts with a stamp block.
+    stamps: bool,
+    /// A request is complete and its stamp block not yet built.
+    stamp_due: bool,
+    /// A response is being sent (stamped sessions).
+    open: bool,
+    /// Responses completely handed to the stack (stamped sessions).
+    served: u64,
+    /// The latest response whose kernel send stamp is known: its
+    /// transaction number and the stamp.
+    prev_tx: Option<(u64, u64)>,
 }
 
 impl Exchange {
@@ -104,6 +116,11 @@ impl Exchange {
             got: 0,
             left: 0,
             answered: false,
+            stamps: false,
+            stamp_due: false,
+            open: false,
+            served: 0,
+            prev_tx: None,
         }
     }
 
@@ -239,7 +256,9 @@ impl<R: Deref<Target = Registry>> Session<R> {
         let out = !self.out.is_empty();
         match &mut self.phase {
             Phase::Rr(x) => {
-                if out || x.left > 0 {
+                if x.stamp_due {
+                    Next::Stamp
+                } else if out || x.left > 0 {
                     Next::Send(x.body())
                 } else {
                     Next::Read((x.req - x.got) as usize)
@@ -346,6 +365,12 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 if x.got == x.req {
                     x.got = 0;
                     x.left = x.resp as u64;
+                    if x.stamps {
+                        // The block is the response's first bytes.
+                        x.left -= BLOCK_LEN as u64;
+                        x.stamp_due = true;
+                        x.open = true;
+                    }
                     if let Phase::Crr(x) = &mut self.phase {
                         // crr: the status record rides with the response.
                         x.answered = true;
@@ -441,7 +466,11 @@ impl<R: Deref<Target = Registry>> Session<R> {
         match h.mode {
             Mode::Rr => {
                 self.out.set(&accepted());
-                self.accept(Service::Rr { req, resp }, Phase::Rr(Exchange::new(&h)));
+                let mut x = Exchange::new(&h);
+                // A response too short for the block: the flag is ignored.
+                x.stamps = h.flags & FLAG_STAMPS != 0 && resp as usize >= BLOCK_LEN && self.cfg.stamps;
+                let stamps = x.stamps;
+                self.accept(Service::Rr { req, resp, stamps }, Phase::Rr(x));
             }
             Mode::Crr => self.accept(Service::Crr { req, resp }, Phase::Crr(Exchange::new(&h))),
             Mode::Control => match self.registry.open(now_ns) {
@@ -614,15 +643,56 @@ impl<R: Deref<Target = Registry>> Session<R> {
         self.out.push(t);
     }
 
+    /// The stamps of the exchange a [`Next::Stamp`] asked for: the driver's
+    /// kernel receive stamp and application receive time of the read that
+    /// completed the request, and the application send time it read just
+    /// now (all on its wall clock, ns). The machine adds the latest earlier
+    /// send stamp it was given ([`Session::tx_stamp`]) and queues the block.
+    pub fn stamp(&mut self, mut block: Block) {
+        if let Phase::Rr(x) = &mut self.phase {
+            if x.stamp_due {
+                x.stamp_due = false;
+                block.prev_tx = x.prev_tx;
+                self.out.set(&block.emit());
+            }
+        }
+    }
+
+    /// A kernel send stamp from the socket's error queue: `key` is the
+    /// kernel's id for it (with `SOF_TIMESTAMPING_OPT_ID` on a TCP socket,
+    /// the offset of the last byte of the send call, counted from the first
+    /// byte sent after the option was set: the status record's first).
+    /// Kept when it is the last byte of the latest complete response.
+    pub fn tx_stamp(&mut self, key: u32, ns: u64) {
+        if let Phase::Rr(x) = &mut self.phase {
+            if x.stamps && x.served > 0 {
+                let end = (STATUS_PREFIX_LEN as u64)
+                    .wrapping_add(x.served.wrapping_mul(x.resp as u64))
+                    .wrapping_sub(1);
+                if key == end as u32 {
+                    x.prev_tx = Some((x.served - 1, ns));
+                }
+            }
+        }
+    }
+
     /// `n` bytes of what the last [`Next::Send`] offered were taken by the
     /// stack (record first, then body).
     pub fn sent(&mut self, n: usize) {
         let n = self.out.sent(n) as u64;
+        if let Phase::Rr(x) = &mut self.phase {
+            x.left = x.left.saturating_sub(n);
+            if x.open && x.left == 0 && self.out.is_empty() {
+                x.open = false;
+                x.served += 1;
+            }
+            return;
+        }
         if n == 0 {
             return;
         }
         match &mut self.phase {
-            Phase::Rr(x) | Phase::Crr(x) => x.left = x.left.saturating_sub(n),
+            Phase::Crr(x) => x.left = x.left.saturating_sub(n),
             Phase::Source(w) => {
                 if let Some(t) = self.test {
                     self.registry.add_tx(t, n);

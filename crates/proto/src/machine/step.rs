@@ -38,6 +38,10 @@ pub enum Next {
     /// for its test's first Snapshot, a control session for its test to
     /// drain) or this time (ns) passes. Sleep a little, then call `tick`.
     Wait(u64),
+    /// A stamped rr response is due (the session asked for stamps): read
+    /// the clock right before the send (the application send time) and
+    /// call `stamp` with this exchange's stamps; the next step sends them.
+    Stamp,
     /// Half-close (shutdown write) once the bytes sent so far are out, then
     /// call `shut_done`.
     Shutdown,
@@ -100,6 +104,11 @@ pub enum Service {
         req: u32,
         /// Response size.
         resp: u32,
+        /// Every response starts with a stamp block: turn the socket's
+        /// kernel timestamps on before the status record is sent, read
+        /// requests with their receive stamps, and feed send stamps to
+        /// `tx_stamp` (docs/protocol.md 4.3).
+        stamps: bool,
     },
     /// crr: one transaction.
     Crr {
