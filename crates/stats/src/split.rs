@@ -112,12 +112,21 @@ pub struct Offset {
 /// queueing, so the most symmetric), the offset that makes the way out and
 /// the way back equal. `None` without exchanges.
 pub fn estimate_offset<'a>(exchanges: impl IntoIterator<Item = &'a Stamps>) -> Option<Offset> {
-    let best = exchanges.into_iter().min_by_key(|s| s.paths())?;
-    let out = diff(best.r_app_rx, best.c_tx_kernel);
-    let back = diff(best.c_rx_kernel, best.r_app_tx);
+    // The same rule as one-way delay (owd.rs), on the stamps around the
+    // two paths: the client kernel's and the responder application's.
+    let outside: Vec<crate::owd::Stamps> = exchanges
+        .into_iter()
+        .map(|s| crate::owd::Stamps {
+            c_tx: s.c_tx_kernel,
+            s_rx: s.r_app_rx,
+            s_tx: s.r_app_tx,
+            c_rx: s.c_rx_kernel,
+        })
+        .collect();
+    let o = crate::owd::offset(&outside)?;
     Some(Offset {
-        ns: (out - back) / 2,
-        bound_ns: (best.paths().max(0) / 2) as u64,
+        ns: o.offset_ns.round() as i64,
+        bound_ns: o.bound_ns as u64,
     })
 }
 
