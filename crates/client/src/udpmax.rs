@@ -7,7 +7,11 @@
 //! count difference is what arrived. The first trial, at the highest load,
 //! is a warm-up (caches, ARP, socket buffers) and is reported but never
 //! counted; with no `max_pps` it runs unpaced and its send rate becomes
-//! the highest load.
+//! the highest load. The answer is then confirmed by one longer trial
+//! (`final_trial_s`): a queue on the path absorbs excess load for as long
+//! as it has room, so short trials can pass a load the link cannot carry;
+//! a failing final trial makes that load an upper bound and the search
+//! goes on below it.
 
 use crate::control::Control;
 use crate::error::ClientError;
@@ -75,6 +79,20 @@ pub fn udp_max(
 
 type Partial = (Option<stackmeter_stats::mlr::Answer>, ClientError);
 
+/// Which trial of the search.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The first, at the highest load, not counted.
+    Warmup,
+    /// One the search decides by.
+    Search,
+    /// The long one at the answer.
+    Final,
+}
+
+/// Final trials tried before the search gives up confirming.
+const MAX_FINALS: u32 = 3;
+
 fn search(
     addr: SocketAddr,
     p: &UdpMaxParams,
@@ -90,20 +108,20 @@ fn search(
     let mut control = Control::open(addr, timeout).map_err(|e| (None, e))?;
     let sock = udp_socket(addr, timeout).map_err(|e| (None, e))?;
     let mut tx = UdpTx::new(sock, control.test_id, 0, p.length as usize);
-    let mut run = |load: f64, warmup: bool, trials: &mut Vec<Trial>| -> Result<Trial, ClientError> {
+    let mut run = |load: f64, kind: Kind, trials: &mut Vec<Trial>| -> Result<Trial, ClientError> {
+        let seconds = match kind {
+            Kind::Final => p.final_trial_s,
+            _ => p.trial_s,
+        };
         let before = control.snapshot()?;
         let (bytes, datagrams, stop) = (Counter::default(), Counter::default(), AtomicBool::new(false));
         let t0 = Instant::now();
         let sent = tx
-            .send_paced(
-                load,
-                Some(Duration::from_secs_f64(p.trial_s)),
-                &stop,
-                &bytes,
-                &datagrams,
-            )
+            .send_paced(load, Some(Duration::from_secs_f64(seconds)), &stop, &bytes, &datagrams)
             .map_err(|e| crate::conn::lost(addr, "sending a trial", &e))?;
         let duration = t0.elapsed().as_secs_f64();
+        // What arrives after the sending stopped was held in a queue.
+        let stopped = control.snapshot()?;
         std::thread::sleep(Duration::from_millis(p.drain_ms));
         let after = control.snapshot()?;
         let received = after.udp_datagrams.saturating_sub(before.udp_datagrams);
@@ -119,13 +137,15 @@ fn search(
             } else {
                 1.0
             },
-            warmup,
+            warmup: kind == Kind::Warmup,
+            final_trial: kind == Kind::Final,
+            drained: Some(after.udp_datagrams.saturating_sub(stopped.udp_datagrams)),
         };
         live(trials.len(), &t);
         trials.push(t.clone());
         Ok(t)
     };
-    let warm = run(p.max_pps.unwrap_or(f64::INFINITY), true, trials).map_err(|e| (None, e))?;
+    let warm = run(p.max_pps.unwrap_or(f64::INFINITY), Kind::Warmup, trials).map_err(|e| (None, e))?;
     let max = p.max_pps.unwrap_or(warm.offered_pps);
     let goal = Goal {
         loss: p.loss_goal,
@@ -135,15 +155,27 @@ fn search(
     };
     let mut s = Search::new(goal, max, (max * 1e-4).max(1.0));
     let mut counted = 0;
+    let mut finals = 0;
     loop {
         match s.next_step() {
+            Next::Done(a) if p.final_trial_s > 0.0 && a.lower > 0.0 && finals < MAX_FINALS => {
+                crate::error::check_interrupt().map_err(|e| (Some(s.bounds()), e))?;
+                let t = run(a.lower, Kind::Final, trials).map_err(|e| (Some(s.bounds()), e))?;
+                finals += 1;
+                if t.loss <= p.loss_goal && t.achieved_pps >= SHORT_SEND * a.lower {
+                    return Ok((a, true));
+                }
+                s.reject(a.lower, t.received as f64 / t.duration_s.max(1e-9));
+            }
+            // A final trial failed every time it was tried: what is known.
+            Next::Done(a) if p.final_trial_s > 0.0 && a.lower > 0.0 => return Ok((s.bounds(), false)),
             Next::Done(a) => return Ok((a, true)),
             Next::Trial(_) if counted >= p.max_trials => {
                 return Ok((s.bounds(), false));
             }
             Next::Trial(load) => {
                 crate::error::check_interrupt().map_err(|e| (Some(s.bounds()), e))?;
-                let t = run(load, false, trials).map_err(|e| (Some(s.bounds()), e))?;
+                let t = run(load, Kind::Search, trials).map_err(|e| (Some(s.bounds()), e))?;
                 // A sender held back below the load did not offer it: the
                 // trial fails whatever arrived (every unsent datagram is
                 // counted as lost).

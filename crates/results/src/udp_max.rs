@@ -34,6 +34,10 @@ pub struct UdpMaxParams {
     /// Most trials before the search stops, converged or not.
     #[serde(default = "default_max_trials")]
     pub max_trials: u32,
+    /// Seconds of the final trial at the answer (0: none; documents from
+    /// before it existed read 0).
+    #[serde(default)]
+    pub final_trial_s: f64,
 }
 
 /// Trials a stored document from before `max_trials` was recorded ran at most.
@@ -60,6 +64,13 @@ pub struct Trial {
     pub loss: f64,
     /// The warm-up trial, not counted in any decision.
     pub warmup: bool,
+    /// The final, longer trial that confirms (or rejects) the answer.
+    #[serde(default)]
+    pub final_trial: bool,
+    /// Datagrams the target counted only after sending had stopped: held
+    /// in a queue on the path (`None` in documents from before it was kept).
+    #[serde(default)]
+    pub drained: Option<u64>,
 }
 
 /// Share of the offered load a trial must actually send to count as having
@@ -111,6 +122,8 @@ pub fn trial_cells(n: usize, t: &Trial) -> Vec<String> {
         format!("{:.4}", 100.0 * t.loss),
         if t.warmup {
             "(warm-up, not counted)".into()
+        } else if t.final_trial {
+            "(final trial at the answer)".into()
         } else if t.achieved_pps < SHORT_SEND * t.offered_pps {
             "(sender held back: fails)".into()
         } else {
@@ -122,13 +135,17 @@ pub fn trial_cells(n: usize, t: &Trial) -> Vec<String> {
 /// udp-max's blocks below the title.
 pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>, u: Units) -> Vec<u64> {
     v.line(format!(
-        "highest UDP rate with loss <= {}%, {}-byte datagrams; MLRsearch-style: {} s trials, {} s per load, exceed ratio {}, width {}%",
+        "highest UDP rate with loss <= {}%, {}-byte datagrams; MLRsearch-style: {} s trials, {} s per load, exceed ratio {}, width {}%{}",
         100.0 * p.loss_goal,
         p.length,
         p.trial_s,
         p.duration_sum_s,
         p.exceed_ratio,
-        100.0 * p.width
+        100.0 * p.width,
+        match p.final_trial_s > 0.0 {
+            true => format!(", final trial {} s", p.final_trial_s),
+            false => String::new(),
+        }
     ));
     v.blank();
     v.push(Block::Table(Table {

@@ -152,6 +152,34 @@ impl Search {
             .max_by(|a, b| a.load.total_cmp(&b.load))
     }
 
+    /// Makes `load` an upper bound whatever its short trials said: a final,
+    /// longer trial at it failed, forwarding `forwarding` per second (a
+    /// queue on the path had hidden the excess from the short trials). No
+    /// short trial at or above that forwarding rate is trusted any more
+    /// either, and the next guess is the forwarding rate, as after the
+    /// first upper bound.
+    pub fn reject(&mut self, load: f64, forwarding: f64) {
+        if !self.loads.iter().any(|l| l.load == load) {
+            self.loads.push(Load {
+                load,
+                ..Load::default()
+            });
+        }
+        let bad = self.goal.duration_sum * 2.0;
+        for l in self
+            .loads
+            .iter_mut()
+            .filter(|l| l.load == load || (l.load >= forwarding && l.good_s > 0.0))
+        {
+            l.bad_s = l.bad_s.max(bad);
+            l.good_s = 0.0;
+            l.good_fwd = 0.0;
+            l.fwd_max = forwarding;
+        }
+        self.guessed_from_forwarding = false;
+        self.current = load;
+    }
+
     /// The bounds known now (for a search stopped early).
     pub fn bounds(&self) -> Answer {
         let ub = self.upper().map(|l| l.load);
@@ -256,6 +284,31 @@ mod tests {
             }
         }
         panic!("no answer in 1000 trials");
+    }
+
+    #[test]
+    fn a_rejected_answer_sends_the_search_below_it() {
+        // A link of 100 whose queue hides 3% excess from short trials:
+        // short trials pass up to 103, the final one at the answer fails
+        // above 100.
+        let mut s = Search::new(GOAL, 200.0, 1.0);
+        let mut finals = 0;
+        let answer = loop {
+            match s.next_step() {
+                Next::Trial(load) => {
+                    let received = if load <= 103.0 { load as u64 } else { 100 };
+                    s.record(load, 1.0, load as u64, received);
+                }
+                Next::Done(a) if a.lower > 100.0 => {
+                    finals += 1;
+                    s.reject(a.lower, 100.0);
+                }
+                Next::Done(a) => break a,
+            }
+        };
+        assert_eq!(finals, 1, "one failed final trial is enough to land below the link");
+        assert!(answer.lower <= 100.0 && answer.lower >= 99.0, "{answer:?}");
+        assert!(answer.upper.unwrap() >= 100.0, "{answer:?}");
     }
 
     #[test]

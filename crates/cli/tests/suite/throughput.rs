@@ -691,3 +691,54 @@ fn a_long_run_shows_progress_on_a_terminal_only() {
     let all = String::from_utf8_lossy(&plain.stdout).into_owned() + &stderr(&plain);
     assert!(!all.contains("ETA"), "no bar without a terminal: {all}");
 }
+
+// Runs alone (scripts/test: --ignored --test-threads=1): a rate figure.
+#[test]
+#[ignore = "run alone by scripts/test, after the other tests"]
+fn udp_max_final_trial_sees_through_a_20_ms_queue() {
+    // A queue of 20 ms at 200 Mbit/s absorbs 2% of excess for a second:
+    // 1 s trials alone passed 204 Mbit/s of frames here. The final 10 s
+    // trial at the answer must not.
+    let Some(net) = Bottleneck::shaped("q", Some("rate 200mbit burst 16kb latency 20ms"), None) else {
+        eprintln!("SKIP udp_max_final_trial_sees_through_a_20_ms_queue: needs root and ip netns");
+        return;
+    };
+    let _srv = net.serve();
+    let m = net.client(&[
+        "udp-max",
+        "198.19.2.2",
+        "--json",
+        "--length",
+        "1000",
+        "--max-rate",
+        "300M",
+    ]);
+    let r = &m["result"];
+    let wire = f(&r["wire_mbps"]);
+    let finals: Vec<&Value> = r["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["final_trial"] == true)
+        .collect();
+    assert!(!finals.is_empty(), "a final trial ran: {r}");
+    assert!(
+        (194.0..=202.0).contains(&wire),
+        "udp-max found {wire} Mbit/s of frames through a 200 Mbit/s tbf: {r}"
+    );
+    let losses: Vec<String> = finals
+        .iter()
+        .map(|t| {
+            format!(
+                "{:.1} kpps lost {:.3}%",
+                f(&t["offered_pps"]) / 1e3,
+                100.0 * f(&t["loss"])
+            )
+        })
+        .collect();
+    eprintln!(
+        "200 Mbit/s tbf, 20 ms queue: udp-max {wire:.1} Mbit/s of frames; final trials: {}; converged {}",
+        losses.join(", "),
+        r["converged"]
+    );
+}

@@ -13,6 +13,8 @@ const TRIAL: f64 = 1.0;
 const DURATION_SUM: f64 = 3.0;
 const WIDTH: f64 = 0.01;
 const DRAIN_MS: u64 = 100;
+/// A queue of 50 ms hides at most 0.5% of excess load from a 10 s trial.
+const FINAL_TRIAL: f64 = 10.0;
 const MAX_TRIALS: u32 = 200;
 /// A load is classified by a duration-weighted vote with this exceed ratio.
 const EXCEED_RATIO: f64 = 0.5;
@@ -42,6 +44,11 @@ pub struct UdpMaxOptions {
     /// Highest load to try (bits/s or packets/s as for stream --rate). Default: as fast as the client sends.
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
+    /// Seconds of a final trial at the answer (MLRsearch's final trial duration): a queue on the path
+    /// can hide excess load from short trials, not from a long one; if it fails, the search goes on
+    /// below it. 0: none.
+    #[arg(long, value_name = "S", default_value_t = FINAL_TRIAL)]
+    pub final_trial: f64,
     /// Wait after each trial for datagrams still in flight.
     #[arg(long, value_name = "MS", default_value_t = DRAIN_MS)]
     pub drain_ms: u64,
@@ -103,6 +110,7 @@ impl Options for UdpMaxOptions {
             drain_ms: self.drain_ms,
             timeout_ms: self.timeout_ms,
             max_trials: super::common::at_least_one("max_trials", self.max_trials)?,
+            final_trial_s: seconds("final_trial", self.final_trial, true)?,
         })
     }
 
@@ -110,6 +118,7 @@ impl Options for UdpMaxOptions {
         self.trial = (self.trial / 5.0).max(0.2);
         self.duration_sum = (self.duration_sum / 5.0).max(self.trial);
         self.width = self.width.max(0.1);
+        self.final_trial = self.final_trial.min(1.0);
     }
 }
 
