@@ -37,6 +37,9 @@ pub struct ServeArgs {
     /// Serve the regular files directly inside DIR as the objects instead (read-only, symlinks never followed).
     #[arg(long, value_name = "DIR")]
     pub objects_dir: Option<std::path::PathBuf>,
+    /// UDP datagrams per receive call (recvmmsg, with UDP GRO where the kernel has it); 1 = one recvfrom() each.
+    #[arg(long, value_name = "N", default_value_t = stackmeter_responder::DEFAULT_UDP_BATCH as u16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub udp_batch: u16,
     /// Real-time knobs of every responder thread: --priority, --mlock,
     /// --busy-poll (on the listening and UDP sockets; sessions inherit it).
     #[command(flatten)]
@@ -84,6 +87,7 @@ pub fn run(a: ServeArgs) -> i32 {
             None => ObjectSource::Synthetic(a.objects.0),
         },
         busy_poll_us,
+        udp_batch: a.udp_batch as usize,
     };
     if !no_poll.is_default() {
         let k = stackmeter_engine::knobs::in_force();

@@ -137,6 +137,7 @@ fn phases(
                     timeout_ms: p.timeout_ms,
                     discard: false,
                     iperf2: false,
+                    batch: 1,
                 };
                 let o = crate::stream::stream(addr, &sp, cpu, &mut |row: &Interval| {
                     intervals.push((monotonic_ns(), row.recv_mbps, row.sent_mbps));

@@ -691,9 +691,10 @@ fn udp_sender(addr: SocketAddr, p: &StreamParams, test_id: u32, index: u16, st: 
     let sock = udp_socket(addr, Duration::from_millis(p.timeout_ms))?;
     let pps = p.rate_pps.unwrap_or(f64::INFINITY) / p.parallel as f64;
     let length = (p.length as usize).max(HEADER_LEN);
+    let batch = p.batch as usize;
     worker("udp-send", st, None, move |sh, go, b, d| {
         stackmeter_sys::tight_timers();
-        let mut tx = UdpTx::new(sock, test_id, index, length);
+        let mut tx = UdpTx::new(sock, test_id, index, length, batch);
         go.wait();
         if let Err(e) = tx.send_paced(pps, None, &sh.stop, b, d) {
             sh.fail(lost(addr, "sending UDP stream datagrams", &e));
@@ -710,12 +711,52 @@ pub(crate) struct UdpTx {
     pub(crate) seq: u64,
     /// iperf 2's datagram header instead of the protocol's (`--iperf2`).
     iperf2: bool,
+    /// How many datagrams leave per system call, and how.
+    way: Way,
+    /// With a batch: `k` datagrams side by side, each with its header.
+    train: Vec<u8>,
 }
 
+/// How a sender's datagrams leave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    /// One `send` per datagram.
+    One,
+    /// UDP GSO: one `send` of up to `k` datagrams that the kernel cuts apart.
+    Gso(usize),
+    /// One `sendmmsg` of up to `k` datagrams.
+    Mmsg(usize),
+}
+
+/// Bytes one GSO send may carry (the UDP length limit, headers aside).
+const GSO_MAX_BYTES: usize = 65_000;
+
 impl UdpTx {
-    pub(crate) fn new(sock: UdpSocket, test_id: u32, index: u16, length: usize) -> UdpTx {
-        let mut buf = vec![0u8; length.max(HEADER_LEN)];
+    /// A sender of `length`-byte stream datagrams, `batch` per system call
+    /// where the kernel can (UDP GSO, else `sendmmsg`; 1: one `send` each).
+    pub(crate) fn new(sock: UdpSocket, test_id: u32, index: u16, length: usize, batch: usize) -> UdpTx {
+        let length = length.max(HEADER_LEN);
+        let mut buf = vec![0u8; length];
         stackmeter_proto::pattern::fill(0, &mut buf[HEADER_LEN..]);
+        let k = batch.min(stackmeter_sys::batch::GSO_MAX_SEGMENTS);
+        let gso_k = k.min(GSO_MAX_BYTES / length);
+        let fd = sock.as_raw_fd();
+        let way = if k <= 1 {
+            Way::One
+        } else if gso_k > 1 && length <= u16::MAX as usize && stackmeter_sys::batch::set_gso(fd, length as u16).is_ok()
+        {
+            Way::Gso(gso_k)
+        } else {
+            Way::Mmsg(k)
+        };
+        let slots = match way {
+            Way::One => 0,
+            Way::Gso(k) | Way::Mmsg(k) => k,
+        };
+        let mut train = vec![0u8; slots * length];
+        for d in train.chunks_mut(length) {
+            d.copy_from_slice(&buf);
+        }
         UdpTx {
             sock,
             buf,
@@ -723,7 +764,32 @@ impl UdpTx {
             index,
             seq: 0,
             iperf2: false,
+            way,
+            train,
         }
+    }
+
+    /// Sends the next `k` datagrams (`k` within the batch) with one call;
+    /// returns how many the socket took.
+    fn send_train(&mut self, k: usize) -> io::Result<usize> {
+        let length = self.buf.len();
+        for d in self.train.chunks_mut(length).take(k) {
+            let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
+            // Cannot fail: each slot holds at least HEADER_LEN bytes.
+            let _ = h.emit(d);
+            self.seq += 1;
+        }
+        let r = match self.way {
+            Way::Gso(_) => self.sock.send(&self.train[..k * length]).map(|n| n / length),
+            _ => {
+                let bufs: Vec<&[u8]> = self.train.chunks(length).take(k).collect();
+                stackmeter_sys::batch::send_many(self.sock.as_raw_fd(), &bufs)
+            }
+        };
+        // Sequence numbers of datagrams that did not leave are reused.
+        let took = *r.as_ref().unwrap_or(&0);
+        self.seq -= (k - took) as u64;
+        r
     }
 
     /// A sender of iperf 2 datagrams (`crate::iperf2`): its datagram
@@ -739,6 +805,8 @@ impl UdpTx {
             index: 0,
             seq: 0,
             iperf2: true,
+            way: Way::One,
+            train: Vec::new(),
         }
     }
 
@@ -768,6 +836,26 @@ impl UdpTx {
                 if next > elapsed {
                     std::thread::sleep(Duration::from_nanos(next - elapsed));
                 }
+                continue;
+            }
+            if let Way::Gso(k) | Way::Mmsg(k) = self.way {
+                let mut left = due as usize;
+                while left > 0 {
+                    let n = left.min(k);
+                    match self.send_train(n) {
+                        Ok(took) => {
+                            sent += took as u64;
+                            bytes.0.fetch_add((took * self.buf.len()) as u64, Ordering::Relaxed);
+                            datagrams.0.fetch_add(took as u64, Ordering::Relaxed);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        // A full queue on the way out: not sent, not counted.
+                        Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) || e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(e),
+                    }
+                    left -= n;
+                }
+                pacer.sent(due);
                 continue;
             }
             for _ in 0..due {

@@ -107,7 +107,7 @@ fn search(
     stackmeter_sys::tight_timers();
     let mut control = Control::open(addr, timeout).map_err(|e| (None, e))?;
     let sock = udp_socket(addr, timeout).map_err(|e| (None, e))?;
-    let mut tx = UdpTx::new(sock, control.test_id, 0, p.length as usize);
+    let mut tx = UdpTx::new(sock, control.test_id, 0, p.length as usize, p.batch as usize);
     let mut run = |load: f64, kind: Kind, trials: &mut Vec<Trial>| -> Result<Trial, ClientError> {
         let seconds = match kind {
             Kind::Final => p.final_trial_s,

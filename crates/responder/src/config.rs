@@ -39,7 +39,13 @@ pub struct Config {
     /// `SO_BUSY_POLL` microseconds on the listening and UDP sockets
     /// (accepted sockets inherit it); `None`: not set.
     pub busy_poll_us: Option<u32>,
+    /// UDP messages per receive call (`recvmmsg`, with UDP GRO); 1: one
+    /// `recvfrom` per datagram.
+    pub udp_batch: usize,
 }
+
+/// UDP messages per receive call by default.
+pub const DEFAULT_UDP_BATCH: usize = 32;
 
 impl Default for Config {
     fn default() -> Self {
@@ -53,6 +59,7 @@ impl Default for Config {
             log: Log::Stderr,
             objects: ObjectSource::Off,
             busy_poll_us: None,
+            udp_batch: DEFAULT_UDP_BATCH,
         }
     }
 }

@@ -27,7 +27,9 @@ mod sources;
 mod tcp;
 mod udp;
 
-pub use config::{Config, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MSG, DEFAULT_MAX_SESSIONS};
+pub use config::{
+    Config, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MSG, DEFAULT_MAX_SESSIONS, DEFAULT_UDP_BATCH,
+};
 pub use log::Log;
 pub use objects::{ObjectSource, DEFAULT_SIZES, MAX_SYNTHETIC_BYTES};
 pub use shared::Counters;

@@ -88,6 +88,15 @@ pub struct StreamParams {
     /// 2's 24-byte settings header; `sent_*` are the client's send calls.
     #[serde(default)]
     pub iperf2: bool,
+    /// UDP datagrams per send call (UDP GSO, else sendmmsg); 1: one `send`
+    /// each (documents stored before it read as 1).
+    #[serde(default = "one")]
+    pub batch: u32,
+}
+
+/// One datagram per call: what documents from before batching did.
+fn one() -> u32 {
+    1
 }
 
 impl StreamParams {

@@ -38,6 +38,15 @@ pub struct UdpMaxParams {
     /// before it existed read 0).
     #[serde(default)]
     pub final_trial_s: f64,
+    /// Datagrams per send call (UDP GSO, else sendmmsg); 1: one `send`
+    /// each (documents stored before it read as 1).
+    #[serde(default = "one")]
+    pub batch: u32,
+}
+
+/// One datagram per call: what documents from before batching did.
+fn one() -> u32 {
+    1
 }
 
 /// Trials a stored document from before `max_trials` was recorded ran at most.

@@ -8,9 +8,10 @@
 //! The rest of stackmeter has no `unsafe`; it all lives in this file
 //! (also a child's parent-death signal), in `interrupt.rs` (Ctrl-C as a
 //! flag), in `knobs.rs` (scheduling priority, locked memory, busy
-//! polling, each read back from the kernel) and in `tstamp.rs` (kernel
-//! timestamps).
+//! polling, each read back from the kernel), in `tstamp.rs` (kernel
+//! timestamps) and in `batch.rs` (many datagrams per call).
 
+pub mod batch;
 pub mod interrupt;
 pub mod knobs;
 pub mod tstamp;

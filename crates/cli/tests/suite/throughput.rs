@@ -188,7 +188,9 @@ fn udp_stream_counts_loss_at_the_target() {
 
 #[test]
 fn udp_stream_agrees_with_the_kernels_udp_counters() {
-    let args = "stream --udp --rate 20kpps --length 200 --time 1";
+    // One send per datagram: with UDP GSO (the default batch) the kernel
+    // counts one OutDatagram per send call, not per datagram.
+    let args = "stream --udp --rate 20kpps --length 200 --time 1 --udp-batch 1";
     let Some((doc, in_d, out_d)) = in_private_netns("udp-stream-snmp", args) else {
         return;
     };
@@ -349,11 +351,12 @@ const SHIM_C: &str = r#"
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-static unsigned long n_socket, n_connect, n_send, n_recv, n_sendto, n_recvfrom, n_sendmsg, n_recvmsg, n_poll;
+static unsigned long n_socket, n_connect, n_send, n_recv, n_sendto, n_recvfrom, n_sendmsg, n_recvmsg, n_poll, n_send_bytes, n_sendmmsg, n_sendmmsg_msgs;
 #define REAL(name) static __typeof__(name) *real; if (!real) real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 int socket(int d, int t, int p) { REAL(socket); __atomic_add_fetch(&n_socket, 1, __ATOMIC_RELAXED); return real(d, t, p); }
 int connect(int fd, const struct sockaddr *a, socklen_t l) { REAL(connect); __atomic_add_fetch(&n_connect, 1, __ATOMIC_RELAXED); return real(fd, a, l); }
-ssize_t send(int fd, const void *b, size_t n, int f) { REAL(send); __atomic_add_fetch(&n_send, 1, __ATOMIC_RELAXED); return real(fd, b, n, f); }
+ssize_t send(int fd, const void *b, size_t n, int f) { REAL(send); __atomic_add_fetch(&n_send, 1, __ATOMIC_RELAXED); ssize_t r = real(fd, b, n, f); if (r > 0) __atomic_add_fetch(&n_send_bytes, (unsigned long)r, __ATOMIC_RELAXED); return r; }
+int sendmmsg(int fd, struct mmsghdr *m, unsigned int n, int f) { REAL(sendmmsg); __atomic_add_fetch(&n_sendmmsg, 1, __ATOMIC_RELAXED); int r = real(fd, m, n, f); if (r > 0) __atomic_add_fetch(&n_sendmmsg_msgs, (unsigned long)r, __ATOMIC_RELAXED); return r; }
 ssize_t recv(int fd, void *b, size_t n, int f) { REAL(recv); __atomic_add_fetch(&n_recv, 1, __ATOMIC_RELAXED); return real(fd, b, n, f); }
 ssize_t sendto(int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l) { REAL(sendto); __atomic_add_fetch(&n_sendto, 1, __ATOMIC_RELAXED); return real(fd, b, n, f, a, l); }
 ssize_t recvfrom(int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l) { REAL(recvfrom); __atomic_add_fetch(&n_recvfrom, 1, __ATOMIC_RELAXED); return real(fd, b, n, f, a, l); }
@@ -364,8 +367,8 @@ __attribute__((destructor)) static void shim_report(void) {
     const char *path = getenv("SHIM_OUT");
     FILE *f = path ? fopen(path, "w") : NULL;
     if (!f) return;
-    fprintf(f, "socket %lu\nconnect %lu\nsend %lu\nrecv %lu\nsendto %lu\nrecvfrom %lu\nsendmsg %lu\nrecvmsg %lu\nppoll %lu\n",
-            n_socket, n_connect, n_send, n_recv, n_sendto, n_recvfrom, n_sendmsg, n_recvmsg, n_poll);
+    fprintf(f, "socket %lu\nconnect %lu\nsend %lu\nrecv %lu\nsendto %lu\nrecvfrom %lu\nsendmsg %lu\nrecvmsg %lu\nppoll %lu\nsend_bytes %lu\nsendmmsg %lu\nsendmmsg_msgs %lu\n",
+            n_socket, n_connect, n_send, n_recv, n_sendto, n_recvfrom, n_sendmsg, n_recvmsg, n_poll, n_send_bytes, n_sendmmsg, n_sendmmsg_msgs);
     fclose(f);
 }
 "#;
@@ -438,12 +441,36 @@ fn data_path_goes_through_an_ld_preload_shim() {
         "{} recvs of 1 KiB cannot carry {bytes} bytes: {c:?}",
         c["recv"]
     );
+    // UDP, batched (GSO trains through send(), or sendmmsg): every
+    // datagram's bytes went through one of the two.
     let (doc, c) = preloaded(
-        &["stream", &t, "--udp", "--rate", "5kpps", "--time", "0.5", "--json"],
+        &["stream", &t, "--udp", "--rate", "50kpps", "--time", "0.5", "--json"],
         "udp.txt",
     );
     let sent = u(&doc["summary"]["udp"]["sent_datagrams"]);
+    assert!(
+        c["send_bytes"] + c["sendmmsg_msgs"] * 1472 >= sent * 1472,
+        "UDP datagrams went around the shim: {c:?}"
+    );
+    // One call per datagram, for stacks without GSO or sendmmsg.
+    let (doc, c) = preloaded(
+        &[
+            "stream",
+            &t,
+            "--udp",
+            "--rate",
+            "5kpps",
+            "--time",
+            "0.5",
+            "--udp-batch",
+            "1",
+            "--json",
+        ],
+        "udp1.txt",
+    );
+    let sent = u(&doc["summary"]["udp"]["sent_datagrams"]);
     assert!(c["send"] >= sent, "UDP datagrams went around the shim: {c:?}");
+    assert_eq!(c["sendmmsg"], 0, "--udp-batch 1 sends one datagram per send(): {c:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -12,6 +12,14 @@ pub const TIMEOUT_MS: u64 = 5_000;
 pub const UDP_MIN: u32 = stackmeter_proto::udp::HEADER_LEN as u32;
 /// Largest UDP payload over IPv4.
 pub const UDP_MAX: u32 = 65_507;
+/// UDP datagrams per send call by default (GSO or sendmmsg).
+pub const UDP_BATCH: u32 = 32;
+
+/// `--udp-batch`: 1 to 64 (the most one UDP GSO send carries).
+pub(crate) fn udp_batch(n: u32) -> Result<u32, SpecError> {
+    within("udp_batch", n, 1, stackmeter_sys::batch::GSO_MAX_SEGMENTS as u32)
+}
+
 /// Longest duration any setting takes, seconds (a day).
 pub const MAX_SECONDS: f64 = 86_400.0;
 

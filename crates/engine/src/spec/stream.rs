@@ -84,6 +84,10 @@ pub struct StreamOptions {
     /// TCP_NODELAY on the data connections.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Nodelay::Auto)]
     pub nodelay: Nodelay,
+    /// UDP: datagrams per send call (UDP GSO where the kernel has it, else sendmmsg); 1 = one send() per
+    /// datagram, for user-space stacks without them.
+    #[arg(long, value_name = "N", default_value_t = super::common::UDP_BATCH)]
+    pub udp_batch: u32,
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
     pub timeout_ms: u64,
@@ -185,6 +189,7 @@ impl Options for StreamOptions {
                 Nodelay::Auto => !self.udp && length >= stackmeter_proto::limits::NODELAY_FROM,
             },
             timeout_ms: self.timeout_ms,
+            batch: super::common::udp_batch(self.udp_batch)?,
             discard: self.discard,
             iperf2: self.iperf2,
         })

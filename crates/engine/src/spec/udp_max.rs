@@ -55,6 +55,10 @@ pub struct UdpMaxOptions {
     /// Stop after this many trials, converged or not.
     #[arg(long, default_value_t = MAX_TRIALS)]
     pub max_trials: u32,
+    /// Datagrams per send call (UDP GSO where the kernel has it, else sendmmsg); 1 = one send() per
+    /// datagram, for user-space stacks without them.
+    #[arg(long, value_name = "N", default_value_t = super::common::UDP_BATCH)]
+    pub udp_batch: u32,
     /// Bound on every network wait.
     #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
     pub timeout_ms: u64,
@@ -111,6 +115,7 @@ impl Options for UdpMaxOptions {
             timeout_ms: self.timeout_ms,
             max_trials: super::common::at_least_one("max_trials", self.max_trials)?,
             final_trial_s: seconds("final_trial", self.final_trial, true)?,
+            batch: super::common::udp_batch(self.udp_batch)?,
         })
     }
 
