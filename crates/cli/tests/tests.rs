@@ -98,6 +98,12 @@ impl Drop for Server {
 
 /// The binary, storing into a results store of the test run (never the
 /// user's own).
+/// Whether the tests run as root (effective uid 0): namespaces, tbf,
+/// real-time priorities.
+fn is_root() -> bool {
+    stackmeter_sys::uid() == 0
+}
+
 fn stackmeter() -> Command {
     let mut c = Command::new(BIN);
     c.env("STACKMETER_DB", TEST_DB);

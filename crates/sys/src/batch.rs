@@ -106,7 +106,7 @@ impl RecvBatch {
     /// 0: one datagram).
     pub fn message(&mut self, i: usize) -> (&mut [u8], Option<SocketAddr>, usize) {
         #[cfg(target_os = "linux")]
-        let peer = to_addr(&self.addrs[i]);
+        let peer = crate::sockaddr(&self.addrs[i]);
         #[cfg(not(target_os = "linux"))]
         let peer = None;
         let len = self.lens[i];
@@ -133,60 +133,18 @@ fn gro_size(h: &libc::msghdr) -> u16 {
     0
 }
 
-#[cfg(target_os = "linux")]
-fn to_addr(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
-    match s.ss_family as libc::c_int {
-        libc::AF_INET => {
-            // SAFETY: the family says the storage holds a sockaddr_in.
-            let a = unsafe { &*(s as *const libc::sockaddr_storage as *const libc::sockaddr_in) };
-            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-            Some(SocketAddr::from((ip, u16::from_be(a.sin_port))))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says the storage holds a sockaddr_in6.
-            let a = unsafe { &*(s as *const libc::sockaddr_storage as *const libc::sockaddr_in6) };
-            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
-            Some(SocketAddr::V6(std::net::SocketAddrV6::new(
-                ip,
-                u16::from_be(a.sin6_port),
-                a.sin6_flowinfo,
-                a.sin6_scope_id,
-            )))
-        }
-        _ => None,
-    }
-}
-
 /// Asks the kernel to hand several datagrams of one flow over as one
 /// receive when it can (UDP GRO); [`RecvBatch::message`] says their size.
 #[cfg(target_os = "linux")]
 pub fn enable_gro(fd: RawFd) -> io::Result<()> {
-    set_int(fd, UDP_GRO, 1)
+    crate::setsockopt_int(fd, SOL_UDP, UDP_GRO, 1)
 }
 
 /// Makes each send on `fd` a train of `size`-byte datagrams (UDP GSO):
 /// a buffer of k * size bytes leaves as k datagrams.
 #[cfg(target_os = "linux")]
 pub fn set_gso(fd: RawFd, size: u16) -> io::Result<()> {
-    set_int(fd, UDP_SEGMENT, size as libc::c_int)
-}
-
-#[cfg(target_os = "linux")]
-fn set_int(fd: RawFd, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
-    // SAFETY: v lives across the call, which reads sizeof(int) bytes.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            SOL_UDP,
-            opt,
-            &v as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::setsockopt_int(fd, SOL_UDP, UDP_SEGMENT, size as libc::c_int)
 }
 
 /// Sends each of `bufs` as one datagram on the connected socket `fd` with

@@ -148,12 +148,17 @@ pub fn unlock_memory() -> io::Result<()> {
 /// This process's locked memory in KiB (`VmLck` of /proc/self/status).
 pub fn locked_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmLck:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
+        .map(|s| status_kib(&s, "VmLck:"))
+        .unwrap_or(0)
+}
+
+/// The KiB figure of `key` ("VmLck:") in a /proc/PID/status text (0 when
+/// absent).
+pub fn status_kib(status: &str, key: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
 
@@ -176,21 +181,12 @@ pub fn memlock_limit_kib() -> Option<u64> {
 /// receive) on `fd`.
 #[cfg(target_os = "linux")]
 pub fn set_busy_poll(fd: std::os::fd::RawFd, us: u32) -> io::Result<()> {
-    let v = us.min(i32::MAX as u32) as libc::c_int;
-    // SAFETY: v lives across the call, which reads sizeof(int) bytes.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_BUSY_POLL,
-            &v as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::setsockopt_int(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_BUSY_POLL,
+        us.min(i32::MAX as u32) as libc::c_int,
+    )
 }
 
 /// `SO_BUSY_POLL` of `fd`, read back.

@@ -459,6 +459,55 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
 #[cfg(not(target_os = "linux"))]
 pub fn die_with_parent(_cmd: &mut std::process::Command) {}
 
+/// The socket address in `ss` (IPv4 or IPv6), as a kernel call filled it.
+#[cfg(target_os = "linux")]
+pub(crate) fn sockaddr(ss: &libc::sockaddr_storage) -> Option<std::net::SocketAddr> {
+    match ss.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let a = unsafe { &*(ss as *const libc::sockaddr_storage as *const libc::sockaddr_in) };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(std::net::SocketAddr::from((ip, u16::from_be(a.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let a = unsafe { &*(ss as *const libc::sockaddr_storage as *const libc::sockaddr_in6) };
+            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+            Some(std::net::SocketAddr::V6(std::net::SocketAddrV6::new(
+                ip,
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// Sets an integer socket option.
+#[cfg(target_os = "linux")]
+pub(crate) fn setsockopt_int(
+    fd: std::os::fd::RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: v lives across the call, which reads sizeof(int) bytes.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The real user id of this process.
 pub fn uid() -> u32 {
     // SAFETY: getuid takes no arguments, cannot fail and touches no memory

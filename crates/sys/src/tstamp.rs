@@ -151,26 +151,7 @@ mod imp {
     }
 
     fn to_addr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
-        match ss.ss_family as libc::c_int {
-            libc::AF_INET => {
-                // SAFETY: the family says the storage holds a sockaddr_in.
-                let a = unsafe { &*(ss as *const libc::sockaddr_storage as *const libc::sockaddr_in) };
-                let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-                Some(SocketAddr::from((ip, u16::from_be(a.sin_port))))
-            }
-            libc::AF_INET6 => {
-                // SAFETY: the family says the storage holds a sockaddr_in6.
-                let a = unsafe { &*(ss as *const libc::sockaddr_storage as *const libc::sockaddr_in6) };
-                let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
-                Some(SocketAddr::V6(std::net::SocketAddrV6::new(
-                    ip,
-                    u16::from_be(a.sin6_port),
-                    a.sin6_flowinfo,
-                    a.sin6_scope_id,
-                )))
-            }
-            _ => None,
-        }
+        crate::sockaddr(ss)
     }
 
     fn from_addr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {

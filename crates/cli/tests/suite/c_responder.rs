@@ -323,13 +323,7 @@ fn c_responder_names_its_version_and_stamps_its_log() {
 
 #[test]
 fn c_responder_takes_the_real_time_knobs_or_refuses_them() {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false);
-    if !root {
+    if !super::is_root() {
         return;
     }
     let c = CServer::start(&["--priority", "fifo:4", "--busy-poll", "15"]);

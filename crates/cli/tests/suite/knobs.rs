@@ -33,18 +33,13 @@ pub(crate) fn threads(pid: u32) -> Vec<(String, u32, u32)> {
 
 fn locked_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmLck:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
+        .map(|s| stackmeter_sys::knobs::status_kib(&s, "VmLck:"))
         .unwrap_or(0)
 }
 
 #[test]
 fn client_knobs_are_in_force_while_the_test_runs_and_recorded() {
-    if stackmeter_sys_is_root() {
+    if super::is_root() {
         // About 3 s of scheduled pings, watched from outside while they run.
         let child = stackmeter()
             .args(["ping", "-c", "3000", "--interval-us", "1000", "--no-store", "--json"])
@@ -96,15 +91,6 @@ fn client_knobs_are_in_force_while_the_test_runs_and_recorded() {
     );
 }
 
-fn stackmeter_sys_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
 /// Runs `stackmeter ARGS` without CAP_SYS_NICE and CAP_IPC_LOCK, with a
 /// memory-lock limit of 64 KiB and no real-time priority allowed.
 fn unprivileged(args: &[&str]) -> std::process::Output {
@@ -123,7 +109,7 @@ fn unprivileged(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn knobs_the_process_may_not_use_are_refused_in_one_line() {
-    if !stackmeter_sys_is_root() {
+    if !super::is_root() {
         return; // setpriv can only take away what root has
     }
     for (flag, value, says) in [
@@ -150,7 +136,7 @@ fn knobs_the_process_may_not_use_are_refused_in_one_line() {
 
 #[test]
 fn serve_runs_every_thread_at_the_priority_asked() {
-    if !stackmeter_sys_is_root() {
+    if !super::is_root() {
         return;
     }
     let srv = Server::start(&["--priority", "rr:5", "--busy-poll", "20"]);
@@ -164,7 +150,7 @@ fn serve_runs_every_thread_at_the_priority_asked() {
 
 #[test]
 fn seed_004_plan_compares_client_priorities_as_variants() {
-    if !stackmeter_sys_is_root() {
+    if !super::is_root() {
         return;
     }
     let out = run(&[

@@ -2,18 +2,9 @@
 //! an rr and a ping against each lwIP target, status, down, and nothing
 //! left behind (no TAP device, no responder process, no state).
 
-use super::{json_of, run, stderr};
+use super::{is_root, json_of, run, stderr};
 use std::path::PathBuf;
 use std::process::Command;
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
 
 /// Whether a process is still alive (a zombie counts as gone: this
 /// machine's init may never reap it).

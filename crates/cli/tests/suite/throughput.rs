@@ -490,7 +490,7 @@ impl Bottleneck {
     /// server (`up`) and toward the client (`down`), each if given.
     pub(crate) fn shaped(tag: &str, up: Option<&str>, down: Option<&str>) -> Option<Bottleneck> {
         let probe = Command::new("ip").args(["netns", "list"]).output();
-        let root = unsafe_is_root();
+        let root = super::is_root();
         if !root || !matches!(probe, Ok(ref o) if o.status.success()) {
             return None;
         }
@@ -586,18 +586,6 @@ impl Drop for Bottleneck {
             let _ = Command::new("ip").args(["netns", "delete", n]).output();
         }
     }
-}
-
-fn unsafe_is_root() -> bool {
-    // /proc/self/status "Uid:" real, effective...; root is 0.
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 // Runs alone, after every other test (scripts/test: `-- --ignored
