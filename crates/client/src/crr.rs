@@ -15,7 +15,16 @@ use std::time::{Duration, Instant};
 /// options set before the first clock read: only connect, send, receive and
 /// close are timed.
 pub fn crr(addr: SocketAddr, spec: &CrrParams) -> Outcome<CrrResult> {
-    match run(addr, spec) {
+    outcome(run(addr, spec), spec)
+}
+
+/// A crr run's row and its two histograms as an [`Outcome`] (a responder
+/// or a plain target alike).
+pub(crate) fn outcome(
+    ran: Result<(CrrResult, Recorder, Recorder), ClientError>,
+    spec: &CrrParams,
+) -> Outcome<CrrResult> {
+    match ran {
         Ok((r, connect, total)) => Outcome {
             // Ctrl-C ends the loop early: the row holds what was timed.
             error: (r.samples < spec.iterations).then_some(ClientError::Interrupted),

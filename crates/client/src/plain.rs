@@ -259,29 +259,7 @@ fn rr_one(
 /// established, and connect call to close returned), with no header and
 /// no status record in between.
 pub fn crr_plain(addr: SocketAddr, spec: &CrrParams) -> Outcome<CrrResult> {
-    match crr_run(addr, spec) {
-        Ok((r, connect, total)) => Outcome {
-            error: (r.samples < spec.iterations).then_some(ClientError::Interrupted),
-            rows: vec![r],
-            histograms: vec![
-                RowHistogram {
-                    row: 0,
-                    metric: "connect_us",
-                    ns: connect,
-                },
-                RowHistogram {
-                    row: 0,
-                    metric: "transaction_us",
-                    ns: total,
-                },
-            ],
-        },
-        Err(e) => Outcome {
-            rows: vec![],
-            error: Some(e),
-            histograms: vec![],
-        },
-    }
+    crate::crr::outcome(crr_run(addr, spec), spec)
 }
 
 fn crr_run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
