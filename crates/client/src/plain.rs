@@ -17,7 +17,7 @@
 
 use crate::conn::{connect, lost, send_all, tcp_socket, AlignedBuf, CHUNK};
 use crate::error::ClientError;
-use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
+use crate::outcome::{levels, summary_us, Outcome};
 use stackmeter_results::{CrrParams, CrrResult, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
 use std::io::{self, Read};

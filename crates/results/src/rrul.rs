@@ -206,7 +206,16 @@ fn stamps(p: &RawProbe) -> Option<Stamps> {
 /// phase's distributions, then the induced latency.
 pub fn assemble(raw: &RawRrul, synced: bool) -> Assembled {
     let secs = |ns: u64| ns.saturating_sub(raw.origin_ns) as f64 / 1e9;
-    let within = |ph: &RawPhase, t: u64| t >= ph.start_ns && t < ph.end_ns;
+    // The phases tile the test: each runs to the next one's start (the
+    // moments between two phases belong to the earlier one), the first
+    // takes the probes before it and the last every probe after it, so
+    // every probe is in exactly one phase.
+    let within = |ph: &RawPhase, t: u64| {
+        let i = raw.phases.iter().position(|p| std::ptr::eq(p, ph)).unwrap_or(0);
+        let start = if i == 0 { 0 } else { ph.start_ns };
+        let end = raw.phases.get(i + 1).map_or(u64::MAX, |n| n.start_ns);
+        t >= start && t < end
+    };
     let phase_stamps = |ph: &RawPhase| -> Vec<Stamps> {
         raw.probes
             .iter()
