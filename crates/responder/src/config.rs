@@ -3,6 +3,8 @@
 
 use crate::log::Log;
 use crate::objects::ObjectSource;
+use stackmeter_proto::admit::{Advertised, Cidr};
+use stackmeter_proto::auth::Key;
 use stackmeter_proto::limits;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -39,6 +41,20 @@ pub struct Config {
     /// `SO_BUSY_POLL` microseconds on the listening and UDP sockets
     /// (accepted sockets inherit it); `None`: not set.
     pub busy_poll_us: Option<u32>,
+    /// The shared secret: every TCP session authenticates and every UDP
+    /// datagram carries a MAC (docs/protocol.md section 10).
+    pub secret: Option<Key>,
+    /// Limits of a test, advertised in every Welcome (0: none).
+    pub limits: Advertised,
+    /// Connections from one address still sending their header (or
+    /// authenticating); more are closed at once (0: no limit).
+    pub max_idle_per_client: usize,
+    /// New connections per second from one address; more are closed at
+    /// once (0: no limit).
+    pub max_connects_per_second: u32,
+    /// Client networks allowed; empty: every address. Others' connections
+    /// are closed at once and their datagrams dropped, without a reply.
+    pub allow: Vec<Cidr>,
 }
 
 impl Default for Config {
@@ -53,13 +69,18 @@ impl Default for Config {
             log: Log::Stderr,
             objects: ObjectSource::Off,
             busy_poll_us: None,
+            secret: None,
+            limits: Advertised::default(),
+            max_idle_per_client: 0,
+            max_connects_per_second: 0,
+            allow: Vec::new(),
         }
     }
 }
 
 impl Config {
     /// The settings every session machine runs with.
-    pub(crate) fn machine(&self, objects: bool) -> stackmeter_proto::machine::Config {
+    pub(crate) fn machine(&self, objects: bool, seed: [u8; 16]) -> stackmeter_proto::machine::Config {
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         stackmeter_proto::machine::Config {
             max_sessions: self.max_sessions,
@@ -69,6 +90,9 @@ impl Config {
             objects,
             // Stamp blocks need kernel timestamps (SO_TIMESTAMPING).
             stamps: cfg!(target_os = "linux"),
+            key: self.secret,
+            seed,
+            limits: self.limits,
         }
     }
 }

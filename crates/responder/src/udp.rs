@@ -13,10 +13,13 @@
 //! reply to the same client. Replies to other requests stay as they were.
 
 use crate::shared::{cpu, Shared};
+use stackmeter_proto::admit;
+use stackmeter_proto::auth::{ReplayWindow, MAC_LEN};
 use stackmeter_proto::machine::{TestRef, UdpCount};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::udp::{self, Answer};
 use stackmeter_sys::tstamp;
+use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -55,6 +58,7 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
     let buf = mem.bytes_mut();
     let mut cache = Cache::default();
     let mut st = Stamping::default();
+    let mut windows = Windows::default();
     let fd = sock.as_raw_fd();
     loop {
         let got = match st.on {
@@ -72,6 +76,22 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
             }
         };
         let rx = st.clock();
+        if !admit::allowed(&shared.cfg.allow, peer.ip()) {
+            Shared::bump(&shared.counters.udp_dropped);
+            continue;
+        }
+        // With a secret, only a datagram with a valid MAC goes on; `n` is
+        // then its length without the trailer (docs/protocol.md 10.2).
+        let key = shared.cfg.secret;
+        let full = n;
+        let n = match key.map(|k| k.open(&buf[..full])) {
+            None => full,
+            Some(Some(body)) => body,
+            Some(None) => {
+                Shared::bump(&shared.counters.udp_unauthenticated);
+                continue;
+            }
+        };
         if n >= udp::HEADER_LEN && buf[5] == udp::Kind::StreamData as u8 {
             stream_datagram(&buf[..n], rx, &shared, &mut cache);
             continue;
@@ -85,10 +105,13 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
                 Err(e) => log.line(format_args!("warning: udp: no kernel timestamps: {e}")),
             }
         }
-        let answer = match st.on {
-            true => udp::answer_stamped(&mut buf[..n], rx),
-            false => udp::answer(&mut buf[..n], rx),
+        let answer = match (key.is_some(), st.on) {
+            (true, stamped) => udp::answer_sealed(&mut buf[..full], n, rx, stamped, windows.get(peer)),
+            (false, true) => udp::answer_stamped(&mut buf[..n], rx),
+            (false, false) => udp::answer(&mut buf[..n], rx),
         };
+        // The reply's length on the wire: with a secret, its trailer after it.
+        let wire = |len: usize| len + if key.is_some() { MAC_LEN } else { 0 };
         match answer {
             Answer::Reply(len) if udp::stamps_due(&buf[..len]) => {
                 let seq = u64::from_be_bytes([buf[8], buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15]]);
@@ -102,7 +125,10 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
                 let app = wall.then_some((rx, tx));
                 udp::put_block(&mut buf[..len], &Block { app, ..block });
                 udp::stamp_tx(&mut buf[..len], tx);
-                if tstamp::send_to_stamped(fd, &buf[..len], &peer).is_ok() {
+                if let Some(k) = key {
+                    k.seal(&mut buf[..wire(len)]);
+                }
+                if tstamp::send_to_stamped(fd, &buf[..wire(len)], &peer).is_ok() {
                     Shared::bump(&shared.counters.udp_replies);
                     st.last = Some((st.sent, peer, seq));
                     st.sent = st.sent.wrapping_add(1);
@@ -119,12 +145,42 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
             }
             Answer::Reply(len) => {
                 udp::stamp_tx(&mut buf[..len], st.clock());
-                if sock.send_to(&buf[..len], peer).is_ok() {
+                if let Some(k) = key {
+                    k.seal(&mut buf[..wire(len)]);
+                }
+                if sock.send_to(&buf[..wire(len)], peer).is_ok() {
                     Shared::bump(&shared.counters.udp_replies);
                 }
             }
+            Answer::Drop(udp::DropReason::Replayed) => Shared::bump(&shared.counters.udp_unauthenticated),
             Answer::Drop(_) => Shared::bump(&shared.counters.udp_dropped),
         }
+    }
+}
+
+/// Client addresses whose replay windows are kept; the least recently
+/// used is forgotten when a new one comes (docs/protocol.md 10.2).
+const WINDOWS: usize = 4096;
+
+/// The replay windows of a responder with a secret, by client address
+/// (address and port: one per client socket).
+#[derive(Default)]
+struct Windows {
+    map: HashMap<SocketAddr, (ReplayWindow, u64)>,
+    uses: u64,
+}
+
+impl Windows {
+    fn get(&mut self, peer: SocketAddr) -> &mut ReplayWindow {
+        self.uses += 1;
+        if self.map.len() >= WINDOWS && !self.map.contains_key(&peer) {
+            if let Some(old) = self.map.iter().min_by_key(|(_, (_, used))| *used).map(|(a, _)| *a) {
+                self.map.remove(&old);
+            }
+        }
+        let e = self.map.entry(peer).or_insert((ReplayWindow::new(), 0));
+        e.1 = self.uses;
+        &mut e.0
     }
 }
 
