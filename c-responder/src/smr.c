@@ -9,11 +9,12 @@
 
 #include <string.h>
 
-enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_SOURCE, PH_LINGER, PH_DRAIN, PH_OBJ };
+enum { PH_FREE, PH_HEADER, PH_RR, PH_CRR, PH_CRR_WAIT, PH_CONTROL, PH_SINK, PH_SOURCE, PH_LINGER, PH_DRAIN, PH_OBJ, PH_AUTH };
 enum { M_RR = 1, M_CRR = 2, M_CONTROL = 3, M_SINK = 4, M_SOURCE = 5, M_OBJECTS = 16 };
 enum { OP_LIST = 1, OP_FETCH = 2 };
 #define F_AWAIT 8u /* control: Stop received, final Report not yet queued */
 #define F_OPEN 32u /* stamped rr: a response is being sent */
+#define F_AUTHED 64u /* the proof was right: judge the header itself */
 enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
 
 const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
@@ -27,7 +28,8 @@ typedef char smr_check_gen[SMR_GEN_CHUNK >= 64 ? 1 : -1];
 static const char *const smr_names[] = {"accepted",      "bad magic",      "unsupported version",
                                         "unknown mode",  "bad header",     "too large",
                                         "busy",          "header timeout", "internal error",
-                                        "unknown test",  "not found",      "bad request"};
+                                        "unknown test",  "not found",      "bad request",
+                                        "authentication", "limit"};
 
 static void put16(uint8_t *b, uint32_t v) {
     b[0] = (uint8_t)(v >> 8);
@@ -463,6 +465,56 @@ static void smr_start_objects(struct smr_ctx *x, struct smr_conn *c, uint64_t no
     smr_emit_status_ok(c);
 }
 
+#ifndef SMR_NO_AUTH
+/* A valid header and a secret: challenge it (or refuse a header that does
+ * not ask to authenticate). The challenge is c->out[0..24]; the proof is
+ * collected into c->out[24..56]. Returns 1 when the header must wait. */
+static int smr_challenge(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
+    uint8_t in[36], mac[32];
+    if (!x->cfg.key_len || (c->flags & F_AUTHED)) return 0;
+    if (c->hdr_len < 24 || !(c->hdr[19] & 2)) {
+        smr_refuse(x, c, SMR_AUTH, "required: this responder needs the shared secret (client --secret-file)", now);
+        return 1;
+    }
+    memcpy(in, "SMTN", 4);
+    memcpy(in + 4, x->seed, 16);
+    put64(in + 20, now);
+    put32(in + 28, x->challenges++);
+    smr_hmac(&x->cfg, in, 32, in, 0, mac);
+    memcpy(c->out, "SMTA\1\0\0\0", 8);
+    memcpy(c->out + 8, mac, 16);
+    c->out_off = 0;
+    c->out_len = SMR_CHALLENGE_LEN;
+    c->req_got = 0;
+    c->phase = PH_AUTH;
+    return 1;
+}
+
+static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
+
+static size_t smr_in_auth(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
+    size_t take = SMR_PROOF_LEN - c->req_got;
+    uint8_t mac[32];
+    if (n < take) take = n;
+    memcpy(c->out + SMR_CHALLENGE_LEN + c->req_got, p, take);
+    c->req_got += (uint32_t)take;
+    if (c->req_got < SMR_PROOF_LEN) return take;
+    c->req_got = 0;
+    smr_hmac(&x->cfg, c->out, SMR_CHALLENGE_LEN, c->hdr, 24, mac);
+    if (!smr_mac_ok(mac, c->out + SMR_CHALLENGE_LEN, SMR_PROOF_LEN)) {
+        smr_refuse(x, c, SMR_AUTH, "failed: the proof does not match this responder's secret", now);
+        return take;
+    }
+    c->flags |= F_AUTHED;
+    c->out_len = c->out_off = 0;
+    c->phase = PH_HEADER;
+    smr_header_done(x, c, now);
+    return take;
+}
+#else
+#define smr_challenge(x, c, now) 0
+#endif
+
 /* The whole header is in c->hdr (its first 16 bytes): judge and start. */
 static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     uint8_t mode = 0;
@@ -473,6 +525,7 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
         smr_refuse(x, c, code, r, now);
         return;
     }
+    if (smr_challenge(x, c, now)) return;
     c->mode = mode;
     c->deadline = now + x->cfg.idle_timeout_ns;
     if ((mode == M_RR || mode == M_CRR) && c->req_size > x->cfg.max_msg)
@@ -675,6 +728,8 @@ size_t smr_conn_want(const struct smr_conn *c) {
     case PH_OBJ: /* one request at a time: the next waits for this answer */
         if (c->out_off < c->out_len || c->tx_left || (c->flags & SMR_F_CLOSE)) return 0;
         return c->in_got < 4 ? (size_t)(4 - c->in_got) : (size_t)(c->in_need - c->req_got);
+    case PH_AUTH:
+        return c->out_off < c->out_len ? 0 : SMR_PROOF_LEN - c->req_got;
     case PH_FREE:
         return 0;
     default:
@@ -708,6 +763,10 @@ static size_t smr_in_one(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p
     case PH_SOURCE:
     case PH_DRAIN:
         return n; /* nothing is expected from the client: discard */
+#ifndef SMR_NO_AUTH
+    case PH_AUTH:
+        return smr_conn_want(c) ? smr_in_auth(x, c, p, n, now) : 0;
+#endif
     default:
         return 0;
     }
@@ -715,7 +774,7 @@ static size_t smr_in_one(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p
 
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
     size_t done = 0, k;
-    if (c->phase != PH_HEADER && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
+    if (c->phase != PH_HEADER && c->phase != PH_LINGER && c->phase != PH_AUTH) c->deadline = now + x->cfg.idle_timeout_ns;
     while (done < n && !(c->flags & SMR_F_CLOSE)) {
         k = smr_in_one(x, c, p + done, n - done, now);
         if (k == 0) break;
@@ -827,7 +886,7 @@ static void smr_vanished(struct smr_ctx *x, struct smr_conn *c, uint32_t got, ui
 void smr_conn_eof(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     char r[64];
     (void)now;
-    if (c->phase == PH_HEADER) {
+    if (c->phase == PH_HEADER || c->phase == PH_AUTH) {
         smr_cat(r, smr_catu(r, smr_cat(r, 0, "client closed after "), c->hdr_got), " header bytes");
         smr_abort(x, c, r);
     } else if ((c->phase == PH_RR && c->req_got) || c->phase == PH_CRR) {
@@ -870,6 +929,8 @@ uint64_t smr_conn_deadline(const struct smr_conn *c) { return c->deadline; }
 void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     if (c->phase == PH_HEADER)
         smr_refuse(x, c, SMR_HEADER_TIMEOUT, "session header not complete in time", now);
+    else if (c->phase == PH_AUTH)
+        smr_refuse(x, c, SMR_AUTH, "failed: no proof within the header timeout", now);
     else if (c->phase == PH_LINGER)
         c->flags |= SMR_F_CLOSE;
     else
@@ -944,8 +1005,75 @@ static void smr_udp_stream(struct smr_ctx *x, const uint8_t *b, size_t len, uint
     t->udp_last_ns = rx_ns;
 }
 
+#ifndef SMR_NO_AUTH
+/* The replay window of peer (docs/protocol.md 10.2): 1 if seq is new. */
+static int smr_replay_ok(struct smr_ctx *x, const uint8_t *b, const void *peer, size_t plen) {
+    uint8_t k[SMR_PEER_KEY] = {0};
+    uint64_t seq = get64(b + 8), back;
+    struct smr_peer *p = NULL, *old = &x->peers[0];
+    size_t i;
+    memcpy(k, peer, plen < SMR_PEER_KEY ? plen : SMR_PEER_KEY);
+    for (i = 0; i < SMR_AUTH_PEERS && !p; i++) {
+        if (x->peers[i].used && memcmp(x->peers[i].key, k, SMR_PEER_KEY) == 0) p = &x->peers[i];
+        if (x->peers[i].used < old->used) old = &x->peers[i];
+    }
+    x->peer_uses++;
+    if (!p) {
+        p = old;
+        memcpy(p->key, k, SMR_PEER_KEY);
+        p->highest = seq;
+        p->seen = 1;
+        p->used = x->peer_uses;
+        return 1;
+    }
+    p->used = x->peer_uses;
+    if (seq > p->highest) {
+        back = seq - p->highest;
+        p->seen = back >= 64 ? 1 : p->seen << back | 1;
+        p->highest = seq;
+        return 1;
+    }
+    back = p->highest - seq;
+    if (back >= 64 || (p->seen >> back & 1)) return 0;
+    p->seen |= (uint64_t)1 << back;
+    return 1;
+}
+#endif
+
+size_t smr_udp_seal(const struct smr_ctx *x, uint8_t *b, size_t len) {
+#ifndef SMR_NO_AUTH
+    uint8_t mac[32];
+    if (x->cfg.key_len && len) {
+        b[7] |= 4;
+        smr_hmac(&x->cfg, b, len, b, 0, mac);
+        memcpy(b + len, mac, SMR_MAC_LEN);
+        return len + SMR_MAC_LEN;
+    }
+#endif
+    (void)x;
+    (void)b;
+    return len;
+}
+
 size_t smr_udp_input(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns) {
+    return smr_udp_input_from(x, b, len, rx_ns, "", 0);
+}
+
+size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns, const void *peer, size_t plen) {
     if (len < SMR_UDP_HDR || memcmp(b, "SMTU", 4) != 0) return 0;
+#ifndef SMR_NO_AUTH
+    if (x->cfg.key_len) {
+        uint8_t mac[32];
+        if (len < SMR_UDP_HDR + SMR_MAC_LEN || !(b[7] & 4)) return 0;
+        len -= SMR_MAC_LEN;
+        smr_hmac(&x->cfg, b, len, b, 0, mac);
+        if (!smr_mac_ok(mac, b + len, SMR_MAC_LEN) || b[4] != 1) return 0;
+        if (b[5] == 1 && !smr_replay_ok(x, b, peer, plen)) return 0;
+    }
+#else
+    (void)peer;
+    (void)plen;
+#endif
     if (b[5] == 4 && b[4] == 1) {
         smr_udp_stream(x, b, len, rx_ns);
         return 0;

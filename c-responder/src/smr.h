@@ -9,7 +9,10 @@
  *   half-close, close<- smr_conn_flags()
  *   peer closed      -> smr_conn_eof(); socket gone -> smr_conn_free()
  *   time passes      -> smr_conn_deadline(), smr_conn_timeout(), smr_tick()
- *   UDP datagram     -> smr_udp_input(), then smr_udp_stamp_tx()
+ *   UDP datagram     -> smr_udp_input_from(), then smr_udp_stamp_tx(),
+ *                       smr_udp_seal() (a secret's MAC trailer)
+ *   shared secret    -> smr_auth_key() into the config, 16 random bytes
+ *                       into smr_ctx.seed (docs/protocol.md section 10)
  *   stamp blocks     <- the stamps hook (smr_ctx.stamps), smr_put_block();
  *                       rr sessions with SMR_F_STAMPS count c->served
  *
@@ -97,6 +100,17 @@
 #define SMR_REPORT_LEN 128
 #define SMR_OUT_MAX (8 + SMR_REPORT_LEN) /* status + Report, or a refusal */
 #define SMR_RX_ANY ((size_t)-1)
+/* Authentication (docs/protocol.md section 10, src/smr_auth.c): compiled
+ * in unless -DSMR_NO_AUTH; on when smr_config.key_len > 0. Replay windows
+ * of UDP echo requests are kept for SMR_AUTH_PEERS client addresses (RAM:
+ * about 40 bytes each), the least recently used forgotten first. */
+#define SMR_CHALLENGE_LEN 24
+#define SMR_PROOF_LEN 32
+#define SMR_MAC_LEN 16
+#ifndef SMR_AUTH_PEERS
+#define SMR_AUTH_PEERS 16
+#endif
+#define SMR_PEER_KEY 20 /* bytes of a peer address the window is keyed by */
 
 /* Refusal codes (docs/protocol.md section 3). */
 enum smr_refusal {
@@ -109,8 +123,10 @@ enum smr_refusal {
     SMR_HEADER_TIMEOUT = 7,
     SMR_INTERNAL = 8,
     SMR_UNKNOWN_TEST = 9,
-    SMR_NOT_FOUND = 10,  /* object mode responses only */
-    SMR_BAD_REQUEST = 11 /* object mode responses only */
+    SMR_NOT_FOUND = 10,   /* object mode responses only */
+    SMR_BAD_REQUEST = 11, /* object mode responses only */
+    SMR_AUTH = 12,        /* no or wrong proof of the shared secret (section 10) */
+    SMR_LIMIT = 13        /* an operator's limit per client address (5.1) */
 };
 
 /* What smr_conn_flags() asks of the backend. */
@@ -128,6 +144,17 @@ struct smr_config {
     uint64_t idle_timeout_ns;   /* no progress for this long: abort */
     uint32_t nobjects;          /* 0: object mode off (mode 16 is UnknownMode) */
     uint32_t object_size[SMR_MAX_OBJECTS]; /* object i: pattern seed i */
+#ifndef SMR_NO_AUTH
+    uint8_t key[64]; /* the secret as HMAC keys with it (smr_auth_key) */
+    uint8_t key_len; /* 0: no secret, every client is served */
+#endif
+};
+
+/* The replay window of one client address (docs/protocol.md 10.2). */
+struct smr_peer {
+    uint64_t highest, seen; /* seen bit i: sequence highest - i came */
+    uint32_t used;          /* 0: free; else the context's use counter */
+    uint8_t key[SMR_PEER_KEY];
 };
 
 /* One TCP connection. Object sessions reuse fields that are idle after the
@@ -201,6 +228,12 @@ struct smr_ctx {
      * "aborted"; detail: a short reason. May be NULL. */
     void (*log)(void *user, const struct smr_conn *c, const char *what, const char *detail);
     uint32_t list_len; /* body length of LIST (set by smr_init) */
+#ifndef SMR_NO_AUTH
+    uint8_t seed[16];     /* random bytes from the backend, for nonces */
+    uint32_t challenges;  /* challenges given: each nonce's counter */
+    uint32_t peer_uses;
+    struct smr_peer peers[SMR_AUTH_PEERS];
+#endif
     struct smr_test tests[SMR_MAX_TESTS];
     struct smr_conn conns[SMR_MAX_CONNS + SMR_SPARE_CONNS];
     uint8_t gen[SMR_GEN_CHUNK]; /* object bytes of the last output call */
@@ -256,10 +289,27 @@ uint64_t smr_next_deadline(const struct smr_ctx *x);
  * With a stamps hook, a reply whose buf[7] has bit 1 set wants the stamp
  * block at buf + 40 (smr_put_block) before it is sent. */
 size_t smr_udp_input(struct smr_ctx *x, uint8_t *buf, size_t len, uint64_t rx_ns);
+/* The same for a datagram from peer (any bytes naming the client's address
+ * and port, at most SMR_PEER_KEY used): with a secret, a datagram without a
+ * valid MAC trailer, or a replayed echo request, gives 0 (no reply at all),
+ * and the length returned excludes the trailer: after smr_udp_stamp_tx
+ * (and the stamp block), smr_udp_seal appends the reply's trailer and
+ * returns the length to send. smr_udp_input is this with no peer (one
+ * replay window for every client). */
+size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *buf, size_t len, uint64_t rx_ns, const void *peer, size_t plen);
+size_t smr_udp_seal(const struct smr_ctx *x, uint8_t *buf, size_t len);
 void smr_udp_stamp_tx(uint8_t *buf, uint64_t tx_ns);
 /* Writes the 48-byte stamp block: flags bit 0 v[1], v[2]; bit 1 v[0];
  * bit 2 v[3], v[4] (fields without their bit are written as 0). */
 void smr_put_block(uint8_t *b, unsigned flags, const uint64_t v[5]);
+
+#ifndef SMR_NO_AUTH
+/* smr_auth.c: the secret as HMAC keys with it (longer than 64 bytes: its
+ * SHA-256), HMAC-SHA256 of a then b, and a comparison without early exit. */
+void smr_auth_key(struct smr_config *cfg, const uint8_t *secret, size_t n);
+void smr_hmac(const struct smr_config *cfg, const uint8_t *a, size_t an, const uint8_t *b, size_t bn, uint8_t out[32]);
+int smr_mac_ok(const uint8_t *want, const uint8_t *got, size_t n);
+#endif
 
 /* Pure helpers shared with the tests. */
 const char *smr_refusal_name(unsigned code);

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -34,7 +35,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #endif
-#if defined(__linux__) && !defined(SMR_LWIP)
+#if defined(__linux__) && !defined(SMR_LWIP) && !defined(SMR_NO_TS)
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 #define SMR_TS 1 /* kernel timestamps: stamp blocks (docs/protocol.md 4.3) */
@@ -348,6 +349,12 @@ static int smr_bind_pair(int i) {
         SMR_SOCK(getsockname)(t, &got.sa, &n);
         u = smr_socket(&got, SOCK_DGRAM);
         if (u >= 0) {
+#ifndef SMR_LWIP
+            /* As the Rust responder: room for a burst (or a junk flood)
+             * while the loop serves TCP; best effort, capped by rmem_max. */
+            int rcv = 4 << 20;
+            setsockopt(u, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+#endif
             smr_g.tcp[i] = t;
             smr_g.udp[i] = u;
             *a = got;
@@ -428,7 +435,7 @@ static void smr_usage(void) {
     printf("usage: " SMR_NAME " [--listen ADDR:PORT]... [--max-sessions N] [--max-msg SIZE]\n"
            "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--objects SIZES | --no-objects]\n"
            "       [--affinity CPU] [--priority fifo:N|rr:N|nice:N] [--mlock] [--busy-poll US]\n"
-           "       [--quiet] [--version]\n"
+           "       [--secret-file FILE] [--quiet] [--version]\n"
            "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n"
            "--objects: synthetic objects for object mode, K = 1024 (default 4K,64K,1M,8800K)\n");
     exit(0);
@@ -479,6 +486,37 @@ static void smr_mlock(void) {
 #endif
 }
 
+#ifndef SMR_NO_AUTH
+/* --secret-file: a regular file only its owner may read or write, 1 to
+ * 4096 bytes after trailing line ends (docs/protocol.md section 10). */
+static void smr_secret(const char *path, struct smr_config *cfg) {
+    static uint8_t b[4098];
+    struct stat st;
+    ssize_t n;
+    int fd = path ? open(path, O_RDONLY) : -1;
+    if (fd < 0) smr_die("--secret-file: cannot open ", path ? path : "nothing");
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) smr_die("secret file is not a regular file: ", path);
+    if (st.st_mode & 077) smr_die("secret file lets others read or write it (chmod 600): ", path);
+    n = read(fd, b, sizeof b);
+    close(fd);
+    while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == '\r')) n--;
+    if (n <= 0 || n > 4096) smr_die("secret file is empty or longer than 4096 bytes: ", path);
+    smr_auth_key(cfg, b, (size_t)n);
+}
+
+/* The bytes a UDP client's replay window is keyed by: port and address. */
+static size_t smr_peer_key(const union smr_addr *a, uint8_t *k) {
+    if (a->sa.sa_family == AF_INET6) {
+        memcpy(k, &a->v6.sin6_port, 2);
+        memcpy(k + 2, &a->v6.sin6_addr, 16);
+        return 18;
+    }
+    memcpy(k, &a->v4.sin_port, 2);
+    memcpy(k + 2, &a->v4.sin_addr, 4);
+    return 6;
+}
+#endif
+
 static void smr_args(int argc, char **argv, struct smr_config *cfg) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -521,11 +559,16 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             smr_priority(v);
         } else if (strcmp(f, "--busy-poll") == 0) {
             smr_g.busy_poll = (int)smr_num(f, v, 1000000u);
+#ifndef SMR_NO_AUTH
+        } else if (strcmp(f, "--secret-file") == 0) {
+            smr_secret(v, cfg);
+#endif
         } else {
             smr_die("unknown flag ", f);
         }
     }
 }
+
 
 /* One line naming the catalogue, or saying object mode is off. */
 static void smr_log_objects(const struct smr_config *cfg) {
@@ -599,6 +642,7 @@ static void smr_udp_stamped(int l, int fd, size_t r, const union smr_addr *peer,
     if (u->prev && memcmp(&u->prev_peer, peer, pl) == 0) f |= 4;
     smr_put_block(smr_g.rx + SMR_UDP_HDR, f, v);
     smr_udp_stamp_tx(smr_g.rx, tx);
+    r = smr_udp_seal(&smr_g.x, smr_g.rx, r);
     memset(&m, 0, sizeof m);
     io.iov_base = smr_g.rx;
     io.iov_len = r;
@@ -658,7 +702,14 @@ static void smr_udp(int l) {
 #else
         rx = smr_now();
 #endif
+#ifndef SMR_NO_AUTH
+        {
+            uint8_t key[SMR_PEER_KEY];
+            r = smr_udp_input_from(&smr_g.x, smr_g.rx, (size_t)n, rx, key, smr_peer_key(&peer, key));
+        }
+#else
         r = smr_udp_input(&smr_g.x, smr_g.rx, (size_t)n, rx);
+#endif
 #ifdef SMR_TS
         if (r && (smr_g.rx[7] & 2)) {
             smr_udp_stamped(l, fd, r, &peer, pl, rx, rx_kernel, wall);
@@ -667,6 +718,7 @@ static void smr_udp(int l) {
 #endif
         if (r) {
             smr_udp_stamp_tx(smr_g.rx, smr_now());
+            r = smr_udp_seal(&smr_g.x, smr_g.rx, r);
             SMR_SOCK(sendto)(fd, smr_g.rx, r, 0, &peer.sa, pl);
         }
     }
@@ -849,6 +901,17 @@ int main(int argc, char **argv) {
     }
     signal(SIGPIPE, SIG_IGN);
     smr_init(&smr_g.x, &cfg);
+#ifndef SMR_NO_AUTH
+    if (cfg.key_len) {
+        /* Nonces must not repeat across restarts: 16 random bytes. */
+        int fd = open("/dev/urandom", O_RDONLY);
+        if (fd < 0 || read(fd, smr_g.x.seed, sizeof smr_g.x.seed) != (ssize_t)sizeof smr_g.x.seed)
+            smr_die("cannot read /dev/urandom for challenge nonces", NULL);
+        close(fd);
+        smr_stamp("info");
+        fprintf(stderr, "authentication on: clients must prove the shared secret\n");
+    }
+#endif
     smr_g.x.user = &smr_g;
     smr_g.x.log = smr_logline;
     smr_g.x.cpu = smr_cpu;

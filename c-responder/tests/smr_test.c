@@ -299,6 +299,73 @@ static void vec_stamp_block(int v) {
     CHECK(n == SMR_BLOCK_LEN && memcmp(got, want, n) == 0, "%s: block bytes", name);
 }
 
+/* docs/protocol.md section 10 against the "auth" vectors: HMAC-SHA256, the
+ * proof, a sealed echo and its sealed reply, a replay and a tampered
+ * trailer (no reply), and the TCP challenge: no flag, a wrong proof, the
+ * right one. */
+static void vec_auth(int a) {
+    uint8_t k[256], m[256], want[64], got[32], b[128], rep[128], hdr[24], ch[24], out[512];
+    struct smr_config cfg;
+    struct smr_conn *c;
+    int hm = tj_get(a, "hmac"), pr = tj_get(a, "proof"), dg = tj_get(a, "datagram"), i;
+    size_t kn, mn, n, rn;
+    for (i = 0; i < tj[hm].size; i++) {
+        int v = tj_item(hm, i);
+        kn = tj_hex(tj_get(v, "key_hex"), k, sizeof k);
+        mn = tj_hex(tj_get(v, "data_hex"), m, sizeof m);
+        tj_hex(tj_get(v, "mac_hex"), want, sizeof want);
+        smr_auth_key(&cfg, k, kn);
+        smr_hmac(&cfg, m, mn, m, 0, got);
+        CHECK(memcmp(got, want, 32) == 0, "auth: hmac vector %d", i);
+    }
+    kn = tj_hex(tj_get(pr, "secret_hex"), k, sizeof k);
+    tj_hex(tj_get(pr, "challenge_hex"), ch, sizeof ch);
+    tj_hex(tj_get(pr, "header_hex"), hdr, sizeof hdr);
+    tj_hex(tj_get(pr, "proof_hex"), want, sizeof want);
+    smr_auth_key(&cfg, k, kn);
+    smr_hmac(&cfg, ch, 24, hdr, 24, got);
+    CHECK(memcmp(got, want, 32) == 0, "auth: proof vector");
+
+    fresh(4);
+    smr_auth_key(&X.cfg, k, kn);
+    n = tj_hex(tj_get(dg, "request_hex"), b, sizeof b);
+    rn = tj_hex(tj_get(dg, "reply_hex"), rep, sizeof rep);
+    memcpy(m, b, n);
+    {
+        size_t r = smr_udp_input_from(&X, b, n, tj_num(tj_get(dg, "rx_ns")), "peer", 4);
+        smr_udp_stamp_tx(b, tj_num(tj_get(dg, "tx_ns")));
+        r = smr_udp_seal(&X, b, r);
+        CHECK(r == rn && r == n && memcmp(b, rep, rn) == 0, "auth: sealed reply bytes (len %zu)", r);
+    }
+    CHECK(smr_udp_input_from(&X, m, n, 1, "peer", 4) == 0, "auth: a replayed request gets no reply");
+    n = tj_hex(tj_get(dg, "tampered_hex"), b, sizeof b);
+    CHECK(smr_udp_input_from(&X, b, n, 1, "other", 5) == 0, "auth: a wrong trailer gets no reply");
+    b[7] = 0;
+    CHECK(smr_udp_input_from(&X, b, n - 16, 1, "other", 5) == 0, "auth: no trailer, no reply");
+
+    /* TCP: a header without the auth flag is refused with code 12. */
+    c = open_conn(0);
+    memcpy(m, hdr, 16);
+    m[7] = 16;
+    smr_conn_input(&X, c, m, 16, 1);
+    n = drain(c, out, sizeof out, 1);
+    CHECK(n > 8 && out[5] == SMR_AUTH, "auth: a header without the flag is refused Auth (code %u)", out[5]);
+    smr_conn_free(&X, c, 2);
+    /* The right proof gets the session; a wrong one the refusal. */
+    for (i = 0; i < 2; i++) {
+        c = open_conn(0);
+        smr_conn_input(&X, c, hdr, 24, 1);
+        n = drain(c, out, sizeof out, 1);
+        CHECK(n == 24 && memcmp(out, "SMTA\1", 5) == 0, "auth: challenge");
+        smr_hmac(&X.cfg, out, 24, hdr, 24, got);
+        got[0] ^= (uint8_t)i;
+        smr_conn_input(&X, c, got, 32, 2);
+        n = drain(c, out, sizeof out, 2);
+        CHECK(n >= 8 && out[5] == (i ? SMR_AUTH : 0), "auth: proof %d answered code %u", i, out[5]);
+        smr_conn_free(&X, c, 3);
+    }
+}
+
 /* rr asking for stamps: each response starts with the block, built when it
  * goes out, carrying the previous response's send stamp once one is sent. */
 static void rr_stamps(void) {
@@ -982,6 +1049,7 @@ int main(int argc, char **argv) {
     CHECK(counted > 30, "vectors found: %d", counted);
     vec_limits(tj_get(root, "limits"));
     objects(tj_get(root, "objects"));
+    vec_auth(tj_get(root, "auth"));
     limits_behaviour();
     rr_and_limits();
     rr_stamps();

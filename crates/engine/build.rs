@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let src = manifest.join("../../c-responder/src");
-    let files = ["smr.c", "smr_posix.c"];
+    let files = ["smr.c", "smr_auth.c", "smr_posix.c"];
     for f in files.iter().chain(["smr.h"].iter()) {
         println!("cargo:rerun-if-changed={}", src.join(f).display());
     }

@@ -26,6 +26,12 @@ use clap::{CommandFactory, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Shared secret (docs/protocol.md 10): a file only its owner may read.
+    /// serve: clients must prove it; measuring commands: prove it to the
+    /// responder, and MAC every UDP datagram. Else $STACKMETER_SECRET_FILE,
+    /// else the text of $STACKMETER_SECRET.
+    #[arg(long, global = true, value_name = "FILE")]
+    secret_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -78,6 +84,18 @@ fn run() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    // Only the commands that talk to a responder, or are one, read it.
+    let talks = matches!(
+        cli.command,
+        Command::Serve(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_)
+    );
+    if talks {
+        match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
+            Ok(Some(key)) => stackmeter_engine::secret::install(key),
+            Ok(None) => {}
+            Err(e) => return out::fail(2, e),
+        }
+    }
     match cli.command {
         Command::Serve(a) => serve::run(a),
         Command::Measure(t) => measure::run(t),

@@ -3,6 +3,7 @@
 use crate::out::fail;
 use clap::Args;
 use stackmeter_engine::sizes::ObjectSizes;
+use stackmeter_proto::admit::{Advertised, Cidr};
 use stackmeter_proto::limits;
 use stackmeter_responder::{Config, Log, ObjectSource, DEFAULT_SIZES};
 use std::net::SocketAddr;
@@ -44,6 +45,42 @@ pub struct ServeArgs {
     /// --busy-poll (on the listening and UDP sockets; sessions inherit it).
     #[command(flatten)]
     pub knobs: stackmeter_engine::flags::KnobFlags,
+    /// Longest test in seconds (advertised; sessions end that long plus 5 s after acceptance; 0: none).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub max_test_seconds: u32,
+    /// Highest rate of a test in bits/s, K M G = 10^3.. (advertised; sources are paced to it; 0: none).
+    #[arg(long, value_name = "RATE", default_value = "0", value_parser = rate_bits)]
+    pub max_source_rate: u64,
+    /// Tests one client address may run at once (rr, crr, load sessions, throughput tests; 0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_tests_per_client: u32,
+    /// Connections one client address may have still sending their header; more are closed at once (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_idle_per_client: usize,
+    /// Client networks allowed (repeatable), like 10.0.0.0/8 or fd00::/8; others are closed or dropped without a reply.
+    #[arg(long = "allow", value_name = "CIDR", value_parser = cidr)]
+    pub allow: Vec<Cidr>,
+    /// New connections per second one address may open; more are closed at once (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_connects_per_second: u32,
+}
+
+fn cidr(s: &str) -> Result<Cidr, String> {
+    Cidr::parse(s).map_err(|e| format!("'{s}': {e}"))
+}
+
+/// Bits per second: a number with an optional K, M or G (powers of 1000).
+fn rate_bits(s: &str) -> Result<u64, String> {
+    let (num, mult) = match s.as_bytes().last() {
+        Some(b'k' | b'K') => (&s[..s.len() - 1], 1e3),
+        Some(b'm' | b'M') => (&s[..s.len() - 1], 1e6),
+        Some(b'g' | b'G') => (&s[..s.len() - 1], 1e9),
+        _ => (s, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() && v * mult < u64::MAX as f64 => Ok((v * mult) as u64),
+        _ => Err(format!("'{s}': a rate in bits/s like 100M or 1G")),
+    }
 }
 
 pub fn run(a: ServeArgs) -> i32 {
@@ -88,7 +125,20 @@ pub fn run(a: ServeArgs) -> i32 {
         },
         busy_poll_us,
         udp_batch: a.udp_batch as usize,
+        secret: stackmeter_engine::secret::current(),
+        limits: Advertised {
+            max_test_s: a.max_test_seconds,
+            max_tests_per_client: a.max_tests_per_client,
+            max_rate_bps: a.max_source_rate,
+        },
+        max_idle_per_client: a.max_idle_per_client,
+        max_connects_per_second: a.max_connects_per_second,
+        allow: a.allow,
     };
+    if cfg.secret.is_some() {
+        cfg.log
+            .line(format_args!("authentication on: clients must prove the shared secret"));
+    }
     if !no_poll.is_default() {
         let k = stackmeter_engine::knobs::in_force();
         cfg.log.line(format_args!("knobs in force: {}", k.describe()));

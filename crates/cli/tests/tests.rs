@@ -687,6 +687,14 @@ fn ping_counts_agree_with_the_kernels_udp_counters() {
 #[path = "suite/c_responder.rs"]
 mod c_responder;
 
+// Authentication with a shared secret, both responders.
+#[path = "suite/auth.rs"]
+mod auth;
+
+// Hostile clients: idle floods, junk, amplification, limits.
+#[path = "suite/hostile.rs"]
+mod hostile;
+
 // Kernel timestamps: the round trip split (ping and rr --timestamps).
 #[path = "suite/timestamps.rs"]
 mod timestamps;

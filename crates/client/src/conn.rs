@@ -54,8 +54,7 @@ pub(crate) fn open_session_with(
     let s = tcp_socket(addr, timeout)?;
     connect(&s, addr, timeout)?;
     let mut stream = TcpStream::from(s);
-    send_all(&mut stream, &h.emit()).map_err(|e| lost(addr, "sending the session header", &e))?;
-    read_status(&mut stream, addr)?;
+    handshake(&mut stream, addr, h)?;
     if !nodelay {
         stream.set_nodelay(false)?;
     }
@@ -77,16 +76,53 @@ pub(crate) fn open_stamped_session(
     let local = s.local_addr()?.as_socket().unwrap_or(addr);
     crate::stamps::enable(s.as_raw_fd(), p, local)?;
     let mut stream = TcpStream::from(s);
-    send_all(&mut stream, &h.emit()).map_err(|e| lost(addr, "sending the session header", &e))?;
-    read_status(&mut stream, addr)?;
+    handshake(&mut stream, addr, h)?;
     Ok(stream)
+}
+
+/// Sends the header (asking to authenticate when the client has a
+/// secret), answers the challenge, reads the status record.
+fn handshake(stream: &mut TcpStream, addr: SocketAddr, h: &SessionHeader) -> Result<(), ClientError> {
+    let h = SessionHeader {
+        flags: crate::auth::flags(h.flags),
+        ..*h
+    };
+    let bytes = h.emit();
+    send_all(stream, &bytes).map_err(|e| lost(addr, "sending the session header", &e))?;
+    crate::auth::answer(stream, addr, &bytes, &[])?;
+    read_status(stream, addr)
 }
 
 /// Reads a status record; a refusal becomes [`ClientError::Refused`].
 pub(crate) fn read_status(stream: &mut TcpStream, addr: SocketAddr) -> Result<(), ClientError> {
+    let mut prefix = [0u8; STATUS_PREFIX_LEN];
+    recv_exact(stream, STATUS_PREFIX_LEN as u64, &mut prefix).map_err(|e| lost_status(addr, &e))?;
+    finish_status(stream, addr, prefix)
+}
+
+/// A connection that broke before the status record: with a closed
+/// connection and no byte, the responder may have turned the address away.
+fn lost_status(addr: SocketAddr, e: &io::Error) -> ClientError {
+    let mut err = lost(addr, "waiting for the session status", e);
+    if let ClientError::Lost { what, .. } = &mut err {
+        if e.kind() == io::ErrorKind::UnexpectedEof && e.to_string().starts_with("closed after 0 ") {
+            what.push_str(
+                " (a responder with limits closes connections from networks it does not allow, \
+                 and beyond its connections per second or waiting sessions per address)",
+            );
+        }
+    }
+    err
+}
+
+/// The rest of a status record whose first 8 bytes are `prefix`.
+pub(crate) fn finish_status(
+    stream: &mut TcpStream,
+    addr: SocketAddr,
+    prefix: [u8; STATUS_PREFIX_LEN],
+) -> Result<(), ClientError> {
     let mut rec = [0u8; STATUS_PREFIX_LEN + MAX_REASON_LEN];
-    recv_exact(stream, STATUS_PREFIX_LEN as u64, &mut rec[..STATUS_PREFIX_LEN])
-        .map_err(|e| lost(addr, "waiting for the session status", &e))?;
+    rec[..STATUS_PREFIX_LEN].copy_from_slice(&prefix);
     let p = StatusPrefix::parse(&rec).map_err(|_| ClientError::Lost {
         addr,
         what: "the peer is not a stackmeter responder (bad status record)".into(),

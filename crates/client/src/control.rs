@@ -3,7 +3,8 @@
 
 use crate::conn::{lost, open_session, recv_exact, send_all};
 use crate::error::ClientError;
-use stackmeter_proto::control::{ClientRecord, Report, ServerRecord, HEAD_LEN};
+use stackmeter_proto::admit::Advertised;
+use stackmeter_proto::control::{parse_welcome_limits, ClientRecord, Report, ServerRecord, HEAD_LEN};
 use stackmeter_proto::session::SessionHeader;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -14,7 +15,11 @@ pub(crate) struct Control {
     addr: SocketAddr,
     /// The id data sessions and UDP datagrams must name.
     pub test_id: u32,
+    /// The responder's limits from the Welcome (none from an older one).
+    pub limits: Advertised,
     next: u32,
+    /// The last record read, whole.
+    last: Vec<u8>,
 }
 
 impl Control {
@@ -25,10 +30,15 @@ impl Control {
             stream,
             addr,
             test_id: 0,
+            limits: Advertised::default(),
             next: 0,
+            last: Vec::new(),
         };
         match c.read_record("waiting for the welcome")? {
-            ServerRecord::Welcome(id) => c.test_id = id,
+            ServerRecord::Welcome(id) => {
+                c.test_id = id;
+                c.limits = parse_welcome_limits(&c.last);
+            }
             other => return Err(c.protocol(format!("expected a welcome, got {other:?}"))),
         }
         Ok(c)
@@ -74,6 +84,8 @@ impl Control {
         }
         recv_exact(&mut self.stream, (len - HEAD_LEN) as u64, &mut buf[HEAD_LEN..len])
             .map_err(|e| lost(self.addr, during, &e))?;
+        self.last.clear();
+        self.last.extend_from_slice(&buf[..len]);
         ServerRecord::parse(&buf[..len])
             .map(|(r, _)| r)
             .map_err(|e| self.protocol(format!("bad control record ({e:?})")))

@@ -56,10 +56,14 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recor
         mode: Mode::Crr,
         req_size: spec.req_bytes,
         resp_size: spec.resp_bytes,
-        flags: 0,
+        flags: crate::auth::flags(0),
     };
-    // Header and request leave in one send.
+    // Header and request leave in one send (with a secret, the proof and
+    // the request do, after the challenge: one more round trip per
+    // connection, docs/tests.md).
+    let auth = crate::auth::secret().is_some();
     let mut msg = h.emit().to_vec();
+    let hlen = msg.len();
     msg.resize(msg.len() + spec.req_bytes as usize, 0);
     let mut rx_buf = AlignedBuf::new((spec.resp_bytes as usize).min(CHUNK));
     let rx = rx_buf.bytes_mut();
@@ -77,7 +81,13 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recor
         let t1 = Instant::now();
         let mut s = TcpStream::from(sock);
         let during = |what: &str| format!("{what} (connection {i})");
-        send_all(&mut s, &msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
+        if auth {
+            // Header, challenge, then the proof and the request together.
+            send_all(&mut s, &msg[..hlen]).map_err(|e| lost(addr, &during("sending the header"), &e))?;
+            crate::auth::answer(&mut s, addr, &msg[..hlen], &msg[hlen..])?;
+        } else {
+            send_all(&mut s, &msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
+        }
         read_status(&mut s, addr)?;
         recv_exact(&mut s, spec.resp_bytes as u64, rx)
             .map_err(|e| lost(addr, &during("receiving the response"), &e))?;

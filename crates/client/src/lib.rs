@@ -16,6 +16,7 @@
 //! A test that fails part-way returns the rows it finished together with the
 //! error ([`Outcome`]), so nothing measured is dropped.
 
+pub mod auth;
 mod conn;
 mod control;
 mod crr;

@@ -188,7 +188,9 @@ fn open(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
     let s = tcp_socket(addr, timeout)?;
     connect(&s, addr, timeout)?;
     let mut stream = TcpStream::from(s);
-    send_all(&mut stream, &obj::emit_header()).map_err(|e| lost(addr, "sending the object session header", &e))?;
+    let header = crate::auth::extend(&obj::emit_header());
+    send_all(&mut stream, &header).map_err(|e| lost(addr, "sending the object session header", &e))?;
+    crate::auth::answer(&mut stream, addr, &header, &[])?;
     read_status(&mut stream, addr)?;
     Ok(stream)
 }

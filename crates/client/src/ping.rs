@@ -11,6 +11,7 @@ use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
 use crate::stamps::Collector;
+use stackmeter_proto::auth::MAC_LEN;
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS, FLAG_STAMPS, HEADER_LEN, STAMPED_MIN};
 use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};
@@ -46,8 +47,10 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
         Ok(()) if row.received == 0 && row.sent > 0 => Some(ClientError::Lost {
             addr,
             what: format!(
-                "no reply to any of {} datagrams within {} ms",
-                row.sent, spec.timeout_ms
+                "no reply to any of {} datagrams within {} ms{}",
+                row.sent,
+                spec.timeout_ms,
+                if spec.echo { "" } else { crate::auth::no_reply_hint() }
             ),
         }),
         Ok(()) => None,
@@ -95,6 +98,11 @@ struct State<'a> {
     echo: Option<crate::plain::EchoFrames>,
     /// With `--timestamps`: every datagram's stamps.
     stamps: Option<Collector>,
+    /// With a secret: datagrams carry a MAC trailer, and sequence numbers
+    /// on the wire start here (the wall clock at the start, so a later run
+    /// from a reused port is ahead of the responder's replay window).
+    sealed: bool,
+    base: u64,
 }
 
 impl<'a> State<'a> {
@@ -110,6 +118,8 @@ impl<'a> State<'a> {
         sock.connect(addr)?;
         sock.set_read_timeout(Some(timeout))?;
         let total = (spec.warmup + spec.count) as usize;
+        // A plain echo target speaks no protocol: no secret there.
+        let sealed = crate::auth::secret().is_some() && !spec.echo;
         let stamps = match &spec.timestamps {
             Some(p) => {
                 use std::os::fd::AsRawFd;
@@ -126,7 +136,7 @@ impl<'a> State<'a> {
             slow: Duration::from_micros(spec.slow_us),
             interval: Duration::from_micros(spec.interval_us),
             sock,
-            tx: vec![0u8; spec.size],
+            tx: vec![0u8; spec.size + if sealed { MAC_LEN } else { 0 }],
             rx: stackmeter_sys::AlignedBuf::new(65536),
             sent_at: vec![None; total],
             seen: vec![false; total],
@@ -143,6 +153,8 @@ impl<'a> State<'a> {
             r: PingResult::empty(spec.size),
             echo: spec.echo.then(|| crate::plain::EchoFrames::new(total)),
             stamps,
+            sealed,
+            base: if sealed { stackmeter_sys::wall_ns() } else { 0 },
         })
     }
 
@@ -157,13 +169,18 @@ impl<'a> State<'a> {
             e.build(seq, ts, &mut self.tx);
             return;
         }
-        let mut h = Header::request(seq, ts);
+        let wire = seq.wrapping_add(self.base);
+        let mut h = Header::request(wire, ts);
         if self.stamps.is_some() {
             h.flags = FLAG_STAMPS;
         }
+        let body = self.spec.size;
         // Cannot fail: the size was checked to be >= HEADER_LEN.
         let _ = h.emit(&mut self.tx);
-        pattern::fill(seq, &mut self.tx[HEADER_LEN..]);
+        pattern::fill(wire, &mut self.tx[HEADER_LEN..body]);
+        if self.sealed {
+            crate::auth::seal(&mut self.tx);
+        }
     }
 
     /// Sends the built datagram, noting its send time.
@@ -308,7 +325,18 @@ impl<'a> State<'a> {
             };
         }
         let rx = self.rx.bytes_mut();
-        let Ok(h) = Header::parse(&rx[..n]) else {
+        let n = match self.sealed {
+            false => n,
+            true => match crate::auth::open(&rx[..n]) {
+                Ok(body) => body,
+                Err(true) => return Err(crate::auth::unsealed_reply(self.addr)),
+                Err(false) => {
+                    self.r.mismatched += 1;
+                    return Ok(());
+                }
+            },
+        };
+        let Ok(mut h) = Header::parse(&rx[..n]) else {
             self.r.mismatched += 1;
             return Ok(());
         };
@@ -323,11 +351,16 @@ impl<'a> State<'a> {
             });
         }
         // A stamp block replaces the first 48 payload bytes.
-        let block = self.stamps.as_ref().and_then(|_| udp::reply_block(&rx[..n]));
+        let mut block = self.stamps.as_ref().and_then(|_| udp::reply_block(&rx[..n]));
         let payload = match block {
             Some(_) => pattern::matches_from(h.seq, STAMPED_MIN - HEADER_LEN, &rx[STAMPED_MIN..n]),
             None => h.flags & FLAG_STAMPS == 0 && pattern::matches(h.seq, &rx[HEADER_LEN..n]),
         };
+        // Sequence numbers from here on are the datagrams' indexes.
+        h.seq = h.seq.wrapping_sub(self.base);
+        if let Some(b) = block.as_mut() {
+            b.prev_tx = b.prev_tx.map(|(id, ns)| (id.wrapping_sub(self.base), ns));
+        }
         let intact = n == self.spec.size && h.kind == Kind::EchoReply as u8 && payload;
         let server = (h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx).then(|| h.server_tx - h.server_rx);
         self.tally(h.seq, intact, server, t1, Some((c_rx, block)))

@@ -202,11 +202,18 @@ impl UdpProbe {
     fn run(self, interval: Duration, timeout: Duration, stop: &AtomicBool) -> Result<Vec<RawProbe>, ClientError> {
         stackmeter_sys::tight_timers();
         let mut probes: Vec<RawProbe> = Vec::with_capacity(1 << 12);
-        let mut tx = vec![0u8; self.size];
+        let mut tx = vec![0u8; self.size + crate::auth::trailer()];
         let mut rx = vec![0u8; 65536];
         let start = monotonic_ns();
         let step = interval.as_nanos().max(1) as u64;
         let mut seq: u64 = 0;
+        // With a secret, sequence numbers on the wire start at the wall
+        // clock (the replay window of a reused port, docs/protocol.md 10.2).
+        let base = if crate::auth::secret().is_some() {
+            stackmeter_sys::wall_ns()
+        } else {
+            0
+        };
         let mut until = u64::MAX;
         loop {
             let now = monotonic_ns();
@@ -219,7 +226,10 @@ impl UdpProbe {
             let due = start + seq * step;
             if until == u64::MAX && now >= due {
                 let c_tx = monotonic_ns();
-                Header::request(seq, c_tx).emit(&mut tx).map_err(|_| short(self.size))?;
+                Header::request(seq.wrapping_add(base), c_tx)
+                    .emit(&mut tx)
+                    .map_err(|_| short(self.size))?;
+                crate::auth::seal(&mut tx);
                 match self.sock.send(&tx) {
                     Ok(_) => probes.push(RawProbe { c_tx, reply: None }),
                     // A full buffer under load: the probe is lost at the sender.
@@ -242,7 +252,13 @@ impl UdpProbe {
                     Err(e) => return Err(lost(self.addr, "receiving a probe reply", &e)),
                 };
                 let c_rx = monotonic_ns();
-                let Ok(h) = Header::parse(&rx[..n]) else { continue };
+                let n = match crate::auth::open(&rx[..n]) {
+                    Ok(n) => n,
+                    Err(true) => return Err(crate::auth::unsealed_reply(self.addr)),
+                    Err(false) => continue,
+                };
+                let Ok(mut h) = Header::parse(&rx[..n]) else { continue };
+                h.seq = h.seq.wrapping_sub(base);
                 if h.kind != Kind::EchoReply as u8 || h.flags & FLAG_SERVER_TS == 0 {
                     continue;
                 }

@@ -131,6 +131,8 @@ fn run(
     let timeout = Duration::from_millis(p.timeout_ms);
     let cpu0 = thread_cpu();
     let mut control = Control::open(addr, timeout)?;
+    let fitted = fit(p, &control.limits, &mut out.warnings);
+    let p = &fitted;
     let shared = Shared::new();
     let parallel = p.parallel as usize;
     let go = Arc::new(Gate::default());
@@ -702,6 +704,42 @@ fn udp_sender(addr: SocketAddr, p: &StreamParams, test_id: u32, index: u16, st: 
     })
 }
 
+/// The test as the responder's advertised limits allow it: the measured
+/// time cut to its longest test (less the omitted seconds and a second
+/// for the set up), a UDP rate cut to its highest rate; one line per cut,
+/// naming the limit.
+fn fit(p: &StreamParams, l: &stackmeter_proto::admit::Advertised, notes: &mut Vec<String>) -> StreamParams {
+    let mut q = p.clone();
+    if l.max_test_s > 0 {
+        let room = (l.max_test_s as f64 - p.omit_s - 1.0).max(1.0);
+        if p.time_s > room {
+            q.time_s = room;
+            notes.push(format!(
+                "the responder allows at most {} s per test; measured {room} s of the {} asked",
+                l.max_test_s, p.time_s
+            ));
+        }
+    }
+    if l.max_rate_bps > 0 && p.udp {
+        let max_pps = l.max_rate_bps as f64 / (p.length.max(1) as f64 * 8.0);
+        if p.rate_pps.is_none_or(|r| r > max_pps) {
+            q.rate_pps = Some(max_pps);
+            notes.push(format!(
+                "the responder allows at most {} Mbit/s per test; sent {max_pps:.0} datagrams/s instead of {}",
+                l.max_rate_bps as f64 / 1e6,
+                p.rate.clone().unwrap_or_else(|| "as fast as possible".into())
+            ));
+        }
+    }
+    if l.max_rate_bps > 0 && !p.udp && p.direction.down() {
+        notes.push(format!(
+            "the responder sends at most {} Mbit/s per test (its highest rate)",
+            l.max_rate_bps as f64 / 1e6
+        ));
+    }
+    q
+}
+
 /// One UDP stream's sender: its socket, datagram buffer and next sequence.
 pub(crate) struct UdpTx {
     pub(crate) sock: UdpSocket,
@@ -734,9 +772,13 @@ const GSO_MAX_BYTES: usize = 65_000;
 impl UdpTx {
     /// A sender of `length`-byte stream datagrams, `batch` per system call
     /// where the kernel can (UDP GSO, else `sendmmsg`; 1: one `send` each).
+    /// With a secret each datagram carries its MAC trailer after it, and
+    /// goes alone.
     pub(crate) fn new(sock: UdpSocket, test_id: u32, index: u16, length: usize, batch: usize) -> UdpTx {
         let length = length.max(HEADER_LEN);
-        let mut buf = vec![0u8; length];
+        let trailer = crate::auth::trailer();
+        let batch = if trailer > 0 { 1 } else { batch };
+        let mut buf = vec![0u8; length + trailer];
         stackmeter_proto::pattern::fill(0, &mut buf[HEADER_LEN..]);
         let k = batch.min(stackmeter_sys::batch::GSO_MAX_SEGMENTS);
         let gso_k = k.min(GSO_MAX_BYTES / length);
@@ -865,11 +907,14 @@ impl UdpTx {
                     let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
                     // Cannot fail: buf holds at least HEADER_LEN bytes.
                     let _ = h.emit(&mut self.buf);
+                    crate::auth::seal(&mut self.buf);
                 }
                 match self.sock.send(&self.buf) {
                     Ok(n) => {
                         self.seq += 1;
                         sent += 1;
+                        // The datagram's size, as asked: not its trailer.
+                        let n = if self.iperf2 { n } else { n - crate::auth::trailer() };
                         bytes.0.fetch_add(n as u64, Ordering::Relaxed);
                         datagrams.0.fetch_add(1, Ordering::Relaxed);
                     }

@@ -28,6 +28,7 @@ pub mod rate;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod secret;
 pub mod sizes;
 pub mod spec;
 pub mod stored;

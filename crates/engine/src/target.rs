@@ -77,6 +77,8 @@ pub fn choose(
         cpu: responder_cpu,
         log: Log::Quiet,
         objects,
+        // The client's secret, if any: the embedded responder asks for it.
+        secret: stackmeter_client::auth::secret(),
         ..Default::default()
     };
     let r = stackmeter_responder::start(cfg)

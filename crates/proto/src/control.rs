@@ -278,6 +278,35 @@ impl ServerRecord {
     }
 }
 
+/// Length of a Welcome that carries the responder's limits.
+pub const WELCOME_LIMITS_LEN: usize = 24;
+
+/// The Welcome record for test `id` with the responder's limits
+/// (docs/protocol.md 8.1): offset 8 longest test in s, 12 tests per client
+/// address, 16 highest rate in bit/s (u64), each 0 for none. A client that
+/// knows only the 8-byte Welcome skips the rest by the record's length.
+pub fn welcome_limits(id: u32, a: &crate::admit::Advertised) -> [u8; WELCOME_LIMITS_LEN] {
+    let mut b = [0u8; WELCOME_LIMITS_LEN];
+    put_head(&mut b, T_WELCOME, WELCOME_LIMITS_LEN);
+    b[4..8].copy_from_slice(&id.to_be_bytes());
+    b[8..12].copy_from_slice(&a.max_test_s.to_be_bytes());
+    b[12..16].copy_from_slice(&a.max_tests_per_client.to_be_bytes());
+    b[16..24].copy_from_slice(&a.max_rate_bps.to_be_bytes());
+    b
+}
+
+/// The limits in a whole Welcome record `b` (none in an 8-byte one).
+pub fn parse_welcome_limits(b: &[u8]) -> crate::admit::Advertised {
+    if b.len() < WELCOME_LIMITS_LEN {
+        return crate::admit::Advertised::default();
+    }
+    crate::admit::Advertised {
+        max_test_s: be32(b, 8),
+        max_tests_per_client: be32(b, 12),
+        max_rate_bps: be64(b, 16),
+    }
+}
+
 /// The Welcome record for test `id`.
 pub fn welcome(id: u32) -> [u8; SHORT_LEN] {
     let mut b = [0u8; SHORT_LEN];

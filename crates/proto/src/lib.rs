@@ -21,12 +21,18 @@
 //! - [`stream`]: receive-side loss, duplicate, reordering and jitter
 //!   counters of a UDP stream;
 //! - [`limits`]: the limits every responder enforces (one table);
+//! - [`auth`]: the shared secret: TCP challenge and proof, the UDP MAC
+//!   trailer and replay window (HMAC-SHA256);
+//! - [`admit`]: who may connect: client networks (CIDR), connections per
+//!   second per address, the limits a Welcome advertises;
 //! - [`machine`]: a responder's protocol logic as a pure state machine (one
 //!   [`machine::Session`] per TCP connection, one [`machine::Registry`] of
 //!   throughput tests), driven by the responder's own I/O and clock.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod admit;
+pub mod auth;
 pub mod control;
 pub mod limits;
 pub mod machine;

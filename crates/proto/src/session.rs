@@ -13,7 +13,8 @@
 //!      8    4 rr/crr: request size (>= 1); sink/source: test id (>= 1)
 //!     12    4 rr/crr: response size (>= 1); source: write size (>= 1);
 //!               sink: read size hint (0 = the responder's choice)
-//!     16    4 flags (header length 24 and up): bit 0 = stamps requested (rr)
+//!     16    4 flags (header length 24 and up): bit 0 = stamps requested (rr),
+//!               bit 1 = the client authenticates (crate::auth)
 //!     20    4 reserved, 0
 //! ```
 //! A header without flags is 16 bytes long, as version 1 always had it; a
@@ -36,6 +37,9 @@ pub const EXT_HEADER_LEN: usize = 24;
 /// Header flag (rr): start every response with a stamp block
 /// ([`crate::stamps`]).
 pub const FLAG_STAMPS: u32 = 1;
+/// Header flag bit 1: the client has a shared secret and answers a
+/// challenge (docs/protocol.md section 10, [`crate::auth`]).
+pub const FLAG_AUTH: u32 = 2;
 /// Largest header length a responder accepts; longer ones are refused.
 pub const MAX_HEADER_LEN: u16 = 256;
 

@@ -43,6 +43,14 @@ pub enum Refusal {
     Internal = 8,
     /// A sink or source session named a test id no control session owns.
     UnknownTest = 9,
+    /// The responder needs a shared secret: the header did not ask to
+    /// authenticate, or its proof was wrong (docs/protocol.md section 10).
+    /// Codes 10 and 11 are object-mode responses, not status codes.
+    Auth = 12,
+    /// A limit the responder's operator set for each client address
+    /// (tests at once, sessions waiting for their header, connections per
+    /// second) or for a test (docs/protocol.md 5.1); the reason names it.
+    Limit = 13,
 }
 
 impl Refusal {
@@ -58,6 +66,8 @@ impl Refusal {
             7 => Refusal::HeaderTimeout,
             8 => Refusal::Internal,
             9 => Refusal::UnknownTest,
+            12 => Refusal::Auth,
+            13 => Refusal::Limit,
             _ => return None,
         })
     }
@@ -74,6 +84,8 @@ impl Refusal {
             Refusal::HeaderTimeout => "header timeout",
             Refusal::Internal => "internal error",
             Refusal::UnknownTest => "unknown test",
+            Refusal::Auth => "authentication",
+            Refusal::Limit => "limit",
         }
     }
 }
@@ -177,10 +189,11 @@ mod tests {
 
     #[test]
     fn every_code_maps_back() {
-        for c in 1..=9u8 {
+        for c in (1..=9u8).chain([12, 13]) {
             assert_eq!(Refusal::from_u8(c).map(|r| r as u8), Some(c));
         }
         assert_eq!(Refusal::from_u8(0), None);
         assert_eq!(Refusal::from_u8(10), None);
+        assert_eq!(Refusal::from_u8(14), None);
     }
 }

@@ -9,7 +9,8 @@
 //!      6    1 code: a status::Refusal when kind = 3, else 0
 //!      7    1 flags: bit 0 = server timestamps valid (replies);
 //!                     bit 1 = stamps requested (requests) / stamp block
-//!                     at offset 40 (replies), see crate::stamps
+//!                     at offset 40 (replies), see crate::stamps;
+//!                     bit 2 = a 16-byte MAC trailer follows, see crate::auth
 //!      8    8 sequence number, chosen by the client
 //!     16    8 client timestamp (ns; opaque to the responder, echoed)
 //!     24    8 server receive timestamp (ns, responder's clock; 0 if none)
@@ -28,6 +29,8 @@ use crate::{be64, status::Refusal};
 pub const MAGIC: [u8; 4] = *b"SMTU";
 /// Header length; also the smallest valid datagram.
 pub const HEADER_LEN: usize = 40;
+/// Flag bit: a MAC trailer follows the datagram ([`crate::auth::FLAG_MAC`]).
+pub const FLAG_MAC: u8 = crate::auth::FLAG_MAC;
 /// Flag bit: the server timestamps in this reply are valid.
 pub const FLAG_SERVER_TS: u8 = 1;
 /// Flag bit: in a request, "write your stamp block into the reply"; in a
@@ -180,6 +183,12 @@ pub enum DropReason {
     BadMagic,
     /// A reply, a refusal or an unknown kind: never answered (no loops).
     NotARequest,
+    /// A responder with a secret: no flag bit 2, or a wrong MAC trailer,
+    /// or a version whose trailer it cannot know (docs/protocol.md 10.2).
+    Unauthenticated,
+    /// A responder with a secret: a sequence number its client's replay
+    /// window has seen, or one too old for it.
+    Replayed,
 }
 
 /// Applies the echo rule to datagram `d` received at `rx_ns` on the
@@ -200,6 +209,37 @@ pub fn answer(d: &mut [u8], rx_ns: u64) -> Answer {
 /// with [`put_block`] right before the send.
 pub fn answer_stamped(d: &mut [u8], rx_ns: u64) -> Answer {
     rule(d, rx_ns, true)
+}
+
+/// The echo rule of a responder with a secret (docs/protocol.md 10.2):
+/// `d` is the whole datagram, trailer included, whose trailer
+/// [`crate::auth::Key::open`] found valid, `body` its length without the
+/// trailer, and `window` the replay window of its source address. Another
+/// version, a kind other than 1, or a replayed sequence number is dropped;
+/// anything else is answered as [`answer`] (or [`answer_stamped`]) answers
+/// the body, and the driver seals the reply (`Key::seal` on `d[..len +
+/// MAC_LEN]`, the request's length) right before the send.
+pub fn answer_sealed(
+    d: &mut [u8],
+    body: usize,
+    rx_ns: u64,
+    stamps: bool,
+    window: &mut crate::auth::ReplayWindow,
+) -> Answer {
+    let h = match Header::parse(&d[..body.min(d.len())]) {
+        Ok(h) => h,
+        Err(_) => return Answer::Drop(DropReason::Unauthenticated),
+    };
+    if h.version != crate::VERSION {
+        return Answer::Drop(DropReason::Unauthenticated);
+    }
+    if h.kind != Kind::EchoRequest as u8 {
+        return Answer::Drop(DropReason::NotARequest);
+    }
+    if !window.accept(h.seq) {
+        return Answer::Drop(DropReason::Replayed);
+    }
+    rule(&mut d[..body], rx_ns, stamps)
 }
 
 /// Whether the reply `d` built by [`answer_stamped`] wants a stamp block.

@@ -408,3 +408,45 @@ fn limits_match_the_table() {
         "every limit of the table is in TABLE"
     );
 }
+
+/// docs/protocol.md section 10: HMAC-SHA256 over fixed inputs, the TCP
+/// proof, and a sealed echo request answered, replayed and tampered with.
+#[test]
+fn auth_vectors() {
+    use stackmeter_proto::auth::{Key, ReplayWindow, MAC_LEN};
+    use stackmeter_proto::udp::{answer_sealed, stamp_tx, Answer, DropReason};
+    let v = vectors();
+    let a = &v["auth"];
+    for h in a["hmac"].as_array().unwrap() {
+        let k = Key::new(&hex(h["key_hex"].as_str().unwrap())).unwrap();
+        let m = k.mac(&[&hex(h["data_hex"].as_str().unwrap())]);
+        assert_eq!(m.to_vec(), hex(h["mac_hex"].as_str().unwrap()), "{}", h["name"]);
+    }
+    let p = &a["proof"];
+    let k = Key::new(&hex(p["secret_hex"].as_str().unwrap())).unwrap();
+    let ch: [u8; 24] = hex(p["challenge_hex"].as_str().unwrap()).try_into().unwrap();
+    let header = hex(p["header_hex"].as_str().unwrap());
+    let proof = hex(p["proof_hex"].as_str().unwrap());
+    assert_eq!(k.proof(&ch, &header).to_vec(), proof);
+    assert!(k.check_proof(&ch, &header, &proof));
+    assert!(!k.check_proof(&ch, &header[..16], &proof), "the flags word is covered");
+
+    let d = &a["datagram"];
+    let k = Key::new(&hex(d["secret_hex"].as_str().unwrap())).unwrap();
+    let mut b = hex(d["request_hex"].as_str().unwrap());
+    let copy = b.clone();
+    let mut w = ReplayWindow::new();
+    let body = k.open(&b).expect("a valid trailer");
+    let got = answer_sealed(&mut b, body, d["rx_ns"].as_u64().unwrap(), false, &mut w);
+    assert_eq!(got, Answer::Reply(body));
+    stamp_tx(&mut b[..body], d["tx_ns"].as_u64().unwrap());
+    k.seal(&mut b[..body + MAC_LEN]);
+    assert_eq!(b, hex(d["reply_hex"].as_str().unwrap()), "the sealed reply");
+    let mut again = copy.clone();
+    assert_eq!(
+        answer_sealed(&mut again, body, 1, false, &mut w),
+        Answer::Drop(DropReason::Replayed)
+    );
+    assert_eq!(k.open(&hex(d["tampered_hex"].as_str().unwrap())), None);
+    assert_eq!(Key::new(b"not it").unwrap().open(&copy), None);
+}

@@ -3,6 +3,8 @@
 
 use crate::log::Log;
 use crate::objects::ObjectSource;
+use stackmeter_proto::admit::{Advertised, Cidr};
+use stackmeter_proto::auth::Key;
 use stackmeter_proto::limits;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -42,6 +44,20 @@ pub struct Config {
     /// UDP messages per receive call (`recvmmsg`, with UDP GRO); 1: one
     /// `recvfrom` per datagram.
     pub udp_batch: usize,
+    /// The shared secret: every TCP session authenticates and every UDP
+    /// datagram carries a MAC (docs/protocol.md section 10).
+    pub secret: Option<Key>,
+    /// Limits of a test, advertised in every Welcome (0: none).
+    pub limits: Advertised,
+    /// Connections from one address still sending their header (or
+    /// authenticating); more are closed at once (0: no limit).
+    pub max_idle_per_client: usize,
+    /// New connections per second from one address; more are closed at
+    /// once (0: no limit).
+    pub max_connects_per_second: u32,
+    /// Client networks allowed; empty: every address. Others' connections
+    /// are closed at once and their datagrams dropped, without a reply.
+    pub allow: Vec<Cidr>,
 }
 
 /// UDP messages per receive call by default.
@@ -60,13 +76,18 @@ impl Default for Config {
             objects: ObjectSource::Off,
             busy_poll_us: None,
             udp_batch: DEFAULT_UDP_BATCH,
+            secret: None,
+            limits: Advertised::default(),
+            max_idle_per_client: 0,
+            max_connects_per_second: 0,
+            allow: Vec::new(),
         }
     }
 }
 
 impl Config {
     /// The settings every session machine runs with.
-    pub(crate) fn machine(&self, objects: bool) -> stackmeter_proto::machine::Config {
+    pub(crate) fn machine(&self, objects: bool, seed: [u8; 16]) -> stackmeter_proto::machine::Config {
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         stackmeter_proto::machine::Config {
             max_sessions: self.max_sessions,
@@ -76,6 +97,9 @@ impl Config {
             objects,
             // Stamp blocks need kernel timestamps (SO_TIMESTAMPING).
             stamps: cfg!(target_os = "linux"),
+            key: self.secret,
+            seed,
+            limits: self.limits,
         }
     }
 }

@@ -21,6 +21,7 @@ mod config;
 mod log;
 mod monitor;
 mod objects;
+mod peers;
 mod session;
 mod shared;
 mod sources;
@@ -60,7 +61,7 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     if let Some(s) = &store {
         cfg.log.line(format_args!("objects: {} in the catalogue", s.len()));
     }
-    let shared = Arc::new(Shared::new(cfg.clone(), counters.clone(), store));
+    let shared = Arc::new(Shared::new(cfg.clone(), counters.clone(), store)?);
     let mut bound = Vec::new();
     for addr in &cfg.listen {
         let (tcp, udp) =

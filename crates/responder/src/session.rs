@@ -44,6 +44,12 @@ pub(crate) fn run(stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let mut c = Conn::new(&stream, peer, shared);
     c.drive(&mut s, false);
     c.end(&s);
+    if !c.judged {
+        shared.peers.judged(&shared.cfg, peer.ip(), false);
+    }
+    if c.test {
+        shared.peers.test_ended(peer.ip());
+    }
     // Only a throughput test's sessions are charged CPU time, read when
     // they were accepted: rr and crr make no call for it.
     let used = c.cpu0.map(|c0| cpu(thread_cpu().since(c0)));
@@ -71,6 +77,11 @@ pub(crate) struct Conn<'a> {
     stamps: bool,
     /// The last read's kernel receive stamp and the wall clock after it.
     last_rx: (Option<u64>, u64),
+    /// The header was judged: the connection no longer counts as waiting
+    /// for its address.
+    judged: bool,
+    /// The session counts as a test of its address.
+    test: bool,
 }
 
 impl<'a> Conn<'a> {
@@ -88,6 +99,8 @@ impl<'a> Conn<'a> {
             cpu0: None,
             stamps: false,
             last_rx: (None, 0),
+            judged: false,
+            test: false,
         }
     }
 
@@ -98,8 +111,22 @@ impl<'a> Conn<'a> {
     pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, until_read: bool) {
         let mut small = [0u8; SMALL];
         loop {
+            if let Some(t) = s.ends_by() {
+                let now = monotonic_ns();
+                if now >= t {
+                    s.expire(now);
+                }
+            }
             match s.poll() {
-                Next::Event(e) => self.event(e, s.reason()),
+                Next::Event(e) => {
+                    if !self.event(e, s.reason()) {
+                        let max = self.shared.cfg.limits.max_tests_per_client;
+                        s.refuse_limit(
+                            format_args!("limit: {max} tests at once from one address; wait for one to end"),
+                            monotonic_ns(),
+                        );
+                    }
+                }
                 Next::Send(body) => {
                     if let Err(now) = arm(self.stream, &mut self.write_timeout, s.deadline(), false) {
                         s.timeout(now);
@@ -216,11 +243,24 @@ impl<'a> Conn<'a> {
     }
 
     /// Logs and counts what the machine reports; sets a session up once
-    /// its header is accepted.
-    fn event(&mut self, e: Event, reason: &str) {
+    /// its header is accepted. False: the session is over its address's
+    /// tests; refuse it.
+    fn event(&mut self, e: Event, reason: &str) -> bool {
         let (c, log, peer) = (&self.shared.counters, self.shared.cfg.log, self.peer);
+        if !self.judged && !matches!(e, Event::Accepted(_)) {
+            self.judged = true;
+            self.shared.peers.judged(&self.shared.cfg, peer.ip(), false);
+        }
         match e {
             Event::Accepted(service) => {
+                if !self.judged {
+                    self.judged = true;
+                    let test = !matches!(service, Service::Sink { .. } | Service::Source { .. });
+                    if !self.shared.peers.judged(&self.shared.cfg, peer.ip(), test) {
+                        return false;
+                    }
+                    self.test = test;
+                }
                 Shared::bump(&c.sessions);
                 match service {
                     Service::Rr { req, stamps, .. } => {
@@ -270,6 +310,7 @@ impl<'a> Conn<'a> {
                 }
             }
         }
+        true
     }
 
     /// After the close: unlists a source, adds an object session's totals.

@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::objects::Store;
+use crate::peers::Peers;
 use crate::sources::Sources;
 use stackmeter_proto::machine::{self, Registry};
 use std::io;
@@ -28,6 +29,12 @@ pub struct Counters {
     pub udp_replies: AtomicU64,
     /// UDP datagrams dropped (short, foreign, or not a request).
     pub udp_dropped: AtomicU64,
+    /// UDP datagrams dropped for a missing or wrong MAC, or as replays.
+    pub udp_unauthenticated: AtomicU64,
+    /// TCP connections closed at once, before any byte was read: from a
+    /// network not allowed, over the connections per second or the
+    /// connections waiting for their header of their address.
+    pub turned_away: AtomicU64,
     /// Lingering closes after busy refusals running now.
     pub lingering: AtomicUsize,
     /// Most TCP sessions running at once since start.
@@ -54,23 +61,34 @@ pub(crate) struct Shared {
     pub registry: Arc<Registry>,
     /// Source sockets of open tests, for TCP_INFO.
     pub sources: Sources,
+    /// What each client address has open (the per-address limits).
+    pub peers: Peers,
 }
 
 impl Shared {
-    pub(crate) fn new(cfg: Config, counters: Arc<Counters>, store: Option<Store>) -> Shared {
+    pub(crate) fn new(cfg: Config, counters: Arc<Counters>, store: Option<Store>) -> io::Result<Shared> {
         // Page-aligned like every receive buffer: the kernel's copy out of a
         // misaligned buffer is as slow on AMD Zen as the copy into one.
         let mut tx = stackmeter_sys::AlignedBuf::new(CHUNK);
         stackmeter_proto::pattern::fill(0, tx.bytes_mut());
-        Shared {
-            machine: cfg.machine(store.is_some()),
+        let mut seed = [0u8; 16];
+        if cfg.secret.is_some() {
+            // The nonces of challenges must not repeat across restarts.
+            use std::io::Read;
+            std::fs::File::open("/dev/urandom")
+                .and_then(|mut f| f.read_exact(&mut seed))
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot read /dev/urandom for challenge nonces: {e}")))?;
+        }
+        Ok(Shared {
+            machine: cfg.machine(store.is_some(), seed),
+            peers: Peers::default(),
             cfg,
             counters,
             tx,
             store,
             registry: Arc::new(Registry::new()),
             sources: Sources::default(),
-        }
+        })
     }
 
     /// Pins the calling thread if the configuration asks; logs a failure once

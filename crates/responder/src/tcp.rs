@@ -1,5 +1,7 @@
 //! The TCP accept loop: one thread per session up to the session limit, a
-//! `Busy` refusal beyond it.
+//! `Busy` refusal beyond it. A connection its address may not open now
+//! (`--allow`, `--max-connects-per-second`, `--max-idle-per-client`) is
+//! closed at once, before a byte is read or written.
 //!
 //! Each accepted connection gets its own thread running the session driver
 //! (`session.rs`). A connection beyond `max_sessions` is refused from the
@@ -37,6 +39,17 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        // Turned away before any byte is read or written: no log line
+        // (a flood would fill the log), a counter.
+        if shared
+            .peers
+            .admit(&shared.cfg, peer.ip(), stackmeter_sys::monotonic_ns())
+            .is_err()
+        {
+            Shared::bump(&shared.counters.turned_away);
+            drop(stream);
+            continue;
+        }
         let active = shared.counters.active.fetch_add(1, Ordering::AcqRel);
         if active >= shared.cfg.max_sessions {
             shared.counters.active.fetch_sub(1, Ordering::AcqRel);
@@ -52,6 +65,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         });
         if let Err(e) = spawned {
             shared.counters.active.fetch_sub(1, Ordering::AcqRel);
+            shared.peers.judged(&shared.cfg, peer.ip(), false);
             log.line(format_args!("cannot start a session thread for {peer}: {e}"));
         }
     }

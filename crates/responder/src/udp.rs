@@ -16,10 +16,13 @@
 //! reply to the same client. Replies to other requests stay as they were.
 
 use crate::shared::{cpu, Shared};
+use stackmeter_proto::admit;
+use stackmeter_proto::auth::{ReplayWindow, MAC_LEN};
 use stackmeter_proto::machine::{TestRef, UdpCount};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::udp::{self, Answer};
 use stackmeter_sys::tstamp;
+use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -55,8 +58,7 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
         sock.local_addr().map(|a| a.to_string()).unwrap_or_default()
     ));
     let mut mem = stackmeter_sys::AlignedBuf::new(65536);
-    let mut cache = Cache::default();
-    let mut st = Stamping::default();
+    let mut state = State::default();
     let fd = sock.as_raw_fd();
     // Many datagrams per call (recvmmsg), and a train of one flow's
     // datagrams as one receive where the kernel coalesces them (UDP GRO);
@@ -66,7 +68,7 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
         stackmeter_sys::batch::RecvBatch::new(shared.cfg.udp_batch, 65536)
     });
     loop {
-        if let (Some(b), false) = (batch.as_mut(), st.on) {
+        if let (Some(b), false) = (batch.as_mut(), state.st.on) {
             let n = match b.recv(fd) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -79,19 +81,19 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
                     continue;
                 }
             };
-            let rx = st.clock();
+            let rx = state.st.clock();
             for i in 0..n {
                 let (bytes, peer, seg) = b.message(i);
                 let Some(peer) = peer else { continue };
                 let seg = if seg == 0 { bytes.len().max(1) } else { seg };
                 for d in bytes.chunks_mut(seg) {
-                    datagram(d, peer, rx, None, &sock, &shared, &mut cache, &mut st);
+                    datagram(d, peer, rx, None, &sock, &shared, &mut state);
                 }
             }
             continue;
         }
         let buf = mem.bytes_mut();
-        let got = match st.on {
+        let got = match state.st.on {
             true => tstamp::recv_from(fd, buf),
             false => sock.recv_from(buf).map(|(n, p)| (n, p, None)),
         };
@@ -105,14 +107,23 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let rx = st.clock();
-        datagram(&mut buf[..n], peer, rx, rx_kernel, &sock, &shared, &mut cache, &mut st);
+        let rx = state.st.clock();
+        datagram(&mut buf[..n], peer, rx, rx_kernel, &sock, &shared, &mut state);
     }
 }
 
-/// One datagram received at `rx` (and `rx_kernel`, with stamps on): a
-/// stream datagram is counted, an echo request answered.
-#[allow(clippy::too_many_arguments)]
+/// What the loop keeps between datagrams.
+#[derive(Default)]
+struct State {
+    cache: Cache,
+    st: Stamping,
+    windows: Windows,
+}
+
+/// One datagram (`buf`, its trailer included) received at `rx` (and
+/// `rx_kernel`, with stamps on): from an allowed network and, with a
+/// secret, carrying a valid MAC, a stream datagram is counted and an echo
+/// request answered.
 fn datagram(
     buf: &mut [u8],
     peer: SocketAddr,
@@ -120,14 +131,25 @@ fn datagram(
     rx_kernel: Option<u64>,
     sock: &UdpSocket,
     shared: &Shared,
-    cache: &mut Cache,
-    st: &mut Stamping,
+    state: &mut State,
 ) {
-    let n = buf.len();
     let fd = sock.as_raw_fd();
     let log = shared.cfg.log;
+    let State { cache, st, windows } = state;
+    if !admit::allowed(&shared.cfg.allow, peer.ip()) {
+        return Shared::bump(&shared.counters.udp_dropped);
+    }
+    // With a secret, only a datagram with a valid MAC goes on; `n` is
+    // then its length without the trailer (docs/protocol.md 10.2).
+    let key = shared.cfg.secret;
+    let full = buf.len();
+    let n = match key.map(|k| k.open(&buf[..full])) {
+        None => full,
+        Some(Some(body)) => body,
+        Some(None) => return Shared::bump(&shared.counters.udp_unauthenticated),
+    };
     if n >= udp::HEADER_LEN && buf[5] == udp::Kind::StreamData as u8 {
-        return stream_datagram(buf, rx, shared, cache);
+        return stream_datagram(&buf[..n], rx, shared, cache);
     }
     // This datagram's receive time is on the wall clock only if the
     // stamps were on before it came.
@@ -138,10 +160,13 @@ fn datagram(
             Err(e) => log.line(format_args!("warning: udp: no kernel timestamps: {e}")),
         }
     }
-    let answer = match st.on {
-        true => udp::answer_stamped(buf, rx),
-        false => udp::answer(buf, rx),
+    let answer = match (key.is_some(), st.on) {
+        (true, stamped) => udp::answer_sealed(&mut buf[..full], n, rx, stamped, windows.get(peer)),
+        (false, true) => udp::answer_stamped(&mut buf[..n], rx),
+        (false, false) => udp::answer(&mut buf[..n], rx),
     };
+    // The reply's length on the wire: with a secret, its trailer after it.
+    let wire = |len: usize| len + if key.is_some() { MAC_LEN } else { 0 };
     match answer {
         Answer::Reply(len) if udp::stamps_due(&buf[..len]) => {
             let seq = u64::from_be_bytes([buf[8], buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15]]);
@@ -155,7 +180,10 @@ fn datagram(
             let app = wall.then_some((rx, tx));
             udp::put_block(&mut buf[..len], &Block { app, ..block });
             udp::stamp_tx(&mut buf[..len], tx);
-            if tstamp::send_to_stamped(fd, &buf[..len], &peer).is_ok() {
+            if let Some(k) = key {
+                k.seal(&mut buf[..wire(len)]);
+            }
+            if tstamp::send_to_stamped(fd, &buf[..wire(len)], &peer).is_ok() {
                 Shared::bump(&shared.counters.udp_replies);
                 st.last = Some((st.sent, peer, seq));
                 st.sent = st.sent.wrapping_add(1);
@@ -172,11 +200,41 @@ fn datagram(
         }
         Answer::Reply(len) => {
             udp::stamp_tx(&mut buf[..len], st.clock());
-            if sock.send_to(&buf[..len], peer).is_ok() {
+            if let Some(k) = key {
+                k.seal(&mut buf[..wire(len)]);
+            }
+            if sock.send_to(&buf[..wire(len)], peer).is_ok() {
                 Shared::bump(&shared.counters.udp_replies);
             }
         }
+        Answer::Drop(udp::DropReason::Replayed) => Shared::bump(&shared.counters.udp_unauthenticated),
         Answer::Drop(_) => Shared::bump(&shared.counters.udp_dropped),
+    }
+}
+
+/// Client addresses whose replay windows are kept; the least recently
+/// used is forgotten when a new one comes (docs/protocol.md 10.2).
+const WINDOWS: usize = 4096;
+
+/// The replay windows of a responder with a secret, by client address
+/// (address and port: one per client socket).
+#[derive(Default)]
+struct Windows {
+    map: HashMap<SocketAddr, (ReplayWindow, u64)>,
+    uses: u64,
+}
+
+impl Windows {
+    fn get(&mut self, peer: SocketAddr) -> &mut ReplayWindow {
+        self.uses += 1;
+        if self.map.len() >= WINDOWS && !self.map.contains_key(&peer) {
+            if let Some(old) = self.map.iter().min_by_key(|(_, (_, used))| *used).map(|(a, _)| *a) {
+                self.map.remove(&old);
+            }
+        }
+        let e = self.map.entry(peer).or_insert((ReplayWindow::new(), 0));
+        e.1 = self.uses;
+        &mut e.0
     }
 }
 

@@ -2,6 +2,8 @@
 //! whether it serves object mode. Defaults come from [`crate::limits`], the
 //! one table both responders share.
 
+use crate::admit::Advertised;
+use crate::auth::{Key, NONCE_LEN};
 use crate::limits;
 
 /// A responder's settings, the same for every session (`Copy`, so each
@@ -27,6 +29,17 @@ pub struct Config {
     /// response ([`crate::stamps`]); without it the flag is ignored, as a
     /// responder that knows no flags does.
     pub stamps: bool,
+    /// The shared secret: with one, every session authenticates first
+    /// (docs/protocol.md section 10); a header without the auth flag is
+    /// refused `Auth`.
+    pub key: Option<Key>,
+    /// Random bytes the driver drew from its system at start: the nonces
+    /// of challenges are derived from them, the secret, the time and a
+    /// counter ([`Key::nonce`]).
+    pub seed: [u8; NONCE_LEN],
+    /// The operator's limits of a test, advertised in every Welcome; the
+    /// longest test also bounds every session ([`crate::machine::Session::ends_by`]).
+    pub limits: Advertised,
 }
 
 impl Default for Config {
@@ -38,6 +51,9 @@ impl Default for Config {
             idle_timeout_ns: limits::IDLE_TIMEOUT_MS * 1_000_000,
             objects: false,
             stamps: false,
+            key: None,
+            seed: [0; NONCE_LEN],
+            limits: Advertised::default(),
         }
     }
 }

@@ -46,6 +46,20 @@ impl HeaderReader {
         self.got
     }
 
+    /// The first 24 header bytes as received (fewer if the header was
+    /// shorter): what an authentication proof covers.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..(self.got as usize).min(EXT_HEADER_LEN)]
+    }
+
+    /// The flags word, 0 when the header is shorter than 24 bytes.
+    pub fn flags(&self) -> u32 {
+        if (self.len as usize) < EXT_HEADER_LEN {
+            return 0;
+        }
+        u32::from_be_bytes([self.buf[16], self.buf[17], self.buf[18], self.buf[19]])
+    }
+
     /// Bytes to read next: the rest of the prefix, then the rest of the
     /// header.
     pub fn want(&self) -> usize {

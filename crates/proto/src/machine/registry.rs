@@ -225,6 +225,8 @@ pub struct Registry {
     /// The last id given; ids come from here, skipping 0 and any id an
     /// open test still holds after the counter wrapped.
     next_id: AtomicU32,
+    /// Challenges given (each nonce's counter).
+    challenges: AtomicU32,
     slots: [Slot; MAX_TESTS],
 }
 
@@ -246,8 +248,14 @@ impl Registry {
     pub const fn new() -> Registry {
         Registry {
             next_id: AtomicU32::new(0),
+            challenges: AtomicU32::new(0),
             slots: [const { Slot::new() }; MAX_TESTS],
         }
+    }
+
+    /// A fresh number for the nonce of a challenge.
+    pub fn challenge_counter(&self) -> u32 {
+        self.challenges.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Opens a test for a control session: a fresh id, never 0, unique
@@ -329,6 +337,16 @@ impl Registry {
     #[inline]
     pub fn started(&self, t: TestRef) -> bool {
         self.slots[t.slot as usize].started.load(Ordering::Acquire)
+    }
+
+    /// Bytes the test's sources sent, and when the test opened (for the
+    /// pacing of a responder with a highest rate).
+    pub fn sent_since(&self, t: TestRef) -> (u64, u64) {
+        let slot = &self.slots[t.slot as usize];
+        (
+            slot.tx_bytes.load(Ordering::Relaxed),
+            slot.start_ns.load(Ordering::Relaxed),
+        )
     }
 
     /// Stop: sources stop writing.

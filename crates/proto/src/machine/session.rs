@@ -14,10 +14,11 @@ use super::records::{Record, RecordReader};
 use super::registry::{Cpu, Figures, Registry, TestRef};
 use super::step::{Body, Deadline, Event, Failure, Next, ReportDue, Service, Source, ANY};
 use super::text::Reason;
+use crate::auth::{self, CHALLENGE_LEN, PROOF_LEN};
 use crate::control::{self, FLAG_FINAL};
 use crate::limits;
 use crate::objects::{self as obj, Response};
-use crate::session::{Mode, SessionHeader, FLAG_STAMPS};
+use crate::session::{Mode, SessionHeader, EXT_HEADER_LEN, FLAG_AUTH, FLAG_STAMPS};
 use crate::stamps::{Block, BLOCK_LEN};
 use crate::status::{self, Refusal, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use core::fmt::{self, Write};
@@ -27,6 +28,8 @@ use core::ops::Deref;
 /// (12 + 255), which is longer than a refusal (8 + 255) or a Report (128).
 const OUT_LEN: usize = obj::RESPONSE_LEN + obj::MAX_REASON_LEN;
 const LINGER_NS: u64 = limits::LINGER_MS * 1_000_000;
+/// Seconds a session may outlive the longest test (set up, drain).
+const TEST_GRACE_S: u64 = 5;
 
 /// Record bytes built and not yet sent.
 struct Out {
@@ -154,6 +157,18 @@ struct Writer {
     off: u32,
     /// Abort if no Snapshot started the test by then.
     start_by: u64,
+    /// The latest time `tick` gave (paced sources wait for their rate).
+    now: u64,
+}
+
+/// A header waiting for its proof (the responder has a secret).
+#[derive(Clone, Copy)]
+struct Auth {
+    parsed: Parsed,
+    header: [u8; EXT_HEADER_LEN],
+    challenge: [u8; CHALLENGE_LEN],
+    proof: [u8; PROOF_LEN],
+    got: u8,
 }
 
 /// The lingering close after a refusal.
@@ -169,6 +184,7 @@ struct Linger {
 #[allow(clippy::large_enum_variant)]
 enum Phase {
     Header(HeaderReader),
+    Auth(Auth),
     Rr(Exchange),
     Crr(Exchange),
     Control(RecordReader, Reports),
@@ -202,6 +218,8 @@ pub struct Session<R: Deref<Target = Registry>> {
     /// Object requests answered and object bytes sent.
     requests: u64,
     object_bytes: u64,
+    /// When the session must end (the longest test), once accepted.
+    ends_by: Option<u64>,
 }
 
 impl<R: Deref<Target = Registry>> Session<R> {
@@ -220,6 +238,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
             header_by: now_ns.saturating_add(cfg.header_timeout_ns),
             requests: 0,
             object_bytes: 0,
+            ends_by: None,
         }
     }
 
@@ -274,6 +293,8 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 }
             }
             Phase::Header(h) => Next::Read(h.want()),
+            Phase::Auth(_) if out => Next::Send(None),
+            Phase::Auth(a) => Next::Read(PROOF_LEN - a.got as usize),
             Phase::Sink if out => Next::Send(None),
             Phase::Sink => Next::Read(ANY),
             Phase::Control(..) if out => Next::Send(None),
@@ -290,11 +311,16 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 let Some(t) = self.test else {
                     return Next::Close;
                 };
+                let w = *w;
                 if self.registry.stopped(t) {
                     self.phase = Phase::Ending { shut: true };
                     Next::Shutdown
                 } else if !self.registry.started(t) {
                     Next::Wait(w.start_by)
+                } else if let Some(due) = paced(&self.registry, &self.cfg, t, w.now) {
+                    // The test is ahead of the highest rate: wait until
+                    // its bytes so far are due.
+                    Next::Wait(due)
                 } else {
                     Next::Send(Some(Body {
                         source: Source::Payload,
@@ -322,7 +348,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
     /// How long the driver may wait for the peer in the current phase.
     pub fn deadline(&self) -> Deadline {
         match &self.phase {
-            Phase::Header(_) => Deadline::At(self.header_by),
+            Phase::Header(_) | Phase::Auth(_) => Deadline::At(self.header_by),
             Phase::Linger(l) => Deadline::At(l.until),
             _ => Deadline::Idle(self.cfg.idle_timeout_ns),
         }
@@ -334,7 +360,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
     /// ([`Deadline::Idle`], relative to the last progress), so a driver on
     /// the measured path may skip reading its clock and pass 0.
     pub fn needs_clock(&self) -> bool {
-        matches!(self.phase, Phase::Header(_) | Phase::Control(..))
+        matches!(self.phase, Phase::Header(_) | Phase::Auth(_) | Phase::Control(..))
     }
 
     /// Bytes received: at most what the last [`Next::Read`] asked for (more
@@ -387,7 +413,34 @@ impl<R: Deref<Target = Registry>> Session<R> {
             Phase::Header(h) => {
                 let (take, verdict) = h.input(data);
                 if let Some(p) = verdict {
-                    self.begin(p, now_ns);
+                    let (flags, mut header) = (h.flags(), [0u8; EXT_HEADER_LEN]);
+                    let b = h.bytes();
+                    header[..b.len()].copy_from_slice(b);
+                    self.judged(p, flags, header, now_ns);
+                }
+                take
+            }
+            Phase::Auth(_) if out => 0,
+            Phase::Auth(a) => {
+                let at = a.got as usize;
+                let take = data.len().min(PROOF_LEN - at);
+                a.proof[at..at + take].copy_from_slice(&data[..take]);
+                a.got += take as u8;
+                if a.got as usize == PROOF_LEN {
+                    let a = *a;
+                    let right = self
+                        .cfg
+                        .key
+                        .is_some_and(|k| k.check_proof(&a.challenge, &a.header, &a.proof));
+                    if right {
+                        self.begin(a.parsed, now_ns);
+                    } else {
+                        self.refuse(
+                            Refusal::Auth,
+                            format_args!("failed: the proof does not match this responder's secret"),
+                            now_ns,
+                        );
+                    }
                 }
                 take
             }
@@ -429,7 +482,36 @@ impl<R: Deref<Target = Registry>> Session<R> {
         }
     }
 
-    /// The whole header is in: refuse it, or start the data phase.
+    /// The whole header is in: with a secret, a valid header is
+    /// challenged first (or refused when it does not ask to authenticate).
+    fn judged(&mut self, p: Parsed, flags: u32, header: [u8; EXT_HEADER_LEN], now_ns: u64) {
+        let Some(key) = self.cfg.key else {
+            return self.begin(p, now_ns);
+        };
+        if matches!(p, Parsed::Refuse(_)) {
+            return self.begin(p, now_ns);
+        }
+        if flags & FLAG_AUTH == 0 {
+            return self.refuse(
+                Refusal::Auth,
+                format_args!("required: this responder needs the shared secret (client --secret-file)"),
+                now_ns,
+            );
+        }
+        let counter = self.registry.challenge_counter();
+        let challenge = auth::challenge(&key.nonce(&self.cfg.seed, now_ns, counter));
+        self.out.set(&challenge);
+        self.phase = Phase::Auth(Auth {
+            parsed: p,
+            header,
+            challenge,
+            proof: [0; PROOF_LEN],
+            got: 0,
+        });
+    }
+
+    /// The whole header is in (and authenticated): refuse it, or start the
+    /// data phase.
     fn begin(&mut self, p: Parsed, now_ns: u64) {
         let h = match p {
             Parsed::Refuse(e) => {
@@ -445,7 +527,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
             }
             Parsed::Objects => {
                 self.out.set(&accepted());
-                return self.accept(Service::Objects, Phase::Objects(RequestReader::new(), None));
+                return self.accept(Service::Objects, Phase::Objects(RequestReader::new(), None), now_ns);
             }
             Parsed::Session(h) => h,
         };
@@ -470,9 +552,9 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 // A response too short for the block: the flag is ignored.
                 x.stamps = h.flags & FLAG_STAMPS != 0 && resp as usize >= BLOCK_LEN && self.cfg.stamps;
                 let stamps = x.stamps;
-                self.accept(Service::Rr { req, resp, stamps }, Phase::Rr(x));
+                self.accept(Service::Rr { req, resp, stamps }, Phase::Rr(x), now_ns);
             }
-            Mode::Crr => self.accept(Service::Crr { req, resp }, Phase::Crr(Exchange::new(&h))),
+            Mode::Crr => self.accept(Service::Crr { req, resp }, Phase::Crr(Exchange::new(&h)), now_ns),
             Mode::Control => match self.registry.open(now_ns) {
                 Err(_) => {
                     let n = limits::MAX_TESTS;
@@ -486,9 +568,12 @@ impl<R: Deref<Target = Registry>> Session<R> {
                     self.test = Some(t);
                     self.owner = true;
                     self.out.set(&accepted());
-                    self.out.push(&control::welcome(t.id()));
+                    match self.cfg.limits.any() {
+                        true => self.out.push(&control::welcome_limits(t.id(), &self.cfg.limits)),
+                        false => self.out.push(&control::welcome(t.id())),
+                    }
                     let service = Service::Control { test: t.id() };
-                    self.accept(service, Phase::Control(RecordReader::new(), Reports::Idle));
+                    self.accept(service, Phase::Control(RecordReader::new(), Reports::Idle), now_ns);
                 }
             },
             Mode::Sink | Mode::Source => {
@@ -505,22 +590,71 @@ impl<R: Deref<Target = Registry>> Session<R> {
                             read_hint: resp,
                         },
                         Phase::Sink,
+                        now_ns,
                     );
                 } else {
                     let w = Writer {
                         size: resp,
                         off: 0,
                         start_by: now_ns.saturating_add(self.cfg.idle_timeout_ns),
+                        now: now_ns,
                     };
-                    self.accept(Service::Source { test: id, write: resp }, Phase::Source(w));
+                    self.accept(Service::Source { test: id, write: resp }, Phase::Source(w), now_ns);
                 }
             }
         }
     }
 
-    fn accept(&mut self, service: Service, phase: Phase) {
+    fn accept(&mut self, service: Service, phase: Phase, now_ns: u64) {
         self.event = Some(Event::Accepted(service));
         self.phase = phase;
+        let max = self.cfg.limits.max_test_s as u64;
+        if max > 0 {
+            self.ends_by = Some(now_ns.saturating_add((max + TEST_GRACE_S) * 1_000_000_000));
+        }
+    }
+
+    /// When the session must end at the latest (accepted sessions of a
+    /// responder with a longest test: that many seconds plus 5 for the set
+    /// up and the drain after accept), or `None`. A driver that gets a time
+    /// here reads its clock while it serves the session and calls
+    /// [`Session::expire`] once it is reached.
+    pub fn ends_by(&self) -> Option<u64> {
+        self.ends_by
+    }
+
+    /// The longest test has passed ([`Session::ends_by`]): a source stops
+    /// as after Stop (FIN, so its client reads to the end); any other
+    /// session is aborted with the limit as the reason.
+    pub fn expire(&mut self, now_ns: u64) {
+        if self.ends_by.is_none_or(|t| now_ns < t) || matches!(self.phase, Phase::Linger(_) | Phase::Ending { .. }) {
+            return;
+        }
+        self.ends_by = None;
+        let max = self.cfg.limits.max_test_s;
+        if let (Phase::Source(_), Some(t)) = (&self.phase, self.test) {
+            self.registry.stop(t);
+            return;
+        }
+        self.abort(format_args!("the responder allows at most {max} s per test"));
+    }
+
+    /// Refuses a session the machine has just accepted ([`Event::Accepted`]
+    /// was the last step, its status record not yet sent) because of a
+    /// limit only the driver can count (tests per client address): the
+    /// status record becomes a `Limit` refusal with `reason`.
+    pub fn refuse_limit(&mut self, reason: fmt::Arguments<'_>, now_ns: u64) {
+        let ok = match &self.phase {
+            Phase::Rr(_) | Phase::Control(..) | Phase::Sink | Phase::Source(_) | Phase::Objects(..) => true,
+            Phase::Crr(x) => !x.answered,
+            _ => false,
+        };
+        if !ok {
+            return;
+        }
+        self.release();
+        self.ends_by = None;
+        self.refuse(Refusal::Limit, reason, now_ns);
     }
 
     /// Queues a refusal record and moves to the lingering close.
@@ -725,6 +859,10 @@ impl<R: Deref<Target = Registry>> Session<R> {
                     "client closed after {got} header bytes, before the session header was complete"
                 ));
             }
+            Phase::Auth(a) => {
+                let got = a.got;
+                self.abort(format_args!("client closed after {got} of {PROOF_LEN} proof bytes"));
+            }
             Phase::Rr(x) if x.got == 0 => self.end(),
             Phase::Crr(x) if x.answered => self.end(),
             Phase::Crr(x) if x.got == 0 => self.abort(format_args!("client closed before its request")),
@@ -749,6 +887,11 @@ impl<R: Deref<Target = Registry>> Session<R> {
             Phase::Header(_) => self.refuse(
                 Refusal::HeaderTimeout,
                 format_args!("session header not complete in time"),
+                now_ns,
+            ),
+            Phase::Auth(_) => self.refuse(
+                Refusal::Auth,
+                format_args!("failed: no proof within the header timeout"),
                 now_ns,
             ),
             Phase::Linger(_) | Phase::Ending { .. } => self.close_now(),
@@ -794,6 +937,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
                     "connection failed after {got} header bytes, before the session header was complete"
                 ));
             }
+            Phase::Auth(_) => self.abort(format_args!("connection failed during authentication")),
             Phase::Rr(_) | Phase::Crr(_) => self.abort(format_args!("rr {what} failed")),
             Phase::Control(..) => self.abort(format_args!("control session {what} failed")),
             Phase::Sink => self.abort(format_args!("sink {what} failed")),
@@ -817,6 +961,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 }
             }
             Phase::Source(w) => {
+                w.now = now_ns;
                 let r = &self.registry;
                 if now_ns >= w.start_by && !r.started(t) && !r.stopped(t) {
                     self.abort(format_args!("no Snapshot started the test within the idle timeout"));
@@ -899,6 +1044,19 @@ impl<R: Deref<Target = Registry>> fmt::Debug for Session<R> {
             .field("pending_record", &self.out.pending().len())
             .finish()
     }
+}
+
+/// With a highest rate, the time test `t`'s sources may write again if
+/// that is after `now` (its bytes so far at the rate since it opened).
+fn paced(registry: &Registry, cfg: &Config, t: TestRef, now: u64) -> Option<u64> {
+    let rate = cfg.limits.max_rate_bps;
+    if rate == 0 {
+        return None;
+    }
+    let (sent, opened) = registry.sent_since(t);
+    let due = opened as u128 + sent as u128 * 8 * 1_000_000_000 / rate as u128;
+    let due = due.min(u64::MAX as u128) as u64;
+    (due > now).then_some(due)
 }
 
 /// The status record "accepted".
