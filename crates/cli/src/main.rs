@@ -51,6 +51,8 @@ enum Command {
     Show(store::ShowArgs),
     /// Write stored results as CSV or JSON.
     Export(store::ExportArgs),
+    /// Look after the results store (`store check`: integrity).
+    Store(store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
     Report(store::ReportArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
@@ -105,6 +107,7 @@ fn run() -> i32 {
         Command::Show(a) => store::show(a),
         Command::Export(a) => store::export(a),
         Command::Report(a) => store::report(a),
+        Command::Store(a) => store::store(a),
         Command::Lab(a) => lab::run(a),
         Command::Completions { shell } => {
             let mut out = Vec::new();

@@ -40,16 +40,18 @@ pub fn run(cmd: TestCommand) -> i32 {
         Ok(s) => s,
         Err(e) => return crate::out::error(&e),
     };
-    for w in &single.warnings {
-        eprintln!("stackmeter: warning: {w}");
-    }
     let m = single.measured;
     if let Err(code) = print(&live.end(&m.doc)) {
         return code;
     }
+    // Not stored: printed above, but lost to `show` and `compare`, so the
+    // command fails (exit 1) unless the test itself failed.
+    let stored = single
+        .not_stored
+        .map(|e| fail(1, format!("the result was printed but not stored: {e}")));
     match m.error {
         Some(e) => fail(e.exit_code(), e),
-        None => 0,
+        None => stored.unwrap_or(0),
     }
 }
 

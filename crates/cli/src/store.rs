@@ -1,9 +1,9 @@
 //! The commands that read the results store: `compare`, `runs`, `show`,
-//! `export` and `report`. The engine reads; this chooses the format and
-//! where the output goes.
+//! `export`, `report` and `store check`. The engine reads; this chooses
+//! the format and where the output goes.
 
 use crate::out::{fail, finish};
-use clap::{Args, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use stackmeter_engine::flags::{DbFlags, FormatArg, FormatFlags, GateFlags, MetricArg};
 use stackmeter_engine::stored::{self, Export};
 use stackmeter_results::{render, Format, Style};
@@ -94,6 +94,23 @@ pub struct ReportArgs {
     pub db: DbFlags,
 }
 
+#[derive(Args, Debug)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StoreCommand {
+    /// Check the store: SQLite's integrity_check and foreign_key_check, and
+    /// that every stored document reads back. Prints the counts and "ok"
+    /// (exit 0), or one line per problem (exit 1).
+    Check {
+        #[command(flatten)]
+        db: DbFlags,
+    },
+}
+
 /// Runs `f` on the store `db` names; an error is reported with its code.
 fn with_store(db: &DbFlags, f: impl FnOnce(&stackmeter_store::Store) -> Result<i32, stackmeter_engine::Error>) -> i32 {
     match stackmeter_engine::record::open(db).and_then(|s| f(&s)) {
@@ -159,6 +176,34 @@ pub fn report(a: ReportArgs) -> i32 {
             eprintln!("stackmeter: wrote {}", a.output.display());
         }
         Ok(code)
+    })
+}
+
+pub fn store(a: StoreArgs) -> i32 {
+    match a.command {
+        StoreCommand::Check { db } => check(&db),
+    }
+}
+
+fn check(db: &DbFlags) -> i32 {
+    // Opening creates a missing file: a check of nothing must not.
+    match stackmeter_engine::record::db_path(db) {
+        Ok(path) if !path.exists() => return fail(1, format!("no results store at {}", path.display())),
+        Err(e) => return crate::out::error(&e),
+        Ok(_) => {}
+    }
+    with_store(db, |s| {
+        let c = s.check()?;
+        if c.problems.is_empty() {
+            return Ok(finish(&format!("ok: {} runs, {} tests\n", c.runs, c.tests)));
+        }
+        for p in &c.problems {
+            println!("{p}");
+        }
+        Ok(fail(
+            1,
+            format!("the results store has {} problem(s)", c.problems.len()),
+        ))
     })
 }
 

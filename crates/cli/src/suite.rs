@@ -222,6 +222,15 @@ fn execute(
         }
         Some(e) => fail(e.exit_code(), e),
         None if code != 0 => code,
+        None if done.not_stored.0 > 0 => fail(
+            1,
+            format!(
+                "{} of {} test(s) not stored: {}",
+                done.not_stored.0,
+                o.tests,
+                done.not_stored.1.as_deref().unwrap_or("")
+            ),
+        ),
         None => crate::out::gate(&a.gate.failures(&o.comparisons)),
     }
 }

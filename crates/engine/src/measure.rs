@@ -11,8 +11,9 @@ use stackmeter_results::Placement;
 pub struct Single {
     /// The test.
     pub measured: Measured,
-    /// Lines for stderr (a result that could not be stored).
-    pub warnings: Vec<String>,
+    /// Why the result could not be stored (a full disk, a locked or
+    /// damaged file): the command prints it and fails after the result.
+    pub not_stored: Option<Error>,
 }
 
 /// Runs a planned measurement; `on` sees its start and live rows.
@@ -49,12 +50,9 @@ pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> 
     };
     let how = crate::run::How { placement, knobs };
     let measured = run(&p.spec, chosen.target.clone(), chosen.addr, how, on);
-    let mut warnings = Vec::new();
-    if let Some(s) = store.as_mut() {
-        let label = f.store.label.as_deref();
-        if let Err(e) = crate::record::save_single(s, label, &measured.doc, &measured.histograms) {
-            warnings.push(format!("the result was not stored: {e}"));
-        }
-    }
-    Ok(Single { measured, warnings })
+    let not_stored = match store.as_mut() {
+        Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),
+        None => None,
+    };
+    Ok(Single { measured, not_stored })
 }

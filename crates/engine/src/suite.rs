@@ -96,6 +96,9 @@ pub struct SuiteRun {
     pub outcome: SuiteOutcome,
     /// The error that stopped it early, if one did.
     pub failure: Option<ClientError>,
+    /// Tests measured but not stored, and the first reason (a full disk):
+    /// the command fails after printing the outcome.
+    pub not_stored: (usize, Option<String>),
 }
 
 impl SuiteRun {
@@ -111,6 +114,7 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
     let per_rep = cfg.plan.steps.len() * cfg.targets.len();
     let mut done: Vec<(usize, usize, Document)> = Vec::new();
     let mut failure = None;
+    let mut not_stored = (0, None);
     let mut rep = 0;
     'reps: loop {
         for (si, step) in cfg.plan.steps.iter().enumerate() {
@@ -153,6 +157,8 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     );
                     if let Err(e) = saved {
                         on(SuiteEvent::Warning(format!("test not stored: {e}")));
+                        not_stored.0 += 1;
+                        not_stored.1.get_or_insert(e.to_string());
                     }
                 }
                 done.push((ti, si, m.doc));
@@ -187,6 +193,7 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
     SuiteRun {
         outcome: SuiteOutcome::build(cfg.settings(), run_id, &finished(cfg, &done)),
         failure,
+        not_stored,
     }
 }
 

@@ -206,6 +206,17 @@ pub struct StoredTest {
     pub doc: Document,
 }
 
+/// What [`Store::check`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Check {
+    /// Runs stored.
+    pub runs: usize,
+    /// Tests stored.
+    pub tests: usize,
+    /// One line per problem; empty when the store is sound.
+    pub problems: Vec<String>,
+}
+
 /// A stored histogram.
 #[derive(Clone, Debug)]
 pub struct StoredHistogram {
@@ -233,6 +244,7 @@ impl Store {
         }
         let conn = Connection::open(path).map_err(|e| fail(e.to_string()))?;
         let store = Store::setup(conn).map_err(|e| match e {
+            StoreError::Sqlite(e) if no_room(path) => fail(format!("no space left on the device ({e})")),
             StoreError::Sqlite(e) => fail(e.to_string()),
             other => other,
         })?;
@@ -248,7 +260,10 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         // WAL lets `runs` read while a suite writes; in memory it stays "memory".
         let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+        // FULL: a committed test survives a power cut too, not only a
+        // killed process (NORMAL may lose the last commits); the cost is
+        // one fsync per test, between tests, never inside a timed loop.
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")?;
         let mut s = Store { conn };
         s.migrate(MIGRATIONS.len())?;
         Ok(s)
@@ -552,6 +567,52 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
+    /// Checks the whole file: SQLite's `integrity_check` (every page,
+    /// index and constraint), `foreign_key_check` (no figure, histogram,
+    /// interval or test without its parent) and that every stored document
+    /// reads back. Problems are listed, not returned as errors; an error
+    /// means the check itself could not run.
+    pub fn check(&self) -> Result<Check> {
+        let mut problems = Vec::new();
+        let mut st = self.conn.prepare("PRAGMA integrity_check")?;
+        for line in st.query_map([], |r| r.get::<_, String>(0))? {
+            let line = line?;
+            if line != "ok" {
+                problems.push(format!("integrity_check: {line}"));
+            }
+        }
+        let mut st = self.conn.prepare("PRAGMA foreign_key_check")?;
+        let orphans = st.query_map([], |r| {
+            Ok(format!(
+                "foreign_key_check: {} row {} has no {} row",
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?.map_or("?".into(), |id| id.to_string()),
+                r.get::<_, String>(2)?
+            ))
+        })?;
+        for o in orphans {
+            problems.push(o?);
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT id, run_id, document FROM tests ORDER BY id")?;
+        let mut rows = st.query([])?;
+        let mut tests = 0;
+        while let Some(r) = rows.next()? {
+            tests += 1;
+            let (id, run): (i64, i64) = (r.get(0)?, r.get(1)?);
+            if let Err(e) = serde_json::from_str::<Document>(&r.get::<_, String>(2)?) {
+                problems.push(format!("test {id} of run {run}: document does not read: {e}"));
+            }
+        }
+        let runs: i64 = self.conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
+        Ok(Check {
+            runs: runs as usize,
+            tests,
+            problems,
+        })
+    }
+
     /// Whether a label exists.
     pub fn has_label(&self, label: &str) -> Result<bool> {
         Ok(self
@@ -560,6 +621,20 @@ impl Store {
             .optional()?
             .is_some())
     }
+}
+
+/// Whether the store's folder has no room left: SQLite says only "disk I/O
+/// error" when it cannot create the `-shm` file a WAL store needs beside
+/// it, so a full disk is recognised by trying to write as much.
+fn no_room(path: &Path) -> bool {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let probe = dir.join(format!(".stackmeter-space-{}", std::process::id()));
+    let written = std::fs::write(&probe, [0u8; 32 << 10]);
+    let _ = std::fs::remove_file(&probe);
+    matches!(written, Err(e) if e.kind() == std::io::ErrorKind::StorageFull)
 }
 
 fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {

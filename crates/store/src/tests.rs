@@ -197,3 +197,52 @@ fn two_writers_at_once_both_succeed() {
     let s = Store::open(&path).unwrap();
     assert_eq!(s.runs().unwrap().len(), 80);
 }
+
+#[test]
+fn check_passes_a_sound_store_and_names_each_problem() {
+    let path = tmp("check");
+    let mut s = Store::open(&path).unwrap();
+    for _ in 0..3 {
+        add_one(&mut s, "a");
+    }
+    let sound = s.check().unwrap();
+    assert_eq!((sound.runs, sound.tests, sound.problems.len()), (3, 3, 0), "{sound:?}");
+    // A figure whose test is gone, and a document that no longer reads.
+    s.conn
+        .execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO figures VALUES (999, 0, 'x', 'rtt', 'mean', 'us', 1.0, 1, 1);
+             UPDATE tests SET document = '{\"schema\": 7' WHERE id = 2;
+             PRAGMA foreign_keys = ON;",
+        )
+        .unwrap();
+    let bad = s.check().unwrap();
+    assert_eq!(bad.problems.len(), 2, "{bad:?}");
+    assert!(bad.problems[0].starts_with("foreign_key_check: figures row"), "{bad:?}");
+    assert!(
+        bad.problems[1].starts_with("test 2 of run 2: document does not read"),
+        "{bad:?}"
+    );
+}
+
+#[test]
+fn check_finds_a_damaged_page() {
+    let path = tmp("damaged");
+    let mut s = Store::open(&path).unwrap();
+    for _ in 0..40 {
+        add_one(&mut s, "a");
+    }
+    drop(s);
+    // Closing the last connection checkpoints the WAL into the file; then
+    // the middle of the file (b-tree pages of tests and figures) is zeroed.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    assert!(n > 8 * 4096, "{n} bytes");
+    bytes[n / 2..n / 2 + 4096].fill(0);
+    std::fs::write(&path, &bytes).unwrap();
+    let found = Store::open(&path).and_then(|s| s.check());
+    match found {
+        Ok(c) => assert!(!c.problems.is_empty(), "a zeroed page went unnoticed: {c:?}"),
+        Err(e) => assert!(e.to_string().contains("malformed"), "{e}"),
+    }
+}

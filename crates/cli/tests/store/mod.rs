@@ -1,6 +1,8 @@
 //! Results store, suite, compare and report, end to end: the real binary,
 //! real responder processes, a real SQLite file, a real browser.
 
+mod durability;
+
 use super::{json_of, stderr, Server, BIN};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
