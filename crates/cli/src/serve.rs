@@ -14,9 +14,12 @@ pub struct ServeArgs {
     /// Address to listen on, TCP and UDP; repeat for more. Default: 0.0.0.0:24680 and [::]:24680.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Vec<SocketAddr>,
-    /// Concurrent TCP sessions; more are refused as busy.
-    #[arg(long, default_value_t = limits::MAX_SESSIONS)]
-    pub max_sessions: usize,
+    /// Concurrent TCP sessions; more are refused as busy. Default: as many as the open-files limit holds (idle sessions wait on an event loop, about 1 KiB each).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=(1 << 24)))]
+    pub max_sessions: Option<u64>,
+    /// Latency sessions (rr, crr, load) given a thread of their own when their data starts; the rest run on the event loop (0: all of them).
+    #[arg(long, value_name = "N", default_value_t = stackmeter_responder::DEFAULT_THREADS)]
+    pub threads: usize,
     /// Largest request or response accepted (K = 1024).
     #[arg(long, value_name = "SIZE", default_value_t = limits::MAX_MSG, value_parser = stackmeter_engine::sizes::size)]
     pub max_msg: u32,
@@ -113,7 +116,10 @@ pub fn run(a: ServeArgs) -> i32 {
     }
     let mut cfg = Config {
         listen,
-        max_sessions: a.max_sessions,
+        max_sessions: a
+            .max_sessions
+            .map_or(stackmeter_responder::DEFAULT_MAX_SESSIONS, |n| n as usize),
+        threads: a.threads,
         max_msg: a.max_msg,
         header_timeout: Duration::from_millis(a.header_timeout_ms),
         idle_timeout: Duration::from_millis(a.idle_timeout_ms),
@@ -143,7 +149,18 @@ pub fn run(a: ServeArgs) -> i32 {
         let k = stackmeter_engine::knobs::in_force();
         cfg.log.line(format_args!("knobs in force: {}", k.describe()));
     }
-    stackmeter_engine::target::raise_fd_limit(cfg.log, cfg.max_sessions);
+    let room = stackmeter_engine::target::FD_ROOM;
+    let want = a.max_sessions.map_or(0, |n| n as usize);
+    let nofile = stackmeter_engine::target::raise_fd_limit(cfg.log, want);
+    if a.max_sessions.is_none() {
+        if let Some(n) = nofile {
+            cfg.max_sessions = (n as usize).saturating_sub(room).max(1);
+            cfg.log.line(format_args!(
+                "at most {} sessions (the open-files limit {n} less {room})",
+                cfg.max_sessions
+            ));
+        }
+    }
     let started = match stackmeter_responder::start(cfg.clone()) {
         // A host without IPv6 still serves IPv4 on the default addresses.
         Err(e) if defaults => {

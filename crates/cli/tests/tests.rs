@@ -19,6 +19,8 @@ mod load;
 mod plain;
 #[path = "suite/rrul.rs"]
 mod rrul;
+#[path = "suite/sessions.rs"]
+mod sessions;
 #[path = "store/mod.rs"]
 mod store;
 #[path = "suite/throughput.rs"]
@@ -72,6 +74,10 @@ impl Server {
 
     fn target(&self) -> String {
         self.addr.to_string()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Waits up to 5 s for a log line containing every one of `parts`.

@@ -60,8 +60,33 @@ struct Cat {
     objects: Vec<Obj>,
 }
 
-/// Receive buffer per client.
+/// Receive buffer per client, with up to [`RX_FULL_UP_TO`] clients.
 const RX: usize = 256 << 10;
+/// Beyond this many clients the receive buffers share [`RX_TOTAL`].
+const RX_FULL_UP_TO: u32 = 2048;
+/// All clients' receive buffers together, with many clients: 10,000
+/// clients read in 52 KiB pieces (page multiples, at least [`RX_MIN`]).
+const RX_TOTAL: usize = 512 << 20;
+/// The smallest receive buffer per client.
+const RX_MIN: usize = 16 << 10;
+
+/// A client's receive size: the same for every run of up to 2,048 clients,
+/// smaller with more, so 10,000 clients fit in one process.
+fn rx_size(clients: u32) -> usize {
+    if clients <= RX_FULL_UP_TO {
+        return RX;
+    }
+    (RX_TOTAL / clients as usize / 4096 * 4096).clamp(RX_MIN, RX)
+}
+
+/// A timed request of one client, recorded into the run's histograms after
+/// the run (a client keeps its few samples, not histograms of its own: 10,000
+/// clients would hold gigabytes of empty buckets).
+struct Sample {
+    /// The object fetched; `None` for the LIST.
+    object: Option<u16>,
+    ns: u64,
+}
 
 /// Runs `params.repeat` runs against `addr`.
 pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
@@ -261,8 +286,7 @@ fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
 
 /// What one client did in one run.
 struct ClientRun {
-    recs: Vec<Recorder>,
-    list: Recorder,
+    samples: Vec<Sample>,
     bytes: u64,
     verified: u64,
     errors: u64,
@@ -284,11 +308,11 @@ fn one_run(
     let mut handles = Vec::new();
     for _ in 0..p.clients {
         let (cat, b) = (cat.clone(), barrier.clone());
-        let each = p.fetch_each;
+        let (each, rx) = (p.fetch_each, rx_size(p.clients));
         let h = std::thread::Builder::new()
             .name("stackmeter-load".into())
             .stack_size(256 << 10)
-            .spawn(move || client(addr, &cat, each, &b, timeout));
+            .spawn(move || client(addr, &cat, each, rx, &b, timeout));
         match h {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -330,11 +354,15 @@ fn one_run(
                 continue;
             }
         };
-        for (m, x) in recs.iter_mut().zip(&c.recs) {
-            m.merge(x);
-            all.merge(x);
+        for x in &c.samples {
+            match x.object {
+                Some(k) => {
+                    recs[k as usize].record(x.ns);
+                    all.record(x.ns);
+                }
+                None => list.record(x.ns),
+            }
         }
-        list.merge(&c.list);
         bytes += c.bytes;
         verified += c.verified;
         errors += c.errors;
@@ -371,10 +399,9 @@ fn one_run(
 }
 
 /// One client's run: connect before the barrier, then LIST and FETCH.
-fn client(addr: SocketAddr, cat: &Cat, each: u32, barrier: &Barrier, timeout: Duration) -> ClientRun {
+fn client(addr: SocketAddr, cat: &Cat, each: u32, rx: usize, barrier: &Barrier, timeout: Duration) -> ClientRun {
     let mut c = ClientRun {
-        recs: cat.objects.iter().map(|_| Recorder::new()).collect(),
-        list: Recorder::new(),
+        samples: Vec::with_capacity((1 + cat.objects.len() * each as usize).min(1024)),
         bytes: 0,
         verified: 0,
         errors: 0,
@@ -384,7 +411,7 @@ fn client(addr: SocketAddr, cat: &Cat, each: u32, barrier: &Barrier, timeout: Du
         completed: false,
         first_error: None,
     };
-    let mut rx_buf = AlignedBuf::new(RX);
+    let mut rx_buf = AlignedBuf::new(rx);
     let mut list_buf = vec![0u8; cat.list_body.len()];
     let conn = open(addr, timeout);
     barrier.wait();
@@ -432,7 +459,10 @@ fn requests(
     let t1 = Instant::now();
     c.requests += 1;
     match r {
-        Ok(()) => c.list.record(t1.duration_since(t0).as_nanos() as u64),
+        Ok(()) => c.samples.push(Sample {
+            object: None,
+            ns: t1.duration_since(t0).as_nanos() as u64,
+        }),
         Err(Fail::Soft(e)) => soft(c, e),
         Err(Fail::Hard(e)) => return Err(e),
     }
@@ -449,7 +479,10 @@ fn requests(
             c.requests += 1;
             match r {
                 Ok(()) => {
-                    c.recs[k].record(t1.duration_since(t0).as_nanos() as u64);
+                    c.samples.push(Sample {
+                        object: Some(k as u16),
+                        ns: t1.duration_since(t0).as_nanos() as u64,
+                    });
                     c.bytes += o.size;
                     c.verified += o.size;
                 }

@@ -42,7 +42,7 @@ pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> 
     }
     if let Spec::Load(l) = &p.spec {
         // Each client holds a descriptor, and an embedded responder one more.
-        crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, 2 * l.clients as usize);
+        let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, 2 * l.clients as usize);
     }
     let placement = Placement {
         client_cpu: f.affinity,

@@ -98,21 +98,31 @@ pub fn choose(
 
 /// Raises the open-files limit to the hard limit (one descriptor per
 /// connection) and says so; warns when `want` connections cannot fit.
-pub fn raise_fd_limit(log: Log, want: usize) {
+///
+/// Returns the limit now in force (`None` when it cannot be read).
+pub fn raise_fd_limit(log: Log, want: usize) -> Option<u64> {
     match stackmeter_sys::raise_nofile() {
         Ok((before, now)) => {
             if now != before {
                 log.line(format_args!("open-files limit raised from {before} to {now}"));
             }
-            if (now as usize) < want + 64 {
+            if (now as usize) < want.saturating_add(FD_ROOM) {
                 log.line(format_args!(
                     "warning: open-files limit {now} is below {want} sessions plus room for the listeners; raise the hard limit (ulimit -Hn) to hold them all"
                 ));
             }
+            Some(now)
         }
-        Err(e) => log.line(format_args!("warning: cannot raise the open-files limit: {e}")),
+        Err(e) => {
+            log.line(format_args!("warning: cannot raise the open-files limit: {e}"));
+            None
+        }
     }
 }
+
+/// Descriptors kept beside the sessions: listeners, UDP sockets, the
+/// epoll instances, files, and a connection beyond the limit refused `Busy`.
+pub const FD_ROOM: usize = 64;
 
 /// The C responder built with this binary (empty when there was no C
 /// compiler), carried inside it so it is found after `cargo install`.

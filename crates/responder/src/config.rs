@@ -11,8 +11,13 @@ use std::time::Duration;
 
 /// Default cap on one request or response: 64 MiB.
 pub const DEFAULT_MAX_MSG: u32 = limits::MAX_MSG;
-/// Default cap on concurrent TCP sessions.
-pub const DEFAULT_MAX_SESSIONS: usize = limits::MAX_SESSIONS;
+/// Default cap on concurrent TCP sessions of this responder: idle sessions
+/// wait on the event loop at about 1 KiB each, so the open-files limit is
+/// the real bound. The protocol's table value (`limits::MAX_SESSIONS`) is
+/// what every responder holds at least, the C one's default.
+pub const DEFAULT_MAX_SESSIONS: usize = 1 << 20;
+/// Default number of latency sessions on threads of their own.
+pub const DEFAULT_THREADS: usize = 64;
 /// Default time a client has to send its whole session header.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_millis(limits::HEADER_TIMEOUT_MS);
 /// Default time a session may sit without traffic before it is closed.
@@ -26,6 +31,9 @@ pub struct Config {
     pub listen: Vec<SocketAddr>,
     /// Concurrent TCP sessions; one more is refused as busy.
     pub max_sessions: usize,
+    /// Latency sessions (rr, crr, objects) given a thread of their own when
+    /// their data starts, at most at once; the rest run on the event loop.
+    pub threads: usize,
     /// Largest request or response, in bytes.
     pub max_msg: u32,
     /// Deadline for the whole session header.
@@ -68,6 +76,7 @@ impl Default for Config {
         Config {
             listen: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
             max_sessions: DEFAULT_MAX_SESSIONS,
+            threads: DEFAULT_THREADS,
             max_msg: DEFAULT_MAX_MSG,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,

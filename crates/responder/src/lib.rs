@@ -6,18 +6,24 @@
 //! protocol's status record and logged in one line, and a client vanishing
 //! mid-transfer only ends its own session.
 //!
-//! Threading: one blocking thread per TCP session and one per UDP socket.
-//! Blocking `recv`/`send` on a dedicated thread is the shortest path a reply
-//! can take (no readiness call between data and reply), so the responder
-//! adds as little as the minimal C ping-pong that bench/ uses as the floor.
-//! The number of sessions is capped (`max_sessions`).
+//! Threading: every TCP session starts on an event loop (one per listener,
+//! `events.rs`), where an idle one costs about a kilobyte and no thread.
+//! A latency session whose data starts moves to a thread of its own while
+//! fewer than `threads` do: blocking `recv`/`send` on a dedicated thread is
+//! the shortest path a reply can take (no readiness call between data and
+//! reply), so the responder adds as little as the minimal C ping-pong that
+//! bench/ uses as the floor. Throughput sessions always get a thread. One
+//! thread per UDP socket. The number of sessions is capped (`max_sessions`).
 //!
 //! The protocol itself, every rule of every mode, is the pure session
-//! machine of `stackmeter_proto::machine`; this crate is its threaded I/O
-//! driver (`session.rs`), plus the accept loop (`tcp.rs`), the UDP echo and
+//! machine of `stackmeter_proto::machine`; this crate is its I/O driver
+//! (`session.rs`, blocking or non-blocking), the event loop (`events.rs`;
+//! `tcp.rs`, a thread per session, where there is no epoll), the UDP echo and
 //! stream counting (`udp.rs`) and the object catalogue (`objects.rs`).
 
 mod config;
+#[cfg(target_os = "linux")]
+mod events;
 mod log;
 mod monitor;
 mod objects;
@@ -25,11 +31,13 @@ mod peers;
 mod session;
 mod shared;
 mod sources;
+#[cfg(not(target_os = "linux"))]
 mod tcp;
 mod udp;
 
 pub use config::{
-    Config, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MSG, DEFAULT_MAX_SESSIONS, DEFAULT_UDP_BATCH,
+    Config, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MSG, DEFAULT_MAX_SESSIONS, DEFAULT_THREADS,
+    DEFAULT_UDP_BATCH,
 };
 pub use log::Log;
 pub use objects::{ObjectSource, DEFAULT_SIZES, MAX_SYNTHETIC_BYTES};
@@ -83,6 +91,13 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
     for (tcp, udp) in bound {
         local.push(tcp.local_addr()?);
         let s = shared.clone();
+        #[cfg(target_os = "linux")]
+        spawn("events", move || {
+            if let Err(e) = events::run(tcp, s.clone()) {
+                s.cfg.log.line(format_args!("error: the event loop cannot start: {e}"));
+            }
+        })?;
+        #[cfg(not(target_os = "linux"))]
         spawn("accept", move || tcp::accept_loop(tcp, s))?;
         let s = shared.clone();
         spawn("udp", move || udp::echo_loop(udp, s))?;

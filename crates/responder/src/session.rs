@@ -1,15 +1,25 @@
-//! The blocking driver of a session machine (`proto::machine::Session`):
-//! one thread per TCP connection, doing what the machine asks.
+//! The driver of a session machine (`proto::machine::Session`): the one
+//! piece of code that does what the machine asks, run in two ways.
+//!
+//! Blocking, on a thread of the session's own (`Mode::Blocking`): the
+//! shortest path a reply can take, no readiness call between data and
+//! reply. Non-blocking, from the event loop (`Mode::Loop`, `events.rs`):
+//! the driver goes as far as the socket lets it and says what it waits for
+//! ([`Stop`]); the loop owns the deadlines. The loop starts every session
+//! and hands a busy one to a thread (`Stop::Handoff`, [`Conn::offer`]), so
+//! an idle session costs its `Conn` and `Session` and nothing else.
 //!
 //! The machine decides what every byte means; this file owns the socket,
 //! the buffers and the clock. It reads at most what the machine asks for,
 //! writes its records and the payload cut from the shared page-aligned
-//! buffers (record and payload in one `writev`), and turns the machine's
-//! deadlines into socket timeouts, set only when they change: once per
-//! data phase, since the idle timeout is relative to the last progress.
-//! On the measured path of rr and crr that leaves one receive per request
-//! chunk and one send per response chunk, as a hand-written loop would:
-//! no clock read, lock, allocation or formatting per message.
+//! buffers (record and payload in one `writev`), and, on a thread, turns
+//! the machine's deadlines into socket timeouts, set only when they change:
+//! once per data phase, since the idle timeout is relative to the last
+//! progress. On the measured path of rr and crr that leaves one receive per
+//! request chunk and one send per response chunk, as a hand-written loop
+//! would: no clock read, lock, allocation or formatting per message. A
+//! session's receive buffer is allocated at its first data-phase read on a
+//! thread; on the loop every session reads into the loop's one buffer.
 
 use crate::objects::Files;
 use crate::shared::{cpu, Shared, CHUNK};
@@ -32,40 +42,64 @@ const SINK_BUF: usize = 128 << 10;
 
 /// Reads before the data phase (header, control records, object requests,
 /// the linger) go to a buffer of this size on the thread's stack.
-const SMALL: usize = 4096;
+pub(crate) const SMALL: usize = 4096;
 
 /// How long a waiting session sleeps between looks at the registry.
 const WAIT_STEP: Duration = Duration::from_millis(1);
 
+/// How the driver waits for its socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Blocking calls with socket timeouts, on the session's own thread.
+    Blocking,
+    /// Non-blocking calls from the event loop: stop where the socket would block.
+    Loop,
+}
+
+/// Why a non-blocking drive stopped (a blocking one only ever `Closed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The machine closed the session.
+    Closed,
+    /// Waiting for bytes (or the peer's close).
+    Readable,
+    /// Waiting for room in the send buffer.
+    Writable,
+    /// Waiting for the registry or this time (ns): call again then.
+    Wake(u64),
+    /// A throughput test's session: it runs on a thread of its own.
+    Handoff,
+}
+
 /// Serves one accepted connection on the calling thread, start to end.
+#[cfg(not(target_os = "linux"))]
 pub(crate) fn run(stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let _ = stream.set_nodelay(true);
-    let mut s = Session::new(&*shared.registry, shared.machine, monotonic_ns());
-    let mut c = Conn::new(&stream, peer, shared);
-    c.drive(&mut s, false);
-    c.end(&s);
-    if !c.judged {
-        shared.peers.judged(&shared.cfg, peer.ip(), false);
-    }
-    if c.test {
-        shared.peers.test_ended(peer.ip());
-    }
-    // Only a throughput test's sessions are charged CPU time, read when
-    // they were accepted: rr and crr make no call for it.
-    let used = c.cpu0.map(|c0| cpu(thread_cpu().since(c0)));
-    s.finish(used);
+    let s = Session::new(&*shared.registry, shared.machine, monotonic_ns());
+    finish(Conn::new(stream, peer, shared, Mode::Blocking), s);
+}
+
+/// Drives a session on the calling thread to its end, then does what every
+/// session's end needs: its address's counts, its totals, its CPU time.
+pub(crate) fn finish<R: Deref<Target = Registry>>(mut c: Conn<'_>, mut s: Session<R>) {
+    let mut small = [0u8; SMALL];
+    c.drive(&mut s, &mut small);
+    c.close(s);
 }
 
 /// One connection's driver state.
 pub(crate) struct Conn<'a> {
-    stream: &'a TcpStream,
+    pub(crate) stream: TcpStream,
     peer: SocketAddr,
     shared: &'a Shared,
+    mode: Mode,
     /// The waits the socket timeouts were set for (`None`: never set).
     read_timeout: Option<Deadline>,
     write_timeout: Option<Deadline>,
-    /// The data phase's receive buffer (rr, crr, sink), page-aligned.
+    /// The data phase's receive buffer (rr, crr, sink), page-aligned,
+    /// allocated at the first read of a blocking drive; `rx_len` its size.
     rx: Option<AlignedBuf>,
+    rx_len: u32,
     files: Files<'a>,
     /// This source's entry in the shared TCP_INFO list.
     source: Option<u64>,
@@ -82,17 +116,37 @@ pub(crate) struct Conn<'a> {
     judged: bool,
     /// The session counts as a test of its address.
     test: bool,
+    /// A latency session (rr, crr, objects) past its header: the loop may
+    /// give it a thread when its data starts.
+    offer: bool,
+    /// A throughput session just accepted: it leaves the loop.
+    handoff: bool,
+}
+
+/// What of a connection's driver state moves with it to a thread.
+pub(crate) struct Parts {
+    stream: TcpStream,
+    peer: SocketAddr,
+    rx_len: u32,
+    source: Option<u64>,
+    stamps: bool,
+    last_rx: (Option<u64>, u64),
+    judged: bool,
+    test: bool,
+    handoff: bool,
 }
 
 impl<'a> Conn<'a> {
-    pub(crate) fn new(stream: &'a TcpStream, peer: SocketAddr, shared: &'a Shared) -> Conn<'a> {
+    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, shared: &'a Shared, mode: Mode) -> Conn<'a> {
         Conn {
             stream,
             peer,
             shared,
+            mode,
             read_timeout: None,
             write_timeout: None,
             rx: None,
+            rx_len: 0,
             files: Files::new(shared.store.as_ref()),
             source: None,
             error: None,
@@ -101,16 +155,71 @@ impl<'a> Conn<'a> {
             last_rx: (None, 0),
             judged: false,
             test: false,
+            offer: false,
+            handoff: false,
         }
     }
 
-    /// Does what the machine asks until it closes the session, or (with
-    /// `until_read`) until it first asks to read: how the accept thread
-    /// sends a Busy refusal without blocking, leaving the linger to a
-    /// thread of its own.
-    pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, until_read: bool) {
-        let mut small = [0u8; SMALL];
+    /// The client's address.
+    pub(crate) fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// A latency session waiting for its data on the loop: the loop may
+    /// move it to a thread of its own before it reads.
+    pub(crate) fn offer(&self) -> bool {
+        self.offer
+    }
+
+    /// The loop keeps this session: stop offering it.
+    pub(crate) fn decline(&mut self) {
+        self.offer = false;
+        self.handoff = false;
+    }
+
+    /// The state a thread needs to go on driving this connection (an
+    /// object session's file state is empty between requests).
+    pub(crate) fn into_parts(self) -> Parts {
+        Parts {
+            stream: self.stream,
+            peer: self.peer,
+            rx_len: self.rx_len,
+            source: self.source,
+            stamps: self.stamps,
+            last_rx: self.last_rx,
+            judged: self.judged,
+            test: self.test,
+            handoff: self.handoff,
+        }
+    }
+
+    /// Rebuilds a connection moved to a thread, in blocking mode.
+    pub(crate) fn from_parts(p: Parts, shared: &'a Shared) -> io::Result<Conn<'a>> {
+        p.stream.set_nonblocking(false)?;
+        let mut c = Conn::new(p.stream, p.peer, shared, Mode::Blocking);
+        c.rx_len = p.rx_len;
+        c.source = p.source;
+        c.stamps = p.stamps;
+        c.last_rx = p.last_rx;
+        c.judged = p.judged;
+        c.test = p.test;
+        c.handoff = p.handoff;
+        Ok(c)
+    }
+
+    /// Does what the machine asks until it closes the session (`Blocking`)
+    /// or until the socket would block (`Loop`). `small` holds reads
+    /// without a data-phase buffer (on the loop: all of them).
+    pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, small: &mut [u8]) -> Stop {
+        let blocking = self.mode == Mode::Blocking;
         loop {
+            if self.handoff {
+                if !blocking {
+                    return Stop::Handoff;
+                }
+                self.handoff = false;
+                self.cpu0 = Some(thread_cpu());
+            }
             if let Some(t) = s.ends_by() {
                 let now = monotonic_ns();
                 if now >= t {
@@ -128,9 +237,11 @@ impl<'a> Conn<'a> {
                     }
                 }
                 Next::Send(body) => {
-                    if let Err(now) = arm(self.stream, &mut self.write_timeout, s.deadline(), false) {
-                        s.timeout(now);
-                        continue;
+                    if blocking {
+                        if let Err(now) = arm(&self.stream, &mut self.write_timeout, s.deadline(), false) {
+                            s.timeout(now);
+                            continue;
+                        }
                     }
                     let bytes = match body {
                         None => &[][..],
@@ -146,7 +257,7 @@ impl<'a> Conn<'a> {
                         },
                     };
                     let record = s.record();
-                    let mut stream = self.stream;
+                    let mut stream = &self.stream;
                     let r = if record.is_empty() {
                         stream.write(bytes)
                     } else if bytes.is_empty() {
@@ -157,21 +268,26 @@ impl<'a> Conn<'a> {
                     match r {
                         Ok(0) => s.failed(Failure::Send, false),
                         Ok(n) => s.sent(n),
+                        Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Writable,
                         Err(e) => self.failed(s, Failure::Send, e),
                     }
                 }
-                Next::Read(_) if until_read => return,
                 Next::Read(max) => {
-                    if let Err(now) = arm(self.stream, &mut self.read_timeout, s.deadline(), true) {
-                        s.timeout(now);
-                        continue;
+                    if blocking {
+                        if let Err(now) = arm(&self.stream, &mut self.read_timeout, s.deadline(), true) {
+                            s.timeout(now);
+                            continue;
+                        }
+                        if self.rx.is_none() && self.rx_len > 0 {
+                            self.rx = Some(AlignedBuf::new(self.rx_len as usize));
+                        }
                     }
                     let buf = match self.rx.as_mut() {
                         Some(b) => b.bytes_mut(),
                         None => &mut small[..],
                     };
                     let n = max.min(buf.len());
-                    let mut stream = self.stream;
+                    let mut stream = &self.stream;
                     let got = if self.stamps {
                         // The last response's send stamp, before waiting
                         // for the next request (outside this one's time).
@@ -191,6 +307,7 @@ impl<'a> Conn<'a> {
                             let now = if s.needs_clock() { monotonic_ns() } else { 0 };
                             s.input(&buf[..k], now, &mut self.files);
                         }
+                        Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Readable,
                         Err(e) => self.failed(s, Failure::Receive, e),
                     }
                 }
@@ -204,6 +321,7 @@ impl<'a> Conn<'a> {
                     };
                     s.report(monotonic_ns(), figures);
                 }
+                Next::Wait(until) if !blocking => return Stop::Wake(until),
                 Next::Wait(until) => {
                     let now = monotonic_ns();
                     if until > now {
@@ -224,7 +342,7 @@ impl<'a> Conn<'a> {
                     let _ = self.stream.shutdown(Shutdown::Write);
                     s.shut_done();
                 }
-                Next::Close => return,
+                Next::Close => return Stop::Closed,
             }
         }
     }
@@ -264,14 +382,14 @@ impl<'a> Conn<'a> {
                 Shared::bump(&c.sessions);
                 match service {
                     Service::Rr { req, stamps, .. } => {
-                        self.rx = Some(AlignedBuf::new((req as usize).min(CHUNK)));
+                        self.rx_len = (req as usize).min(CHUNK) as u32;
                         // Before the status record: send stamp keys count
                         // from its first byte.
                         self.stamps =
                             stamps && tstamp::enable(self.stream.as_raw_fd(), tstamp::Kind::Software, true).is_ok();
                     }
                     Service::Crr { req, .. } => {
-                        self.rx = Some(AlignedBuf::new((req as usize).min(CHUNK)));
+                        self.rx_len = (req as usize).min(CHUNK) as u32;
                     }
                     Service::Sink { read_hint, .. } => {
                         // The client's write size as the read size, so both
@@ -281,13 +399,13 @@ impl<'a> Conn<'a> {
                             0 => SINK_BUF,
                             h => (h as usize).min(CHUNK),
                         };
-                        self.rx = Some(AlignedBuf::new(n));
+                        self.rx_len = n as u32;
                     }
                     Service::Source { test, write } => {
                         if write < NODELAY_FROM {
                             let _ = self.stream.set_nodelay(false);
                         }
-                        self.source = self.shared.sources.add(test, self.stream);
+                        self.source = self.shared.sources.add(test, &self.stream);
                     }
                     Service::Control { .. } | Service::Objects => {}
                 }
@@ -295,7 +413,10 @@ impl<'a> Conn<'a> {
                     service,
                     Service::Control { .. } | Service::Sink { .. } | Service::Source { .. }
                 ) {
-                    self.cpu0 = Some(thread_cpu());
+                    // Read on the thread it moves to (CPU time is per thread).
+                    self.handoff = true;
+                } else {
+                    self.offer = true;
                 }
             }
             Event::Refused(r) => {
@@ -313,7 +434,24 @@ impl<'a> Conn<'a> {
         true
     }
 
-    /// After the close: unlists a source, adds an object session's totals.
+    /// After the close: its address's counts, the session's totals, its
+    /// CPU time; then the socket is closed.
+    pub(crate) fn close<R: Deref<Target = Registry>>(mut self, s: Session<R>) {
+        self.end(&s);
+        let (shared, ip) = (self.shared, self.peer.ip());
+        if !self.judged {
+            shared.peers.judged(&shared.cfg, ip, false);
+        }
+        if self.test {
+            shared.peers.test_ended(ip);
+        }
+        // Only a throughput test's sessions are charged CPU time, read when
+        // they started on their thread: rr and crr make no call for it.
+        let used = self.cpu0.map(|c0| cpu(thread_cpu().since(c0)));
+        s.finish(used);
+    }
+
+    /// Unlists a source, adds an object session's totals.
     fn end<R: Deref<Target = Registry>>(&mut self, s: &Session<R>) {
         if let Some(key) = self.source.take() {
             self.shared.sources.remove(key);

@@ -1,5 +1,6 @@
-//! The TCP accept loop: one thread per session up to the session limit, a
-//! `Busy` refusal beyond it. A connection its address may not open now
+//! The TCP accept loop where there is no epoll (not Linux): one thread per
+//! session up to the session limit, a `Busy` refusal beyond it. On Linux
+//! the event loop (`events.rs`) does this job. A connection its address may not open now
 //! (`--allow`, `--max-connects-per-second`, `--max-idle-per-client`) is
 //! closed at once, before a byte is read or written.
 //!
@@ -10,7 +11,7 @@
 //! the lingering close runs on a short-lived thread of its own, at most
 //! [`MAX_LINGERING`] at once.
 
-use crate::session::{self, Conn};
+use crate::session::{self, Conn, Mode, Stop, SMALL};
 use crate::shared::{spawn, Shared};
 use stackmeter_proto::machine::Session;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -72,21 +73,27 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// Refuses a connection beyond the session limit: the record now, from
-/// this thread; the linger on a thread of its own, which takes the session
-/// machine along.
+/// this thread (a non-blocking drive stops at the first read); the linger
+/// on a thread of its own, which takes the session machine along.
 fn refuse_busy(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     let mut s = Session::busy(shared.registry.clone(), shared.machine, stackmeter_sys::monotonic_ns());
     let _ = stream.set_nonblocking(true);
-    Conn::new(&stream, peer, shared).drive(&mut s, true);
-    let _ = stream.set_nonblocking(false);
+    let mut c = Conn::new(stream, peer, shared, Mode::Loop);
+    let mut small = [0u8; SMALL];
+    if c.drive(&mut s, &mut small) == Stop::Closed {
+        return;
+    }
     let lingering = &shared.counters.lingering;
     if lingering.fetch_add(1, Ordering::AcqRel) >= MAX_LINGERING {
         lingering.fetch_sub(1, Ordering::AcqRel);
         return;
     }
+    let parts = c.into_parts();
     let sh = shared.clone();
     let spawned = spawn("linger", move || {
-        Conn::new(&stream, peer, &sh).drive(&mut s, false);
+        if let Ok(c) = Conn::from_parts(parts, &sh) {
+            session::finish(c, s);
+        }
         sh.counters.lingering.fetch_sub(1, Ordering::AcqRel);
     });
     if spawned.is_err() {

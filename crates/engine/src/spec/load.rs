@@ -8,7 +8,7 @@ use stackmeter_results::{Body, LoadParams};
 use std::net::SocketAddr;
 
 const CLIENTS: u32 = 50;
-const MAX_CLIENTS: u32 = 1000;
+const MAX_CLIENTS: u32 = 10_000;
 const FETCH_EACH: u32 = 2;
 const REPEAT: u32 = 3;
 const MAX_REPEAT: u32 = 1000;
@@ -21,7 +21,7 @@ const QUICK_CLIENTS: u32 = 10;
 #[derive(clap::Args, Deserialize, Clone, Debug)]
 #[serde(default, deny_unknown_fields)]
 pub struct LoadOptions {
-    /// Concurrent clients, one connection and thread each (about 1.6 MB of histograms and buffers per client).
+    /// Concurrent clients, one connection and thread each (a 256 KiB receive buffer each; beyond 2,048 clients 512 MiB shared out, at least 16 KiB each).
     #[arg(long, default_value_t = CLIENTS)]
     pub clients: u32,
     /// Times each client fetches every object per run.
