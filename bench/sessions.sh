@@ -58,6 +58,11 @@ p50() {
     taskset -c "$CLIENT_CPU" "$STACKMETER" rr "$1" --sizes "$2" -n "${3:-$N}" --affinity "$CLIENT_CPU" --no-store --json 2>/dev/null |
         python3 -c "import json,sys; print(json.load(sys.stdin)['results'][0]['rtt_us']['p50'])" || echo nan
 }
+# p50_crr TARGET: crr's transaction p50 in us (the connect excluded).
+p50_crr() {
+    taskset -c "$CLIENT_CPU" "$STACKMETER" crr "$1" -n $((N / 5)) --affinity "$CLIENT_CPU" --no-store --json 2>/dev/null |
+        python3 -c "import json,sys; print(json.load(sys.stdin)['results'][0]['transaction_us']['p50'])" || echo nan
+}
 # p50_many TARGET K: the median of K simultaneous sessions' p50s (64:64).
 p50_many() {
     local i
@@ -99,16 +104,21 @@ for ((r = 0; r < ROUNDS; r++)); do
         a[$sz]+=" $(p50 $T1 $sz $n)"
         b[$sz]+=" $(p50 $T2 $sz $n)"
     done
-    a[many]+=" $(p50_many $T1 8)"
-    b[many]+=" $(p50_many $T2 8)"
+    a[crr]+=" $(p50_crr $T1)"
+    b[crr]+=" $(p50_crr $T2)"
+    for k in 2 4 8; do
+        a[many$k]+=" $(p50_many $T1 $k)"
+        b[many$k]+=" $(p50_many $T2 $k)"
+    done
 done
-echo "| rr | p50 on a thread (--threads 64), us | p50 on the loop (--threads 0), us | loop / thread |"
+echo "| rr | p50 with --threads 64 (the default), us | p50 on the loop (--threads 0), us | loop / default |"
 echo "|---|---|---|---|"
-for sz in 64:64 1K:1K 1:1M many; do
+for sz in 64:64 1K:1K 1:1M crr many2 many4 many8; do
     # shellcheck disable=SC2086
     ma=$(med ${a[$sz]}) mb=$(med ${b[$sz]})
     label=$sz
-    [[ $sz == many ]] && label="64:64, 8 sessions at once (median of their p50s)"
+    [[ $sz == crr ]] && label="crr 1:1, transaction (on the loop in both: an A-A row, the noise)"
+    [[ $sz == many* ]] && label="64:64, ${sz#many} sessions at once (median of their p50s)"
     echo "| $label | $ma (${a[$sz]# }) | $mb (${b[$sz]# }) | $(ratio "$ma" "$mb") |"
 done
 kill "$t_pid" "$l_pid" 2>/dev/null || true
@@ -159,11 +169,13 @@ release() {
     done
 }
 p50 "$T" 64:64 2000 >/dev/null # a first thread and its stack in the baseline
+# One baseline: memory freed when a round's sessions close stays with the
+# allocator and is reused by the next round's.
+r0=$(rss "$s_pid")
 without="" with="" perkib="" thr=""
 for ((r = 0; r < ROUNDS; r++)); do
     log "section 2, round $((r + 1)): rr without"
     without+=" $(p50 "$T" 64:64)"
-    r0=$(rss "$s_pid")
     log "section 2, round $((r + 1)): opening $held idle sessions"
     hold "$held"
     sleep 1
@@ -178,11 +190,13 @@ mw=$(med $without) mi=$(med $with)
 echo "| figure | value (rounds) |"
 echo "|---|---|"
 echo "| idle sessions held (accepted rr sessions, silent) | $held, from $holders holder process(es), 8 source addresses each |"
-echo "| serve VmRSS per idle session, KiB | $(med $perkib) ($perkib ) |"
+echo "| serve VmRSS per idle session (with them, less before the first round), KiB | $(med $perkib) ($perkib ) |"
 echo "| serve threads with them | $thr |"
 echo "| rr 64:64 p50 without, us | $mw ($without ) |"
 echo "| rr 64:64 p50 with them, us | $mi ($with ) |"
-echo "| with / without | $(ratio "$mw" "$mi") |"
+echo "| with / without, medians | $(ratio "$mw" "$mi") |"
+# shellcheck disable=SC2086
+echo "| with / without, median of each round's pair | $(python3 -c "import statistics,sys; h=len(sys.argv[1:])//2; a=sys.argv[1:h+1]; b=sys.argv[h+1:]; print(round(statistics.median(float(y)/float(x) for x,y in zip(a,b)),3))" $without $with) |"
 kill "$s_pid" 2>/dev/null || true
 if [[ -n $BEFORE && -x $BEFORE ]]; then
     log "section 2: the same idle sessions against $BEFORE"

@@ -31,8 +31,9 @@ pub struct Config {
     pub listen: Vec<SocketAddr>,
     /// Concurrent TCP sessions; one more is refused as busy.
     pub max_sessions: usize,
-    /// Latency sessions (rr, crr, objects) given a thread of their own when
-    /// their data starts, at most at once; the rest run on the event loop.
+    /// rr and object sessions given a thread of their own when their data
+    /// starts, at most at once (a small-message rr one only when none has
+    /// one); the rest run on the event loop.
     pub threads: usize,
     /// Largest request or response, in bytes.
     pub max_msg: u32,

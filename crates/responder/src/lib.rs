@@ -8,11 +8,12 @@
 //!
 //! Threading: every TCP session starts on an event loop (one per listener,
 //! `events.rs`), where an idle one costs about a kilobyte and no thread.
-//! A latency session whose data starts moves to a thread of its own while
-//! fewer than `threads` do: blocking `recv`/`send` on a dedicated thread is
-//! the shortest path a reply can take (no readiness call between data and
-//! reply), so the responder adds as little as the minimal C ping-pong that
-//! bench/ uses as the floor. Throughput sessions always get a thread. One
+//! An rr or object session whose data starts moves to a thread of its own
+//! (large messages while fewer than `threads` have one, small ones only
+//! alone): blocking `recv`/`send` on a dedicated thread is the shortest
+//! path a reply can take (no readiness call between data and reply), so the
+//! responder adds as little as the minimal C ping-pong that bench/ uses as
+//! the floor. Throughput sessions always get a thread. One
 //! thread per UDP socket. The number of sessions is capped (`max_sessions`).
 //!
 //! The protocol itself, every rule of every mode, is the pure session

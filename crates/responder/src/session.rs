@@ -116,12 +116,18 @@ pub(crate) struct Conn<'a> {
     judged: bool,
     /// The session counts as a test of its address.
     test: bool,
-    /// A latency session (rr, crr, objects) past its header: the loop may
+    /// An rr or object session past its header: the loop may
     /// give it a thread when its data starts.
     offer: bool,
     /// A throughput session just accepted: it leaves the loop.
     handoff: bool,
+    /// A latency session with messages of [`LARGE`] bytes or more (or an
+    /// object session): a thread serves it faster even beside others.
+    large: bool,
 }
+
+/// Messages this large make a latency session "large" ([`Conn::large`]).
+pub(crate) const LARGE: u32 = 64 << 10;
 
 /// What of a connection's driver state moves with it to a thread.
 pub(crate) struct Parts {
@@ -157,6 +163,7 @@ impl<'a> Conn<'a> {
             test: false,
             offer: false,
             handoff: false,
+            large: false,
         }
     }
 
@@ -169,6 +176,13 @@ impl<'a> Conn<'a> {
     /// move it to a thread of its own before it reads.
     pub(crate) fn offer(&self) -> bool {
         self.offer
+    }
+
+    /// Large messages (bench/sessions.sh: on a thread 2 to 2.7 times
+    /// faster at 1 MiB with one or two sessions at once; small messages
+    /// only when alone).
+    pub(crate) fn large(&self) -> bool {
+        self.large
     }
 
     /// The loop keeps this session: stop offering it.
@@ -381,14 +395,16 @@ impl<'a> Conn<'a> {
                 }
                 Shared::bump(&c.sessions);
                 match service {
-                    Service::Rr { req, stamps, .. } => {
+                    Service::Rr { req, resp, stamps } => {
+                        self.large = req.max(resp) >= LARGE;
                         self.rx_len = (req as usize).min(CHUNK) as u32;
                         // Before the status record: send stamp keys count
                         // from its first byte.
                         self.stamps =
                             stamps && tstamp::enable(self.stream.as_raw_fd(), tstamp::Kind::Software, true).is_ok();
                     }
-                    Service::Crr { req, .. } => {
+                    Service::Crr { req, resp } => {
+                        self.large = req.max(resp) >= LARGE;
                         self.rx_len = (req as usize).min(CHUNK) as u32;
                     }
                     Service::Sink { read_hint, .. } => {
@@ -407,7 +423,8 @@ impl<'a> Conn<'a> {
                         }
                         self.source = self.shared.sources.add(test, &self.stream);
                     }
-                    Service::Control { .. } | Service::Objects => {}
+                    Service::Objects => self.large = true,
+                    Service::Control { .. } => {}
                 }
                 if matches!(
                     service,
@@ -416,7 +433,10 @@ impl<'a> Conn<'a> {
                     // Read on the thread it moves to (CPU time is per thread).
                     self.handoff = true;
                 } else {
-                    self.offer = true;
+                    // crr stays on the loop: a thread started for its one
+                    // transaction cost more than it saved (p50 100-120 us
+                    // against 60-92 us on the loop, bench/sessions.sh).
+                    self.offer = !matches!(service, Service::Crr { .. });
                 }
             }
             Event::Refused(r) => {

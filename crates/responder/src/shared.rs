@@ -37,7 +37,7 @@ pub struct Counters {
     pub turned_away: AtomicU64,
     /// Lingering closes after busy refusals running now.
     pub lingering: AtomicUsize,
-    /// Latency sessions (rr, crr, objects) moved to threads of their own,
+    /// rr and object sessions moved to threads of their own,
     /// running now (at most `Config::threads`).
     pub threaded: AtomicUsize,
     /// Most TCP sessions running at once since start.

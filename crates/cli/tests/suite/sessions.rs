@@ -153,3 +153,65 @@ fn an_idle_session_on_the_loop_times_out_and_is_logged() {
     // The responder closed it: end of stream, within the read timeout.
     s.read_to_end(&mut rest).unwrap();
 }
+
+/// One exchange on an accepted rr session: a request of `req` bytes, the
+/// whole response of `resp`.
+fn exchange(s: &mut TcpStream, req: usize, resp: usize) {
+    s.write_all(&vec![0u8; req]).unwrap();
+    let mut r = vec![0u8; resp];
+    s.read_exact(&mut r).unwrap();
+}
+
+/// Waits up to 5 s for serve's thread count to be `want`; returns the last seen.
+fn threads_become(pid: u32, want: u64) -> u64 {
+    let mut seen = 0;
+    for _ in 0..100 {
+        seen = proc_status(pid, "Threads");
+        if seen == want {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    seen
+}
+
+#[test]
+fn a_lone_or_large_session_gets_a_thread_small_ones_beside_it_stay_on_the_loop() {
+    let srv = Server::start(&[]);
+    let pid = srv.pid();
+    let base = proc_status(pid, "Threads");
+    let header_of = |req: u32, resp: u32| {
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(&header(1, 1, req, resp)).unwrap();
+        let mut status = [0u8; 8];
+        s.read_exact(&mut status).unwrap();
+        assert_eq!(status[5], 0);
+        s
+    };
+    let mut first = header_of(1, 1);
+    let mut second = header_of(1, 1);
+    assert_eq!(threads_become(pid, base), base, "accepted sessions wait on the loop");
+    exchange(&mut first, 1, 1);
+    assert_eq!(
+        threads_become(pid, base + 1),
+        base + 1,
+        "the first busy session moves to a thread"
+    );
+    exchange(&mut second, 1, 1);
+    exchange(&mut second, 1, 1);
+    assert_eq!(
+        proc_status(pid, "Threads"),
+        base + 1,
+        "a second small one stays on the loop"
+    );
+    let mut large = header_of(1, 64 << 10);
+    exchange(&mut large, 1, 64 << 10);
+    assert_eq!(
+        threads_become(pid, base + 2),
+        base + 2,
+        "a large one gets a thread beside it"
+    );
+    drop((first, second, large));
+    assert_eq!(threads_become(pid, base), base, "threads end with their sessions");
+}
