@@ -286,6 +286,9 @@ impl<'a> Conn<'a> {
                         Err(e) => self.failed(s, Failure::Send, e),
                     }
                 }
+                // Offered to a thread: the loop decides at the readiness of
+                // its first data, which the thread then reads.
+                Next::Read(_) if !blocking && self.offer => return Stop::Readable,
                 Next::Read(max) => {
                     if blocking {
                         if let Err(now) = arm(&self.stream, &mut self.read_timeout, s.deadline(), true) {
