@@ -14,7 +14,11 @@
 #   STACKMETER     stackmeter binary (target/release/stackmeter, relative to
 #                  the repo root when not absolute)
 #   ITERS/WARMUP   timed/untimed round trips for the 64-byte tests (20000/1000)
-#   BIG_ITERS/BIG_WARMUP  the same for TCP 1:1M (2000/100)
+#   BIG_ITERS/BIG_WARMUP  the same for TCP 1:1M and 1M:1 (2000/100)
+#   CRR_ITERS/CRR_WARMUP  connections of the crr tests (5000/200)
+#   C_RESPONDER    the C responder binary, built with make when missing
+#                  (c-responder/stackmeter-responder); stackmeter's rows run
+#                  against it too, as tool "stackmeter-c"
 #   PEER_SECONDS   run time of each sockperf/qperf test, which are timed (2)
 #   REPEAT         repetitions of the whole interleaved set (3)
 #   SERVER_CPU/CLIENT_CPU  taskset pinning of servers/clients (0/1)
@@ -33,6 +37,10 @@ ITERS=${ITERS:-20000}
 WARMUP=${WARMUP:-1000}
 BIG_ITERS=${BIG_ITERS:-2000}
 BIG_WARMUP=${BIG_WARMUP:-100}
+CRR_ITERS=${CRR_ITERS:-5000}
+CRR_WARMUP=${CRR_WARMUP:-200}
+C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
+[[ $C_RESPONDER == /* ]] || C_RESPONDER=$REPO_ROOT/$C_RESPONDER
 PEER_SECONDS=${PEER_SECONDS:-2}
 REPEAT=${REPEAT:-3}
 SERVER_CPU=${SERVER_CPU:-0}
@@ -163,10 +171,10 @@ PY
 build_floor() {
     local p cc=${CC:-cc}
     mkdir -p "$BIN"
-    for p in tcp udp; do
+    for p in tcp_pingpong udp_pingpong tcp_crr; do
         "$cc" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -D_POSIX_C_SOURCE=200809L \
-            -o "$BIN/${p}_pingpong" "$BENCH_DIR/floor/${p}_pingpong.c" ||
-            die "could not build bench/floor/${p}_pingpong.c with $cc"
+            -o "$BIN/$p" "$BENCH_DIR/floor/$p.c" ||
+            die "could not build bench/floor/$p.c with $cc"
     done
 }
 
@@ -181,6 +189,12 @@ floor_client() {
     if run_client "$out" "${cmd[@]}"; then
         local line
         line=$(head -n 1 "$out")
+        if [[ $line =~ count=([0-9]+).*conn_per_s=([0-9.]+) ]]; then
+            # crr: microseconds per connection, 1e6 / connections per second.
+            record "$RUN_NO" floor "$test" "us per connection (1/conn/s)" \
+                "$(awk -v r="${BASH_REMATCH[2]}" 'BEGIN { printf "%.3f", 1e6 / r }')" "${BASH_REMATCH[1]}" ""
+            return
+        fi
         if [[ $line =~ count=([0-9]+).*\ p50=([0-9.]+) ]]; then
             local n=${BASH_REMATCH[1]} p50=${BASH_REMATCH[2]} extra=
             if [[ $line =~ lost=([1-9][0-9]*) ]]; then extra="lost ${BASH_REMATCH[1]}"; fi
@@ -200,9 +214,18 @@ run_floor() {
     if start_server "$WORK/run$RUN_NO-floor-tcp.srv" t "$P_FLOOR" "${srv_t[@]}"; then
         floor_client tcp64 "$BIN/tcp_pingpong" 64 64 "$ITERS" "$WARMUP"
         floor_client tcp1M "$BIN/tcp_pingpong" 1 "$BIG" "$BIG_ITERS" "$BIG_WARMUP"
+        floor_client tcp1Mup "$BIN/tcp_pingpong" "$BIG" 1 "$BIG_ITERS" "$BIG_WARMUP"
         stop_server "$SERVER_PID"
     else
-        for t in tcp64 tcp1M; do record "$RUN_NO" floor "$t" p50 NA "" "server did not start"; done
+        for t in tcp64 tcp1M tcp1Mup; do record "$RUN_NO" floor "$t" p50 NA "" "server did not start"; done
+    fi
+    local srv_c=(taskset -c "$SERVER_CPU" "$BIN/tcp_crr" server "$P_FLOOR" "$HOST")
+    log_cmd "floor crr server" "${srv_c[@]}"
+    if start_server "$WORK/run$RUN_NO-floor-crr.srv" t "$P_FLOOR" "${srv_c[@]}"; then
+        floor_client crr64 "$BIN/tcp_crr" 64 64 "$CRR_ITERS" "$CRR_WARMUP"
+        stop_server "$SERVER_PID"
+    else
+        record "$RUN_NO" floor crr64 p50 NA "" "server did not start"
     fi
     if start_server "$WORK/run$RUN_NO-floor-udp.srv" u "$P_FLOOR" "${srv_u[@]}"; then
         floor_client udp64 "$BIN/udp_pingpong" 64 64 "$ITERS" "$WARMUP"
@@ -297,6 +320,9 @@ if doc.get("error"):
     print("error: %s" % str(doc["error"])[:160])
     sys.exit(1)
 res = doc.get("results") or []
+if res and res[0].get("cps"):
+    # crr: microseconds per connection, 1e6 / connections per second.
+    res[0]["rtt_us"] = {"p50": round(1e6 / res[0]["cps"], 3), "count": res[0].get("samples")}
 if not res or not isinstance(res[0].get("rtt_us"), dict) or res[0]["rtt_us"].get("p50") is None:
     print("no results[0].rtt_us.p50")
     sys.exit(1)
@@ -315,36 +341,54 @@ print("%s\t%s\t%s" % (rtt["p50"], rtt.get("count", r.get("samples", "")), "; ".j
 PY
 }
 
-sm_client() { # TEST ARGS...
-    local test=$1 out=$WORK/run$RUN_NO-stackmeter-$1.json res
-    shift
+sm_client() { # TOOL TEST ARGS...
+    local tool=$1 test=$2 out=$WORK/run$RUN_NO-$1-$2.json res stat=p50
+    shift 2
+    [[ $1 == crr ]] && stat="us per connection (1/conn/s)"
     local cmd=("$STACKMETER" "$@" --affinity "$CLIENT_CPU" --json)
-    log_cmd "stackmeter $test client" "${cmd[@]}"
+    log_cmd "$tool $test client" "${cmd[@]}"
     if run_client "$out" "${cmd[@]}" || [[ -s $out ]]; then
         if res=$(sm_extract "$out"); then
             local p50 n extra
             IFS=$'\t' read -r p50 n extra <<<"$res"
-            record "$RUN_NO" stackmeter "$test" p50 "$p50" "$n" "$extra"
+            record "$RUN_NO" "$tool" "$test" "$stat" "$p50" "$n" "$extra"
             return
         fi
-        record "$RUN_NO" stackmeter "$test" p50 NA "" "$res"
+        record "$RUN_NO" "$tool" "$test" "$stat" NA "" "$res"
         return
     fi
-    record "$RUN_NO" stackmeter "$test" p50 NA "" "$(first_error_line "$out")"
+    record "$RUN_NO" "$tool" "$test" "$stat" NA "" "$(first_error_line "$out")"
+}
+
+# The stackmeter client's rows against one responder (TOOL names it).
+sm_rows() { # TOOL TARGET
+    local tool=$1 target=$2
+    sm_client "$tool" tcp64 rr "$target" --sizes 64:64 --iterations "$ITERS" --warmup "$WARMUP"
+    sm_client "$tool" tcp1M rr "$target" --sizes 1:1M --iterations "$BIG_ITERS" --warmup "$BIG_WARMUP"
+    sm_client "$tool" tcp1Mup rr "$target" --sizes 1M:1 --iterations "$BIG_ITERS" --warmup "$BIG_WARMUP"
+    sm_client "$tool" udp64 ping "$target" --size 64 --count "$ITERS" --warmup "$WARMUP" --interval-us 0
+    sm_client "$tool" crr64 crr "$target" --size 64:64 --iterations "$CRR_ITERS" --warmup "$CRR_WARMUP"
 }
 
 run_stackmeter() {
     local t target=$HOST:$P_SM
     local srv=("$STACKMETER" serve --listen "$target" --affinity "$SERVER_CPU")
     log_cmd "stackmeter server" "${srv[@]}"
-    if ! start_server "$WORK/run$RUN_NO-stackmeter.srv" t "$P_SM" "${srv[@]}"; then
-        for t in tcp64 tcp1M udp64; do record "$RUN_NO" stackmeter "$t" p50 NA "" "server did not start"; done
-        return
+    if start_server "$WORK/run$RUN_NO-stackmeter.srv" t "$P_SM" "${srv[@]}"; then
+        sm_rows stackmeter "$target"
+        stop_server "$SERVER_PID"
+    else
+        for t in tcp64 tcp1M tcp1Mup udp64 crr64; do record "$RUN_NO" stackmeter "$t" p50 NA "" "server did not start"; done
     fi
-    sm_client tcp64 rr "$target" --sizes 64:64 --iterations "$ITERS" --warmup "$WARMUP"
-    sm_client tcp1M rr "$target" --sizes 1:1M --iterations "$BIG_ITERS" --warmup "$BIG_WARMUP"
-    sm_client udp64 ping "$target" --size 64 --count "$ITERS" --warmup "$WARMUP" --interval-us 0
-    stop_server "$SERVER_PID"
+    [[ -x $C_RESPONDER ]] || return 0
+    local srv_c=(taskset -c "$SERVER_CPU" "$C_RESPONDER" --listen "$target" --quiet)
+    log_cmd "stackmeter-c server" "${srv_c[@]}"
+    if start_server "$WORK/run$RUN_NO-stackmeter-c.srv" t "$P_SM" "${srv_c[@]}"; then
+        sm_rows stackmeter-c "$target"
+        stop_server "$SERVER_PID"
+    else
+        for t in tcp64 tcp1M tcp1Mup udp64 crr64; do record "$RUN_NO" stackmeter-c "$t" p50 NA "" "server did not start"; done
+    fi
 }
 
 # ------------------------------------------------------------ report
@@ -373,11 +417,16 @@ def median(key):
     vals = [v for v in runs.get(key, []) if v is not None]
     return statistics.median(vals) if vals else None
 
-TESTS = [("tcp64", "TCP 64:64"), ("tcp1M", "TCP 1:1M"), ("udp64", "UDP 64")]
-TOOLS = [("floor", {"tcp64": "tcp_pingpong", "tcp1M": "tcp_pingpong", "udp64": "udp_pingpong"}),
+TESTS = [("tcp64", "TCP 64:64"), ("tcp1M", "TCP 1:1M"), ("tcp1Mup", "TCP 1M:1"), ("udp64", "UDP 64"),
+         ("crr64", "TCP crr 64:64")]
+SM = {"tcp64": "rr --sizes 64:64", "tcp1M": "rr --sizes 1:1M", "tcp1Mup": "rr --sizes 1M:1",
+      "udp64": "ping --size 64", "crr64": "crr --size 64:64"}
+TOOLS = [("floor", {"tcp64": "tcp_pingpong", "tcp1M": "tcp_pingpong", "tcp1Mup": "tcp_pingpong",
+                    "udp64": "udp_pingpong", "crr64": "tcp_crr"}),
          ("sockperf", {"tcp64": "ping-pong --tcp", "udp64": "ping-pong"}),
          ("qperf", {"tcp64": "tcp_lat", "udp64": "udp_lat"}),
-         ("stackmeter", {"tcp64": "rr --sizes 64:64", "tcp1M": "rr --sizes 1:1M", "udp64": "ping --size 64"})]
+         ("stackmeter", {k: v + ", serve" for k, v in SM.items()}),
+         ("stackmeter-c", {k: v + ", C responder" for k, v in SM.items()})]
 
 def fmt(v):
     return "-" if v is None else "%.2f" % v
@@ -387,9 +436,10 @@ print("- host: %s, kernel %s, %s CPUs; server pinned to CPU %s, client to CPU %s
       % (env["R_CPU_MODEL"], env["R_KERNEL"], env["R_NCPU"], env["SERVER_CPU"], env["CLIENT_CPU"]))
 print("- REPEAT=%s: the whole set ran %s time(s), interleaved (floor, sockperf, qperf, stackmeter, "
       "then again); each figure is the **median of the per-run values**" % (env["REPEAT"], env["REPEAT"]))
-print("- iterations: %s (+%s warm-up) for 64-byte tests, %s (+%s) for 1:1M; "
-      "sockperf/qperf are timed runs of %s s each"
-      % (env["ITERS"], env["WARMUP"], env["BIG_ITERS"], env["BIG_WARMUP"], env["PEER_SECONDS"]))
+print("- iterations: %s (+%s warm-up) for 64-byte tests, %s (+%s) for 1:1M and 1M:1, %s (+%s) connections "
+      "for crr; sockperf/qperf are timed runs of %s s each"
+      % (env["ITERS"], env["WARMUP"], env["BIG_ITERS"], env["BIG_WARMUP"], env["CRR_ITERS"], env["CRR_WARMUP"],
+         env["PEER_SECONDS"]))
 print("- all figures are full round trips (RTT) in microseconds; see notes for sockperf/qperf")
 print("- stackmeter: %s\n" % env["R_SM_STATUS"])
 
@@ -423,10 +473,18 @@ def target(desc, tool_key, ref_key, limit):
 print("\n### Targets (p50 RTT, medians of runs)\n")
 print("| target | stackmeter us | reference us | ratio | limit | result |")
 print("|---|---:|---:|---:|---:|---|")
-print(target("rr 64:64 within 10% of floor TCP 64:64", ("stackmeter", "tcp64"), ("floor", "tcp64"), 1.10))
-print(target("rr 64:64 no higher than sockperf TCP 64 (full RTT)", ("stackmeter", "tcp64"), ("sockperf", "tcp64"), 1.00))
-print(target("ping 64 within 15% of floor UDP 64", ("stackmeter", "udp64"), ("floor", "udp64"), 1.15))
-print(target("rr 1:1M within 10% of floor TCP 1:1M", ("stackmeter", "tcp1M"), ("floor", "tcp1M"), 1.10))
+for tool, who in (("stackmeter", "serve"), ("stackmeter-c", "C responder")):
+    print(target("rr 64:64 (%s) within 5%% of floor TCP 64:64" % who, (tool, "tcp64"), ("floor", "tcp64"), 1.05))
+    print(target("rr 1:1M (%s) within 5%% of floor TCP 1:1M" % who, (tool, "tcp1M"), ("floor", "tcp1M"), 1.05))
+    print(target("rr 1M:1 (%s) within 5%% of floor TCP 1M:1" % who, (tool, "tcp1Mup"), ("floor", "tcp1Mup"), 1.05))
+    print(target("ping 64 (%s) within 5%% of floor UDP 64" % who, (tool, "udp64"), ("floor", "udp64"), 1.05))
+    print(target("crr 64:64 (%s) at least 0.9x floor connections/s" % who, (tool, "crr64"), ("floor", "crr64"),
+                 1 / 0.9))
+print(target("rr 64:64 (serve) no higher than sockperf TCP 64 (full RTT)", ("stackmeter", "tcp64"),
+             ("sockperf", "tcp64"), 1.00))
+for test, label in TESTS:
+    print(target("%s: serve no slower than the C responder" % label, ("stackmeter", test), ("stackmeter-c", test),
+                 1.00))
 
 print("\n### Notes\n")
 if env["R_SOCKPERF_FULL"] == "1":
@@ -436,7 +494,11 @@ else:
     print("- sockperf: this version has no `--full-rtt`; its half-RTT \"latency\" percentiles were doubled.")
 print("- qperf: reports \"latency\" = mean of half the round trip (run time / messages / 2) and no "
       "percentiles; the figure shown is that value x2, a **mean**, not a p50 (a tail pulls it up).")
-print("- floor: bench/floor/{tcp,udp}_pingpong.c, blocking send/recv, TCP_NODELAY, nearest-rank p50.")
+print("- floor: bench/floor/{tcp,udp}_pingpong.c, blocking send/recv, TCP_NODELAY, nearest-rank p50; "
+      "bench/floor/tcp_crr.c for crr, whose figure (as stackmeter's) is 1e6 / connections per second, "
+      "so a lower figure is more connections per second.")
+print("- serve vs C responder rows are single medians here; `stackmeter suite` with both as targets "
+      "gives verdicts with intervals (bench/README.md).")
 for key in sorted(runs):
     vals = [v for v in runs[key] if v is not None]
     if len(vals) >= 2 and min(vals) > 0 and max(vals) / min(vals) > 1.25:
@@ -463,7 +525,8 @@ main() {
     trap 'exit 143' TERM
 
     local v
-    for v in ITERS WARMUP BIG_ITERS BIG_WARMUP PEER_SECONDS REPEAT SERVER_CPU CLIENT_CPU PORT_BASE CLIENT_TIMEOUT; do
+    for v in ITERS WARMUP BIG_ITERS BIG_WARMUP CRR_ITERS CRR_WARMUP PEER_SECONDS REPEAT SERVER_CPU CLIENT_CPU PORT_BASE \
+        CLIENT_TIMEOUT; do
         [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer, got '${!v}'"
     done
     ((ITERS > 0 && BIG_ITERS > 0 && REPEAT > 0 && PEER_SECONDS > 0)) || die "ITERS, BIG_ITERS, REPEAT, PEER_SECONDS must be > 0"
@@ -482,6 +545,10 @@ main() {
 
     install_peers
     build_floor
+    if [[ ! -x $C_RESPONDER && $C_RESPONDER == "$REPO_ROOT/c-responder/stackmeter-responder" ]]; then
+        make -s -C "$REPO_ROOT/c-responder" all >"$WORK/make-c.log" 2>&1 ||
+            note "could not build the C responder (see $WORK/make-c.log): its rows are skipped"
+    fi
     local have_sockperf=0 have_qperf=0 have_sm=0
     command -v sockperf >/dev/null && have_sockperf=1
     command -v qperf >/dev/null && have_qperf=1
@@ -522,7 +589,8 @@ main() {
         R_KERNEL="$(uname -sr)" R_NCPU="$(nproc)" \
         R_CPU_MODEL="$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -n 1)" \
         SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU REPEAT=$REPEAT ITERS=$ITERS WARMUP=$WARMUP \
-        BIG_ITERS=$BIG_ITERS BIG_WARMUP=$BIG_WARMUP PEER_SECONDS=$PEER_SECONDS \
+        BIG_ITERS=$BIG_ITERS BIG_WARMUP=$BIG_WARMUP CRR_ITERS=$CRR_ITERS CRR_WARMUP=$CRR_WARMUP \
+        PEER_SECONDS=$PEER_SECONDS \
         report
 }
 

@@ -35,6 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.nobjects = (size & 2) ? 0 : 3;
     cfg.object_size[0] = 4096;
     cfg.object_size[1] = cfg.object_size[2] = 100;
+    if (size & 4) { /* the operator's limits: one test per tag, 1 s, 1 Mbit/s */
+        cfg.max_test_s = 1;
+        cfg.max_tests_per_client = 1;
+        cfg.max_rate_bps = 1000000;
+    }
     smr_init(&smr_fz, &cfg);
     if (size == 0) return 0;
     /* First byte: how much of the input is a datagram. */
@@ -59,6 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         smr_fz_drain(d, now);
         now += 100000000u;
         smr_tick(&smr_fz, now);
+        if (smr_conn_deadline(c) <= now) smr_conn_timeout(&smr_fz, c, now);
+        if (smr_conn_deadline(d) <= now) smr_conn_timeout(&smr_fz, d, now);
         if (smr_conn_flags(c) & SMR_F_CLOSE) break;
         off += step;
     }

@@ -126,6 +126,18 @@ static void smr_log(struct smr_ctx *x, const struct smr_conn *c, const char *wha
 
 static int smr_counted(const struct smr_conn *c) { return c->phase != PH_FREE && c->phase != PH_LINGER; }
 
+uint32_t smr_client_count(const struct smr_ctx *x, uint32_t client, int waiting) {
+    uint32_t i, n = 0;
+    for (i = 0; i < x->hi; i++) {
+        const struct smr_conn *d = &x->conns[i];
+        if (d->client != client || !smr_counted(d)) continue;
+        if (waiting ? d->phase == PH_HEADER || d->phase == PH_AUTH
+                    : d->mode && d->mode != M_SINK && d->mode != M_SOURCE)
+            n++;
+    }
+    return n;
+}
+
 /* The lingering close after a refusal (or a bad object request): the record
  * queued in c->out goes, then a half-close; the client's bytes are drained
  * for a while so no reset destroys the record. */
@@ -245,7 +257,7 @@ static void smr_too_large(struct smr_ctx *x, struct smr_conn *c, const char *wha
 }
 
 static void smr_start_control(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
-    size_t i;
+    size_t i, n;
     struct smr_test *t = NULL;
     for (i = 0; i < SMR_MAX_TESTS && !t; i++)
         if (x->tests[i].id == 0 && x->tests[i].open == 0) t = &x->tests[i];
@@ -266,10 +278,15 @@ static void smr_start_control(struct smr_ctx *x, struct smr_conn *c, uint64_t no
     c->test_ix = (uint8_t)(t - x->tests);
     c->phase = PH_CONTROL;
     smr_emit_status_ok(c);
+    /* The Welcome: 24 bytes with the operator's limits, else 8 (8.1). */
+    n = (x->cfg.max_test_s | x->cfg.max_tests_per_client | x->cfg.max_rate_bps) ? 24 : 8;
     put16(c->out + 8, T_WELCOME);
-    put16(c->out + 10, 8);
+    put16(c->out + 10, n);
     put32(c->out + 12, t->id);
-    c->out_len = 16;
+    put32(c->out + 16, x->cfg.max_test_s);
+    put32(c->out + 20, x->cfg.max_tests_per_client);
+    put64(c->out + 24, x->cfg.max_rate_bps);
+    c->out_len = (uint16_t)(8 + n);
 }
 
 static void smr_start_data(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
@@ -526,8 +543,14 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
         return;
     }
     if (smr_challenge(x, c, now)) return;
+    if (x->cfg.max_tests_per_client && mode != M_SINK && mode != M_SOURCE &&
+        smr_client_count(x, c->client, 0) >= x->cfg.max_tests_per_client) {
+        smr_refuse(x, c, SMR_LIMIT, "limit: the most tests at once from one address; wait for one to end", now);
+        return;
+    }
     c->mode = mode;
     c->deadline = now + x->cfg.idle_timeout_ns;
+    if (x->cfg.max_test_s) c->ends_by = now + (x->cfg.max_test_s + 5ull) * 1000000000u;
     if ((mode == M_RR || mode == M_CRR) && c->req_size > x->cfg.max_msg)
         smr_too_large(x, c, "request", c->req_size, now);
     else if ((mode == M_RR || mode == M_CRR || mode == M_SOURCE) && c->resp_size > x->cfg.max_msg)
@@ -783,6 +806,15 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
     return done;
 }
 
+/* With a highest rate, when test t's sources may write again, if that is
+ * after x->now: its bytes so far at the rate since the Welcome (5.1). */
+static uint64_t smr_paced(const struct smr_ctx *x, const struct smr_test *t) {
+    uint64_t r = x->cfg.max_rate_bps, b = t->tcp_tx * 8, due;
+    if (!r) return 0;
+    due = t->start_ns + b / r * 1000000000u + b % r * 1000000000u / r;
+    return due > x->now ? due : 0;
+}
+
 /* The body piece due after any queued record: payload from smr_payload,
  * or object bytes generated into x->gen. */
 static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
@@ -792,7 +824,7 @@ static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p)
         /* A source writes from its test's first Snapshot on: the client's
          * first mark is that Snapshot, so no byte predates the window. */
         const struct smr_test *t = smr_conn_test(x, c);
-        if (!t || !t->started) return 0;
+        if (!t || !t->started || smr_paced(x, t)) return 0;
         return c->resp_size < SMR_TX_CHUNK ? c->resp_size : SMR_TX_CHUNK;
     }
     return (size_t)(c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK);
@@ -835,7 +867,7 @@ int smr_conn_has_output(const struct smr_ctx *x, const struct smr_conn *c) {
     const struct smr_test *t = &x->tests[c->test_ix];
     if (c->flags & SMR_F_CLOSE) return 0;
     if (c->out_off < c->out_len || c->tx_left || (c->phase == PH_RR && c->pending)) return 1;
-    return c->phase == PH_SOURCE && c->test_id && t->id == c->test_id && t->started;
+    return c->phase == PH_SOURCE && c->test_id && t->id == c->test_id && t->started && !smr_paced(x, t);
 }
 
 size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, size_t *n) {
@@ -848,6 +880,7 @@ size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, si
 
 void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now) {
     size_t o = (size_t)(c->out_len - c->out_off);
+    x->now = now;
     if (n && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
     if (o) {
         o = n < o ? n : o;
@@ -924,10 +957,21 @@ void smr_conn_free(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     while (x->hi && x->conns[x->hi - 1].phase == PH_FREE) x->hi--;
 }
 
-uint64_t smr_conn_deadline(const struct smr_conn *c) { return c->deadline; }
+uint64_t smr_conn_deadline(const struct smr_conn *c) {
+    return c->ends_by && c->ends_by < c->deadline ? c->ends_by : c->deadline;
+}
 
 void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
-    if (c->phase == PH_HEADER)
+    if (c->ends_by && now >= c->ends_by) {
+        /* The longest test has passed: a source stops as after Stop (its
+         * client reads to the FIN), any other session is aborted. */
+        struct smr_test *t = smr_conn_test(x, c);
+        c->ends_by = 0;
+        if (c->phase == PH_SOURCE && t)
+            smr_stop_sources(x, t);
+        else if (c->phase != PH_LINGER && c->phase != PH_DRAIN)
+            smr_abort(x, c, "the longest test the responder allows has passed");
+    } else if (c->phase == PH_HEADER)
         smr_refuse(x, c, SMR_HEADER_TIMEOUT, "session header not complete in time", now);
     else if (c->phase == PH_AUTH)
         smr_refuse(x, c, SMR_AUTH, "failed: no proof within the header timeout", now);
@@ -939,6 +983,7 @@ void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
 
 void smr_tick(struct smr_ctx *x, uint64_t now) {
     size_t i;
+    x->now = now;
     for (i = 0; i < SMR_MAX_TESTS; i++)
         if (x->tests[i].id) smr_final_if_drained(x, &x->tests[i], now);
 }
@@ -946,10 +991,14 @@ void smr_tick(struct smr_ctx *x, uint64_t now) {
 uint64_t smr_next_deadline(const struct smr_ctx *x) {
     uint64_t d = (uint64_t)-1;
     size_t i;
-    for (i = 0; i < SMR_MAX_TESTS; i++)
-        if (x->tests[i].id && x->tests[i].awaiting && smr_final_at(&x->tests[i]) < d) d = smr_final_at(&x->tests[i]);
+    for (i = 0; i < SMR_MAX_TESTS; i++) {
+        const struct smr_test *t = &x->tests[i];
+        uint64_t p = t->id && t->started ? smr_paced(x, t) : 0;
+        if (t->id && t->awaiting && smr_final_at(t) < d) d = smr_final_at(t);
+        if (p && p < d) d = p;
+    }
     for (i = 0; i < x->hi; i++)
-        if (x->conns[i].phase != PH_FREE && x->conns[i].deadline < d) d = x->conns[i].deadline;
+        if (x->conns[i].phase != PH_FREE && smr_conn_deadline(&x->conns[i]) < d) d = smr_conn_deadline(&x->conns[i]);
     return d;
 }
 

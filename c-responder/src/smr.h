@@ -144,6 +144,14 @@ struct smr_config {
     uint64_t idle_timeout_ns;   /* no progress for this long: abort */
     uint32_t nobjects;          /* 0: object mode off (mode 16 is UnknownMode) */
     uint32_t object_size[SMR_MAX_OBJECTS]; /* object i: pattern seed i */
+    /* An operator's limits (docs/protocol.md 5.1), 0 for none; advertised
+     * in the Welcome. Longest test: a session ends max_test_s + 5 s after
+     * it was accepted (sources stop as after Stop, others are aborted).
+     * Tests at once per client address: counted over smr_conn.client.
+     * Highest rate: a test's sources together, bit/s (at most 10^10). */
+    uint32_t max_test_s;
+    uint32_t max_tests_per_client;
+    uint64_t max_rate_bps;
 #ifndef SMR_NO_AUTH
     uint8_t key[64]; /* the secret as HMAC keys with it (smr_auth_key) */
     uint8_t key_len; /* 0: no secret, every client is served */
@@ -164,12 +172,14 @@ struct smr_peer {
 struct smr_conn {
     uint64_t tx_left;  /* body bytes of the current response not yet sent */
     uint64_t deadline; /* ns: header, idle or linger deadline */
+    uint64_t ends_by;  /* ns: the longest test's end (0: none) */
     uint32_t req_size; /* rr/crr request size; sink/source: test id */
     uint32_t resp_size;
     uint32_t req_got; /* bytes of the current request (or linger count) */
     uint32_t pending; /* complete requests not yet answered (rr) */
     uint32_t test_id;
     uint32_t served; /* stamped rr: responses completely sent */
+    uint32_t client; /* set by the backend: its client address, as a tag */
     uint16_t hdr_len, hdr_got;
     uint16_t out_len, out_off;
     uint16_t in_got, in_need; /* control record being assembled */
@@ -213,6 +223,7 @@ struct smr_ctx {
     uint32_t active;    /* sessions counted against max_sessions */
     uint32_t next_test; /* last test id given */
     uint32_t hi;        /* 1 + highest connection slot in use */
+    uint64_t now;       /* the latest time the backend gave (pacing) */
     void *user;
     /* Optional hooks (NULL: not available). Return 1 when valid. */
     int (*cpu)(void *user, uint64_t *user_ns, uint64_t *sys_ns);
@@ -254,6 +265,10 @@ struct smr_conn *smr_conn_open(struct smr_ctx *x, uint64_t now);
 void smr_conn_start(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
 /* Index of a connection in the pool (for a backend's parallel arrays). */
 size_t smr_conn_index(const struct smr_ctx *x, const struct smr_conn *c);
+/* Connections of client tag `client` (smr_conn.client): still sending
+ * their header (waiting != 0), or running a test (any session past its
+ * header but a throughput test's data sessions). */
+uint32_t smr_client_count(const struct smr_ctx *x, uint32_t client, int waiting);
 
 /* How many bytes the engine wants read now (0: none; SMR_RX_ANY: any).
  * A backend that reads at most this never has to keep bytes back. */

@@ -40,6 +40,12 @@
 #include <linux/net_tstamp.h>
 #define SMR_TS 1 /* kernel timestamps: stamp blocks (docs/protocol.md 4.3) */
 #endif
+/* The real-time knobs (--priority, --mlock, --busy-poll), Linux only and
+ * left out by -DSMR_NO_KNOBS (an RTOS sets its task's priority where the
+ * firmware creates the task). */
+#if defined(__linux__) && !defined(SMR_NO_KNOBS)
+#define SMR_KNOBS 1
+#endif
 
 #ifndef SMR_SOCK
 #define SMR_SOCK(name) name /* plain libc socket calls */
@@ -54,6 +60,12 @@
 #define SMR_RX_BUF 65536
 #endif
 #define SMR_NCONN (SMR_MAX_CONNS + SMR_SPARE_CONNS)
+#ifndef SMR_MAX_ALLOW
+#define SMR_MAX_ALLOW 8
+#endif
+#ifndef SMR_BUCKETS
+#define SMR_BUCKETS 64
+#endif
 #ifndef SMR_VERSION
 #define SMR_VERSION "unknown" /* the Makefile passes the workspace's version */
 #endif
@@ -80,6 +92,18 @@ static struct smr_posix {
     struct pollfd pfd[2 * SMR_MAX_LISTEN + SMR_NCONN];
     short pix[SMR_NCONN]; /* conn -> pfd index, -1 when not polled */
     uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
+    /* The operator's limits the backend keeps (docs/protocol.md 5.1):
+     * --max-idle-per-client, --max-connects-per-second and its token
+     * buckets (the least recently used address forgotten first), --allow. */
+    uint32_t max_idle, max_cps;
+    int nallow;
+    struct smr_net {
+        uint8_t len, bits, a[16];
+    } allow[SMR_MAX_ALLOW];
+    struct smr_bucket {
+        uint32_t client;
+        uint64_t last, micro;
+    } bucket[SMR_BUCKETS];
 #ifdef SMR_TS
     /* Per connection: timestamps on, the last read's kernel receive stamp
      * and the wall clock after it, the latest response send stamp known. */
@@ -222,13 +246,9 @@ static void smr_ts_tcp(struct smr_conn *c, int fd) {
 
 static void smr_fmt_addr(const union smr_addr *a, char *out, size_t cap) {
     char ip[INET6_ADDRSTRLEN];
-    if (a->sa.sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &a->v6.sin6_addr, ip, sizeof ip);
-        snprintf(out, cap, "[%s]:%u", ip, (unsigned)ntohs(a->v6.sin6_port));
-    } else {
-        inet_ntop(AF_INET, &a->v4.sin_addr, ip, sizeof ip);
-        snprintf(out, cap, "%s:%u", ip, (unsigned)ntohs(a->v4.sin_port));
-    }
+    int v6 = a->sa.sa_family == AF_INET6;
+    inet_ntop(a->sa.sa_family, v6 ? (const void *)&a->v6.sin6_addr : (const void *)&a->v4.sin_addr, ip, sizeof ip);
+    snprintf(out, cap, v6 ? "[%s]:%u" : "%s:%u", ip, (unsigned)ntohs(v6 ? a->v6.sin6_port : a->v4.sin_port));
 }
 
 /* The start of every event line: "NAME: 2026-11-23T00:40:01.123Z LEVEL: ",
@@ -246,13 +266,12 @@ static void smr_stamp(const char *level) {
 static void smr_logline(void *user, const struct smr_conn *c, const char *what, const char *detail) {
     struct smr_posix *g = user;
     char a[64];
+    int ab;
     if (g->quiet) return;
     smr_fmt_addr(&g->peer[smr_conn_index(&g->x, c)], a, sizeof a);
     smr_stamp("warn");
-    if (strcmp(what, "aborted") == 0)
-        fprintf(stderr, "%s: session ended: %s\n", a, detail);
-    else
-        fprintf(stderr, "refused %s: %s: %s\n", a, what, detail);
+    ab = strcmp(what, "aborted") == 0;
+    fprintf(stderr, ab ? "%s: session ended%s: %s\n" : "refused %s: %s: %s\n", a, ab ? "" : what, detail);
 }
 
 static int smr_cpu(void *user, uint64_t *u, uint64_t *s) {
@@ -323,7 +342,7 @@ static int smr_socket(union smr_addr *a, int type) {
     if (fd < 0) return -1;
     if (type == SOCK_STREAM) SMR_SOCK(setsockopt)(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (a->sa.sa_family == AF_INET6) SMR_SOCK(setsockopt)(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-#if defined(__linux__) && !defined(SMR_LWIP)
+#if defined(SMR_KNOBS) && !defined(SMR_LWIP)
     /* Accepted sockets inherit it from the listener. */
     if (smr_g.busy_poll &&
         SMR_SOCK(setsockopt)(fd, SOL_SOCKET, SO_BUSY_POLL, &smr_g.busy_poll, sizeof smr_g.busy_poll) != 0)
@@ -366,20 +385,21 @@ static int smr_bind_pair(int i) {
     return -1;
 }
 
-static unsigned long smr_num(const char *flag, const char *v, unsigned long max) {
+/* A number with an optional K, M or G of k (1024 for sizes, 1000 for rates). */
+static unsigned long smr_num(const char *flag, const char *v, unsigned long max, unsigned long k) {
     char *end;
-    unsigned long n;
+    unsigned long n, m = 1;
     if (!v) smr_die("missing value for ", flag);
     n = strtoul(v, &end, 10);
-    if (*end == 'K' || *end == 'M') {
-        n <<= *end == 'K' ? 10 : 20;
+    if (*end == 'K' || *end == 'M' || *end == 'G') {
+        m = *end == 'K' ? k : *end == 'M' ? k * k : k * k * k;
         end++;
     }
-    if (end == v || *end || n > max) {
+    if (end == v || *end || n > max / m) {
         fprintf(stderr, SMR_NAME ": error: %s: bad value '%s' (at most %lu)\n", flag, v, max);
         exit(2);
     }
-    return n;
+    return n * m;
 }
 
 /* One item of a size list, as the Rust CLI reads it: digits, then no unit
@@ -435,7 +455,9 @@ static void smr_usage(void) {
     printf("usage: " SMR_NAME " [--listen ADDR:PORT]... [--max-sessions N] [--max-msg SIZE]\n"
            "       [--header-timeout-ms MS] [--idle-timeout-ms MS] [--objects SIZES | --no-objects]\n"
            "       [--affinity CPU] [--priority fifo:N|rr:N|nice:N] [--mlock] [--busy-poll US]\n"
-           "       [--secret-file FILE] [--quiet] [--version]\n"
+           "       [--secret-file FILE] [--max-test-seconds S] [--max-source-rate BITS/S]\n"
+           "       [--max-tests-per-client N] [--max-idle-per-client N] [--max-connects-per-second N]\n"
+           "       [--allow CIDR]... [--quiet] [--version]\n"
            "stackmeter protocol v1 responder (TCP and UDP on each address; default 0.0.0.0:24680)\n"
            "--objects: synthetic objects for object mode, K = 1024 (default 4K,64K,1M,8800K)\n");
     exit(0);
@@ -455,35 +477,111 @@ static void smr_pin(unsigned long cpu) {
 
 /* Real-time knobs (seed 004: nice -n -20, chrt --rr 99), Linux only:
  * --priority fifo:N|rr:N|nice:N for the one thread, --mlock. */
+#if defined(SMR_KNOBS)
+/* smr_priority indexes its names by policy number. */
+typedef char smr_check_sched[SCHED_OTHER == 0 && SCHED_FIFO == 1 && SCHED_RR == 2 ? 1 : -1];
+#endif
+
 static void smr_priority(const char *v) {
-#if defined(__linux__)
+#if defined(SMR_KNOBS)
+    /* Indexed by policy: SCHED_OTHER (0, with nice), SCHED_FIFO (1), SCHED_RR (2). */
+    static const char *const pols[] = {"nice", "fifo", "rr"};
     struct sched_param p;
-    const char *n = v ? strchr(v, ':') : NULL;
-    char *end;
-    long k = n ? strtol(n + 1, &end, 10) : 0;
-    int pol = !n ? -1 : !strncmp(v, "fifo:", 5) ? SCHED_FIFO : !strncmp(v, "rr:", 3) ? SCHED_RR
-            : !strncmp(v, "nice:", 5) ? SCHED_OTHER : -1;
-    if (pol < 0 || *end || n[1] == 0 || (pol == SCHED_OTHER ? k < -20 || k > 19 : k < 1 || k > 99))
+    char name[5];
+    int k = 0, used = 0, pol = 3;
+    if (v && sscanf(v, "%4[a-z]:%3d%n", name, &k, &used) == 2 && !v[used])
+        for (pol = 0; pol < 3 && strcmp(name, pols[pol]) != 0; pol++)
+            ;
+    if (pol == 3 || (pol ? k < 1 || k > 99 : k < -20 || k > 19))
         smr_die("--priority wants fifo:N or rr:N (N 1..99), or nice:N (N -20..19), got ", v ? v : "nothing");
     memset(&p, 0, sizeof p);
-    p.sched_priority = pol == SCHED_OTHER ? 0 : (int)k;
-    if (sched_setscheduler(0, pol, &p) != 0 || (pol == SCHED_OTHER && setpriority(PRIO_PROCESS, 0, (int)k) != 0))
+    p.sched_priority = pol ? k : 0;
+    if (sched_setscheduler(0, pol, &p) != 0 || (!pol && setpriority(PRIO_PROCESS, 0, k) != 0))
         smr_die("--priority: not permitted (run as root, or give the process CAP_SYS_NICE or an RLIMIT_RTPRIO / "
                 "RLIMIT_NICE that allows it): ", v);
 #else
     (void)v;
-    smr_die("--priority is only supported on Linux", NULL);
+    smr_die("--priority is only in Linux builds with the knobs (not -DSMR_NO_KNOBS)", NULL);
 #endif
 }
 
 static void smr_mlock(void) {
-#if defined(__linux__)
+#if defined(SMR_KNOBS)
     if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
         smr_die("--mlock: cannot lock this process's memory (run as root, or raise RLIMIT_MEMLOCK with ulimit -l)",
                 NULL);
 #else
-    smr_die("--mlock is only supported on Linux", NULL);
+    smr_die("--mlock is only in Linux builds with the knobs (not -DSMR_NO_KNOBS)", NULL);
 #endif
+}
+
+/* The bytes of a's address (4 or 16): for networks and client tags. */
+static const uint8_t *smr_abytes(const union smr_addr *a, size_t *n) {
+    *n = a->sa.sa_family == AF_INET6 ? 16 : 4;
+    return *n == 16 ? a->v6.sin6_addr.s6_addr : (const uint8_t *)&a->v4.sin_addr;
+}
+
+/* A client address as the engine's tag (smr_conn.client): FNV-1a of its
+ * bytes. Two addresses with one tag share their per-address limits. */
+static uint32_t smr_tag(const union smr_addr *a) {
+    size_t n, i;
+    const uint8_t *b = smr_abytes(a, &n);
+    uint32_t h = 2166136261u;
+    for (i = 0; i < n; i++) h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+/* --allow: "10.0.0.0/8", "fd00::/8" or an address; at most SMR_MAX_ALLOW. */
+static void smr_allow(const char *v) {
+    char host[INET6_ADDRSTRLEN];
+    struct smr_net *w = &smr_g.allow[smr_g.nallow];
+    const char *slash = v ? strchr(v, '/') : NULL;
+    size_t hl = !v ? 0 : slash ? (size_t)(slash - v) : strlen(v);
+    if (hl >= sizeof host || smr_g.nallow == SMR_MAX_ALLOW) hl = 0;
+    memcpy(host, v ? v : "", hl);
+    host[hl] = 0;
+    w->len = 4;
+    if (inet_pton(AF_INET, host, w->a) != 1 && (w->len = 16, inet_pton(AF_INET6, host, w->a) != 1))
+        smr_die("--allow wants a network such as 10.0.0.0/8 or fd00::/8, or an address (at most 8), got ",
+                v ? v : "nothing");
+    w->bits = (uint8_t)(slash ? smr_num("--allow", slash + 1, w->len * 8u, 1000) : w->len * 8u);
+    smr_g.nallow++;
+}
+
+/* Whether a client at a may use the responder (no --allow: everyone). */
+static int smr_allowed(const union smr_addr *a) {
+    size_t n, i;
+    const uint8_t *b = smr_abytes(a, &n);
+    int k;
+    for (k = 0; k < smr_g.nallow; k++) {
+        const struct smr_net *w = &smr_g.allow[k];
+        unsigned bits = w->bits;
+        if (w->len != n) continue;
+        for (i = 0; bits >= 8 && b[i] == w->a[i]; i++) bits -= 8;
+        if (!bits || (bits < 8 && !((b[i] ^ w->a[i]) & (0xff00u >> bits) & 0xffu))) return 1;
+    }
+    return !smr_g.nallow;
+}
+
+/* --max-connects-per-second N: a bucket of N tokens per address, refilled
+ * at N per second (in micro-tokens); a connection takes one or is closed.
+ * The buckets are a table indexed by the address's tag: an address that
+ * lands on another's slot starts it again, full. */
+static int smr_connect_ok(uint32_t tag, uint64_t now) {
+    uint64_t cap = (uint64_t)smr_g.max_cps * 1000000u;
+    struct smr_bucket *b = &smr_g.bucket[tag % SMR_BUCKETS];
+    if (!smr_g.max_cps) return 1;
+    if (!b->last || b->client != tag) {
+        b->client = tag;
+        b->micro = cap;
+        b->last = now;
+    }
+    b->micro += (now - b->last) / 1000u * smr_g.max_cps;
+    if (b->micro > cap) b->micro = cap;
+    b->last = now;
+    if (b->micro < 1000000u) return 0;
+    b->micro -= 1000000u;
+    return 1;
 }
 
 #ifndef SMR_NO_AUTH
@@ -495,8 +593,8 @@ static void smr_secret(const char *path, struct smr_config *cfg) {
     ssize_t n;
     int fd = path ? open(path, O_RDONLY) : -1;
     if (fd < 0) smr_die("--secret-file: cannot open ", path ? path : "nothing");
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) smr_die("secret file is not a regular file: ", path);
-    if (st.st_mode & 077) smr_die("secret file lets others read or write it (chmod 600): ", path);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077))
+        smr_die("secret file is not a regular file only its owner may read or write (chmod 600): ", path);
     n = read(fd, b, sizeof b);
     close(fd);
     while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == '\r')) n--;
@@ -517,8 +615,27 @@ static size_t smr_peer_key(const union smr_addr *a, uint8_t *k) {
 }
 #endif
 
+/* The numeric flags, their largest values and their multiplier bases
+ * (K/M/G: 1024 for sizes and counts, 1000 from --max-test-seconds on). */
+static const char *const smr_numflag[] = {"--max-sessions", "--max-msg", "--header-timeout-ms",
+                                          "--idle-timeout-ms", "--affinity", "--busy-poll",
+                                          "--max-test-seconds", "--max-source-rate", "--max-tests-per-client",
+                                          "--max-idle-per-client", "--max-connects-per-second"};
+#define SMR_NNUM (sizeof smr_numflag / sizeof smr_numflag[0])
+
 static void smr_args(int argc, char **argv, struct smr_config *cfg) {
+    static const unsigned long max[SMR_NNUM] = {SMR_MAX_CONNS, 0xffffffffu, 86400000u, 86400000u, 1023, 1000000u,
+                                         31536000u, sizeof(long) > 4 ? 10000000000ull : 0xffffffffu,
+                                         SMR_MAX_CONNS, SMR_MAX_CONNS, 1000000u};
+    unsigned long n[SMR_NNUM];
+    size_t k;
     int i;
+    n[0] = cfg->max_sessions;
+    n[1] = cfg->max_msg;
+    n[2] = (unsigned long)(cfg->header_timeout_ns / 1000000u);
+    n[3] = (unsigned long)(cfg->idle_timeout_ns / 1000000u);
+    n[4] = (unsigned long)-1;
+    for (k = 5; k < SMR_NNUM; k++) n[k] = 0;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) smr_usage();
@@ -539,26 +656,20 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             continue;
         }
         i++;
-        if (strcmp(f, "--listen") == 0) {
+        for (k = 0; k < SMR_NNUM && strcmp(f, smr_numflag[k]) != 0; k++)
+            ;
+        if (k < SMR_NNUM) {
+            n[k] = smr_num(f, v, max[k], k < 6 ? 1024 : 1000);
+        } else if (strcmp(f, "--listen") == 0) {
             if (!v || smr_g.nlisten == SMR_MAX_LISTEN || smr_parse_addr(v, &smr_g.listen[smr_g.nlisten]) != 0)
                 smr_die("--listen wants ADDR:PORT (e.g. 127.0.0.1:24680 or [::1]:24680), got ", v ? v : "nothing");
             smr_g.nlisten++;
-        } else if (strcmp(f, "--max-sessions") == 0) {
-            cfg->max_sessions = (uint32_t)smr_num(f, v, SMR_MAX_CONNS);
-        } else if (strcmp(f, "--max-msg") == 0) {
-            cfg->max_msg = (uint32_t)smr_num(f, v, 0xffffffffu);
-        } else if (strcmp(f, "--header-timeout-ms") == 0) {
-            cfg->header_timeout_ns = (uint64_t)smr_num(f, v, 86400000u) * 1000000u;
-        } else if (strcmp(f, "--idle-timeout-ms") == 0) {
-            cfg->idle_timeout_ns = (uint64_t)smr_num(f, v, 86400000u) * 1000000u;
         } else if (strcmp(f, "--objects") == 0) {
             smr_objects(v, cfg);
-        } else if (strcmp(f, "--affinity") == 0) {
-            smr_pin(smr_num(f, v, 1023));
         } else if (strcmp(f, "--priority") == 0) {
             smr_priority(v);
-        } else if (strcmp(f, "--busy-poll") == 0) {
-            smr_g.busy_poll = (int)smr_num(f, v, 1000000u);
+        } else if (strcmp(f, "--allow") == 0) {
+            smr_allow(v);
 #ifndef SMR_NO_AUTH
         } else if (strcmp(f, "--secret-file") == 0) {
             smr_secret(v, cfg);
@@ -567,8 +678,21 @@ static void smr_args(int argc, char **argv, struct smr_config *cfg) {
             smr_die("unknown flag ", f);
         }
     }
+    cfg->max_sessions = (uint32_t)n[0];
+    cfg->max_msg = (uint32_t)n[1];
+    cfg->header_timeout_ns = (uint64_t)n[2] * 1000000u;
+    cfg->idle_timeout_ns = (uint64_t)n[3] * 1000000u;
+    if (n[4] != (unsigned long)-1) smr_pin(n[4]);
+    smr_g.busy_poll = (int)n[5];
+#ifndef SMR_KNOBS
+    if (n[5]) smr_die("--busy-poll is only in Linux builds with the knobs (not -DSMR_NO_KNOBS)", NULL);
+#endif
+    cfg->max_test_s = (uint32_t)n[6];
+    cfg->max_rate_bps = n[7];
+    cfg->max_tests_per_client = (uint32_t)n[8];
+    smr_g.max_idle = (uint32_t)n[9];
+    smr_g.max_cps = (uint32_t)n[10];
 }
-
 
 /* One line naming the catalogue, or saying object mode is off. */
 static void smr_log_objects(const struct smr_config *cfg) {
@@ -600,15 +724,27 @@ static void smr_accept(int lfd, uint64_t now) {
     for (k = 0; k < 64; k++) {
         union smr_addr peer;
         socklen_t n = sizeof peer;
+#if defined(__linux__) && !defined(SMR_LWIP)
+        /* Non-blocking from the start: two fcntl calls fewer per connection. */
+        int one = 1, fd = accept4(lfd, &peer.sa, &n, SOCK_NONBLOCK);
+#else
         int one = 1, fd = SMR_SOCK(accept)(lfd, &peer.sa, &n);
-        struct smr_conn *c;
+#endif
+        struct smr_conn *c = NULL;
+        uint32_t tag;
         if (fd < 0) return;
-        c = smr_conn_open(&smr_g.x, now);
-        if (!c) {
+        tag = smr_tag(&peer);
+        /* Limits of an address: closed at once, nothing read or written. */
+        if (!smr_allowed(&peer) || !smr_connect_ok(tag, now) ||
+            (smr_g.max_idle && smr_client_count(&smr_g.x, tag, 1) >= smr_g.max_idle) ||
+            !(c = smr_conn_open(&smr_g.x, now))) {
             SMR_SOCK(close)(fd);
             continue;
         }
+        c->client = tag;
+#if !defined(__linux__) || defined(SMR_LWIP)
         smr_nonblock(fd);
+#endif
         SMR_SOCK(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         smr_g.nagle[smr_conn_index(&smr_g.x, c)] = 0;
 #ifdef SMR_TS
@@ -695,6 +831,7 @@ static void smr_udp(int l) {
 #endif
             n = SMR_SOCK(recvfrom)(fd, smr_g.rx, sizeof smr_g.rx, 0, &peer.sa, &pl);
         if (n < 0) return;
+        if (!smr_allowed(&peer)) continue;
 #ifdef SMR_TS
         rx = wall ? smr_real() : smr_now();
         if (!wall && n >= SMR_UDP_HDR + SMR_BLOCK_LEN && (smr_g.rx[7] & 2) && smr_g.rx[5] == 1)

@@ -546,6 +546,80 @@ static void rr_and_limits(void) {
     CHECK(smr_conn_deadline(a) == 60000000000ull, "idle deadline from the last input");
 }
 
+/* The operator's limits (docs/protocol.md 5.1): advertised in a 24-byte
+ * Welcome, tests at once per client tag refused Limit, sessions ended at
+ * the longest test, and sources paced to the highest rate. */
+static void operator_limits(void) {
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1};
+    static const uint8_t ctl[16] = {'S', 'M', 'T', 'R', 1, 3, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t snap[8] = {0, 1, 0, 8, 0, 0, 0, 1};
+    const uint64_t s = 1000000000ull;
+    struct smr_config cfg;
+    uint8_t out[256];
+    struct smr_conn *a, *b, *c, *src;
+    const uint8_t *p;
+    uint32_t id;
+    smr_default_config(&cfg);
+    cfg.max_test_s = 3;
+    cfg.max_tests_per_client = 1;
+    cfg.max_rate_bps = 8000000; /* 1 MB/s */
+    smr_init(&X, &cfg);
+    X.log = test_log;
+    /* One test per client tag: a second rr from tag 7 is refused 13, one
+     * from tag 8 runs; data sessions of a test are not counted. */
+    a = open_conn(0);
+    a->client = 7;
+    smr_conn_input(&X, a, rr, 16, 0);
+    CHECK(drain(a, out, sizeof out, 0) == 8 && out[5] == 0, "first rr of tag 7 accepted");
+    CHECK(smr_client_count(&X, 7, 0) == 1 && smr_client_count(&X, 7, 1) == 0, "one test, none waiting");
+    b = open_conn(0);
+    b->client = 7;
+    CHECK(smr_client_count(&X, 7, 1) == 1, "a session sending its header is waiting");
+    smr_conn_input(&X, b, rr, 16, 0);
+    CHECK(drain(b, out, sizeof out, 0) > 8 && out[5] == SMR_LIMIT && strstr(lastlog, "tests at once"),
+          "second rr of tag 7 refused Limit (%u, %s)", out[5], lastlog);
+    c = open_conn(0);
+    c->client = 8;
+    smr_conn_input(&X, c, ctl, 16, 0);
+    CHECK(drain(c, out, sizeof out, 0) == 32 && out[5] == 0 && out[11] == 24, "control of tag 8: Welcome of 24");
+    id = ((uint32_t)out[14] << 8) | out[15];
+    CHECK(out[19] == 3 && out[23] == 1 && out[29] == 0x7a && out[30] == 0x12 && out[31] == 0,
+          "Welcome advertises 3 s, 1 test, 8000000 bit/s");
+    src = data(5, id, 1000, 0);
+    src->client = 8;
+    CHECK(smr_client_count(&X, 8, 0) == 1, "data sessions are not tests");
+    /* Pacing: 1 MB/s from the Welcome at 0. */
+    smr_conn_input(&X, c, snap, 8, 0);
+    drain(c, out, sizeof out, 0);
+    smr_tick(&X, s / 1000); /* 1 ms: 1000 bytes allowed */
+    CHECK(smr_conn_output(&X, src, &p) == 1000, "a write is due");
+    smr_conn_sent(&X, src, 1000, s / 1000);
+    smr_conn_sent(&X, src, 1000, s / 1000);
+    CHECK(!smr_conn_has_output(&X, src) && smr_conn_output(&X, src, &p) == 0, "2000 bytes at 1 ms: paced");
+    CHECK(smr_next_deadline(&X) == 2 * s / 1000, "the next write is due at 2 ms (%llu)",
+          (unsigned long long)smr_next_deadline(&X));
+    smr_tick(&X, 2 * s / 1000);
+    CHECK(smr_conn_has_output(&X, src), "due again at 2 ms");
+    /* The longest test: 3 s + 5 s after accept, the rr is aborted and the
+     * source stops as after Stop. */
+    CHECK(smr_conn_deadline(a) == 8 * s && smr_conn_deadline(src) == 8 * s, "sessions end by 8 s");
+    smr_conn_timeout(&X, a, 8 * s);
+    CHECK((smr_conn_flags(a) & SMR_F_CLOSE) && strstr(lastlog, "longest test"), "rr aborted: %s", lastlog);
+    smr_conn_timeout(&X, src, 8 * s);
+    CHECK((smr_conn_flags(src) & SMR_F_SHUT) && !(smr_conn_flags(src) & SMR_F_CLOSE), "source half-closes");
+    smr_conn_free(&X, a, 8 * s);
+    smr_conn_free(&X, b, 8 * s);
+    smr_conn_free(&X, src, 8 * s);
+    smr_conn_free(&X, c, 8 * s);
+    CHECK(X.active == 0 && X.hi == 0, "all freed");
+    /* No limits: the Welcome stays 8 bytes. */
+    fresh(8);
+    c = open_conn(0);
+    smr_conn_input(&X, c, ctl, 16, 0);
+    CHECK(drain(c, out, sizeof out, 0) == 16 && out[11] == 8, "no limits: Welcome of 8");
+    smr_conn_free(&X, c, 0);
+}
+
 static void crr_once(void) {
     static const uint8_t h[20] = {'S', 'M', 'T', 'R', 1, 2, 0, 16, 0, 0, 0, 4, 0, 0, 0, 64, 'a', 'b', 'c', 'd'};
     const uint8_t *p[2];
@@ -1052,6 +1126,7 @@ int main(int argc, char **argv) {
     vec_auth(tj_get(root, "auth"));
     limits_behaviour();
     rr_and_limits();
+    operator_limits();
     rr_stamps();
     crr_once();
     life_cycle();

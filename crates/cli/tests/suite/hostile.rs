@@ -54,9 +54,7 @@ fn idle_connections_from_one_address_do_not_stop_an_rr_rust() {
 #[test]
 #[ignore = "a flood: runs alone after the others (scripts/test), so it slows no timing-sensitive test"]
 fn idle_connections_from_one_address_do_not_stop_an_rr_c() {
-    // The C responder has no per-address caps: its session slots (1024 by
-    // default) and its header timeout are what protect it.
-    let srv = CServer::start(&["--quiet", "--header-timeout-ms", "2000"]);
+    let srv = CServer::start(&["--quiet", "--max-idle-per-client", "16"]);
     idle_flood_then_rr(&srv.target());
     srv.finish();
 }
@@ -168,51 +166,87 @@ fn no_udp_reply_larger_than_its_request_with_macs() {
     assert_eq!(MAC_LEN, 16);
 }
 
-#[test]
-fn allowed_networks_per_address_caps_and_connects_per_second() {
+/// Either responder, started with the operator's limit flags `extra`.
+enum Responder {
+    Rust(Server),
+    C(CServer),
+}
+
+impl Responder {
+    fn start(c: bool, extra: &[&str]) -> Responder {
+        if c {
+            Responder::C(CServer::start(extra))
+        } else {
+            Responder::Rust(Server::start(extra))
+        }
+    }
+
+    fn addr(&self) -> SocketAddr {
+        self.target().parse().unwrap()
+    }
+
+    fn target(&self) -> String {
+        match self {
+            Responder::Rust(s) => s.target(),
+            Responder::C(s) => s.target(),
+        }
+    }
+
+    /// Stops it; the C one is checked for sanitizer reports.
+    fn finish(self) {
+        if let Responder::C(s) = self {
+            s.finish();
+        }
+    }
+}
+
+/// The per-address limits of docs/protocol.md 5.1 on one responder.
+fn per_address_limits(c: bool) {
     // --allow: 127.0.0.2 is closed without a byte, its datagrams dropped.
-    let srv = Server::start(&["--allow", "127.0.0.1/32"]);
-    let mut s = connect_from("127.0.0.2", srv.addr).expect("the kernel accepts");
+    let srv = Responder::start(c, &["--allow", "127.0.0.1/32"]);
+    let mut s = connect_from("127.0.0.2", srv.addr()).expect("the kernel accepts");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let _ = s.write_all(&header(1, 1, 1, 1));
     let mut got = Vec::new();
     let _ = s.read_to_end(&mut got);
     assert!(got.is_empty(), "no reply to a network not allowed: {got:?}");
     let u = UdpSocket::bind("127.0.0.2:0").unwrap();
-    u.connect(srv.addr).unwrap();
+    u.connect(srv.addr()).unwrap();
     assert!(exchange(&u, &request(1, 64, None)).is_none());
     let out = run(&["ping", &srv.target(), "-c", "10", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    srv.finish();
 
     // --max-tests-per-client: the second session at once is refused 13.
-    let srv = Server::start(&["--max-tests-per-client", "1"]);
-    let mut first = TcpStream::connect(srv.addr).unwrap();
+    let srv = Responder::start(c, &["--max-tests-per-client", "1"]);
+    let mut first = TcpStream::connect(srv.addr()).unwrap();
     first.write_all(&header(1, 1, 1, 1)).unwrap();
     let mut ok = [0u8; 8];
     first.read_exact(&mut ok).unwrap();
     assert_eq!(ok[5], 0);
-    let mut second = TcpStream::connect(srv.addr).unwrap();
+    let mut second = TcpStream::connect(srv.addr()).unwrap();
     second.write_all(&header(1, 1, 1, 1)).unwrap();
     let (_, code, reason) = read_refusal(&mut second);
     assert_eq!(code, 13, "{reason}");
-    assert!(reason.contains("1 tests at once"), "{reason}");
+    assert!(reason.contains("tests at once"), "{reason}");
     let out = run(&["rr", &srv.target(), "-n", "10"]);
     assert_eq!(out.status.code(), Some(4));
     assert!(stderr(&out).contains("limit"), "{}", stderr(&out));
     drop(first);
     // Once the first has ended, a test runs again (bounded retries: the
-    // responder notices the close when its thread reads it).
+    // responder notices the close when it next reads the socket).
     let ok = (0..50).any(|_| {
         std::thread::sleep(Duration::from_millis(20));
         run(&["rr", &srv.target(), "-n", "10"]).status.success()
     });
     assert!(ok, "a test runs once the first one ended");
+    srv.finish();
 
     // --max-connects-per-second: a burst beyond it is closed unanswered.
-    let srv = Server::start(&["--max-connects-per-second", "5"]);
+    let srv = Responder::start(c, &["--max-connects-per-second", "5"]);
     let mut closed = 0;
     for _ in 0..30 {
-        let Some(mut s) = connect_from("127.0.0.1", srv.addr) else {
+        let Some(mut s) = connect_from("127.0.0.1", srv.addr()) else {
             continue;
         };
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -223,11 +257,24 @@ fn allowed_networks_per_address_caps_and_connects_per_second() {
         }
     }
     assert!(closed >= 1, "a burst of 30 beyond 5 per second is cut");
+    assert!(closed <= 25, "the first 5 are served ({closed} of 30 cut)");
+    srv.finish();
 }
 
 #[test]
-fn longest_test_and_highest_rate_are_advertised_and_kept() {
-    let srv = Server::start(&["--max-test-seconds", "3", "--max-source-rate", "40M"]);
+fn allowed_networks_per_address_caps_and_connects_per_second_rust() {
+    per_address_limits(false);
+}
+
+#[test]
+fn allowed_networks_per_address_caps_and_connects_per_second_c() {
+    per_address_limits(true);
+}
+
+/// The limits of a test: advertised in the Welcome, the client fits its
+/// test to them and says so, and the responder paces its sources.
+fn test_limits(c: bool) {
+    let srv = Responder::start(c, &["--max-test-seconds", "3", "--max-source-rate", "40M"]);
     let out = run(&["stream", &srv.target(), "-t", "10", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json_of(&out);
@@ -251,4 +298,15 @@ fn longest_test_and_highest_rate_are_advertised_and_kept() {
         json_of(&out).to_string().contains("at most 40 Mbit/s per test"),
         "udp rate cut"
     );
+    srv.finish();
+}
+
+#[test]
+fn longest_test_and_highest_rate_are_advertised_and_kept_rust() {
+    test_limits(false);
+}
+
+#[test]
+fn longest_test_and_highest_rate_are_advertised_and_kept_c() {
+    test_limits(true);
 }
