@@ -175,11 +175,24 @@ fn threads_become(pid: u32, want: u64) -> u64 {
     seen
 }
 
+/// serve's thread count once it stood still for 200 ms.
+fn steady_threads(pid: u32) -> u64 {
+    let mut last = proc_status(pid, "Threads");
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = proc_status(pid, "Threads");
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
 #[test]
 fn a_lone_or_large_session_gets_a_thread_small_ones_beside_it_stay_on_the_loop() {
     let srv = Server::start(&[]);
     let pid = srv.pid();
-    let base = proc_status(pid, "Threads");
     let header_of = |req: u32, resp: u32| {
         let mut s = TcpStream::connect(srv.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -191,7 +204,10 @@ fn a_lone_or_large_session_gets_a_thread_small_ones_beside_it_stay_on_the_loop()
     };
     let mut first = header_of(1, 1);
     let mut second = header_of(1, 1);
-    assert_eq!(threads_become(pid, base), base, "accepted sessions wait on the loop");
+    // serve's own threads (the loop, UDP, the monitor) all started by now,
+    // and accepted sessions wait on the loop.
+    let base = steady_threads(pid);
+    assert!(base <= 4, "accepted sessions wait on the loop ({base} threads)");
     exchange(&mut first, 1, 1);
     assert_eq!(
         threads_become(pid, base + 1),
