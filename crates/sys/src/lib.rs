@@ -9,9 +9,11 @@
 //! (also a child's parent-death signal), in `interrupt.rs` (Ctrl-C as a
 //! flag), in `knobs.rs` (scheduling priority, locked memory, busy
 //! polling, each read back from the kernel), in `tstamp.rs` (kernel
-//! timestamps) and in `batch.rs` (many datagrams per call).
+//! timestamps), in `batch.rs` (many datagrams per call) and in `epoll.rs`
+//! (readiness of many sockets from one thread).
 
 pub mod batch;
+pub mod epoll;
 pub mod interrupt;
 pub mod knobs;
 pub mod tstamp;

@@ -12,7 +12,7 @@ const TIME: f64 = 10.0;
 const INTERVAL: f64 = 1.0;
 const UDP_RATE: &str = "10M";
 /// Most connections per direction (each is a thread and a session).
-const MAX_PARALLEL: u32 = 256;
+const MAX_PARALLEL: u32 = 1000;
 /// Most interval rows one test prints.
 const MAX_INTERVALS: f64 = 100_000.0;
 
