@@ -227,8 +227,7 @@ fn drive(
         let wait = if next < end {
             let due = p.start + Duration::from_nanos(p.sched[next]);
             if now >= due {
-                let l = &mut links[next % p.c as usize];
-                send_on(l, req, now, p, ep, ev, buf, t)
+                send_on(links, next % p.c as usize, req, now, p, ep, ev, buf, t)
                     .map_err(|e| (format!("sending request {next} on schedule"), e))?;
                 let lag = now - due;
                 t.lag.record(lag.as_nanos() as u64);
@@ -250,12 +249,13 @@ fn drive(
     }
 }
 
-/// Sends one request on `l` with one `send`; should the socket not take it
-/// whole (the responder is far behind), finishes it while reading
-/// responses, for at most the timeout.
+/// Sends one request on link `k` with one `send`; should the socket not
+/// take it whole (the responder is far behind), finishes it while reading
+/// every link's responses, for at most the timeout.
 #[allow(clippy::too_many_arguments)]
 fn send_on(
-    l: &mut Link,
+    links: &mut [Link],
+    k: usize,
     req: &[u8],
     now: Instant,
     p: &Plan,
@@ -264,13 +264,13 @@ fn send_on(
     buf: &mut [u8],
     t: &mut Tally,
 ) -> io::Result<()> {
-    if l.done == l.sent {
-        l.since = now;
+    if links[k].done == links[k].sent {
+        links[k].since = now;
     }
     let mut rest = req;
     let mut blocked: Option<Instant> = None;
     while !rest.is_empty() {
-        match (&l.s).write(rest) {
+        match (&links[k].s).write(rest) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(k) => rest = &rest[k..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -282,26 +282,21 @@ fn send_on(
                 // Responses must keep flowing, or a responder blocked on
                 // its own full send buffer would never read this request.
                 ep.wait(ev, Some(Duration::from_micros(100)))?;
-                receive(p, std::slice::from_mut(l), ev, buf, t).map_err(|(_, e)| e)?;
+                receive(p, links, ev, buf, t).map_err(|(_, e)| e)?;
             }
             Err(e) => return Err(e),
         }
     }
-    l.sent += 1;
+    links[k].sent += 1;
     Ok(())
 }
 
 /// Reads what the last wait found ready: one `recv` per ready connection
 /// (level-triggered: the rest comes on the next wait), and records every
-/// response it completes. `links` is all links, or the one a blocked send
-/// is finishing (the others' events wait for the next wait).
+/// response it completes (tokens are link indexes).
 fn receive(p: &Plan, links: &mut [Link], ev: &Events, buf: &mut [u8], t: &mut Tally) -> Result<(), Broke> {
     for r in ev.iter() {
-        let l = match links.len() as u64 == p.c {
-            true => links.get_mut(r.token as usize),
-            false => links.iter_mut().find(|l| l.j == r.token),
-        };
-        let Some(l) = l else {
+        let Some(l) = links.get_mut(r.token as usize) else {
             continue;
         };
         let j = l.j;
