@@ -17,7 +17,8 @@
 #   STACKMETER   stackmeter binary (target/release/stackmeter)
 #   C_RESPONDER  C responder (c-responder/stackmeter-responder; skipped when
 #                absent: make -C c-responder)
-#   RATES        open-loop rates, space-separated (100000)
+#   RATES        open-loop rates, space-separated (100000); "none" skips part 1
+#   FLOWS_PART   0 skips part 2 (1)
 #   CONNS        open-loop connections (4)
 #   ARRIVAL      fixed or poisson (fixed)
 #   OL_SECONDS   open-loop schedule length (5)
@@ -81,6 +82,7 @@ echo
 echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; $REPEAT interleaved repetitions, medians"
 echo
+if [[ $RATES != none ]]; then
 echo "## 1. Open-loop rr 64:64, $CONNS connections, $ARRIVAL arrivals, $OL_SECONDS s"
 echo
 echo '```'
@@ -138,6 +140,8 @@ for rate in rates:
         print(f"- {n} {rate}/s: " + ", ".join(runs))
 EOF
 echo
+fi
+[[ ${FLOWS_PART:-1} == 0 ]] && exit 0
 echo "## 2. stream TCP up: -P 8 against -P $FLOWS, $ST_SECONDS s (+1 s omitted)"
 echo
 echo '```'
