@@ -21,6 +21,7 @@ mod conn;
 mod control;
 mod crr;
 mod error;
+mod flows;
 mod iperf2;
 mod load;
 mod open_rr;

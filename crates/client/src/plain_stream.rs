@@ -135,7 +135,7 @@ fn run(
     // Stop: end every stream from here (a send blocked on a full window
     // returns), then wait for the workers and for the target's close.
     shared.stop.store(true, Ordering::Release);
-    let socks: Vec<TcpStream> = senders.iter_mut().filter_map(|w| w.tcp.take()).collect();
+    let socks: Vec<TcpStream> = senders.iter_mut().flat_map(|w| std::mem::take(&mut w.tcp)).collect();
     for s in &socks {
         let _ = s.shutdown(std::net::Shutdown::Write);
     }
@@ -223,7 +223,7 @@ fn udp_sender(
     let pps = p.rate_pps.unwrap_or(f64::INFINITY) / p.parallel as f64;
     let length = p.length as usize;
     let reports = reports.clone();
-    worker("iperf2-udp", st, None, move |sh, go, b, d| {
+    worker("iperf2-udp", st, Vec::new(), move |sh, go, b, d| {
         stackmeter_sys::tight_timers();
         let mut tx = UdpTx::iperf2(sock, length);
         go.wait();
@@ -289,7 +289,7 @@ fn mark(t: f64, senders: &[Worker]) -> Mark {
     let sent = senders.iter().map(|w| w.bytes.0.load(Ordering::Relaxed)).sum();
     let infos: Vec<_> = senders
         .iter()
-        .filter_map(|w| w.tcp.as_ref())
+        .flat_map(|w| w.tcp.iter())
         .filter_map(|s| stackmeter_sys::tcp_info(s.as_raw_fd()))
         .collect();
     let n = infos.len();

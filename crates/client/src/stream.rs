@@ -14,6 +14,7 @@ use crate::conn::{lost, open_session_with, AlignedBuf};
 use crate::control::Control;
 use crate::error::is_timeout;
 use crate::error::ClientError;
+use crate::flows;
 use crate::pace::Pacer;
 use stackmeter_proto::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT};
 use stackmeter_proto::session::{Mode, SessionHeader};
@@ -89,8 +90,9 @@ pub(crate) struct Worker {
     pub(crate) bytes: Arc<Counter>,
     pub(crate) datagrams: Arc<Counter>,
     pub(crate) handle: JoinHandle<CpuTime>,
-    /// A duplicate of a TCP sender's socket, for TCP_INFO.
-    pub(crate) tcp: Option<TcpStream>,
+    /// Duplicates of a TCP sender's sockets, for TCP_INFO and the
+    /// half-close at the stop.
+    pub(crate) tcp: Vec<TcpStream>,
 }
 
 /// Counts at one boundary.
@@ -146,6 +148,10 @@ fn run(
     };
     let mut senders: Vec<Worker> = Vec::new();
     let mut receivers: Vec<Worker> = Vec::new();
+    // TCP flows run event-driven, many per thread (flows.rs); with
+    // MSG_ZEROCOPY each sender keeps its own thread, which reads its
+    // socket's completions.
+    let (mut up, mut down) = (Vec::new(), Vec::new());
     for i in 0..parallel {
         if p.udp {
             senders.push(udp_sender(addr, p, control.test_id, i as u16, &st)?);
@@ -156,14 +162,22 @@ fn run(
             let s = open_session_with(addr, &h, timeout, p.nodelay)?;
             if p.zerocopy {
                 enable_zerocopy(&s)?;
+                senders.push(tcp_sender(s, addr, p.length as usize, true, &st)?);
+            } else {
+                up.push(s);
             }
-            senders.push(tcp_sender(s, addr, p.length as usize, p.zerocopy, &st)?);
         }
         if p.direction.down() {
             let h = SessionHeader::data(Mode::Source, control.test_id, p.length);
-            let s = open_session_with(addr, &h, timeout, p.nodelay)?;
-            receivers.push(tcp_receiver(s, addr, p.length as usize, &st)?);
+            down.push(open_session_with(addr, &h, timeout, p.nodelay)?);
         }
+    }
+    let length = p.length as usize;
+    if !up.is_empty() {
+        senders.extend(tcp_flows(up, flows::Way::Send, addr, length, timeout, &st)?);
+    }
+    if !down.is_empty() {
+        receivers.extend(tcp_flows(down, flows::Way::Recv, addr, length, timeout, &st)?);
     }
     // The first mark is taken before any worker moves a byte, so the start
     // of the window is the same instant for both sides' counters.
@@ -224,7 +238,7 @@ fn run(
     if p.udp {
         udp_total = join(std::mem::take(&mut senders), &mut client_cpu).1;
     }
-    for s in senders.iter().filter_map(|w| w.tcp.as_ref()) {
+    for s in senders.iter().flat_map(|w| w.tcp.iter()) {
         let _ = s.shutdown(std::net::Shutdown::Write);
     }
     let final_report = control.stop(Duration::from_secs(5).max(timeout));
@@ -304,7 +318,7 @@ fn mark(t: f64, senders: &[Worker], receivers: &[Worker], control: &mut Control)
     let down_recv = sum(receivers, |w| &w.bytes);
     let infos: Vec<_> = senders
         .iter()
-        .filter_map(|w| w.tcp.as_ref())
+        .flat_map(|w| w.tcp.iter())
         .filter_map(|s| stackmeter_sys::tcp_info(s.as_raw_fd()))
         .collect();
     let retrans = infos.iter().map(|i| i.total_retrans as u64).sum();
@@ -562,7 +576,7 @@ pub(crate) struct Start<'a> {
 pub(crate) fn worker(
     name: &str,
     st: &Start,
-    tcp: Option<TcpStream>,
+    tcp: Vec<TcpStream>,
     body: impl FnOnce(&Shared, &Gate, &Counter, &Counter) + Send + 'static,
 ) -> Result<Worker, ClientError> {
     let bytes = Arc::new(Counter::default());
@@ -603,7 +617,7 @@ pub(crate) fn tcp_sender(
     zerocopy: bool,
     st: &Start,
 ) -> Result<Worker, ClientError> {
-    let dup = s.try_clone().ok();
+    let dup = s.try_clone().into_iter().collect();
     let (zc_out, zc_copied) = (st.shared.zc_completed.clone(), st.shared.zc_copied.clone());
     worker("send", st, dup, move |sh, go, b, _| {
         let mut buf = AlignedBuf::new(length);
@@ -661,31 +675,50 @@ pub(crate) fn tcp_sender(
     })
 }
 
-/// A TCP receiver: reads `length` bytes per call until end of stream.
-fn tcp_receiver(mut s: TcpStream, addr: SocketAddr, length: usize, st: &Start) -> Result<Worker, ClientError> {
-    worker("recv", st, None, move |sh, go, b, _| {
-        let mut buf = AlignedBuf::new(length);
-        let data = buf.bytes_mut();
-        go.wait();
-        loop {
-            match s.read(data) {
-                Ok(0) => break,
-                Ok(n) => {
-                    b.0.fetch_add(n as u64, Ordering::Relaxed);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let what = if is_timeout(&e) && sh.stop.load(Ordering::Relaxed) {
-                        "draining after stop"
-                    } else {
-                        "receiving stream data"
-                    };
-                    sh.fail(lost(addr, what, &e));
-                    break;
+/// Starts the threads that carry TCP flows `socks` (flows.rs): one
+/// [`Worker`] per group, counting its flows' bytes together. A sending
+/// group's worker keeps duplicates of its sockets (TCP_INFO, and the
+/// half-close at the stop).
+fn tcp_flows(
+    socks: Vec<TcpStream>,
+    way: flows::Way,
+    addr: SocketAddr,
+    length: usize,
+    timeout: Duration,
+    st: &Start,
+) -> Result<Vec<Worker>, ClientError> {
+    let groups = flows::group_count(socks.len(), st.cpu.is_some());
+    let mut out = Vec::new();
+    for share in flows::deal(socks, groups)? {
+        let (name, dups) = match way {
+            flows::Way::Send => (
+                "send",
+                share.iter().map(|s| s.try_clone()).collect::<io::Result<Vec<_>>>()?,
+            ),
+            flows::Way::Recv => ("recv", Vec::new()),
+        };
+        out.push(worker(name, st, dups, move |sh, go, b, _| {
+            let stop = || sh.stop.load(Ordering::Relaxed);
+            let count = |n| {
+                b.0.fetch_add(n, Ordering::Relaxed);
+            };
+            if let Err((what, e)) = flows::run(&share, way, length, timeout, &|| go.wait(), &stop, &count) {
+                let what = match way == flows::Way::Recv && is_timeout(&e) && stop() {
+                    true => "draining after stop",
+                    false => what,
+                };
+                sh.fail(lost(addr, what, &e));
+            }
+            if way == flows::Way::Send {
+                // End of stream for the responder's sinks. The thread does
+                // not wait for them to drain: the final Report does.
+                for s in &share {
+                    let _ = s.shutdown(std::net::Shutdown::Write);
                 }
             }
-        }
-    })
+        })?);
+    }
+    Ok(out)
 }
 
 /// A paced UDP sender for stream `index` of the test.
@@ -694,7 +727,7 @@ fn udp_sender(addr: SocketAddr, p: &StreamParams, test_id: u32, index: u16, st: 
     let pps = p.rate_pps.unwrap_or(f64::INFINITY) / p.parallel as f64;
     let length = (p.length as usize).max(HEADER_LEN);
     let batch = p.batch as usize;
-    worker("udp-send", st, None, move |sh, go, b, d| {
+    worker("udp-send", st, Vec::new(), move |sh, go, b, d| {
         stackmeter_sys::tight_timers();
         let mut tx = UdpTx::new(sock, test_id, index, length, batch);
         go.wait();

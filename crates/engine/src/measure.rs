@@ -40,9 +40,16 @@ pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> 
         };
         placed.map_err(|e| Error::Usage(format!("--affinity {cpu}: {e}")))?;
     }
-    if let Spec::Load(l) = &p.spec {
-        // Each client holds a descriptor, and an embedded responder one more.
-        let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, 2 * l.clients as usize);
+    // Each connection holds a descriptor, and an embedded responder one
+    // more; a stream's senders keep a duplicate of each for TCP_INFO.
+    let connections = match &p.spec {
+        Spec::Load(l) => 2 * l.clients as usize,
+        Spec::Stream(s) if s.parallel > 64 => 3 * s.parallel as usize,
+        Spec::Rr(r) => r.open_loop.as_ref().map_or(0, |o| 2 * o.connections as usize),
+        _ => 0,
+    };
+    if connections > 0 {
+        let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, connections);
     }
     let placement = Placement {
         client_cpu: f.affinity,

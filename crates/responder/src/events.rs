@@ -27,7 +27,7 @@
 use crate::session::{finish, Conn, Mode, Stop};
 use crate::shared::{spawn, Shared, CHUNK};
 use stackmeter_proto::machine::{Deadline, Registry, Session};
-use stackmeter_sys::epoll::{self, Epoll};
+use stackmeter_sys::epoll::{Epoll, Events, Interest};
 use stackmeter_sys::{monotonic_ns, AlignedBuf};
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -58,7 +58,7 @@ struct Slot<'a> {
     conn: Conn<'a>,
     s: Session<Arc<Registry>>,
     /// What epoll watches its socket for now.
-    interest: u32,
+    interest: Interest,
     /// Counted in `active` (a busy refusal is not).
     counted: bool,
     /// In the list of sessions waiting on the registry.
@@ -72,6 +72,8 @@ struct Loop<'a> {
     /// The same, for the threads sessions move to.
     owner: Arc<Shared>,
     ep: Epoll,
+    /// The ready descriptors of the last wait.
+    events: Events,
     slots: Vec<Option<Box<Slot<'a>>>>,
     wake: Vec<u64>,
     free: Vec<usize>,
@@ -89,31 +91,32 @@ pub(crate) fn run(listener: TcpListener, shared: Arc<Shared>) -> io::Result<()> 
     let mut l = Loop {
         shared: &shared,
         owner: shared.clone(),
-        ep: Epoll::new(BATCH)?,
+        ep: Epoll::new()?,
+        events: Events::with_capacity(BATCH),
         slots: Vec::new(),
         wake: Vec::new(),
         free: Vec::new(),
         ticking: Vec::new(),
         rx: AlignedBuf::new(CHUNK),
     };
-    l.ep.add(listener.as_raw_fd(), epoll::READ, LISTENER)?;
+    l.ep.add(listener.as_raw_fd(), LISTENER, Interest::Read)?;
     shared.cfg.log.line(format_args!(
         "listening on tcp {}",
         listener.local_addr().map(|a| a.to_string()).unwrap_or_default()
     ));
-    let mut ready: Vec<(u64, u32)> = Vec::with_capacity(BATCH);
+    let mut ready: Vec<u64> = Vec::with_capacity(BATCH);
     let mut next_sweep = monotonic_ns() + SWEEP.as_nanos() as u64;
     loop {
         let wait = if l.ticking.is_empty() { SWEEP } else { TICK };
         ready.clear();
-        match l.ep.wait(wait) {
-            Ok(events) => ready.extend(events),
+        match l.ep.wait(&mut l.events, Some(wait)) {
+            Ok(_) => ready.extend(l.events.iter().map(|r| r.token)),
             Err(e) => {
                 shared.cfg.log.line(format_args!("epoll wait failed: {e}"));
                 std::thread::sleep(TICK);
             }
         }
-        for &(token, _) in &ready {
+        for &token in &ready {
             if token == LISTENER {
                 l.accept_all(&listener);
             } else {
@@ -176,7 +179,7 @@ impl<'a> Loop<'a> {
         let slot = Box::new(Slot {
             conn: Conn::new(stream, peer, sh, Mode::Loop),
             s,
-            interest: epoll::READ,
+            interest: Interest::Read,
             counted,
             ticking: false,
         });
@@ -191,7 +194,7 @@ impl<'a> Loop<'a> {
                 self.slots.len() - 1
             }
         };
-        if let Err(e) = self.ep.add(fd, epoll::READ, i as u64) {
+        if let Err(e) = self.ep.add(fd, i as u64, Interest::Read) {
             sh.cfg.log.line(format_args!("cannot watch {peer}: {e}"));
             self.close(i);
             return;
@@ -232,9 +235,9 @@ impl<'a> Loop<'a> {
         let want = match stop {
             Stop::Closed => return self.close(i),
             Stop::Handoff => return self.handoff(i, false),
-            Stop::Readable => epoll::READ,
-            Stop::Writable => epoll::WRITE,
-            Stop::Wake(_) => 0,
+            Stop::Readable => Interest::Read,
+            Stop::Writable => Interest::Write,
+            Stop::Wake(_) => Interest::Nothing,
         };
         let wake = match stop {
             Stop::Wake(t) => {
@@ -256,7 +259,7 @@ impl<'a> Loop<'a> {
         self.wake[i] = wake;
         if slot.interest != want {
             slot.interest = want;
-            if let Err(e) = self.ep.modify(slot.conn.stream.as_raw_fd(), want, i as u64) {
+            if let Err(e) = self.ep.modify(slot.conn.stream.as_raw_fd(), i as u64, want) {
                 self.shared.cfg.log.line(format_args!("cannot watch a session: {e}"));
                 slot.s.abort(format_args!("epoll: {e}"));
                 self.drive(i);
@@ -286,7 +289,7 @@ impl<'a> Loop<'a> {
             let Some(slot) = self.slots[i].as_mut() else {
                 continue;
             };
-            if slot.interest == 0 {
+            if slot.interest == Interest::Nothing {
                 // Ticking: its wake time is the machine's, checked there.
                 continue;
             }
@@ -307,7 +310,7 @@ impl<'a> Loop<'a> {
         };
         self.release(i);
         let sh = self.shared;
-        let _ = self.ep.remove(slot.conn.stream.as_raw_fd());
+        let _ = self.ep.delete(slot.conn.stream.as_raw_fd());
         let Slot { conn, s, counted, .. } = *slot;
         let peer = conn.peer();
         let parts = conn.into_parts();

@@ -57,11 +57,12 @@ pub struct RrParams {
 pub struct OpenLoopParams {
     /// Requested requests per second, all connections together.
     pub rate: f64,
-    /// Connections, each with its own sender and receiver thread.
+    /// Connections the requests are dealt over in turn (request i on
+    /// connection i mod connections), all driven by one client thread.
     pub connections: u32,
     /// Length of the schedule, seconds.
     pub time_s: f64,
-    /// "fixed" (evenly spaced, connections staggered) or "poisson".
+    /// "fixed" (evenly spaced) or "poisson".
     pub arrival: String,
 }
 

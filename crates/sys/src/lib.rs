@@ -10,10 +10,9 @@
 //! flag), in `knobs.rs` (scheduling priority, locked memory, busy
 //! polling, each read back from the kernel), in `tstamp.rs` (kernel
 //! timestamps), in `batch.rs` (many datagrams per call) and in `epoll.rs`
-//! (readiness of many sockets).
+//! (readiness of many sockets from one thread).
 
 pub mod batch;
-#[cfg(target_os = "linux")]
 pub mod epoll;
 pub mod interrupt;
 pub mod knobs;

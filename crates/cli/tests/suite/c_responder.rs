@@ -215,6 +215,43 @@ fn c_responder_stream_tcp_up_down_bidir() {
 }
 
 #[test]
+fn c_responder_stream_carries_1000_flows() {
+    let srv = CServer::start(&[]);
+    let doc = stream(&srv, &["--parallel", "1000", "--time", "1", "--length", "16K"]);
+    assert_eq!(doc["params"]["parallel"], 1000);
+    let s = &doc["summary"];
+    assert!(s["sent_bytes"].as_u64().unwrap() > 0);
+    assert!(s["senders"]["drained_sent_bytes"].as_u64() >= s["sent_bytes"].as_u64());
+    srv.finish();
+}
+
+#[test]
+fn c_responder_open_loop_rr_counts_add_up() {
+    let srv = CServer::start(&[]);
+    let out = run(&[
+        "rr",
+        &srv.target(),
+        "--sizes",
+        "64:64",
+        "--rate",
+        "5000",
+        "--connections",
+        "3",
+        "--time",
+        "0.5",
+        "--arrival",
+        "poisson",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &json_of(&out)["results"][0];
+    assert_eq!(r["samples"], 2500);
+    check_latency(&r["rtt_us"], 2500);
+    assert_eq!(r["send_lag_us"]["count"], 2500);
+    srv.finish();
+}
+
+#[test]
 fn c_responder_stream_udp_counts_at_the_target() {
     let srv = CServer::start(&[]);
     let doc = stream(&srv, &["--udp", "--rate", "2M", "--length", "500", "--time", "1"]);

@@ -226,6 +226,116 @@ fn open_loop_rr_reports_requested_and_achieved_rates() {
     }
 }
 
+#[test]
+fn open_loop_rr_counts_add_up_over_uneven_connections() {
+    let srv = Server::start(&[]);
+    // 3000/s for 0.4 s: 1200 requests dealt round-robin over 7 connections
+    // (172 on five, 171 on two), every response matched to its request.
+    let out = run(&[
+        "rr",
+        &srv.target(),
+        "--sizes",
+        "64:64,100:3000",
+        "--rate",
+        "3000",
+        "--connections",
+        "7",
+        "--time",
+        "0.4",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    for r in doc["results"].as_array().unwrap() {
+        assert_eq!(r["samples"], 1200);
+        check_latency(&r["rtt_us"], 1200);
+        assert_eq!(r["send_lag_us"]["count"], 1200);
+        assert!(r["late_sends"].as_u64().unwrap() <= 1200);
+        let got = r["achieved_rate"].as_f64().unwrap();
+        // 1200 responses over at least the planned 0.4 s.
+        assert!(got > 100.0 && got <= 3000.0 * 1.001, "{got}");
+        assert_eq!(r["tps"], r["achieved_rate"]);
+    }
+}
+
+#[test]
+fn a_stalled_responder_is_in_the_latencies_and_the_lag_is_flagged() {
+    let srv = Server::start(&[]);
+    let pid = srv.child.id().to_string();
+    let target = srv.target();
+    // 64 KiB requests, 1000/s: while the responder is stopped its socket
+    // buffers fill within tens of milliseconds, so sends are held back and
+    // leave late; every request's latency still counts from its intended
+    // send time, so the stall shows in full.
+    let client = std::thread::spawn(move || {
+        run(&[
+            "rr",
+            &target,
+            "--sizes",
+            "64K:1",
+            "--rate",
+            "1000",
+            "--connections",
+            "1",
+            "--time",
+            "2.5",
+            "--json",
+        ])
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    let signal = |sig: &str| {
+        let st = Command::new("kill").args([sig, &pid]).status().unwrap();
+        assert!(st.success(), "kill {sig}");
+    };
+    signal("-STOP");
+    std::thread::sleep(Duration::from_millis(400));
+    signal("-CONT");
+    let out = client.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    let r = &doc["results"][0];
+    assert_eq!(r["samples"], 2500);
+    let max = r["rtt_us"]["max"].as_f64().unwrap();
+    assert!(
+        max >= 350_000.0,
+        "the 400 ms stall is missing from the latencies: max {max} us"
+    );
+    assert!(r["late_sends"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["send_lag_us"]["max"].as_f64().unwrap() >= 100_000.0, "{r}");
+    let warned = doc["warnings"].to_string();
+    assert!(warned.contains("fell behind its schedule"), "{warned}");
+}
+
+#[test]
+fn stream_carries_1000_flows_and_the_responder_counts_every_session() {
+    let srv = Server::start(&[]);
+    let out = run(&[
+        "stream",
+        &srv.target(),
+        "--parallel",
+        "1000",
+        "--time",
+        "1",
+        "--length",
+        "16K",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["params"]["parallel"], 1000);
+    assert!(doc["error"].is_null(), "{}", doc["error"]);
+    let s = &doc["summary"];
+    assert!(s["sent_bytes"].as_u64().unwrap() > 0);
+    assert!(s["senders"]["drained_sent_bytes"].as_u64() >= s["sent_bytes"].as_u64());
+    // 1000 data sessions and the control session, all at once, none aborted.
+    srv.expect_log(&[
+        "sessions: 0 active (peak 1001)",
+        "1001 accepted",
+        "0 refused",
+        "0 aborted",
+    ]);
+}
+
 /// Opens `n` rr sessions and leaves them idle.
 fn idle_sessions(srv: &Server, n: usize) -> Vec<TcpStream> {
     (0..n)
@@ -264,7 +374,7 @@ fn idle_sessions_are_held_and_counted_while_others_measure() {
         "--json",
     ]);
     assert!(rr.status.success(), "{}", stderr(&rr));
-    assert_eq!(json_of(&rr)["results"][0]["samples"], 496);
+    assert_eq!(json_of(&rr)["results"][0]["samples"], 500);
     let load = run(&["load", &target, "--clients", "20", "--repeat", "1", "--json"]);
     assert!(load.status.success(), "{}", stderr(&load));
     check_run(&json_of(&load)["results"][0], 20 * 2 * 68 * 1024, 20 * 5, 20);

@@ -49,7 +49,7 @@ pub struct RrOptions {
     /// Open loop: send this many requests per second (all connections together) on a schedule, whatever the replies do.
     #[arg(long, value_name = "PER_S")]
     pub rate: Option<f64>,
-    /// Open loop: connections, each with a sender and a receiver thread.
+    /// Open loop: connections the schedule's requests are dealt over, in turn.
     #[arg(long, value_name = "N", default_value_t = CONNECTIONS)]
     pub connections: u32,
     /// Open loop: seconds of schedule per size pair.

@@ -11,8 +11,10 @@ const UDP_LENGTH: u32 = 1472;
 const TIME: f64 = 10.0;
 const INTERVAL: f64 = 1.0;
 const UDP_RATE: &str = "10M";
-/// Most connections per direction (each is a thread and a session).
-const MAX_PARALLEL: u32 = 256;
+/// Most connections per direction. Each is a session on the responder,
+/// which holds `limits::MAX_SESSIONS` (1024) with the control session; the
+/// client carries them on one thread per CPU (client/flows.rs).
+const MAX_PARALLEL: u32 = 1000;
 /// Most interval rows one test prints.
 const MAX_INTERVALS: f64 = 100_000.0;
 
@@ -149,6 +151,17 @@ impl Options for StreamOptions {
         } else {
             within("parallel", self.parallel, 1, MAX_PARALLEL)?
         };
+        let sessions = stackmeter_proto::limits::MAX_SESSIONS as u32;
+        if direction == Direction::Bidir && 2 * parallel >= sessions {
+            return Err(SpecError::new(
+                "parallel",
+                format!(
+                    "{parallel} both ways is {} data sessions and a control session; a responder holds {sessions} (docs/protocol.md section 5): at most {}",
+                    2 * parallel,
+                    (sessions - 1) / 2
+                ),
+            ));
+        }
         if self.udp && !(UDP_MIN..=UDP_MAX).contains(&length) {
             return Err(SpecError::new(
                 "length",
@@ -288,6 +301,24 @@ mod tests {
         assert!(e.contains("--parallel 33") && e.contains("UDP streams per test"), "{e}");
         let p = udp(|o| o.rate = Some("50kpps".into())).unwrap();
         assert_eq!((p.length, p.rate_pps, p.nodelay), (1472, Some(50_000.0), false));
+    }
+
+    #[test]
+    fn parallel_goes_to_1000_one_way_and_511_both_ways() {
+        let tcp = |p: u32, d: Way| {
+            StreamOptions {
+                parallel: p,
+                direction: d,
+                ..StreamOptions::default()
+            }
+            .params()
+        };
+        assert_eq!(tcp(1000, Way::Up).unwrap().parallel, 1000);
+        assert_eq!(tcp(1000, Way::Down).unwrap().parallel, 1000);
+        assert!(tcp(1001, Way::Up).unwrap_err().to_string().contains("--parallel 1001"));
+        assert_eq!(tcp(511, Way::Bidir).unwrap().parallel, 511);
+        let e = tcp(512, Way::Bidir).unwrap_err().to_string();
+        assert!(e.contains("1024 data sessions") && e.contains("at most 511"), "{e}");
     }
 
     #[test]

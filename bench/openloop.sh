@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# bench/openloop.sh - the two many-connection goals of issue 13, side by side,
+# against both responders (Rust `stackmeter serve` and the C responder):
+#  1. open-loop rr 64:64 at RATES requests/s over CONNS connections: requested
+#     vs achieved rate, send lag p50/p99, latency p50/p99 (from the intended
+#     send time), late sends; the schedule is "kept" when achieved >= 99% of
+#     requested and send lag p99 <= 50 us;
+#  2. stream -P 8 against -P FLOWS (TCP up): total Mbit/s of each, and the
+#     ratio of medians (goal: within 5%).
+# Responders are pinned to SERVER_CPU, the client to CLIENT_CPU (--affinity).
+# Runs interleave (Rust C Rust C ..., -P 8 -P 1000 -P 8 ...) REPEAT times;
+# medians are of those repetitions. A report, not a test: it prints MISS
+# and exits 0 when a goal is missed, non-zero only when it cannot run.
+#
+# Usage: flock -o /tmp/sm/build.lock bash bench/openloop.sh
+# Environment (default):
+#   STACKMETER   stackmeter binary (target/release/stackmeter)
+#   C_RESPONDER  C responder (c-responder/stackmeter-responder; skipped when
+#                absent: make -C c-responder)
+#   RATES        open-loop rates, space-separated (100000); "none" skips part 1
+#   FLOWS_PART   0 skips part 2 (1)
+#   CONNS        open-loop connections (4)
+#   ARRIVAL      fixed or poisson (fixed)
+#   OL_SECONDS   open-loop schedule length (5)
+#   FLOWS        the many-flow stream's -P (1000)
+#   ST_SECONDS   stream measured seconds (5, plus 1 omitted)
+#   REPEAT       repetitions (3)
+#   SERVER_CPU/CLIENT_CPU  (0/1)
+#   PORT         Rust responder's port; the C responder takes PORT+1 (31720)
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STACKMETER=${STACKMETER:-target/release/stackmeter}
+[[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
+C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
+[[ $C_RESPONDER == /* ]] || C_RESPONDER=$REPO_ROOT/$C_RESPONDER
+RATES=${RATES:-100000}
+CONNS=${CONNS:-4}
+ARRIVAL=${ARRIVAL:-fixed}
+OL_SECONDS=${OL_SECONDS:-5}
+FLOWS=${FLOWS:-1000}
+ST_SECONDS=${ST_SECONDS:-5}
+REPEAT=${REPEAT:-3}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+PORT=${PORT:-31720}
+[[ -x $STACKMETER ]] || { echo "bench/openloop.sh: build first (cargo build --release): $STACKMETER" >&2; exit 1; }
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+log() { echo "bench/openloop.sh: $*" >&2; }
+ulimit -n "$(ulimit -Hn)"
+
+# start NAME PORT CMD...: runs a responder and waits until it listens.
+start() {
+    local name=$1 port=$2
+    shift 2
+    "$@" >"$work/$name.log" 2>&1 &
+    pids+=("$!")
+    for _ in $(seq 100); do
+        ss -Hltn "sport = :$port" 2>/dev/null | grep -q LISTEN && return 0
+        sleep 0.05
+    done
+    log "$name did not start: $*"
+    cat "$work/$name.log" >&2
+    return 1
+}
+
+sides=()
+start rust "$PORT" "$STACKMETER" serve --listen "127.0.0.1:$PORT" --affinity "$SERVER_CPU" --quiet \
+    --max-sessions $((FLOWS + 24))
+sides+=("rust=127.0.0.1:$PORT")
+if [[ -x $C_RESPONDER ]]; then
+    start c $((PORT + 1)) "$C_RESPONDER" --listen "127.0.0.1:$((PORT + 1))" --affinity "$SERVER_CPU" --quiet
+    sides+=("c=127.0.0.1:$((PORT + 1))")
+else
+    log "no C responder at $C_RESPONDER (make -C c-responder): Rust only"
+fi
+
+echo "# stackmeter open-loop and many-flow benchmark"
+echo
+echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; $REPEAT interleaved repetitions, medians"
+echo
+if [[ $RATES != none ]]; then
+echo "## 1. Open-loop rr 64:64, $CONNS connections, $ARRIVAL arrivals, $OL_SECONDS s"
+echo
+echo '```'
+echo "stackmeter rr ADDR --sizes 64:64 --rate R --connections $CONNS --arrival $ARRIVAL --time $OL_SECONDS --affinity $CLIENT_CPU --json"
+echo '```'
+echo
+for rep in $(seq "$REPEAT"); do
+    for rate in $RATES; do
+        for side in "${sides[@]}"; do
+            name=${side%%=*} addr=${side#*=}
+            log "rr --rate $rate against $name ($rep/$REPEAT)"
+            "$STACKMETER" rr "$addr" --sizes 64:64 --rate "$rate" --connections "$CONNS" --arrival "$ARRIVAL" \
+                --time "$OL_SECONDS" --affinity "$CLIENT_CPU" --json --no-store \
+                >"$work/ol-$name-$rate-$rep.json" 2>"$work/ol-$name-$rate-$rep.err" || true
+        done
+    done
+done
+python3 - "$work" "$REPEAT" "$RATES" "${sides[@]%%=*}" <<'EOF'
+import json, statistics, sys
+work, repeat, rates, names = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+print("| responder | requested/s | achieved/s (median) | achieved % | send lag p50 us | send lag p99 us | latency p50 us | latency p99 us | late sends | runs | schedule kept |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for rate in rates:
+    for n in names:
+        rows = []
+        for rep in range(1, repeat + 1):
+            try:
+                d = json.load(open(f"{work}/ol-{n}-{rate}-{rep}.json"))
+                rows.append(d["results"][0])
+            except Exception:
+                pass
+        if not rows:
+            print(f"| {n} | {rate} | failed | | | | | | | 0 | MISS |")
+            continue
+        med = lambda f: statistics.median(f(r) for r in rows)
+        ach = med(lambda r: r["achieved_rate"])
+        pct = 100 * ach / float(rate)
+        lag99 = med(lambda r: r["send_lag_us"]["p99"])
+        kept = "yes" if pct >= 99 and lag99 <= 50 else "MISS"
+        print(f"| {n} | {float(rate):.0f} | {ach:.0f} | {pct:.2f} | {med(lambda r: r['send_lag_us']['p50']):.1f} | "
+              f"{lag99:.1f} | {med(lambda r: r['rtt_us']['p50']):.1f} | {med(lambda r: r['rtt_us']['p99']):.1f} | "
+              f"{med(lambda r: r['late_sends']):.0f} | {len(rows)} | {kept} |")
+print()
+print("Every run (achieved/s, send lag p99 us, latency p99 us):")
+print()
+for rate in rates:
+    for n in names:
+        runs = []
+        for rep in range(1, repeat + 1):
+            try:
+                r = json.load(open(f"{work}/ol-{n}-{rate}-{rep}.json"))["results"][0]
+                runs.append(f"{r['achieved_rate']:.0f}/{r['send_lag_us']['p99']:.1f}/{r['rtt_us']['p99']:.1f}")
+            except Exception:
+                runs.append("failed")
+        print(f"- {n} {rate}/s: " + ", ".join(runs))
+EOF
+echo
+fi
+[[ ${FLOWS_PART:-1} == 0 ]] && exit 0
+echo "## 2. stream TCP up: -P 8 against -P $FLOWS, $ST_SECONDS s (+1 s omitted)"
+echo
+echo '```'
+echo "stackmeter stream ADDR -P N -t $ST_SECONDS -O 1 --affinity $CLIENT_CPU --json"
+echo '```'
+echo
+for rep in $(seq "$REPEAT"); do
+    for side in "${sides[@]}"; do
+        name=${side%%=*} addr=${side#*=}
+        for p in 8 "$FLOWS"; do
+            log "stream -P $p against $name ($rep/$REPEAT)"
+            "$STACKMETER" stream "$addr" -P "$p" -t "$ST_SECONDS" -O 1 --affinity "$CLIENT_CPU" --json --no-store \
+                >"$work/st-$name-$p-$rep.json" 2>"$work/st-$name-$p-$rep.err" || true
+        done
+    done
+done
+python3 - "$work" "$REPEAT" "$FLOWS" "${sides[@]%%=*}" <<'EOF'
+import json, statistics, sys
+work, repeat, flows, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+def runs(n, p):
+    out = []
+    for rep in range(1, repeat + 1):
+        try:
+            d = json.load(open(f"{work}/st-{n}-{p}-{rep}.json"))
+            if d.get("error") or not d.get("summary"):
+                out.append(None)
+            else:
+                out.append(d["summary"]["total_mbps"])
+        except Exception:
+            out.append(None)
+    return out
+print(f"| responder | -P 8 Mbit/s (median) | -P {flows} Mbit/s (median) | ratio | within 5% | every run -P 8 | every run -P {flows} |")
+print("|---|---|---|---|---|---|---|")
+for n in names:
+    a, b = runs(n, 8), runs(n, flows)
+    ga, gb = [x for x in a if x], [x for x in b if x]
+    if not ga or not gb:
+        print(f"| {n} | {'failed' if not ga else round(statistics.median(ga))} | {'failed' if not gb else round(statistics.median(gb))} | | MISS | {a} | {b} |")
+        continue
+    ma, mb = statistics.median(ga), statistics.median(gb)
+    ok = "yes" if mb >= 0.95 * ma and len(gb) == repeat else "MISS"
+    fmt = lambda xs: ", ".join("failed" if x is None else f"{x:.0f}" for x in xs)
+    print(f"| {n} | {ma:.0f} | {mb:.0f} | {mb / ma:.3f} | {ok} | {fmt(a)} | {fmt(b)} |")
+EOF
+for f in "$work"/*.err; do
+    if grep -qi "error" "$f"; then
+        log "$(basename "$f"): $(grep -i -m1 error "$f")"
+    fi
+done
