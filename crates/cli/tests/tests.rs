@@ -110,6 +110,20 @@ fn is_root() -> bool {
     stackmeter_sys::uid() == 0
 }
 
+/// `stackmeter TEST TARGET ARGS... --json`, started with its output piped
+/// (several clients at once against one responder).
+fn spawn_json(test: &str, target: &str, args: &[&str]) -> Child {
+    stackmeter()
+        .arg(test)
+        .arg(target)
+        .args(args)
+        .arg("--json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn stackmeter() -> Command {
     let mut c = Command::new(BIN);
     c.env("STACKMETER_DB", TEST_DB);
@@ -608,15 +622,7 @@ fn many_clients_at_once_each_get_their_own_session() {
                 1 => ("crr", vec!["-n", "100"]),
                 _ => ("ping", vec!["-c", "300"]),
             };
-            stackmeter()
-                .arg(test)
-                .arg(&target)
-                .args(args)
-                .arg("--json")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            spawn_json(test, &target, &args)
         })
         .collect();
     for c in clients {

@@ -3,11 +3,10 @@
 //! alone; every mode's data phase works on the loop as on a thread, and a
 //! mix of both serves clients at once. Real sockets, the real `serve`.
 
-use super::{header, json_of, run, stackmeter, stderr, Server};
+use super::{header, json_of, run, spawn_json, stderr, Server};
 use socket2::{Domain, Socket, Type};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::Stdio;
 use std::time::Duration;
 
 /// A field of /proc/PID/status (kB for the memory ones).
@@ -126,15 +125,7 @@ fn threads_and_the_loop_serve_clients_at_once() {
                 1 => &["crr", "-n", "100"],
                 _ => &["load", "--clients", "3", "--repeat", "1", "--fetch-each", "1"],
             };
-            stackmeter()
-                .arg(args[0])
-                .arg(&target)
-                .args(&args[1..])
-                .arg("--json")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            spawn_json(args[0], &target, &args[1..])
         })
         .collect();
     for c in clients {
