@@ -314,6 +314,9 @@ impl<'a> Loop<'a> {
         let Slot { conn, s, counted, .. } = *slot;
         let peer = conn.peer();
         let parts = conn.into_parts();
+        // What the session holds of its address, given back here if no
+        // thread starts (the closure, with the connection, is then gone).
+        let held = parts.held();
         let shared = self.owner.clone();
         let spawned = spawn("session", move || {
             shared.pin();
@@ -334,6 +337,7 @@ impl<'a> Loop<'a> {
             sh.cfg
                 .log
                 .line(format_args!("warning: {peer}: cannot start a session thread: {e}"));
+            held.give_back(sh, peer);
             if counted {
                 sh.counters.active.fetch_sub(1, Ordering::AcqRel);
             }

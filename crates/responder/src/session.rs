@@ -129,6 +129,32 @@ pub(crate) struct Conn<'a> {
 /// Messages this large make a latency session "large" ([`Conn::large`]).
 pub(crate) const LARGE: u32 = 64 << 10;
 
+/// What a session holds of its address and of the shared lists, to be
+/// given back once when it ends, however it ends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held {
+    judged: bool,
+    test: bool,
+    source: Option<u64>,
+}
+
+impl Held {
+    /// Gives it back: a connection still judging its header, a running
+    /// test of `peer`'s address, a source's TCP_INFO entry.
+    pub(crate) fn give_back(self, shared: &Shared, peer: SocketAddr) {
+        let ip = peer.ip();
+        if !self.judged {
+            shared.peers.judged(&shared.cfg, ip, false);
+        }
+        if self.test {
+            shared.peers.test_ended(ip);
+        }
+        if let Some(key) = self.source {
+            shared.sources.remove(key);
+        }
+    }
+}
+
 /// What of a connection's driver state moves with it to a thread.
 pub(crate) struct Parts {
     stream: TcpStream,
@@ -140,6 +166,17 @@ pub(crate) struct Parts {
     judged: bool,
     test: bool,
     handoff: bool,
+}
+
+impl Parts {
+    /// What the session holds (see [`Held`]).
+    pub(crate) fn held(&self) -> Held {
+        Held {
+            judged: self.judged,
+            test: self.test,
+            source: self.source,
+        }
+    }
 }
 
 impl<'a> Conn<'a> {
@@ -209,7 +246,7 @@ impl<'a> Conn<'a> {
 
     /// Rebuilds a connection moved to a thread, in blocking mode.
     pub(crate) fn from_parts(p: Parts, shared: &'a Shared) -> io::Result<Conn<'a>> {
-        p.stream.set_nonblocking(false)?;
+        let blocking = p.stream.set_nonblocking(false);
         let mut c = Conn::new(p.stream, p.peer, shared, Mode::Blocking);
         c.rx_len = p.rx_len;
         c.source = p.source;
@@ -218,7 +255,15 @@ impl<'a> Conn<'a> {
         c.judged = p.judged;
         c.test = p.test;
         c.handoff = p.handoff;
-        Ok(c)
+        match blocking {
+            Ok(()) => Ok(c),
+            Err(e) => {
+                // Nothing of the session is lost without a word: its
+                // address's counts and its source entry are given back.
+                c.release();
+                Err(e)
+            }
+        }
     }
 
     /// Does what the machine asks until it closes the session (`Blocking`)
@@ -461,17 +506,22 @@ impl<'a> Conn<'a> {
     /// CPU time; then the socket is closed.
     pub(crate) fn close<R: Deref<Target = Registry>>(mut self, s: Session<R>) {
         self.end(&s);
-        let (shared, ip) = (self.shared, self.peer.ip());
-        if !self.judged {
-            shared.peers.judged(&shared.cfg, ip, false);
-        }
-        if self.test {
-            shared.peers.test_ended(ip);
-        }
+        self.release();
         // Only a throughput test's sessions are charged CPU time, read when
         // they started on their thread: rr and crr make no call for it.
         let used = self.cpu0.map(|c0| cpu(thread_cpu().since(c0)));
         s.finish(used);
+    }
+
+    /// Gives back what the session held of its address (a connection
+    /// still judging its header, a running test) and its source entry.
+    fn release(&mut self) {
+        let held = Held {
+            judged: std::mem::replace(&mut self.judged, true),
+            test: std::mem::take(&mut self.test),
+            source: self.source.take(),
+        };
+        held.give_back(self.shared, self.peer);
     }
 
     /// Unlists a source, adds an object session's totals.
