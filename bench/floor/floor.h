@@ -1,7 +1,8 @@
 /*
  * floor.h - helpers the floor programs share (the .c files beside it): page-aligned
- * written buffers, socket timeouts, error text, argument parsing, the clock
- * and big-endian fields. Static inline functions in a header: each floor stays one
+ * written buffers, socket timeouts, error text, argument parsing, the clock,
+ * big-endian fields, a whole send, and nearest-rank percentiles of sorted
+ * samples. Static inline functions in a header: each floor stays one
  * translation unit, built with one cc command, with nothing to link.
  */
 #ifndef FLOOR_H
@@ -86,6 +87,42 @@ static inline unsigned long floor_get_be32(const unsigned char *p)
 {
     return ((unsigned long)p[0] << 24) | ((unsigned long)p[1] << 16) | ((unsigned long)p[2] << 8) |
            (unsigned long)p[3];
+}
+
+/* send() until all of buf is taken; -1 on error (errno set). */
+static inline int floor_send_all(int fd, const unsigned char *buf, size_t len)
+{
+    size_t off = 0;
+
+    while (off < len) {
+        ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* qsort order of uint64_t samples. */
+static inline int floor_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted ns samples, in us; permille in 0..1000
+ * (0: the minimum). */
+static inline double floor_pct_us(const uint64_t *s, size_t n, unsigned long permille)
+{
+    size_t rank = (size_t)((permille * (unsigned long long)n + 999) / 1000);
+
+    if (rank < 1)
+        rank = 1;
+    return (double)s[rank - 1] / 1000.0;
 }
 
 #endif

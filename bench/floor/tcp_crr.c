@@ -32,22 +32,6 @@
 
 #define MAX_MSG (64UL << 20)
 
-static int send_all(int fd, const unsigned char *buf, size_t len)
-{
-    size_t off = 0;
-
-    while (off < len) {
-        ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        off += (size_t)n;
-    }
-    return 0;
-}
-
 /* Reads exactly len bytes into buf (wrapping at cap); -1 on error or EOF. */
 static int recv_exact(int fd, unsigned char *buf, size_t cap, size_t len)
 {
@@ -123,7 +107,7 @@ static int server(const char *port, const char *addr)
         for (left = resp; left > 0;) {
             size_t n = left < cap ? left : cap;
 
-            if (send_all(fd, buf, n) != 0)
+            if (floor_send_all(fd, buf, n) != 0)
                 break;
             left -= n;
         }
@@ -132,24 +116,6 @@ static int server(const char *port, const char *addr)
             ;
         close(fd);
     }
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double rank(const uint64_t *v, unsigned long n, double q)
-{
-    unsigned long r = (unsigned long)(q * (double)n + 0.999999);
-
-    if (r < 1)
-        r = 1;
-    if (r > n)
-        r = n;
-    return (double)v[r - 1] / 1000.0;
 }
 
 static int client(char **argv)
@@ -186,7 +152,7 @@ static int client(char **argv)
             return 1;
         }
         t0 = floor_now_ns();
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || send_all(fd, msg, 8 + req) != 0 ||
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || floor_send_all(fd, msg, 8 + req) != 0 ||
             recv_exact(fd, rbuf, cap, resp) != 0) {
             fprintf(stderr, "tcp_crr client: transaction %lu: %s\n", i, floor_errstr(errno));
             return 1;
@@ -200,10 +166,10 @@ static int client(char **argv)
             t[i - warm] = t1 - t0;
         }
     }
-    qsort(t, iters, sizeof *t, cmp_u64);
+    qsort(t, iters, sizeof *t, floor_cmp_u64);
     printf("crr %lu:%lu count=%lu conn_per_s=%.1f min=%.3f p50=%.3f p90=%.3f p99=%.3f max=%.3f us\n", req, resp,
-           iters, (double)iters / ((double)(last - first) / 1e9), rank(t, iters, 0.0), rank(t, iters, 0.5),
-           rank(t, iters, 0.9), rank(t, iters, 0.99), rank(t, iters, 1.0));
+           iters, (double)iters / ((double)(last - first) / 1e9), floor_pct_us(t, iters, 0), floor_pct_us(t, iters, 500),
+           floor_pct_us(t, iters, 900), floor_pct_us(t, iters, 990), floor_pct_us(t, iters, 1000));
     return 0;
 }
 

@@ -57,22 +57,6 @@ static int set_nodelay(int fd)
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-static int send_all(int fd, const unsigned char *buf, size_t len)
-{
-    size_t off = 0;
-
-    while (off < len) {
-        ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    return 0;
-}
-
 /* 0 on success, PP_EOF if the peer closed first, -1 on error (errno set). */
 static int recv_all(int fd, unsigned char *buf, size_t len)
 {
@@ -134,7 +118,7 @@ static void serve_conn(int fd)
                     floor_errstr(errno));
             break;
         }
-        if (send_all(fd, buf, resp) != 0) {
+        if (floor_send_all(fd, buf, resp) != 0) {
             fprintf(stderr, "tcp_pingpong server: send: %s\n",
                     floor_errstr(errno));
             break;
@@ -204,23 +188,6 @@ static int run_server(const char *port, const char *addr)
 }
 
 /* ---------------------------------------------------------------- client */
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted samples; permille in 1..1000. */
-static double pct_us(const uint64_t *s, size_t n, unsigned long permille)
-{
-    size_t rank = (size_t)((permille * (unsigned long long)n + 999) / 1000);
-
-    if (rank < 1)
-        rank = 1;
-    return (double)s[rank - 1] / 1000.0;
-}
 
 static uint64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
 {
@@ -292,7 +259,7 @@ static int run_client(char **argv)
         goto out_free;
     floor_put_be32(hdr, req);
     floor_put_be32(hdr + 4, resp);
-    if (send_all(fd, hdr, sizeof hdr) != 0) {
+    if (floor_send_all(fd, hdr, sizeof hdr) != 0) {
         fprintf(stderr, "tcp_pingpong client: header: %s\n", floor_errstr(errno));
         goto out_close;
     }
@@ -300,7 +267,7 @@ static int run_client(char **argv)
         int r;
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (send_all(fd, sbuf, req) != 0) {
+        if (floor_send_all(fd, sbuf, req) != 0) {
             fprintf(stderr, "tcp_pingpong client: send (iteration %lu): %s\n",
                     i, floor_errstr(errno));
             goto out_close;
@@ -315,12 +282,12 @@ static int run_client(char **argv)
         if (i >= warmup)
             samples[i - warmup] = elapsed_ns(&t0, &t1);
     }
-    qsort(samples, iters, sizeof *samples, cmp_u64);
+    qsort(samples, iters, sizeof *samples, floor_cmp_u64);
     printf("tcp %lu:%lu count=%lu min=%.3f p50=%.3f p90=%.3f p99=%.3f "
            "max=%.3f us\n",
            req, resp, iters, (double)samples[0] / 1000.0,
-           pct_us(samples, iters, 500), pct_us(samples, iters, 900),
-           pct_us(samples, iters, 990),
+           floor_pct_us(samples, iters, 500), floor_pct_us(samples, iters, 900),
+           floor_pct_us(samples, iters, 990),
            (double)samples[iters - 1] / 1000.0);
     rc = 0;
 out_close:

@@ -117,23 +117,6 @@ static int run_server(const char *port, const char *addr)
 
 /* ---------------------------------------------------------------- client */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted samples; permille in 1..1000. */
-static double pct_us(const uint64_t *s, size_t n, unsigned long permille)
-{
-    size_t rank = (size_t)((permille * (unsigned long long)n + 999) / 1000);
-
-    if (rank < 1)
-        rank = 1;
-    return (double)s[rank - 1] / 1000.0;
-}
-
 static uint64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
 {
     return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000ULL +
@@ -231,12 +214,12 @@ static int run_client(char **argv)
         fprintf(stderr, "udp_pingpong client: no samples\n");
         goto out_close;
     }
-    qsort(samples, count, sizeof *samples, cmp_u64);
+    qsort(samples, count, sizeof *samples, floor_cmp_u64);
     printf("udp %lu:%lu count=%lu lost=%lu min=%.3f p50=%.3f p90=%.3f "
            "p99=%.3f max=%.3f us\n",
            size, size, (unsigned long)count, lost,
-           (double)samples[0] / 1000.0, pct_us(samples, count, 500),
-           pct_us(samples, count, 900), pct_us(samples, count, 990),
+           (double)samples[0] / 1000.0, floor_pct_us(samples, count, 500),
+           floor_pct_us(samples, count, 900), floor_pct_us(samples, count, 990),
            (double)samples[count - 1] / 1000.0);
     rc = 0;
 out_close:
