@@ -73,15 +73,22 @@ impl Events {
 
     /// The descriptors the last wait returned.
     pub fn iter(&self) -> impl Iterator<Item = Ready> + '_ {
-        self.buf[..self.n].iter().map(|e| {
-            let ev = e.events;
-            let bad = ev & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
-            Ready {
-                token: e.u64,
-                readable: bad || ev & (libc::EPOLLIN | libc::EPOLLRDHUP) as u32 != 0,
-                writable: bad || ev & libc::EPOLLOUT as u32 != 0,
-            }
-        })
+        self.buf[..self.n].iter().map(ready)
+    }
+
+    /// The `i`-th descriptor the last wait returned.
+    pub fn get(&self, i: usize) -> Option<Ready> {
+        self.buf[..self.n].get(i).map(ready)
+    }
+}
+
+fn ready(e: &libc::epoll_event) -> Ready {
+    let ev = e.events;
+    let bad = ev & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+    Ready {
+        token: e.u64,
+        readable: bad || ev & (libc::EPOLLIN | libc::EPOLLRDHUP) as u32 != 0,
+        writable: bad || ev & libc::EPOLLOUT as u32 != 0,
     }
 }
 

@@ -259,6 +259,39 @@ fn open_loop_rr_counts_add_up_over_uneven_connections() {
 }
 
 #[test]
+fn open_loop_rr_far_beyond_what_the_pair_can_do_still_reads_every_connection() {
+    let srv = Server::start(&[]);
+    // 1,000,000/s for 0.1 s: no client here keeps that schedule, so it is
+    // behind from the first request to the last. It must still read while
+    // it catches up: a client that only sent while behind left connection 0
+    // unread for longer than this 300 ms timeout and failed with "no data
+    // for the whole timeout" against a responder that had answered.
+    let out = run(&[
+        "rr",
+        &srv.target(),
+        "--sizes",
+        "64:64",
+        "--rate",
+        "1000000",
+        "--connections",
+        "16",
+        "--time",
+        "0.1",
+        "--timeout-ms",
+        "300",
+        "--json",
+        "--no-store",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &json_of(&out)["results"][0];
+    assert_eq!(r["samples"], 100_000);
+    assert_eq!(r["send_lag_us"]["count"], 100_000);
+    assert!(r["late_sends"].as_u64().unwrap() > 0, "the schedule was not kept: {r}");
+    let got = r["achieved_rate"].as_f64().unwrap();
+    assert!(got < 1_000_000.0, "{got}");
+}
+
+#[test]
 fn a_stalled_responder_is_in_the_latencies_and_the_lag_is_flagged() {
     let srv = Server::start(&[]);
     let pid = srv.child.id().to_string();
