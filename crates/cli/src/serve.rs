@@ -66,6 +66,9 @@ pub struct ServeArgs {
     /// New connections per second one address may open; more are closed at once (0: no limit).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_connects_per_second: u32,
+    /// The event loop keeps looking for events this long after its last one instead of sleeping (no wake-up per request; a core busy while traffic lasts); small-message sessions then all stay on the loop. 0: sleep at once.
+    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub spin_us: u64,
 }
 
 fn cidr(s: &str) -> Result<Cidr, String> {
@@ -140,6 +143,7 @@ pub fn run(a: ServeArgs) -> i32 {
         max_idle_per_client: a.max_idle_per_client,
         max_connects_per_second: a.max_connects_per_second,
         allow: a.allow,
+        spin: Duration::from_micros(a.spin_us),
     };
     if cfg.secret.is_some() {
         cfg.log

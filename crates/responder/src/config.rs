@@ -67,6 +67,10 @@ pub struct Config {
     /// Client networks allowed; empty: every address. Others' connections
     /// are closed at once and their datagrams dropped, without a reply.
     pub allow: Vec<Cidr>,
+    /// How long the event loop keeps looking for events without sleeping
+    /// after its last one (zero: it sleeps at once). Small-message
+    /// sessions then all stay on the loop.
+    pub spin: Duration,
 }
 
 /// UDP messages per receive call by default.
@@ -91,6 +95,7 @@ impl Default for Config {
             max_idle_per_client: 0,
             max_connects_per_second: 0,
             allow: Vec::new(),
+            spin: Duration::ZERO,
         }
     }
 }

@@ -10,16 +10,30 @@
 //! an idle session costs its `Conn` and `Session` and nothing else.
 //!
 //! The machine decides what every byte means; this file owns the socket,
-//! the buffers and the clock. It reads at most what the machine asks for,
-//! writes its records and the payload cut from the shared page-aligned
-//! buffers (record and payload in one `writev`), and, on a thread, turns
-//! the machine's deadlines into socket timeouts, set only when they change:
+//! the buffers and the clock. It reads what the machine asks for (an rr
+//! session without stamps: whatever has come, up to its buffer), writes
+//! its records and the payload cut from the shared page-aligned buffers
+//! (record and payload in one `writev`), and, on a thread, turns the
+//! machine's deadlines into socket timeouts, set only when they change:
 //! once per data phase, since the idle timeout is relative to the last
 //! progress. On the measured path of rr and crr that leaves one receive per
 //! request chunk and one send per response chunk, as a hand-written loop
 //! would: no clock read, lock, allocation or formatting per message. A
 //! session's receive buffer is allocated at its first data-phase read on a
 //! thread; on the loop every session reads into the loop's one buffer.
+//!
+//! Requests that queued up (a client behind its schedule, or one that
+//! pipelines) are read in one call, kept in `carry`, and their responses
+//! gathered and written in one call once all are answered (at most
+//! [`GATHER_MAX`] at a time): a responder that fell behind then catches
+//! up at a fraction of two calls per request. Reading one request per call
+//! instead left hundreds of 64-byte segments in the socket's receive
+//! queue: the kernel pruned and collapsed it, advertised a zero window and
+//! dropped segments (nstat `TcpExtPruneCalled`, `TCPWantZeroWindowAdv`,
+//! retransmissions: bench/openloop.sh at 100,000/s), and the responder
+//! stayed behind for seconds. On the loop a read right after a response is
+//! left to the next readiness: the next request has rarely come yet, and a
+//! `recv` that finds nothing was a third of the loop's calls per request.
 
 use crate::objects::Files;
 use crate::shared::{cpu, Shared, CHUNK};
@@ -121,6 +135,19 @@ pub(crate) struct Conn<'a> {
     offer: bool,
     /// A throughput session just accepted: it leaves the loop.
     handoff: bool,
+    /// An rr session without stamps: a read takes whatever has come, up
+    /// to the buffer, and requests beyond the first wait in `carry`.
+    batch: bool,
+    /// Bytes read but not yet taken by the machine (pipelined requests),
+    /// from `carry_at` on; empty (no allocation) unless requests queued.
+    carry: Vec<u8>,
+    carry_at: usize,
+    /// Responses to carried requests, written in one call once the carry
+    /// is answered (or when the next would not fit in [`GATHER_MAX`]):
+    /// the machine counts them sent when they are put here.
+    gather: Vec<u8>,
+    /// Write `gather` before anything else.
+    flush: bool,
     /// A latency session with messages of [`LARGE`] bytes or more (or an
     /// object session): a thread serves it faster even beside others.
     large: bool,
@@ -128,6 +155,13 @@ pub(crate) struct Conn<'a> {
 
 /// Messages this large make a latency session "large" ([`Conn::large`]).
 pub(crate) const LARGE: u32 = 64 << 10;
+
+/// The smallest receive buffer of a batching rr session on a thread: room
+/// for 256 queued 64-byte requests in one read.
+const BATCH_BUF: usize = 16 << 10;
+
+/// The most response bytes gathered for one write.
+const GATHER_MAX: usize = 64 << 10;
 
 /// What a session holds of its address and of the shared lists, to be
 /// given back once when it ends, however it ends.
@@ -160,6 +194,10 @@ pub(crate) struct Parts {
     stream: TcpStream,
     peer: SocketAddr,
     rx_len: u32,
+    batch: bool,
+    carry: Vec<u8>,
+    carry_at: usize,
+    gather: Vec<u8>,
     source: Option<u64>,
     stamps: bool,
     last_rx: (Option<u64>, u64),
@@ -201,6 +239,11 @@ impl<'a> Conn<'a> {
             offer: false,
             handoff: false,
             large: false,
+            batch: false,
+            carry: Vec::new(),
+            carry_at: 0,
+            gather: Vec::new(),
+            flush: false,
         }
     }
 
@@ -235,6 +278,10 @@ impl<'a> Conn<'a> {
             stream: self.stream,
             peer: self.peer,
             rx_len: self.rx_len,
+            batch: self.batch,
+            carry: self.carry,
+            carry_at: self.carry_at,
+            gather: self.gather,
             source: self.source,
             stamps: self.stamps,
             last_rx: self.last_rx,
@@ -249,6 +296,10 @@ impl<'a> Conn<'a> {
         let blocking = p.stream.set_nonblocking(false);
         let mut c = Conn::new(p.stream, p.peer, shared, Mode::Blocking);
         c.rx_len = p.rx_len;
+        c.batch = p.batch;
+        c.carry = p.carry;
+        c.carry_at = p.carry_at;
+        c.gather = p.gather;
         c.source = p.source;
         c.stamps = p.stamps;
         c.last_rx = p.last_rx;
@@ -271,7 +322,40 @@ impl<'a> Conn<'a> {
     /// without a data-phase buffer (on the loop: all of them).
     pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, small: &mut [u8]) -> Stop {
         let blocking = self.mode == Mode::Blocking;
+        // On the loop, a read after a send waits for readiness instead:
+        // the next request has rarely come yet, and a `recv` that finds
+        // nothing cost a third of the loop's calls per rr transaction.
+        let mut sent = false;
         loop {
+            if !self.gather.is_empty() && (self.flush || self.carry_at >= self.carry.len()) {
+                // The carried requests are answered (or the next response
+                // does not fit): what is gathered goes, in one call.
+                if blocking {
+                    if let Err(now) = arm(&self.stream, &mut self.write_timeout, s.deadline(), false) {
+                        self.gather.clear();
+                        s.timeout(now);
+                        continue;
+                    }
+                }
+                match (&self.stream).write(&self.gather) {
+                    Ok(0) => {
+                        self.gather.clear();
+                        s.failed(Failure::Send, false);
+                    }
+                    Ok(n) => {
+                        self.gather.drain(..n);
+                        sent = true;
+                    }
+                    Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Writable,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        self.gather.clear();
+                        self.failed(s, Failure::Send, e);
+                    }
+                }
+                self.flush = !self.gather.is_empty();
+                continue;
+            }
             if self.handoff {
                 if !blocking {
                     return Stop::Handoff;
@@ -316,6 +400,21 @@ impl<'a> Conn<'a> {
                         },
                     };
                     let record = s.record();
+                    if self.carry_at < self.carry.len() || !self.gather.is_empty() {
+                        let n = record.len() + bytes.len();
+                        if self.gather.len() + n > GATHER_MAX && !self.gather.is_empty() {
+                            // Written first; this response is asked again.
+                            self.flush = true;
+                            continue;
+                        }
+                        if self.carry_at < self.carry.len() && n <= GATHER_MAX {
+                            // More requests already read: answered together.
+                            self.gather.extend_from_slice(record);
+                            self.gather.extend_from_slice(bytes);
+                            s.sent(n);
+                            continue;
+                        }
+                    }
                     let mut stream = &self.stream;
                     let r = if record.is_empty() {
                         stream.write(bytes)
@@ -326,14 +425,30 @@ impl<'a> Conn<'a> {
                     };
                     match r {
                         Ok(0) => s.failed(Failure::Send, false),
-                        Ok(n) => s.sent(n),
+                        Ok(n) => {
+                            sent = true;
+                            s.sent(n);
+                        }
                         Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Writable,
                         Err(e) => self.failed(s, Failure::Send, e),
                     }
                 }
+                // Requests already read: no call.
+                Next::Read(_) if self.carry_at < self.carry.len() => {
+                    let took = s.input(&self.carry[self.carry_at..], 0, &mut self.files);
+                    self.carry_at += took;
+                    if took == 0 || self.carry_at == self.carry.len() {
+                        // (None taken where a read was asked: cannot
+                        // happen in rr; the bytes are dropped, not looped on.)
+                        self.carry.clear();
+                        self.carry_at = 0;
+                    }
+                }
                 // Offered to a thread: the loop decides at the readiness of
-                // its first data, which the thread then reads.
-                Next::Read(_) if !blocking && self.offer => return Stop::Readable,
+                // its first data, which the thread then reads. Just sent:
+                // the loop reads at readiness (level-triggered, so bytes
+                // already there are reported at once).
+                Next::Read(_) if !blocking && (self.offer || sent) => return Stop::Readable,
                 Next::Read(max) => {
                     if blocking {
                         if let Err(now) = arm(&self.stream, &mut self.read_timeout, s.deadline(), true) {
@@ -348,7 +463,7 @@ impl<'a> Conn<'a> {
                         Some(b) => b.bytes_mut(),
                         None => &mut small[..],
                     };
-                    let n = max.min(buf.len());
+                    let n = if self.batch { buf.len() } else { max.min(buf.len()) };
                     let mut stream = &self.stream;
                     let got = if self.stamps {
                         // The last response's send stamp, before waiting
@@ -367,7 +482,12 @@ impl<'a> Conn<'a> {
                         Ok(0) => s.eof(),
                         Ok(k) => {
                             let now = if s.needs_clock() { monotonic_ns() } else { 0 };
-                            s.input(&buf[..k], now, &mut self.files);
+                            let took = s.input(&buf[..k], now, &mut self.files);
+                            if took < k {
+                                // Pipelined requests: answered one by one
+                                // from here, with no call until they are.
+                                self.carry.extend_from_slice(&buf[took..k]);
+                            }
                         }
                         Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Readable,
                         Err(e) => self.failed(s, Failure::Receive, e),
@@ -445,7 +565,15 @@ impl<'a> Conn<'a> {
                 match service {
                     Service::Rr { req, resp, stamps } => {
                         self.large = req.max(resp) >= LARGE;
-                        self.rx_len = (req as usize).min(CHUNK) as u32;
+                        // Without stamps (one kernel stamp per read), a
+                        // read takes every queued request at once.
+                        self.batch = !stamps;
+                        let len = if stamps {
+                            req as usize
+                        } else {
+                            (req as usize).max(BATCH_BUF)
+                        };
+                        self.rx_len = len.min(CHUNK) as u32;
                         // Before the status record: send stamp keys count
                         // from its first byte.
                         self.stamps =

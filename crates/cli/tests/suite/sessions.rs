@@ -222,3 +222,66 @@ fn a_lone_or_large_session_gets_a_thread_small_ones_beside_it_stay_on_the_loop()
     drop((first, second, large));
     assert_eq!(threads_become(pid, base), base, "threads end with their sessions");
 }
+
+#[test]
+fn a_spinning_loop_keeps_small_sessions_and_gives_large_ones_threads() {
+    let srv = Server::start(&["--spin-us", "200"]);
+    let pid = srv.pid();
+    let header_of = |req: u32, resp: u32| {
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(&header(1, 1, req, resp)).unwrap();
+        let mut status = [0u8; 8];
+        s.read_exact(&mut status).unwrap();
+        assert_eq!(status[5], 0);
+        s
+    };
+    let mut lone = header_of(64, 64);
+    let base = steady_threads(pid);
+    for _ in 0..50 {
+        exchange(&mut lone, 64, 64);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        proc_status(pid, "Threads"),
+        base,
+        "a lone small session stays on the spinning loop"
+    );
+    let mut large = header_of(1, 64 << 10);
+    exchange(&mut large, 1, 64 << 10);
+    assert_eq!(
+        threads_become(pid, base + 1),
+        base + 1,
+        "a large one still gets a thread"
+    );
+    drop((lone, large));
+    assert_eq!(threads_become(pid, base), base);
+}
+
+#[test]
+fn pipelined_requests_are_each_answered_on_the_loop_and_on_a_thread() {
+    // 200 requests written at once, read by the responder in a few reads:
+    // each is answered whole and in order, whether its session stays on the
+    // loop (--threads 0) or moves to a thread (a lone session).
+    for threads in ["0", "64"] {
+        let srv = Server::start(&["--threads", threads]);
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(&header(1, 1, 100, 3000)).unwrap();
+        let mut status = [0u8; 8];
+        s.read_exact(&mut status).unwrap();
+        assert_eq!(status[5], 0);
+        s.write_all(&vec![7u8; 100 * 200]).unwrap();
+        let mut got = vec![0u8; 3000 * 200];
+        s.read_exact(&mut got).unwrap();
+        // Nothing beyond the 200 responses.
+        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut more = [0u8; 1];
+        assert!(
+            !matches!(s.read(&mut more), Ok(n) if n > 0),
+            "--threads {threads}: a byte beyond the 200 responses"
+        );
+        // And the session goes on after the queue is drained.
+        exchange(&mut s, 100, 3000);
+    }
+}
