@@ -80,7 +80,7 @@ start() {
 }
 
 # cpu_ns PID: CPU time of every thread of PID so far, in ns (schedstat).
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
 
 sides=()
 start rust "$PORT" "$STACKMETER" serve --listen "127.0.0.1:$PORT" --affinity "$SERVER_CPU" --quiet \
