@@ -145,6 +145,17 @@ fn an_idle_session_on_the_loop_times_out_and_is_logged() {
     s.read_to_end(&mut rest).unwrap();
 }
 
+/// An rr session of `req`:`resp` bytes, its header accepted.
+fn accepted_rr(addr: std::net::SocketAddr, req: u32, resp: u32) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&header(1, 1, req, resp)).unwrap();
+    let mut status = [0u8; 8];
+    s.read_exact(&mut status).unwrap();
+    assert_eq!(status[5], 0, "the header was accepted");
+    s
+}
+
 /// One exchange on an accepted rr session: a request of `req` bytes, the
 /// whole response of `resp`.
 fn exchange(s: &mut TcpStream, req: usize, resp: usize) {
@@ -184,15 +195,7 @@ fn steady_threads(pid: u32) -> u64 {
 fn a_lone_or_large_session_gets_a_thread_small_ones_beside_it_stay_on_the_loop() {
     let srv = Server::start(&[]);
     let pid = srv.pid();
-    let header_of = |req: u32, resp: u32| {
-        let mut s = TcpStream::connect(srv.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(&header(1, 1, req, resp)).unwrap();
-        let mut status = [0u8; 8];
-        s.read_exact(&mut status).unwrap();
-        assert_eq!(status[5], 0);
-        s
-    };
+    let header_of = |req: u32, resp: u32| accepted_rr(srv.addr, req, resp);
     let mut first = header_of(1, 1);
     let mut second = header_of(1, 1);
     // serve's own threads (the loop, UDP, the monitor) all started by now,
@@ -227,15 +230,7 @@ fn a_lone_or_large_session_gets_a_thread_small_ones_beside_it_stay_on_the_loop()
 fn a_spinning_loop_keeps_small_sessions_and_gives_large_ones_threads() {
     let srv = Server::start(&["--spin-us", "200"]);
     let pid = srv.pid();
-    let header_of = |req: u32, resp: u32| {
-        let mut s = TcpStream::connect(srv.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(&header(1, 1, req, resp)).unwrap();
-        let mut status = [0u8; 8];
-        s.read_exact(&mut status).unwrap();
-        assert_eq!(status[5], 0);
-        s
-    };
+    let header_of = |req: u32, resp: u32| accepted_rr(srv.addr, req, resp);
     let mut lone = header_of(64, 64);
     let base = steady_threads(pid);
     for _ in 0..50 {
@@ -265,12 +260,7 @@ fn pipelined_requests_are_each_answered_on_the_loop_and_on_a_thread() {
     // loop (--threads 0) or moves to a thread (a lone session).
     for threads in ["0", "64"] {
         let srv = Server::start(&["--threads", threads]);
-        let mut s = TcpStream::connect(srv.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(&header(1, 1, 100, 3000)).unwrap();
-        let mut status = [0u8; 8];
-        s.read_exact(&mut status).unwrap();
-        assert_eq!(status[5], 0);
+        let mut s = accepted_rr(srv.addr, 100, 3000);
         s.write_all(&vec![7u8; 100 * 200]).unwrap();
         let mut got = vec![0u8; 3000 * 200];
         s.read_exact(&mut got).unwrap();
