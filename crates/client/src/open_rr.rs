@@ -5,21 +5,23 @@
 //!
 //! One thread drives every connection from one merged schedule, computed
 //! before the start: request `i` is due at `start + schedule[i]` and goes
-//! on connection `i mod c`, one `send` per request. Between sends the
-//! thread waits in `epoll` for responses: asleep while the next send is
-//! further than [`SPIN`] away, then looking without sleeping until it is
-//! due (a sleeping thread wakes tens of microseconds late on a VM). It
-//! reads one ready connection at a time and looks at the schedule between
-//! two reads: reading a whole batch first held sends back (at 100,000/s on
-//! 64 connections the send lag p99 sat near 50 us; one read at a time,
-//! 12-20 us). Behind the schedule it sends first and reads one connection
-//! every [`BEHIND`] sends: catching up is what the lag measures, and a
-//! client that never read while behind left a connection unread past the
-//! timeout. The responder answers the requests of one connection in order,
-//! so the `k`-th response on connection `j` belongs to request `j + k c`,
-//! and its latency is `arrival - (start + schedule[j + k c])`. Every
-//! response is counted to the byte: a missing, short or surplus one is an
-//! error.
+//! on connection `i mod c`, one `send` per request while the client is on
+//! time. Between sends the thread waits in `epoll` for responses: asleep
+//! while the next send is further than [`SPIN`] away, then looking without
+//! sleeping until it is due (a sleeping thread wakes tens of microseconds
+//! late on a VM). It reads one ready connection at a time and looks at the
+//! schedule between two reads: reading a whole batch first held sends back
+//! (at 100,000/s on 64 connections the send lag p99 sat near 50 us; one
+//! read at a time, mostly 12-20 us). Behind the schedule it sends every request
+//! already due at once, one `send` per connection carrying that
+//! connection's due requests back to back (each request's lag still from
+//! its own scheduled time), and reads one connection every [`BEHIND`]
+//! sends: catching up is what the lag measures, and a client that never
+//! read while behind left a connection unread past the timeout. The
+//! responder answers the requests of one connection in order, so the `k`-th
+//! response on connection `j` belongs to request `j + k c`, and its latency
+//! is `arrival - (start + schedule[j + k c])`. Every response is counted to
+//! the byte: a missing, short or surplus one is an error.
 //!
 //! Why one thread and not a sender and a receiver per connection (the
 //! first design): pinned to one CPU, 2c threads paid a context switch per
