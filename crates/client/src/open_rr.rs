@@ -12,8 +12,8 @@
 //! late on a VM). It reads one ready connection at a time and looks at the
 //! schedule between two reads: reading a whole batch first held sends back
 //! (at 100,000/s on 64 connections the send lag p99 sat near 50 us; one
-//! read at a time, mostly 12-20 us). Behind the schedule it sends every request
-//! already due at once, one `send` per connection carrying that
+//! read at a time, mostly 12-20 us). Behind the schedule it sends every
+//! request already due at once, one `send` per connection carrying that
 //! connection's due requests back to back (each request's lag still from
 //! its own scheduled time), and reads one connection every [`BEHIND`]
 //! sends: catching up is what the lag measures, and a client that never
