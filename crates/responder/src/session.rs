@@ -139,7 +139,8 @@ pub(crate) struct Conn<'a> {
     /// to the buffer, and requests beyond the first wait in `carry`.
     batch: bool,
     /// Bytes read but not yet taken by the machine (pipelined requests),
-    /// from `carry_at` on; empty (no allocation) unless requests queued.
+    /// from `carry_at` on, at most [`BATCH_BUF`] (one read); no allocation
+    /// unless requests queued.
     carry: Vec<u8>,
     carry_at: usize,
     /// Responses to carried requests, written in one call once the carry
@@ -156,8 +157,8 @@ pub(crate) struct Conn<'a> {
 /// Messages this large make a latency session "large" ([`Conn::large`]).
 pub(crate) const LARGE: u32 = 64 << 10;
 
-/// The smallest receive buffer of a batching rr session on a thread: room
-/// for 256 queued 64-byte requests in one read.
+/// What a batching rr session reads at least, and at most beyond its
+/// request: room for 256 queued 64-byte requests in one read.
 const BATCH_BUF: usize = 16 << 10;
 
 /// The most response bytes gathered for one write.
@@ -342,6 +343,11 @@ impl<'a> Conn<'a> {
                         self.gather.clear();
                         s.failed(Failure::Send, false);
                     }
+                    Ok(n) if n == self.gather.len() => {
+                        // Freed: an idle session holds no buffer.
+                        self.gather = Vec::new();
+                        sent = true;
+                    }
                     Ok(n) => {
                         self.gather.drain(..n);
                         sent = true;
@@ -440,7 +446,8 @@ impl<'a> Conn<'a> {
                     if took == 0 || self.carry_at == self.carry.len() {
                         // (None taken where a read was asked: cannot
                         // happen in rr; the bytes are dropped, not looped on.)
-                        self.carry.clear();
+                        // Freed: an idle session holds no buffer.
+                        self.carry = Vec::new();
                         self.carry_at = 0;
                     }
                 }
@@ -463,7 +470,10 @@ impl<'a> Conn<'a> {
                         Some(b) => b.bytes_mut(),
                         None => &mut small[..],
                     };
-                    let n = if self.batch { buf.len() } else { max.min(buf.len()) };
+                    // A batch read takes up to BATCH_BUF beyond what was
+                    // asked: what a session holds in `carry` stays small
+                    // however much a client queues.
+                    let n = if self.batch { max.max(BATCH_BUF) } else { max }.min(buf.len());
                     let mut stream = &self.stream;
                     let got = if self.stamps {
                         // The last response's send stamp, before waiting

@@ -275,3 +275,41 @@ fn pipelined_requests_are_each_answered_on_the_loop_and_on_a_thread() {
         exchange(&mut s, 100, 3000);
     }
 }
+
+#[test]
+fn clients_that_queue_requests_and_never_read_cost_the_responder_little() {
+    // 50 sessions on the loop, each fed 64-byte requests as fast as its
+    // socket takes them while its client reads nothing back. The responder
+    // reads at most 16 KiB beyond a request and gathers at most 64 KiB of
+    // responses per session, then waits for the client: its memory stays
+    // small (reading up to the loop's 1 MiB buffer would hold about 50 MiB).
+    let srv = Server::start(&["--threads", "0"]);
+    let pid = srv.pid();
+    let rss0 = proc_status(pid, "VmRSS");
+    let sessions: Vec<TcpStream> = (0..50)
+        .map(|_| {
+            let s = accepted_rr(srv.addr, 64, 64);
+            s.set_nonblocking(true).unwrap();
+            s
+        })
+        .collect();
+    let chunk = vec![0u8; 64 * 1024];
+    let end = std::time::Instant::now() + Duration::from_secs(2);
+    let mut pushed = 0usize;
+    while std::time::Instant::now() < end {
+        let mut moved = false;
+        for mut s in &sessions {
+            if let Ok(n) = s.write(&chunk) {
+                pushed += n;
+                moved |= n > 0;
+            }
+        }
+        if !moved {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let grew = proc_status(pid, "VmRSS").saturating_sub(rss0);
+    assert!(pushed > 50 * 64 * 1024, "the clients queued {pushed} bytes");
+    assert!(grew < 24 * 1024, "VmRSS grew by {grew} KiB holding 50 stalled sessions");
+    drop(sessions);
+}
