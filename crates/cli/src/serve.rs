@@ -17,7 +17,7 @@ pub struct ServeArgs {
     /// Concurrent TCP sessions; more are refused as busy. Default: as many as the open-files limit holds (idle sessions wait on an event loop, about 1 KiB each).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=(1 << 24)))]
     pub max_sessions: Option<u64>,
-    /// rr and object sessions with 64 KiB messages or more given a thread of their own when their data starts (a small-message one only when none has one); the rest run on the event loop (0: all of them).
+    /// rr and object sessions with 64 KiB messages or more given a thread of their own when their data starts (a small-message one only when none has one), and as many sinks and sources of throughput tests; the rest run on the event loop (0: all of them).
     #[arg(long, value_name = "N", default_value_t = stackmeter_responder::DEFAULT_THREADS)]
     pub threads: usize,
     /// Largest request or response accepted (K = 1024).

@@ -33,7 +33,7 @@ pub struct Config {
     pub max_sessions: usize,
     /// rr and object sessions given a thread of their own when their data
     /// starts, at most at once (a small-message rr one only when none has
-    /// one); the rest run on the event loop.
+    /// one), and as many sinks and sources; the rest run on the event loop.
     pub threads: usize,
     /// Largest request or response, in bytes.
     pub max_msg: u32,

@@ -135,6 +135,12 @@ pub(crate) struct Conn<'a> {
     offer: bool,
     /// A throughput session just accepted: it leaves the loop.
     handoff: bool,
+    /// A sink or source session (a throughput test's data).
+    bulk: bool,
+    /// A bulk session kept on the loop: the loop thread's CPU time spent
+    /// driving it, added up call by call (a thread of its own reads its
+    /// total once, from `cpu0`).
+    loop_cpu: Option<stackmeter_sys::CpuTime>,
     /// An rr session without stamps: a read takes whatever has come, up
     /// to the buffer, and requests beyond the first wait in `carry`.
     batch: bool,
@@ -245,6 +251,8 @@ impl<'a> Conn<'a> {
             carry_at: 0,
             gather: Vec::new(),
             flush: false,
+            bulk: false,
+            loop_cpu: None,
         }
     }
 
@@ -264,6 +272,31 @@ impl<'a> Conn<'a> {
     /// only when alone).
     pub(crate) fn large(&self) -> bool {
         self.large
+    }
+
+    /// A sink or source session (it may stay on the loop when many run).
+    pub(crate) fn bulk(&self) -> bool {
+        self.bulk
+    }
+
+    /// The loop keeps this bulk session: its CPU time is metered per call
+    /// ([`Conn::metered`]).
+    pub(crate) fn keep_bulk(&mut self) {
+        self.handoff = false;
+        self.loop_cpu = Some(stackmeter_sys::CpuTime { user_ns: 0, sys_ns: 0 });
+    }
+
+    /// Adds CPU time the loop spent driving this session; true when it is
+    /// metered so.
+    pub(crate) fn metered(&self) -> bool {
+        self.loop_cpu.is_some()
+    }
+
+    pub(crate) fn add_cpu(&mut self, c: stackmeter_sys::CpuTime) {
+        if let Some(t) = self.loop_cpu.as_mut() {
+            t.user_ns += c.user_ns;
+            t.sys_ns += c.sys_ns;
+        }
     }
 
     /// The loop keeps this session: stop offering it.
@@ -612,6 +645,7 @@ impl<'a> Conn<'a> {
                     Service::Objects => self.large = true,
                     Service::Control { .. } => {}
                 }
+                self.bulk = matches!(service, Service::Sink { .. } | Service::Source { .. });
                 if matches!(
                     service,
                     Service::Control { .. } | Service::Sink { .. } | Service::Source { .. }
@@ -645,9 +679,14 @@ impl<'a> Conn<'a> {
     pub(crate) fn close<R: Deref<Target = Registry>>(mut self, s: Session<R>) {
         self.end(&s);
         self.release();
-        // Only a throughput test's sessions are charged CPU time, read when
-        // they started on their thread: rr and crr make no call for it.
-        let used = self.cpu0.map(|c0| cpu(thread_cpu().since(c0)));
+        // Only a throughput test's sessions are charged CPU time: read when
+        // they started on their thread, or added up by the loop call by
+        // call; rr and crr make no call for it.
+        let used = match (self.cpu0, self.loop_cpu) {
+            (Some(c0), _) => Some(cpu(thread_cpu().since(c0))),
+            (None, Some(t)) => Some(cpu(t)),
+            (None, None) => None,
+        };
         s.finish(used);
     }
 

@@ -40,6 +40,9 @@ pub struct Counters {
     /// rr and object sessions moved to threads of their own,
     /// running now (at most `Config::threads`).
     pub threaded: AtomicUsize,
+    /// Sink and source sessions on threads of their own, running now (at
+    /// most `Config::threads`; more stay on the loop).
+    pub bulk: AtomicUsize,
     /// Most TCP sessions running at once since start.
     pub peak: AtomicUsize,
     /// Object-mode requests answered (added when each session ends).
