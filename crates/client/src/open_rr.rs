@@ -79,8 +79,8 @@ pub fn schedule(rate: f64, n: u64, poisson: bool) -> Vec<u64> {
 /// How long before a send the thread stops sleeping and only looks.
 const SPIN: Duration = Duration::from_micros(50);
 /// At most this many requests of one connection in one send when behind,
-/// and at most this many bytes.
 const BATCH_MAX: usize = 64;
+/// and at most this many bytes.
 const BATCH_BYTES: usize = 64 << 10;
 /// At most this many sends in a row without a look for responses.
 const BEHIND: u32 = 32;

@@ -368,9 +368,9 @@ impl<'a> Loop<'a> {
         }
     }
 
-    /// Moves session `i` to a thread of its own; `slot` names the thread
-    /// count it was counted in (taken before the call), given back when
-    /// the thread ends.
+    /// Moves session `i` to a thread of its own; `slot_of` names the
+    /// thread count it was counted in (taken before the call), given back
+    /// when the thread ends.
     fn handoff(&mut self, i: usize, slot_of: ThreadSlot) {
         let Some(slot) = self.slots[i].take() else {
             return;

@@ -286,12 +286,12 @@ impl<'a> Conn<'a> {
         self.loop_cpu = Some(stackmeter_sys::CpuTime { user_ns: 0, sys_ns: 0 });
     }
 
-    /// Adds CPU time the loop spent driving this session; true when it is
-    /// metered so.
+    /// The loop meters this session's CPU time ([`Conn::add_cpu`]).
     pub(crate) fn metered(&self) -> bool {
         self.loop_cpu.is_some()
     }
 
+    /// Adds CPU time the loop spent driving this metered session.
     pub(crate) fn add_cpu(&mut self, c: stackmeter_sys::CpuTime) {
         if let Some(t) = self.loop_cpu.as_mut() {
             t.user_ns += c.user_ns;
