@@ -283,7 +283,7 @@ impl<'a> Conn<'a> {
     /// ([`Conn::metered`]).
     pub(crate) fn keep_bulk(&mut self) {
         self.handoff = false;
-        self.loop_cpu = Some(stackmeter_sys::CpuTime { user_ns: 0, sys_ns: 0 });
+        self.loop_cpu = Some(stackmeter_sys::CpuTime::default());
     }
 
     /// The loop meters this session's CPU time ([`Conn::add_cpu`]).
