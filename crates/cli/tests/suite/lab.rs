@@ -17,7 +17,7 @@ fn alive(pid: &str) -> bool {
 #[test]
 fn lab_up_measure_down_leaves_nothing() {
     if !is_root() || !std::path::Path::new("/dev/net/tun").exists() {
-        eprintln!("SKIP lab_up_measure_down_leaves_nothing: needs root and /dev/net/tun");
+        crate::missing("lab_up_measure_down_leaves_nothing", "needs root and /dev/net/tun");
         return;
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../c-responder");

@@ -201,7 +201,7 @@ fn ping_echo_against_socat_and_a_c_recvfrom_loop() {
     ]);
     check_ping_echo(&doc, 200);
     let Some(bin) = build_c("udp_echo", UDP_ECHO_C) else {
-        eprintln!("SKIP the C recvfrom/sendto loop: no C compiler (cc)");
+        crate::missing("the C recvfrom/sendto loop", "no C compiler (cc)");
         return;
     };
     let (_c, port) = start_c(&bin);
@@ -272,7 +272,7 @@ fn rr_and_crr_echo_against_socat() {
 #[test]
 fn rr_and_crr_raw_against_a_fixed_reply_server() {
     let Some(bin) = build_c("fixed_reply", FIXED_REPLY_C) else {
-        eprintln!("SKIP rr_and_crr_raw_against_a_fixed_reply_server: no C compiler (cc)");
+        crate::missing("rr_and_crr_raw_against_a_fixed_reply_server", "no C compiler (cc)");
         return;
     };
     let (_c, port) = start_c(&bin);

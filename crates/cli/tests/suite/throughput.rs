@@ -387,7 +387,7 @@ fn data_path_goes_through_an_ld_preload_shim() {
     let dir = std::env::temp_dir().join(format!("stackmeter-shim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let Some(so) = build_shim(&dir) else {
-        eprintln!("SKIP data_path_goes_through_an_ld_preload_shim: no C compiler (cc)");
+        crate::missing("data_path_goes_through_an_ld_preload_shim", "no C compiler (cc)");
         return;
     };
     let srv = Server::start(&[]);
@@ -596,7 +596,10 @@ impl Drop for Bottleneck {
 #[ignore = "run alone by scripts/test, after the other tests"]
 fn accuracy_through_a_100_mbit_bottleneck() {
     let Some(net) = Bottleneck::new("a", "100mbit") else {
-        eprintln!("SKIP accuracy_through_a_100_mbit_bottleneck: needs root and ip netns (CI runs as root)");
+        crate::missing(
+            "accuracy_through_a_100_mbit_bottleneck",
+            "needs root and ip netns (CI runs as root)",
+        );
         return;
     };
     let srv = net.serve();
@@ -715,7 +718,10 @@ fn udp_max_final_trial_sees_through_a_20_ms_queue() {
     // 1 s trials alone passed 204 Mbit/s of frames here. The final 10 s
     // trial at the answer must not.
     let Some(net) = Bottleneck::shaped("q", Some("rate 200mbit burst 16kb latency 20ms"), None) else {
-        eprintln!("SKIP udp_max_final_trial_sees_through_a_20_ms_queue: needs root and ip netns");
+        crate::missing(
+            "udp_max_final_trial_sees_through_a_20_ms_queue",
+            "needs root and ip netns",
+        );
         return;
     };
     let _srv = net.serve();

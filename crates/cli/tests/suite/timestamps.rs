@@ -309,7 +309,10 @@ impl Drop for VethPair {
 #[test]
 fn split_adds_up_across_a_veth_pair_between_namespaces() {
     let Some(net) = VethPair::new() else {
-        eprintln!("SKIP split_adds_up_across_a_veth_pair_between_namespaces: needs root and ip netns");
+        crate::missing(
+            "split_adds_up_across_a_veth_pair_between_namespaces",
+            "needs root and ip netns",
+        );
         return;
     };
     let [c, s] = &net.names;
