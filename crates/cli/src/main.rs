@@ -16,7 +16,7 @@ mod signal;
 mod store;
 mod suite;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Measure and compare network stacks: request/response latency, connect
 /// time, UDP echo, throughput and many-client loads, against a stackmeter
@@ -74,12 +74,18 @@ enum Command {
     },
 }
 
+/// The command line as clap sees it, with what only the libraries know
+/// filled in: the built-in plans' names come from the plan list.
+fn cli_command() -> clap::Command {
+    Cli::command().mut_subcommand("suite", |s| s.mut_arg("plan", |a| a.help(suite::plan_help())))
+}
+
 fn main() {
     std::process::exit(run());
 }
 
 fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match cli_command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -111,7 +117,7 @@ fn run() -> i32 {
         Command::Lab(a) => lab::run(a),
         Command::Completions { shell } => {
             let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "stackmeter", &mut out);
+            clap_complete::generate(shell, &mut cli_command(), "stackmeter", &mut out);
             out::finish(&String::from_utf8_lossy(&out))
         }
         Command::Man { command } => man(command.as_deref()),
@@ -134,7 +140,7 @@ fn schema(name: Option<&str>) -> i32 {
 
 /// The main manual page, or one command's.
 fn man(command: Option<&str>) -> i32 {
-    let mut cmd = Cli::command();
+    let mut cmd = cli_command();
     cmd.build();
     let page = match command {
         None => cmd,

@@ -12,7 +12,7 @@ use stackmeter_results::{render, Format, Placement};
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
-    /// Built-in plan (latency-grid, bps, link, udp-echo, udp-echo-rt, proxy, rrul) or a TOML plan file (docs/suite.md).
+    /// A built-in plan or a TOML plan file (the help lists the built-in ones: [`plan_help`]).
     #[arg(default_value = "latency-grid")]
     pub plan: String,
     /// A target as LABEL=ADDR (HOST, HOST:PORT); two or more. The first is the baseline.
@@ -46,6 +46,15 @@ pub struct SuiteArgs {
     pub gate: GateFlags,
     #[command(flatten)]
     pub store: StoreFlags,
+}
+
+/// The plan argument's help, naming every built-in plan.
+pub fn plan_help() -> String {
+    let names: Vec<&str> = stackmeter_engine::plan::BUILTIN.iter().map(|(n, _)| *n).collect();
+    format!(
+        "Built-in plan ({}) or a TOML plan file (docs/suite.md)",
+        names.join(", ")
+    )
 }
 
 pub fn run(a: SuiteArgs) -> i32 {

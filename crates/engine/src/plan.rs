@@ -5,8 +5,9 @@
 //! else scales its counts and durations down.
 
 use crate::error::Error;
-use crate::spec::{from_table, Spec, TESTS};
+use crate::spec::{from_table, Spec};
 use stackmeter_results::KnobRequest;
+use stackmeter_results::TestKind;
 
 /// A named step.
 #[derive(Clone, Debug)]
@@ -167,23 +168,30 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
         let toml::Value::Table(mut t) = v else {
             return Err(format!("plan {name}, step {}: not a table", i + 1));
         };
-        let test = match t.remove("test") {
-            Some(toml::Value::String(s)) => s,
+        let kind = match t.remove("test") {
+            Some(toml::Value::String(s)) => TestKind::from_name(&s).ok_or_else(|| {
+                format!(
+                    "plan {name}, step {}: unknown test '{s}' ({})",
+                    i + 1,
+                    TestKind::names()
+                )
+            })?,
             _ => {
                 return Err(format!(
                     "plan {name}, step {}: no test = \"...\" ({})",
                     i + 1,
-                    TESTS.join(", ")
+                    TestKind::names()
                 ))
             }
         };
+        let test = kind.name();
         let at = format!("plan {name}, step {} ({test})", i + 1);
         let step_name = match t.remove("name") {
-            None => test.clone(),
+            None => test.to_string(),
             Some(toml::Value::String(s)) => s,
             Some(_) => return Err(format!("{at}: 'name' must be a string")),
         };
-        let spec = step_spec(&test, t, quick).map_err(|e| format!("{at}: {e}"))?;
+        let spec = step_spec(kind, t, quick).map_err(|e| format!("{at}: {e}"))?;
         if steps.iter().any(|x| x.name == step_name) {
             return Err(format!(
                 "{at}: two steps named '{step_name}': give each a distinct name"
@@ -202,28 +210,30 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
 /// replaces keys; without one the test's own scaling applies. The step and
 /// its `quick` table are checked either way, so whether a plan is valid
 /// does not depend on `--quick`.
-fn step_spec(test: &str, mut t: toml::Table, quick: bool) -> Result<Spec, String> {
+fn step_spec(kind: TestKind, mut t: toml::Table, quick: bool) -> Result<Spec, String> {
     let overrides = match t.remove("quick") {
         None => None,
         Some(toml::Value::Table(q)) => Some(q),
         Some(_) => return Err("'quick' must be a table of keys, e.g. quick = { iterations = 20 }".into()),
     };
-    if test == "load" && (t.contains_key("repeat") || overrides.as_ref().is_some_and(|q| q.contains_key("repeat"))) {
+    if kind == TestKind::Load
+        && (t.contains_key("repeat") || overrides.as_ref().is_some_and(|q| q.contains_key("repeat")))
+    {
         return Err("'repeat' does not apply in a plan: each suite repetition is one load run (suite --repeat)".into());
     }
-    let full = from_table(test, t.clone(), false)?;
+    let full = from_table(kind, t.clone(), false)?;
     let quicker = match overrides {
         Some(q) => {
             let mut merged = t.clone();
             merged.extend(q);
-            Some(from_table(test, merged, false).map_err(|e| format!("in its quick table: {e}"))?)
+            Some(from_table(kind, merged, false).map_err(|e| format!("in its quick table: {e}"))?)
         }
         None => None,
     };
     let mut spec = match (quick, quicker) {
         (false, _) => full,
         (true, Some(q)) => q,
-        (true, None) => from_table(test, t, true)?,
+        (true, None) => from_table(kind, t, true)?,
     };
     if let Spec::Load(l) = &mut spec {
         // One run per repetition, so repetitions of A and B interleave.

@@ -7,6 +7,7 @@
 use crate::chart::{Axis, Chart, Kind, Series};
 use crate::doc::figures;
 use crate::doc::Document;
+use crate::kind::TestKind;
 use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};
@@ -51,8 +52,8 @@ pub struct Comparison {
 /// Rows of one figure of one test.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Section {
-    /// Test name ("rr").
-    pub test: String,
+    /// The test.
+    pub test: TestKind,
     /// Plan step, if any.
     pub step: String,
     /// "rtt", "connect", "rate", ...
@@ -81,7 +82,7 @@ pub struct Row {
     pub values_b: Vec<f64>,
 }
 
-type Key = (String, String, String, String); // test, step, series, stat
+type Key = (TestKind, String, String, String); // test, step, series, stat
 
 /// (section key, unit, lower_is_better, row label) -> values, in first-seen order.
 fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, String, bool, String, Vec<f64>)> {
@@ -91,12 +92,7 @@ fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, Stri
             if !f.compared || !(f.stat == metric || f.stat == "value") {
                 continue;
             }
-            let key = (
-                doc.body.test_name().to_string(),
-                step.clone(),
-                f.series.clone(),
-                f.stat.clone(),
-            );
+            let key = (doc.body.kind(), step.clone(), f.series.clone(), f.stat.clone());
             match out.iter_mut().find(|e| e.0 == key && e.3 == f.row_label) {
                 Some(e) => e.4.push(f.value),
                 None => out.push((
@@ -142,7 +138,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         {
             Some(s) => s.rows.push(row),
             None => sections.push(Section {
-                test: key.0.clone(),
+                test: key.0,
                 step: key.1.clone(),
                 series: key.2.clone(),
                 stat: key.3.clone(),
@@ -223,7 +219,7 @@ impl Comparison {
 impl Section {
     /// "rr rtt mean (us, lower is better)".
     pub fn title(&self) -> String {
-        let step = crate::figures::step_suffix(&self.test, &self.step);
+        let step = crate::figures::step_suffix(self.test.name(), &self.step);
         let stat = if self.stat == "value" {
             String::new()
         } else {
@@ -341,11 +337,9 @@ fn cells(r: &Row) -> Vec<String> {
     ]
 }
 
-fn cols(c: &Comparison, unit: &str, test: &str) -> Vec<Col> {
-    // A row is a size pair or a datagram size, or an rrul phase.
-    let row = if test == "rrul" { "Phase" } else { "Size" };
+fn cols(c: &Comparison, unit: &str, test: TestKind) -> Vec<Col> {
     vec![
-        Col::text(row, 0),
+        Col::text(test.row_label(), 0),
         Col::num(&format!("A: {} ({unit})", c.a), 0),
         Col::num(&format!("B: {} ({unit})", c.b), 0),
         Col::num(&format!("Difference ({unit})"), 0),
@@ -430,7 +424,7 @@ impl crate::render::Render for Comparison {
         for s in &self.sections {
             v.push(Block::Heading(s.title()));
             v.push(Block::Table(Table {
-                cols: cols(self, &s.unit, &s.test),
+                cols: cols(self, &s.unit, s.test),
                 rows: s.rows.iter().map(cells).collect(),
                 ..Table::default()
             }));

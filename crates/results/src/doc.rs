@@ -7,6 +7,7 @@
 
 use crate::crr::{CrrParams, CrrResult};
 use crate::figures::{Figure, Figures};
+use crate::kind::TestKind;
 use crate::load::{LoadParams, LoadRun, LoadSummary};
 use crate::ping::{PingParams, PingResult};
 use crate::plain::{NotMeasured, TargetKind};
@@ -168,17 +169,22 @@ pub enum Body {
 }
 
 impl Body {
+    /// Which test this is.
+    pub fn kind(&self) -> TestKind {
+        match self {
+            Body::Rr { .. } => TestKind::Rr,
+            Body::Crr { .. } => TestKind::Crr,
+            Body::Ping { .. } => TestKind::Ping,
+            Body::Load { .. } => TestKind::Load,
+            Body::Stream { .. } => TestKind::Stream,
+            Body::UdpMax { .. } => TestKind::UdpMax,
+            Body::Rrul { .. } => TestKind::Rrul,
+        }
+    }
+
     /// The test's name as in the JSON `test` key.
     pub fn test_name(&self) -> &'static str {
-        match self {
-            Body::Rr { .. } => "rr",
-            Body::Crr { .. } => "crr",
-            Body::Ping { .. } => "ping",
-            Body::Load { .. } => "load",
-            Body::Stream { .. } => "stream",
-            Body::UdpMax { .. } => "udp-max",
-            Body::Rrul { .. } => "rrul",
-        }
+        self.kind().name()
     }
 }
 

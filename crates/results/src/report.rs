@@ -15,8 +15,8 @@ use serde::Serialize;
 /// Which row and figure a merged histogram belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HistKey {
-    /// Test name ("rr").
-    pub test: String,
+    /// The test.
+    pub test: crate::TestKind,
     /// Plan step ("" outside suites).
     pub step: String,
     /// Row label ("1 B:1 KiB").
@@ -148,7 +148,7 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let hi = hs.iter().map(|(_, _, h)| h.max()).max().unwrap_or(1).max(2) as f64 / 1000.0;
         let (lo, hi) = (lo * 0.95, (hi * 1.05).max(lo * 1.5));
         let metric = key.metric.trim_end_matches("_us");
-        let step = step_suffix(&key.test, &key.step);
+        let step = step_suffix(key.test.name(), &key.step);
         let title = format!("{}{step} {} {}", key.test, key.row, metric);
         let x = || Axis::log(format!("{metric} (us, log scale)"), lo, hi);
         let mut qmax: f64 = 10.0;
@@ -205,10 +205,10 @@ fn latency_charts(sources: &[ReportSource]) -> View {
 /// source's tests overlaid (a line each, coloured by source), so targets
 /// are compared interval by interval.
 fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
-    let mut groups: Vec<(String, String)> = Vec::new();
+    let mut groups: Vec<(crate::TestKind, String)> = Vec::new();
     for s in sources {
         for t in &s.tests {
-            let key = (t.doc.body.test_name().to_string(), t.step.clone());
+            let key = (t.doc.body.kind(), t.step.clone());
             if !t.intervals.is_empty() && !groups.contains(&key) {
                 groups.push(key);
             }
@@ -219,10 +219,7 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
         let (mut tmax, mut vmax, mut unit) = (1e-3f64, 1e-9f64, String::new());
         let mut series = Vec::new();
         for (k, s) in sources.iter().enumerate() {
-            let mine = s
-                .tests
-                .iter()
-                .filter(|t| t.doc.body.test_name() == test && t.step == step);
+            let mine = s.tests.iter().filter(|t| t.doc.body.kind() == test && t.step == step);
             for t in mine {
                 let total: Vec<(f64, f64)> = t
                     .intervals
@@ -238,7 +235,7 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
                 series.push(Series::line(format!("{} (test {})", s.name, t.id), k, total));
             }
         }
-        let step = step_suffix(&test, &step);
+        let step = step_suffix(test.name(), &step);
         out.push(Chart::new(
             "intervals",
             format!("{test}{step}: total per interval, every source"),

@@ -3,6 +3,7 @@
 
 use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, CrrParams};
 use std::net::SocketAddr;
 
@@ -42,7 +43,7 @@ pub struct CrrOptions {
 super::common::defaults_from_flags!(CrrOptions);
 
 impl Options for CrrOptions {
-    const TEST: &'static str = "crr";
+    const KIND: TestKind = TestKind::Crr;
 
     type Params = CrrParams;
 

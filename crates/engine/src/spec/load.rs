@@ -4,6 +4,7 @@
 
 use super::common::{at_least_one, within, Options, Ran, SpecError};
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, LoadParams};
 use std::net::SocketAddr;
 
@@ -38,7 +39,7 @@ pub struct LoadOptions {
 super::common::defaults_from_flags!(LoadOptions);
 
 impl Options for LoadOptions {
-    const TEST: &'static str = "load";
+    const KIND: TestKind = TestKind::Load;
 
     type Params = LoadParams;
 

@@ -6,6 +6,7 @@ use super::common::{
     UDP_MAX, UDP_MIN,
 };
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, PingParams};
 use std::net::SocketAddr;
 
@@ -55,7 +56,7 @@ pub struct PingOptions {
 super::common::defaults_from_flags!(PingOptions);
 
 impl Options for PingOptions {
-    const TEST: &'static str = "ping";
+    const KIND: TestKind = TestKind::Ping;
 
     type Params = PingParams;
 

@@ -6,6 +6,7 @@ use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
 };
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
 use std::net::SocketAddr;
 
@@ -80,7 +81,7 @@ pub struct RrOptions {
 super::common::defaults_from_flags!(RrOptions);
 
 impl Options for RrOptions {
-    const TEST: &'static str = "rr";
+    const KIND: TestKind = TestKind::Rr;
 
     type Params = RrParams;
 

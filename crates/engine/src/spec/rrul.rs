@@ -3,6 +3,7 @@
 
 use super::common::{seconds, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, RrulParams};
 use std::net::SocketAddr;
 
@@ -76,7 +77,7 @@ fn size_or_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Err
 super::common::defaults_from_flags!(RrulOptions);
 
 impl Options for RrulOptions {
-    const TEST: &'static str = "rrul";
+    const KIND: TestKind = TestKind::Rrul;
 
     type Params = RrulParams;
 

@@ -3,6 +3,7 @@
 
 use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, Direction, Live, StreamParams};
 use std::net::SocketAddr;
 
@@ -107,7 +108,7 @@ pub struct StreamOptions {
 super::common::defaults_from_flags!(StreamOptions);
 
 impl Options for StreamOptions {
-    const TEST: &'static str = "stream";
+    const KIND: TestKind = TestKind::Stream;
 
     type Params = StreamParams;
 

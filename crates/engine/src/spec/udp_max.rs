@@ -4,6 +4,7 @@
 
 use super::common::{seconds, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, Live, TrialRow, UdpMaxParams};
 use std::net::SocketAddr;
 
@@ -67,7 +68,7 @@ pub struct UdpMaxOptions {
 super::common::defaults_from_flags!(UdpMaxOptions);
 
 impl Options for UdpMaxOptions {
-    const TEST: &'static str = "udp-max";
+    const KIND: TestKind = TestKind::UdpMax;
 
     type Params = UdpMaxParams;
 
