@@ -102,7 +102,7 @@ pub(crate) fn answer(
 #[inline]
 pub(crate) fn seal(d: &mut [u8]) {
     if let Some(k) = secret() {
-        k.seal(d);
+        stackmeter_proto::udp::seal(&k, d);
     }
 }
 
@@ -113,9 +113,9 @@ pub(crate) fn seal(d: &mut [u8]) {
 pub(crate) fn open(d: &[u8]) -> Result<usize, bool> {
     match secret() {
         None => Ok(d.len()),
-        Some(k) => match k.open(d) {
+        Some(k) => match stackmeter_proto::udp::open(&k, d) {
             Some(n) => Ok(n),
-            None => Err(d.len() >= 8 && d[0..4] == stackmeter_proto::udp::MAGIC && d[7] & auth::FLAG_MAC == 0),
+            None => Err(stackmeter_proto::udp::is_unsealed(d)),
         },
     }
 }

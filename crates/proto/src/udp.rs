@@ -10,7 +10,7 @@
 //!      7    1 flags: bit 0 = server timestamps valid (replies);
 //!                     bit 1 = stamps requested (requests) / stamp block
 //!                     at offset 40 (replies), see crate::stamps;
-//!                     bit 2 = a 16-byte MAC trailer follows, see crate::auth
+//!                     bit 2 = a 16-byte MAC trailer follows ([`seal`])
 //!      8    8 sequence number, chosen by the client
 //!     16    8 client timestamp (ns; opaque to the responder, echoed)
 //!     24    8 server receive timestamp (ns, responder's clock; 0 if none)
@@ -23,14 +23,18 @@
 //! short to hold the header, or with another magic, are dropped silently.
 //! The [`answer`] function is the whole rule, shared by every responder.
 
+use crate::auth::{Key, MAC_LEN};
 use crate::{be64, status::Refusal};
 
 /// The four bytes every stackmeter datagram starts with.
 pub const MAGIC: [u8; 4] = *b"SMTU";
 /// Header length; also the smallest valid datagram.
 pub const HEADER_LEN: usize = 40;
-/// Flag bit: a MAC trailer follows the datagram ([`crate::auth::FLAG_MAC`]).
-pub const FLAG_MAC: u8 = crate::auth::FLAG_MAC;
+/// Flag bit: a MAC trailer of [`MAC_LEN`] bytes follows the datagram
+/// ([`seal`], [`open`]).
+pub const FLAG_MAC: u8 = 4;
+/// Sequence numbers the replay window of one client address remembers.
+pub const REPLAY_WINDOW: u64 = 64;
 /// Flag bit: the server timestamps in this reply are valid.
 pub const FLAG_SERVER_TS: u8 = 1;
 /// Flag bit: in a request, "write your stamp block into the reply"; in a
@@ -213,19 +217,13 @@ pub fn answer_stamped(d: &mut [u8], rx_ns: u64) -> Answer {
 
 /// The echo rule of a responder with a secret (docs/protocol.md 10.2):
 /// `d` is the whole datagram, trailer included, whose trailer
-/// [`crate::auth::Key::open`] found valid, `body` its length without the
+/// [`open`] found valid, `body` its length without the
 /// trailer, and `window` the replay window of its source address. Another
 /// version, a kind other than 1, or a replayed sequence number is dropped;
 /// anything else is answered as [`answer`] (or [`answer_stamped`]) answers
-/// the body, and the driver seals the reply (`Key::seal` on `d[..len +
+/// the body, and the driver seals the reply ([`seal`] on `d[..len +
 /// MAC_LEN]`, the request's length) right before the send.
-pub fn answer_sealed(
-    d: &mut [u8],
-    body: usize,
-    rx_ns: u64,
-    stamps: bool,
-    window: &mut crate::auth::ReplayWindow,
-) -> Answer {
+pub fn answer_sealed(d: &mut [u8], body: usize, rx_ns: u64, stamps: bool, window: &mut ReplayWindow) -> Answer {
     let h = match Header::parse(&d[..body.min(d.len())]) {
         Ok(h) => h,
         Err(_) => return Answer::Drop(DropReason::Unauthenticated),
@@ -297,6 +295,89 @@ fn rule(d: &mut [u8], rx_ns: u64, stamps: bool) -> Answer {
 pub fn stamp_tx(d: &mut [u8], tx_ns: u64) {
     if d.len() >= HEADER_LEN && d[5] == Kind::EchoReply as u8 {
         d[32..40].copy_from_slice(&tx_ns.to_be_bytes());
+    }
+}
+
+/// Seals datagram `d` with `key`: its last [`MAC_LEN`] bytes become the
+/// trailer over the bytes before them, after [`FLAG_MAC`] is set. `d` must
+/// hold at least the header and the trailer; a shorter one is left alone.
+pub fn seal(key: &Key, d: &mut [u8]) {
+    if d.len() < HEADER_LEN + MAC_LEN {
+        return;
+    }
+    d[7] |= FLAG_MAC;
+    let body = d.len() - MAC_LEN;
+    let t = key.trailer(&d[..body]);
+    d[body..].copy_from_slice(&t);
+}
+
+/// The length of datagram `d` without its trailer, if it is a stackmeter
+/// datagram with [`FLAG_MAC`] and a trailer `key` made; `None` for
+/// anything else (drop it).
+pub fn open(key: &Key, d: &[u8]) -> Option<usize> {
+    if d.len() < HEADER_LEN + MAC_LEN || !is_sealed(d) {
+        return None;
+    }
+    let body = d.len() - MAC_LEN;
+    key.check_trailer(&d[..body], &d[body..]).then_some(body)
+}
+
+/// Whether `d` is a stackmeter datagram that says it carries a trailer
+/// ([`FLAG_MAC`]), valid or not.
+pub fn is_sealed(d: &[u8]) -> bool {
+    d.len() >= 8 && d[0..4] == MAGIC && d[7] & FLAG_MAC != 0
+}
+
+/// Whether `d` is a stackmeter datagram without [`FLAG_MAC`]: what an
+/// unauthenticated responder answers to a client that has a secret.
+pub fn is_unsealed(d: &[u8]) -> bool {
+    d.len() >= 8 && d[0..4] == MAGIC && d[7] & FLAG_MAC == 0
+}
+
+/// The replay window of one client address: the highest sequence number
+/// seen and which of the [`REPLAY_WINDOW`] below it came.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayWindow {
+    highest: u64,
+    /// Bit i: sequence `highest - i` came.
+    seen: u64,
+    any: bool,
+}
+
+impl ReplayWindow {
+    /// A window that has seen nothing.
+    pub const fn new() -> ReplayWindow {
+        ReplayWindow {
+            highest: 0,
+            seen: 0,
+            any: false,
+        }
+    }
+
+    /// Marks `seq` as seen; false (drop the datagram) if it was seen
+    /// before or is more than 63 below the highest.
+    pub fn accept(&mut self, seq: u64) -> bool {
+        if !self.any {
+            *self = ReplayWindow {
+                highest: seq,
+                seen: 1,
+                any: true,
+            };
+            return true;
+        }
+        if seq > self.highest {
+            let shift = seq - self.highest;
+            self.seen = if shift >= REPLAY_WINDOW { 0 } else { self.seen << shift };
+            self.seen |= 1;
+            self.highest = seq;
+            return true;
+        }
+        let back = self.highest - seq;
+        if back >= REPLAY_WINDOW || self.seen & (1 << back) != 0 {
+            return false;
+        }
+        self.seen |= 1 << back;
+        true
     }
 }
 
@@ -375,5 +456,35 @@ mod tests {
         assert_eq!(answer(&mut d[..39], 1), Answer::Drop(DropReason::TooShort));
         d[0] = 0;
         assert_eq!(answer(&mut d, 1), Answer::Drop(DropReason::BadMagic));
+    }
+
+    #[test]
+    fn seal_open_and_tamper() {
+        let k = Key::new(b"secret").unwrap();
+        let mut d = [0u8; 72];
+        d[..4].copy_from_slice(b"SMTU");
+        seal(&k, &mut d);
+        assert_eq!(open(&k, &d), Some(56));
+        d[50] ^= 1;
+        assert_eq!(open(&k, &d), None);
+        d[50] ^= 1;
+        assert_eq!(open(&Key::new(b"other").unwrap(), &d), None);
+        d[7] &= !FLAG_MAC;
+        assert_eq!(open(&k, &d), None);
+    }
+
+    #[test]
+    fn replay_window() {
+        let mut w = ReplayWindow::new();
+        assert!(w.accept(100));
+        assert!(!w.accept(100));
+        assert!(w.accept(99));
+        assert!(!w.accept(99));
+        assert!(w.accept(170));
+        assert!(!w.accept(106), "more than 63 below the highest");
+        assert!(w.accept(107));
+        assert!(!w.accept(107));
+        assert!(w.accept(1000));
+        assert!(w.accept(999));
     }
 }

@@ -17,10 +17,10 @@
 
 use crate::shared::{cpu, Shared};
 use stackmeter_proto::admit;
-use stackmeter_proto::auth::{ReplayWindow, MAC_LEN};
+use stackmeter_proto::auth::MAC_LEN;
 use stackmeter_proto::machine::{TestRef, UdpCount};
 use stackmeter_proto::stamps::Block;
-use stackmeter_proto::udp::{self, Answer};
+use stackmeter_proto::udp::{self, Answer, ReplayWindow};
 use stackmeter_sys::tstamp;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
@@ -143,7 +143,7 @@ fn datagram(
     // then its length without the trailer (docs/protocol.md 10.2).
     let key = shared.cfg.secret;
     let full = buf.len();
-    let n = match key.map(|k| k.open(&buf[..full])) {
+    let n = match key.map(|k| udp::open(&k, &buf[..full])) {
         None => full,
         Some(Some(body)) => body,
         Some(None) => return Shared::bump(&shared.counters.udp_unauthenticated),
@@ -181,7 +181,7 @@ fn datagram(
             udp::put_block(&mut buf[..len], &Block { app, ..block });
             udp::stamp_tx(&mut buf[..len], tx);
             if let Some(k) = key {
-                k.seal(&mut buf[..wire(len)]);
+                udp::seal(&k, &mut buf[..wire(len)]);
             }
             if tstamp::send_to_stamped(fd, &buf[..wire(len)], &peer).is_ok() {
                 Shared::bump(&shared.counters.udp_replies);
@@ -201,7 +201,7 @@ fn datagram(
         Answer::Reply(len) => {
             udp::stamp_tx(&mut buf[..len], st.clock());
             if let Some(k) = key {
-                k.seal(&mut buf[..wire(len)]);
+                udp::seal(&k, &mut buf[..wire(len)]);
             }
             if sock.send_to(&buf[..wire(len)], peer).is_ok() {
                 Shared::bump(&shared.counters.udp_replies);
