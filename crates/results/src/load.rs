@@ -7,7 +7,7 @@ use crate::units::format_size;
 use crate::units::{bit_rate, byte_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::Interval;
+use stackmeter_stats::MeanCi;
 
 /// load parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -87,13 +87,13 @@ pub struct LoadRun {
 #[allow(non_snake_case)]
 pub struct LoadSummary {
     /// Wall time per run, seconds.
-    pub wall_s: Interval,
+    pub wall_s: MeanCi,
     /// Aggregate rate, KiB/s (K = 1024; the key says kB for the first schema version).
-    pub rate_kBps: Interval,
+    pub rate_kBps: MeanCi,
     /// Aggregate rate, Mbit/s.
-    pub rate_mbps: Interval,
+    pub rate_mbps: MeanCi,
     /// Requests per second.
-    pub requests_per_s: Interval,
+    pub requests_per_s: MeanCi,
     /// FETCH latency per object, every run's histograms merged.
     pub by_object: Vec<ObjectLatency>,
     /// Every FETCH of every run.
@@ -147,7 +147,7 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
     let mut counts = Vec::new();
     if let Some(s) = s {
         // The mean and its interval, each written by `f` (with its unit).
-        let iv = |i: &Interval, f: &dyn Fn(f64) -> String| {
+        let iv = |i: &MeanCi, f: &dyn Fn(f64) -> String| {
             if i.n < 2 {
                 format!("{} (one run: no interval)", f(i.mean))
             } else {

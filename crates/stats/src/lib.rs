@@ -13,7 +13,7 @@
 //! delays; [`split`] splits round trips into stack and application time
 //! from kernel timestamps.
 
-pub mod interval;
+pub mod mean_ci;
 pub mod mlr;
 pub mod modality;
 pub mod owd;
@@ -22,7 +22,7 @@ pub mod serial;
 pub mod split;
 mod summary;
 
-pub use interval::{mean_ci95, Interval};
+pub use mean_ci::{mean_ci95, MeanCi};
 pub use modality::{bimodal, Modes};
 pub use recorder::Recorder;
 pub use summary::Summary;

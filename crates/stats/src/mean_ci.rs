@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A mean with its 95% confidence interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Interval {
+pub struct MeanCi {
     /// How many values.
     pub n: usize,
     /// Arithmetic mean.
@@ -36,14 +36,14 @@ fn t975(df: usize) -> f64 {
 /// The mean of `xs` and its 95% interval (mean +- t * s / sqrt(n)); `None`
 /// for no values. With one value the interval is the value: say so, do not
 /// read it as certainty.
-pub fn mean_ci95(xs: &[f64]) -> Option<Interval> {
+pub fn mean_ci95(xs: &[f64]) -> Option<MeanCi> {
     let n = xs.len();
     if n == 0 {
         return None;
     }
     let mean = xs.iter().sum::<f64>() / n as f64;
     if n == 1 {
-        return Some(Interval {
+        return Some(MeanCi {
             n,
             mean,
             low: mean,
@@ -53,7 +53,7 @@ pub fn mean_ci95(xs: &[f64]) -> Option<Interval> {
     let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
     let t = t975(n - 1);
     let half = t * (var / n as f64).sqrt();
-    Some(Interval {
+    Some(MeanCi {
         n,
         mean,
         low: mean - half,
