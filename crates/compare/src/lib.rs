@@ -22,6 +22,6 @@ pub use converge::{converged, Convergence};
 pub use median::{hodges_lehmann, median};
 pub use mwu::mann_whitney_u;
 pub use row::{
-    compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
+    compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
     MIN_REPETITIONS,
 };

@@ -144,7 +144,7 @@ fn bootstrap_ratio(a: &[f64], b: &[f64], rng: &mut Rng) -> (f64, f64) {
 
 /// The summary across rows.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Summary {
+pub struct Overall {
     /// Rows summarised.
     pub rows: usize,
     /// Geometric mean of the per-row cost ratios (B/A for times, A/B for
@@ -168,7 +168,7 @@ pub struct Summary {
 }
 
 /// Summarises rows; `None` when there are none.
-pub fn summarize(rows: &[RowStats]) -> Option<Summary> {
+pub fn summarize(rows: &[RowStats]) -> Option<Overall> {
     let logs: Vec<f64> = rows
         .iter()
         .map(|r| match r.direction {
@@ -185,7 +185,7 @@ pub fn summarize(rows: &[RowStats]) -> Option<Summary> {
     let geomean_ci = None;
     let geomean_ratio = m.exp();
     let all_rates = rows.iter().all(|r| r.direction == Direction::HigherIsBetter);
-    Some(Summary {
+    Some(Overall {
         rows: rows.len(),
         geomean_ratio,
         geomean_ci,

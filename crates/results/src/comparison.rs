@@ -10,7 +10,7 @@ use crate::doc::Document;
 use crate::kind::TestKind;
 use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
-use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};
+use stackmeter_compare::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict};
 
 /// How the verdicts were reached, printed under every comparison.
 pub const METHOD: &str = "each repetition gives one figure per row; A and B are the medians over repetitions; \
@@ -44,7 +44,7 @@ pub struct Comparison {
     /// One section per test and figure.
     pub sections: Vec<Section>,
     /// Across every row of every section.
-    pub summary: Option<Summary>,
+    pub summary: Option<Overall>,
     /// Things to know (rows only one side has, convergence not reached).
     pub notes: Vec<String>,
 }
