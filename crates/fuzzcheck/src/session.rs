@@ -21,7 +21,7 @@
 use stackmeter_proto::control::{ClientRecord, SHORT_LEN};
 use stackmeter_proto::limits;
 use stackmeter_proto::machine::{
-    Catalogue, Config, Event, Failure, Figures, Lookup, Next, Reason, Registry, Service, Session, Source,
+    Catalogue, Config, Event, Failure, Lookup, Next, Reason, Registry, ReportInputs, Service, Session, Source,
 };
 use stackmeter_proto::objects::{self as obj, Entry, RESPONSE_LEN};
 use stackmeter_proto::session::{Mode, SessionHeader};
@@ -239,7 +239,7 @@ impl<'r> Driven<'r> {
                     prev_tx: None,
                     hardware: false,
                 }),
-                Next::Report(_) => self.s.report(now, Figures::default()),
+                Next::Report(_) => self.s.report(now, ReportInputs::default()),
                 Next::Wait(_) => return Stop::Idle,
                 Next::Shutdown => self.s.shut_done(),
                 Next::Close => {

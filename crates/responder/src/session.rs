@@ -37,7 +37,7 @@
 
 use crate::objects::Files;
 use crate::shared::{cpu, Shared, CHUNK};
-use stackmeter_proto::machine::{Deadline, Event, Failure, Figures, Next, Registry, Service, Session};
+use stackmeter_proto::machine::{Deadline, Event, Failure, Next, Registry, ReportInputs, Service, Session};
 use stackmeter_proto::stamps::Block;
 use stackmeter_sys::{monotonic_ns, realtime_ns, thread_cpu, tstamp, AlignedBuf};
 use std::io::{self, IoSlice, Read, Write};
@@ -537,7 +537,7 @@ impl<'a> Conn<'a> {
                     }
                 }
                 Next::Report(due) => {
-                    let figures = Figures {
+                    let figures = ReportInputs {
                         tcp: self.shared.sources.figures(due.test),
                         cpu: match (due.is_final, self.cpu0) {
                             (true, Some(c0)) => Some(cpu(thread_cpu().since(c0))),

@@ -11,7 +11,7 @@ use super::config::Config;
 use super::header::{HeaderReader, Parsed};
 use super::objects::{Asked, Catalogue, Lookup, RequestReader};
 use super::records::{Record, RecordReader};
-use super::registry::{Cpu, Figures, Registry, TestRef};
+use super::registry::{CpuTime, Registry, ReportInputs, TestRef};
 use super::step::{Body, Deadline, Event, Failure, Next, ReportDue, Service, Source, ANY};
 use super::text::Reason;
 use crate::auth::{self, CHALLENGE_LEN, PROOF_LEN};
@@ -973,7 +973,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
 
     /// Completes the Report [`Next::Report`] asked for, with what the
     /// driver measured.
-    pub fn report(&mut self, now_ns: u64, figures: Figures) {
+    pub fn report(&mut self, now_ns: u64, figures: ReportInputs) {
         let (Some(t), Phase::Control(_, reports)) = (self.test, &mut self.phase) else {
             return;
         };
@@ -1013,7 +1013,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
     /// (`cpu`, if the driver measures it) to its test, then leaves it; a
     /// control session closes its test. Dropping a session does the same
     /// without the CPU time.
-    pub fn finish(mut self, cpu: Option<Cpu>) {
+    pub fn finish(mut self, cpu: Option<CpuTime>) {
         if let (Some(t), Some(c), false) = (self.test, cpu, self.owner) {
             self.registry.add_cpu(t, c);
         }

@@ -31,7 +31,7 @@ pub enum Next {
     /// them, or `eof` when the peer has closed. A driver that never reads
     /// more than this never has to keep bytes back for later.
     Read(usize),
-    /// A Report is due: gather the [`crate::machine::Figures`] and call
+    /// A Report is due: gather the [`crate::machine::ReportInputs`] and call
     /// `report`.
     Report(ReportDue),
     /// Nothing to send or read until the registry changes (a source waits
