@@ -253,7 +253,7 @@ impl<'r> Driven<'r> {
 
     /// Sends what the stack takes of the record and the body, and checks
     /// the body against the session's service.
-    fn send(&mut self, body: Option<stackmeter_proto::machine::Body>) {
+    fn send(&mut self, body: Option<stackmeter_proto::machine::Outgoing>) {
         let record = self.s.record().len();
         assert!(record > 0 || body.is_some(), "an empty send");
         assert!(record <= MAX_RECORD, "a record of {record} bytes");

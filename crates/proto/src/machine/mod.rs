@@ -75,5 +75,5 @@ pub use config::Config;
 pub use objects::{Catalogue, Lookup, NoObjects};
 pub use registry::{CpuTime, Full, Registry, ReportInputs, TcpFigures, TestRef, UdpCount};
 pub use session::Session;
-pub use step::{Body, Deadline, Event, Failure, Next, ReportDue, Service, Source, ANY};
+pub use step::{Deadline, Event, Failure, Next, Outgoing, ReportDue, Service, Source, ANY};
 pub use text::Reason;
