@@ -27,7 +27,7 @@ pub fn run(cmd: TestCommand) -> i32 {
         planned.spec.name(),
         planned.flags.target.as_deref().unwrap_or("(embedded responder)")
     );
-    let mut live = Live {
+    let mut live = LivePrinter {
         format,
         style: planned.flags.output.format.style(),
         json_lines: planned.flags.output.json_lines,
@@ -56,7 +56,7 @@ pub fn run(cmd: TestCommand) -> i32 {
 }
 
 /// Printing while a test runs.
-struct Live {
+struct LivePrinter {
     format: Format,
     style: Style,
     json_lines: bool,
@@ -66,7 +66,7 @@ struct Live {
     progress: crate::progress::Progress,
 }
 
-impl Live {
+impl LivePrinter {
     fn event(&mut self, ev: Event) {
         // Write errors are left to the final print, which reports them.
         match ev {
