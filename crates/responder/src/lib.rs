@@ -18,18 +18,18 @@
 //!
 //! The protocol itself, every rule of every mode, is the pure session
 //! machine of `stackmeter_proto::machine`; this crate is its I/O driver
-//! (`session.rs`, blocking or non-blocking), the event loop (`events.rs`;
+//! (`conn.rs`, blocking or non-blocking), the event loop (`events.rs`;
 //! `tcp.rs`, a thread per session, where there is no epoll), the UDP echo and
 //! stream counting (`udp.rs`) and the object catalogue (`objects.rs`).
 
 mod config;
+mod conn;
 #[cfg(target_os = "linux")]
 mod events;
 mod log;
 mod monitor;
 mod objects;
 mod peers;
-mod session;
 mod shared;
 mod sources;
 #[cfg(not(target_os = "linux"))]

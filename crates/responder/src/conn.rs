@@ -1,9 +1,9 @@
 //! The driver of a session machine (`proto::machine::Session`): the one
 //! piece of code that does what the machine asks, run in two ways.
 //!
-//! Blocking, on a thread of the session's own (`Mode::Blocking`): the
+//! Blocking, on a thread of the session's own (`Drive::Blocking`): the
 //! shortest path a reply can take, no readiness call between data and
-//! reply. Non-blocking, from the event loop (`Mode::Loop`, `events.rs`):
+//! reply. Non-blocking, from the event loop (`Drive::Loop`, `events.rs`):
 //! the driver goes as far as the socket lets it and says what it waits for
 //! ([`Stop`]); the loop owns the deadlines. The loop starts every session
 //! and hands a busy one to a thread (`Stop::Handoff`, [`Conn::offer`]), so
@@ -63,7 +63,7 @@ const WAIT_STEP: Duration = Duration::from_millis(1);
 
 /// How the driver waits for its socket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum Drive {
     /// Blocking calls with socket timeouts, on the session's own thread.
     Blocking,
     /// Non-blocking calls from the event loop: stop where the socket would block.
@@ -90,7 +90,7 @@ pub(crate) enum Stop {
 pub(crate) fn run(stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let s = Session::new(&*shared.registry, shared.machine, monotonic_ns());
-    finish(Conn::new(stream, peer, shared, Mode::Blocking), s);
+    finish(Conn::new(stream, peer, shared, Drive::Blocking), s);
 }
 
 /// Drives a session on the calling thread to its end, then does what every
@@ -106,7 +106,7 @@ pub(crate) struct Conn<'a> {
     pub(crate) stream: TcpStream,
     peer: SocketAddr,
     shared: &'a Shared,
-    mode: Mode,
+    mode: Drive,
     /// The waits the socket timeouts were set for (`None`: never set).
     read_timeout: Option<Deadline>,
     write_timeout: Option<Deadline>,
@@ -225,7 +225,7 @@ impl Parts {
 }
 
 impl<'a> Conn<'a> {
-    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, shared: &'a Shared, mode: Mode) -> Conn<'a> {
+    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, shared: &'a Shared, mode: Drive) -> Conn<'a> {
         Conn {
             stream,
             peer,
@@ -328,7 +328,7 @@ impl<'a> Conn<'a> {
     /// Rebuilds a connection moved to a thread, in blocking mode.
     pub(crate) fn from_parts(p: Parts, shared: &'a Shared) -> io::Result<Conn<'a>> {
         let blocking = p.stream.set_nonblocking(false);
-        let mut c = Conn::new(p.stream, p.peer, shared, Mode::Blocking);
+        let mut c = Conn::new(p.stream, p.peer, shared, Drive::Blocking);
         c.rx_len = p.rx_len;
         c.batch = p.batch;
         c.carry = p.carry;
@@ -355,7 +355,7 @@ impl<'a> Conn<'a> {
     /// or until the socket would block (`Loop`). `small` holds reads
     /// without a data-phase buffer (on the loop: all of them).
     pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, small: &mut [u8]) -> Stop {
-        let blocking = self.mode == Mode::Blocking;
+        let blocking = self.mode == Drive::Blocking;
         // On the loop, a read after a send waits for readiness instead:
         // the next request has rarely come yet, and a `recv` that finds
         // nothing cost a third of the loop's calls per rr transaction.
