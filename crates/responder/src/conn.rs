@@ -101,46 +101,42 @@ pub(crate) fn finish<R: Deref<Target = Registry>>(mut c: Conn<'_>, mut s: Sessio
     c.close(s);
 }
 
-/// One connection's driver state.
+/// One connection's driver state: what moves with it to a thread
+/// ([`Link`]) and what belongs to the thread or loop driving it.
 pub(crate) struct Conn<'a> {
-    pub(crate) stream: TcpStream,
-    peer: SocketAddr,
+    link: Link,
     shared: &'a Shared,
-    mode: Drive,
-    /// The waits the socket timeouts were set for (`None`: never set).
-    read_timeout: Option<Deadline>,
-    write_timeout: Option<Deadline>,
+    drive: Drive,
+    /// The waits the socket timeouts were set for.
+    timeouts: Timeouts,
     /// The data phase's receive buffer (rr, crr, sink), page-aligned,
-    /// allocated at the first read of a blocking drive; `rx_len` its size.
+    /// allocated at the first read of a blocking drive (`link.rx_len`).
     rx: Option<AlignedBuf>,
-    rx_len: u32,
     files: Files<'a>,
-    /// This source's entry in the shared TCP_INFO list.
-    source: Option<u64>,
     /// The socket error behind the last failure, for the log line.
     error: Option<io::Error>,
-    /// The thread's CPU time when a throughput test's session was accepted.
-    cpu0: Option<stackmeter_sys::CpuTime>,
-    /// An rr session with stamp blocks: reads go through `recvmsg`.
-    stamps: bool,
-    /// The last read's kernel receive stamp and the wall clock after it.
-    last_rx: (Option<u64>, u64),
-    /// The header was judged: the connection no longer counts as waiting
-    /// for its address.
-    judged: bool,
-    /// The session counts as a test of its address.
-    test: bool,
-    /// An rr or object session past its header: the loop may
-    /// give it a thread when its data starts.
-    offer: bool,
+    cpu: CpuMeter,
+    place: Placement,
+}
+
+/// What of a connection moves with it when the loop hands it to a thread
+/// (an object session's file state is empty between requests, and a
+/// thread allocates its own receive buffer).
+pub(crate) struct Link {
+    stream: TcpStream,
+    peer: SocketAddr,
+    /// The data phase's receive buffer size.
+    rx_len: u32,
+    queue: Queue,
+    held: Held,
+    stamps: Stamps,
     /// A throughput session just accepted: it leaves the loop.
     handoff: bool,
-    /// A sink or source session (a throughput test's data).
-    bulk: bool,
-    /// A bulk session kept on the loop: the loop thread's CPU time spent
-    /// driving it, added up call by call (a thread of its own reads its
-    /// total once, from `cpu0`).
-    loop_cpu: Option<stackmeter_sys::CpuTime>,
+}
+
+/// Requests read ahead and the responses gathered for them.
+#[derive(Default)]
+struct Queue {
     /// An rr session without stamps: a read takes whatever has come, up
     /// to the buffer, and requests beyond the first wait in `carry`.
     batch: bool,
@@ -155,9 +151,53 @@ pub(crate) struct Conn<'a> {
     gather: Vec<u8>,
     /// Write `gather` before anything else.
     flush: bool,
+}
+
+impl Queue {
+    /// Requests read and not yet taken by the machine.
+    fn carried(&self) -> bool {
+        self.carry_at < self.carry.len()
+    }
+}
+
+/// An rr session's stamp blocks.
+#[derive(Clone, Copy, Default)]
+struct Stamps {
+    /// Reads go through `recvmsg` for their kernel receive stamp.
+    on: bool,
+    /// The last read's kernel receive stamp and the wall clock after it.
+    last_rx: (Option<u64>, u64),
+}
+
+/// The socket timeouts in force, as the waits they were set for (`None`:
+/// never set).
+#[derive(Default)]
+struct Timeouts {
+    read: Option<Deadline>,
+    write: Option<Deadline>,
+}
+
+/// The CPU time a throughput test's session is charged.
+#[derive(Default)]
+struct CpuMeter {
+    /// On a thread of its own: the thread's CPU time when it started.
+    thread_start: Option<stackmeter_sys::CpuTime>,
+    /// Kept on the loop: the loop thread's CPU time spent driving it,
+    /// added up call by call.
+    on_loop: Option<stackmeter_sys::CpuTime>,
+}
+
+/// What the loop weighs when it places a session on a thread.
+#[derive(Clone, Copy, Default)]
+struct Placement {
+    /// An rr or object session past its header: the loop may give it a
+    /// thread when its data starts.
+    offer: bool,
     /// A latency session with messages of [`LARGE`] bytes or more (or an
     /// object session): a thread serves it faster even beside others.
     large: bool,
+    /// A sink or source session (a throughput test's data).
+    bulk: bool,
 }
 
 /// Messages this large make a latency session "large" ([`Conn::large`]).
@@ -174,12 +214,29 @@ const GATHER_MAX: usize = 64 << 10;
 /// given back once when it ends, however it ends.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Held {
+    /// The header was judged: the connection no longer counts as waiting
+    /// for its address.
     judged: bool,
+    /// The session counts as a test of its address.
     test: bool,
+    /// This source's entry in the shared TCP_INFO list.
     source: Option<u64>,
 }
 
 impl Held {
+    /// Nothing held: a connection still to be judged.
+    const NEW: Held = Held {
+        judged: false,
+        test: false,
+        source: None,
+    };
+    /// Nothing held, nothing to judge: what is left once given back.
+    const NONE: Held = Held {
+        judged: true,
+        test: false,
+        source: None,
+    };
+
     /// Gives it back: a connection still judging its header, a running
     /// test of `peer`'s address, a source's TCP_INFO entry.
     pub(crate) fn give_back(self, shared: &Shared, peer: SocketAddr) {
@@ -196,104 +253,84 @@ impl Held {
     }
 }
 
-/// What of a connection's driver state moves with it to a thread.
-pub(crate) struct Parts {
-    stream: TcpStream,
-    peer: SocketAddr,
-    rx_len: u32,
-    batch: bool,
-    carry: Vec<u8>,
-    carry_at: usize,
-    gather: Vec<u8>,
-    source: Option<u64>,
-    stamps: bool,
-    last_rx: (Option<u64>, u64),
-    judged: bool,
-    test: bool,
-    handoff: bool,
-}
-
-impl Parts {
+impl Link {
     /// What the session holds (see [`Held`]).
     pub(crate) fn held(&self) -> Held {
-        Held {
-            judged: self.judged,
-            test: self.test,
-            source: self.source,
-        }
+        self.held
     }
 }
 
 impl<'a> Conn<'a> {
-    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, shared: &'a Shared, mode: Drive) -> Conn<'a> {
-        Conn {
+    pub(crate) fn new(stream: TcpStream, peer: SocketAddr, shared: &'a Shared, drive: Drive) -> Conn<'a> {
+        let link = Link {
             stream,
             peer,
-            shared,
-            mode,
-            read_timeout: None,
-            write_timeout: None,
-            rx: None,
             rx_len: 0,
-            files: Files::new(shared.store.as_ref()),
-            source: None,
-            error: None,
-            cpu0: None,
-            stamps: false,
-            last_rx: (None, 0),
-            judged: false,
-            test: false,
-            offer: false,
+            queue: Queue::default(),
+            held: Held::NEW,
+            stamps: Stamps::default(),
             handoff: false,
-            large: false,
-            batch: false,
-            carry: Vec::new(),
-            carry_at: 0,
-            gather: Vec::new(),
-            flush: false,
-            bulk: false,
-            loop_cpu: None,
+        };
+        Conn::with_link(link, shared, drive)
+    }
+
+    fn with_link(link: Link, shared: &'a Shared, drive: Drive) -> Conn<'a> {
+        Conn {
+            link,
+            shared,
+            drive,
+            timeouts: Timeouts::default(),
+            rx: None,
+            files: Files::new(shared.store.as_ref()),
+            error: None,
+            cpu: CpuMeter::default(),
+            place: Placement::default(),
         }
+    }
+
+    /// The socket.
+    pub(crate) fn stream(&self) -> &TcpStream {
+        &self.link.stream
     }
 
     /// The client's address.
     pub(crate) fn peer(&self) -> SocketAddr {
-        self.peer
+        self.link.peer
     }
 
     /// A latency session waiting for its data on the loop: the loop may
     /// move it to a thread of its own before it reads.
     pub(crate) fn offer(&self) -> bool {
-        self.offer
+        self.place.offer
     }
 
     /// Large messages (bench/sessions.sh: on a thread 2 to 2.7 times
     /// faster at 1 MiB with one or two sessions at once; small messages
     /// only when alone).
     pub(crate) fn large(&self) -> bool {
-        self.large
+        self.place.large
     }
 
     /// A sink or source session (it may stay on the loop when many run).
     pub(crate) fn bulk(&self) -> bool {
-        self.bulk
+        self.place.bulk
     }
 
     /// The loop keeps this bulk session: its CPU time is metered per call
     /// ([`Conn::metered`]).
     pub(crate) fn keep_bulk(&mut self) {
-        self.handoff = false;
-        self.loop_cpu = Some(stackmeter_sys::CpuTime::default());
+        self.link.handoff = false;
+        self.cpu.on_loop = Some(stackmeter_sys::CpuTime::default());
     }
 
     /// The loop meters this session's CPU time ([`Conn::add_cpu`]).
     pub(crate) fn metered(&self) -> bool {
-        self.loop_cpu.is_some()
+        self.cpu.on_loop.is_some()
     }
 
     /// Adds CPU time the loop spent driving this metered session.
     pub(crate) fn add_cpu(&mut self, c: stackmeter_sys::CpuTime) {
-        if let Some(t) = self.loop_cpu.as_mut() {
+        if let Some(t) = self.cpu.on_loop.as_mut() {
             t.user_ns += c.user_ns;
             t.sys_ns += c.sys_ns;
         }
@@ -301,45 +338,19 @@ impl<'a> Conn<'a> {
 
     /// The loop keeps this session: stop offering it.
     pub(crate) fn decline(&mut self) {
-        self.offer = false;
-        self.handoff = false;
+        self.place.offer = false;
+        self.link.handoff = false;
     }
 
-    /// The state a thread needs to go on driving this connection (an
-    /// object session's file state is empty between requests).
-    pub(crate) fn into_parts(self) -> Parts {
-        Parts {
-            stream: self.stream,
-            peer: self.peer,
-            rx_len: self.rx_len,
-            batch: self.batch,
-            carry: self.carry,
-            carry_at: self.carry_at,
-            gather: self.gather,
-            source: self.source,
-            stamps: self.stamps,
-            last_rx: self.last_rx,
-            judged: self.judged,
-            test: self.test,
-            handoff: self.handoff,
-        }
+    /// What moves to a thread that goes on driving this connection.
+    pub(crate) fn into_link(self) -> Link {
+        self.link
     }
 
     /// Rebuilds a connection moved to a thread, in blocking mode.
-    pub(crate) fn from_parts(p: Parts, shared: &'a Shared) -> io::Result<Conn<'a>> {
-        let blocking = p.stream.set_nonblocking(false);
-        let mut c = Conn::new(p.stream, p.peer, shared, Drive::Blocking);
-        c.rx_len = p.rx_len;
-        c.batch = p.batch;
-        c.carry = p.carry;
-        c.carry_at = p.carry_at;
-        c.gather = p.gather;
-        c.source = p.source;
-        c.stamps = p.stamps;
-        c.last_rx = p.last_rx;
-        c.judged = p.judged;
-        c.test = p.test;
-        c.handoff = p.handoff;
+    pub(crate) fn from_link(link: Link, shared: &'a Shared) -> io::Result<Conn<'a>> {
+        let blocking = link.stream.set_nonblocking(false);
+        let mut c = Conn::with_link(link, shared, Drive::Blocking);
         match blocking {
             Ok(()) => Ok(c),
             Err(e) => {
@@ -355,52 +366,54 @@ impl<'a> Conn<'a> {
     /// or until the socket would block (`Loop`). `small` holds reads
     /// without a data-phase buffer (on the loop: all of them).
     pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, small: &mut [u8]) -> Stop {
-        let blocking = self.mode == Drive::Blocking;
+        let blocking = self.drive == Drive::Blocking;
         // On the loop, a read after a send waits for readiness instead:
         // the next request has rarely come yet, and a `recv` that finds
         // nothing cost a third of the loop's calls per rr transaction.
         let mut sent = false;
         loop {
-            if !self.gather.is_empty() && (self.flush || self.carry_at >= self.carry.len()) {
+            if !self.link.queue.gather.is_empty()
+                && (self.link.queue.flush || self.link.queue.carry_at >= self.link.queue.carry.len())
+            {
                 // The carried requests are answered (or the next response
                 // does not fit): what is gathered goes, in one call.
                 if blocking {
-                    if let Err(now) = arm(&self.stream, &mut self.write_timeout, s.deadline(), false) {
-                        self.gather.clear();
+                    if let Err(now) = arm(&self.link.stream, &mut self.timeouts.write, s.deadline(), false) {
+                        self.link.queue.gather.clear();
                         s.timeout(now);
                         continue;
                     }
                 }
-                match (&self.stream).write(&self.gather) {
+                match (&self.link.stream).write(&self.link.queue.gather) {
                     Ok(0) => {
-                        self.gather.clear();
+                        self.link.queue.gather.clear();
                         s.failed(Failure::Send, false);
                     }
-                    Ok(n) if n == self.gather.len() => {
+                    Ok(n) if n == self.link.queue.gather.len() => {
                         // Freed: an idle session holds no buffer.
-                        self.gather = Vec::new();
+                        self.link.queue.gather = Vec::new();
                         sent = true;
                     }
                     Ok(n) => {
-                        self.gather.drain(..n);
+                        self.link.queue.gather.drain(..n);
                         sent = true;
                     }
                     Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Writable,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => {
-                        self.gather.clear();
+                        self.link.queue.gather.clear();
                         self.failed(s, Failure::Send, e);
                     }
                 }
-                self.flush = !self.gather.is_empty();
+                self.link.queue.flush = !self.link.queue.gather.is_empty();
                 continue;
             }
-            if self.handoff {
+            if self.link.handoff {
                 if !blocking {
                     return Stop::Handoff;
                 }
-                self.handoff = false;
-                self.cpu0 = Some(thread_cpu());
+                self.link.handoff = false;
+                self.cpu.thread_start = Some(thread_cpu());
             }
             if let Some(t) = s.ends_by() {
                 let now = monotonic_ns();
@@ -420,7 +433,7 @@ impl<'a> Conn<'a> {
                 }
                 Next::Send(body) => {
                     if blocking {
-                        if let Err(now) = arm(&self.stream, &mut self.write_timeout, s.deadline(), false) {
+                        if let Err(now) = arm(&self.link.stream, &mut self.timeouts.write, s.deadline(), false) {
                             s.timeout(now);
                             continue;
                         }
@@ -439,22 +452,22 @@ impl<'a> Conn<'a> {
                         },
                     };
                     let record = s.record();
-                    if self.carry_at < self.carry.len() || !self.gather.is_empty() {
+                    if self.link.queue.carried() || !self.link.queue.gather.is_empty() {
                         let n = record.len() + bytes.len();
-                        if self.gather.len() + n > GATHER_MAX && !self.gather.is_empty() {
+                        if self.link.queue.gather.len() + n > GATHER_MAX && !self.link.queue.gather.is_empty() {
                             // Written first; this response is asked again.
-                            self.flush = true;
+                            self.link.queue.flush = true;
                             continue;
                         }
-                        if self.carry_at < self.carry.len() && n <= GATHER_MAX {
+                        if self.link.queue.carried() && n <= GATHER_MAX {
                             // More requests already read: answered together.
-                            self.gather.extend_from_slice(record);
-                            self.gather.extend_from_slice(bytes);
+                            self.link.queue.gather.extend_from_slice(record);
+                            self.link.queue.gather.extend_from_slice(bytes);
                             s.sent(n);
                             continue;
                         }
                     }
-                    let mut stream = &self.stream;
+                    let mut stream = &self.link.stream;
                     let r = if record.is_empty() {
                         stream.write(bytes)
                     } else if bytes.is_empty() {
@@ -473,30 +486,30 @@ impl<'a> Conn<'a> {
                     }
                 }
                 // Requests already read: no call.
-                Next::Read(_) if self.carry_at < self.carry.len() => {
-                    let took = s.input(&self.carry[self.carry_at..], 0, &mut self.files);
-                    self.carry_at += took;
-                    if took == 0 || self.carry_at == self.carry.len() {
+                Next::Read(_) if self.link.queue.carried() => {
+                    let took = s.input(&self.link.queue.carry[self.link.queue.carry_at..], 0, &mut self.files);
+                    self.link.queue.carry_at += took;
+                    if took == 0 || self.link.queue.carry_at == self.link.queue.carry.len() {
                         // (None taken where a read was asked: cannot
                         // happen in rr; the bytes are dropped, not looped on.)
                         // Freed: an idle session holds no buffer.
-                        self.carry = Vec::new();
-                        self.carry_at = 0;
+                        self.link.queue.carry = Vec::new();
+                        self.link.queue.carry_at = 0;
                     }
                 }
                 // Offered to a thread: the loop decides at the readiness of
                 // its first data, which the thread then reads. Just sent:
                 // the loop reads at readiness (level-triggered, so bytes
                 // already there are reported at once).
-                Next::Read(_) if !blocking && (self.offer || sent) => return Stop::Readable,
+                Next::Read(_) if !blocking && (self.place.offer || sent) => return Stop::Readable,
                 Next::Read(max) => {
                     if blocking {
-                        if let Err(now) = arm(&self.stream, &mut self.read_timeout, s.deadline(), true) {
+                        if let Err(now) = arm(&self.link.stream, &mut self.timeouts.read, s.deadline(), true) {
                             s.timeout(now);
                             continue;
                         }
-                        if self.rx.is_none() && self.rx_len > 0 {
-                            self.rx = Some(AlignedBuf::new(self.rx_len as usize));
+                        if self.rx.is_none() && self.link.rx_len > 0 {
+                            self.rx = Some(AlignedBuf::new(self.link.rx_len as usize));
                         }
                     }
                     let buf = match self.rx.as_mut() {
@@ -506,16 +519,16 @@ impl<'a> Conn<'a> {
                     // A batch read takes up to BATCH_BUF beyond what was
                     // asked: what a session holds in `carry` stays small
                     // however much a client queues.
-                    let n = if self.batch { max.max(BATCH_BUF) } else { max }.min(buf.len());
-                    let mut stream = &self.stream;
-                    let got = if self.stamps {
+                    let n = if self.link.queue.batch { max.max(BATCH_BUF) } else { max }.min(buf.len());
+                    let mut stream = &self.link.stream;
+                    let got = if self.link.stamps.on {
                         // The last response's send stamp, before waiting
                         // for the next request (outside this one's time).
-                        let fd = self.stream.as_raw_fd();
+                        let fd = self.link.stream.as_raw_fd();
                         tstamp::drain_tx(fd, |k, ns| s.tx_stamp(k, ns));
                         let r = tstamp::recv(fd, &mut buf[..n], false);
                         if let Ok((_, k)) = r {
-                            self.last_rx = (k, realtime_ns());
+                            self.link.stamps.last_rx = (k, realtime_ns());
                         }
                         r.map(|(k, _)| k)
                     } else {
@@ -529,7 +542,7 @@ impl<'a> Conn<'a> {
                             if took < k {
                                 // Pipelined requests: answered one by one
                                 // from here, with no call until they are.
-                                self.carry.extend_from_slice(&buf[took..k]);
+                                self.link.queue.carry.extend_from_slice(&buf[took..k]);
                             }
                         }
                         Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Readable,
@@ -539,7 +552,7 @@ impl<'a> Conn<'a> {
                 Next::Report(due) => {
                     let figures = ReportInputs {
                         tcp: self.shared.sources.figures(due.test),
-                        cpu: match (due.is_final, self.cpu0) {
+                        cpu: match (due.is_final, self.cpu.thread_start) {
                             (true, Some(c0)) => Some(cpu(thread_cpu().since(c0))),
                             _ => None,
                         },
@@ -555,16 +568,16 @@ impl<'a> Conn<'a> {
                     s.tick(monotonic_ns());
                 }
                 Next::Stamp => {
-                    let (rx_kernel, app_rx) = self.last_rx;
+                    let (rx_kernel, app_rx) = self.link.stamps.last_rx;
                     s.stamp(Block {
-                        app: self.stamps.then(|| (app_rx, realtime_ns())),
+                        app: self.link.stamps.on.then(|| (app_rx, realtime_ns())),
                         rx_kernel,
                         prev_tx: None,
                         hardware: false,
                     });
                 }
                 Next::Shutdown => {
-                    let _ = self.stream.shutdown(Shutdown::Write);
+                    let _ = self.link.stream.shutdown(Shutdown::Write);
                     s.shut_done();
                 }
                 Next::Close => return Stop::Closed,
@@ -589,42 +602,42 @@ impl<'a> Conn<'a> {
     /// its header is accepted. False: the session is over its address's
     /// tests; refuse it.
     fn event(&mut self, e: Event, reason: &str) -> bool {
-        let (c, log, peer) = (&self.shared.counters, self.shared.cfg.log, self.peer);
-        if !self.judged && !matches!(e, Event::Accepted(_)) {
-            self.judged = true;
+        let (c, log, peer) = (&self.shared.counters, self.shared.cfg.log, self.link.peer);
+        if !self.link.held.judged && !matches!(e, Event::Accepted(_)) {
+            self.link.held.judged = true;
             self.shared.peers.judged(&self.shared.cfg, peer.ip(), false);
         }
         match e {
             Event::Accepted(service) => {
-                if !self.judged {
-                    self.judged = true;
+                if !self.link.held.judged {
+                    self.link.held.judged = true;
                     let test = !matches!(service, Service::Sink { .. } | Service::Source { .. });
                     if !self.shared.peers.judged(&self.shared.cfg, peer.ip(), test) {
                         return false;
                     }
-                    self.test = test;
+                    self.link.held.test = test;
                 }
                 Shared::bump(&c.sessions);
                 match service {
                     Service::Rr { req, resp, stamps } => {
-                        self.large = req.max(resp) >= LARGE;
+                        self.place.large = req.max(resp) >= LARGE;
                         // Without stamps (one kernel stamp per read), a
                         // read takes every queued request at once.
-                        self.batch = !stamps;
+                        self.link.queue.batch = !stamps;
                         let len = if stamps {
                             req as usize
                         } else {
                             (req as usize).max(BATCH_BUF)
                         };
-                        self.rx_len = len.min(CHUNK) as u32;
+                        self.link.rx_len = len.min(CHUNK) as u32;
                         // Before the status record: send stamp keys count
                         // from its first byte.
-                        self.stamps =
-                            stamps && tstamp::enable(self.stream.as_raw_fd(), tstamp::Kind::Software, true).is_ok();
+                        self.link.stamps.on = stamps
+                            && tstamp::enable(self.link.stream.as_raw_fd(), tstamp::Kind::Software, true).is_ok();
                     }
                     Service::Crr { req, resp } => {
-                        self.large = req.max(resp) >= LARGE;
-                        self.rx_len = (req as usize).min(CHUNK) as u32;
+                        self.place.large = req.max(resp) >= LARGE;
+                        self.link.rx_len = (req as usize).min(CHUNK) as u32;
                     }
                     Service::Sink { read_hint, .. } => {
                         // The client's write size as the read size, so both
@@ -634,29 +647,29 @@ impl<'a> Conn<'a> {
                             0 => SINK_BUF,
                             h => (h as usize).min(CHUNK),
                         };
-                        self.rx_len = n as u32;
+                        self.link.rx_len = n as u32;
                     }
                     Service::Source { test, write } => {
                         if write < NODELAY_FROM {
-                            let _ = self.stream.set_nodelay(false);
+                            let _ = self.link.stream.set_nodelay(false);
                         }
-                        self.source = self.shared.sources.add(test, &self.stream);
+                        self.link.held.source = self.shared.sources.add(test, &self.link.stream);
                     }
-                    Service::Objects => self.large = true,
+                    Service::Objects => self.place.large = true,
                     Service::Control { .. } => {}
                 }
-                self.bulk = matches!(service, Service::Sink { .. } | Service::Source { .. });
+                self.place.bulk = matches!(service, Service::Sink { .. } | Service::Source { .. });
                 if matches!(
                     service,
                     Service::Control { .. } | Service::Sink { .. } | Service::Source { .. }
                 ) {
                     // Read on the thread it moves to (CPU time is per thread).
-                    self.handoff = true;
+                    self.link.handoff = true;
                 } else {
                     // crr stays on the loop: a thread started for its one
                     // transaction cost more than it saved (p50 100-120 us
                     // against 60-92 us on the loop, bench/sessions.sh).
-                    self.offer = !matches!(service, Service::Crr { .. });
+                    self.place.offer = !matches!(service, Service::Crr { .. });
                 }
             }
             Event::Refused(r) => {
@@ -682,7 +695,7 @@ impl<'a> Conn<'a> {
         // Only a throughput test's sessions are charged CPU time: read when
         // they started on their thread, or added up by the loop call by
         // call; rr and crr make no call for it.
-        let used = match (self.cpu0, self.loop_cpu) {
+        let used = match (self.cpu.thread_start, self.cpu.on_loop) {
             (Some(c0), _) => Some(cpu(thread_cpu().since(c0))),
             (None, Some(t)) => Some(cpu(t)),
             (None, None) => None,
@@ -693,17 +706,13 @@ impl<'a> Conn<'a> {
     /// Gives back what the session held of its address (a connection
     /// still judging its header, a running test) and its source entry.
     fn release(&mut self) {
-        let held = Held {
-            judged: std::mem::replace(&mut self.judged, true),
-            test: std::mem::take(&mut self.test),
-            source: self.source.take(),
-        };
-        held.give_back(self.shared, self.peer);
+        let held = std::mem::replace(&mut self.link.held, Held::NONE);
+        held.give_back(self.shared, self.link.peer);
     }
 
     /// Unlists a source, adds an object session's totals.
     fn end<R: Deref<Target = Registry>>(&mut self, s: &Session<R>) {
-        if let Some(key) = self.source.take() {
+        if let Some(key) = self.link.held.source.take() {
             self.shared.sources.remove(key);
         }
         let (requests, bytes) = s.objects_served();

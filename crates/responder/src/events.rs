@@ -325,7 +325,7 @@ impl<'a> Loop<'a> {
         self.wake[i] = wake;
         if slot.interest != want {
             slot.interest = want;
-            if let Err(e) = self.ep.modify(slot.conn.stream.as_raw_fd(), i as u64, want) {
+            if let Err(e) = self.ep.modify(slot.conn.stream().as_raw_fd(), i as u64, want) {
                 self.shared.cfg.log.line(format_args!("cannot watch a session: {e}"));
                 slot.s.abort(format_args!("epoll: {e}"));
                 self.drive(i);
@@ -377,17 +377,17 @@ impl<'a> Loop<'a> {
         };
         self.release(i);
         let sh = self.shared;
-        let _ = self.ep.delete(slot.conn.stream.as_raw_fd());
+        let _ = self.ep.delete(slot.conn.stream().as_raw_fd());
         let Slot { conn, s, counted, .. } = *slot;
         let peer = conn.peer();
-        let parts = conn.into_parts();
+        let link = conn.into_link();
         // What the session holds of its address, given back here if no
         // thread starts (the closure, with the connection, is then gone).
-        let held = parts.held();
+        let held = link.held();
         let shared = self.owner.clone();
         let spawned = spawn("session", move || {
             shared.pin();
-            match Conn::from_parts(parts, &shared) {
+            match Conn::from_link(link, &shared) {
                 Ok(c) => finish(c, s),
                 Err(e) => shared.cfg.log.line(format_args!("warning: {peer}: cannot block: {e}")),
             }

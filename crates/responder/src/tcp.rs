@@ -88,10 +88,10 @@ fn refuse_busy(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
         lingering.fetch_sub(1, Ordering::AcqRel);
         return;
     }
-    let parts = c.into_parts();
+    let link = c.into_link();
     let sh = shared.clone();
     let spawned = spawn("linger", move || {
-        if let Ok(c) = Conn::from_parts(parts, &sh) {
+        if let Ok(c) = Conn::from_link(link, &sh) {
             conn::finish(c, s);
         }
         sh.counters.lingering.fetch_sub(1, Ordering::AcqRel);
