@@ -181,7 +181,7 @@ pub fn memlock_limit_kib() -> Option<u64> {
 /// receive) on `fd`.
 #[cfg(target_os = "linux")]
 pub fn set_busy_poll(fd: std::os::fd::RawFd, us: u32) -> io::Result<()> {
-    crate::setsockopt_int(
+    crate::socket::setsockopt_int(
         fd,
         libc::SOL_SOCKET,
         libc::SO_BUSY_POLL,

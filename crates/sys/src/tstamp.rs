@@ -151,7 +151,7 @@ mod imp {
     }
 
     fn to_addr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
-        crate::sockaddr(ss)
+        crate::socket::sockaddr(ss)
     }
 
     fn from_addr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
