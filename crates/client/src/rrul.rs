@@ -6,14 +6,14 @@
 //! clock, the responder's receive and send on its own), and an optional
 //! TCP probe thread does 1:1 request/response on its own connection on
 //! the same schedule. The stamps become phases, one-way delays and induced
-//! latency in `stackmeter_results::rrul::assemble` (pure).
+//! latency in `stackmeter_stats::phases::assemble` (pure).
 
 use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS};
-use stackmeter_results::rrul::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_results::{Direction, Interval, RrulParams, StreamParams};
+use stackmeter_stats::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_sys::monotonic_ns;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -26,6 +26,8 @@ use std::time::Duration;
 pub struct RrulOutcome {
     /// The assembled phases (those that ran).
     pub result: Assembled,
+    /// The client clock (ns) when the test began: the time axis's zero.
+    pub origin_ns: u64,
     /// UDP probe round trips per phase.
     pub histograms: Vec<RowHistogram>,
     /// Why it stopped early.
@@ -87,17 +89,18 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
     let synced = p.clock == "synced" || (p.clock == "auto" && addr.ip().is_loopback());
     let result = assemble(&raw, synced);
     let histograms = result
-        .rtt
+        .phases
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.count() > 0)
-        .map(|(row, r)| RowHistogram {
+        .filter(|(_, p)| p.rtt.count() > 0)
+        .map(|(row, p)| RowHistogram {
             row,
             metric: "rtt_us",
-            ns: r.clone(),
+            ns: p.rtt.clone(),
         })
         .collect();
     RrulOutcome {
+        origin_ns: raw.origin_ns,
         result,
         histograms,
         error,

@@ -10,13 +10,14 @@
 //! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
 //! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch);
 //! [`owd`] turns round trips with the responder's stamps into one-way
-//! delays; [`split`] splits round trips into stack and application time
+//! delays, and [`phases`] assembles latency under load (rrul) from them; [`split`] splits round trips into stack and application time
 //! from kernel timestamps.
 
 pub mod mean_ci;
 pub mod mlr;
 pub mod modality;
 pub mod owd;
+pub mod phases;
 mod recorder;
 pub mod serial;
 pub mod split;

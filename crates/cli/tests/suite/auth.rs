@@ -30,7 +30,7 @@ pub(crate) fn request(seq: u64, len: usize, key: Option<&Key>) -> Vec<u8> {
     d[5] = 1;
     d[8..16].copy_from_slice(&seq.to_be_bytes());
     if let Some(k) = key {
-        stackmeter_proto::udp::seal(&k, &mut d);
+        stackmeter_proto::udp::seal(k, &mut d);
     }
     d
 }
@@ -58,7 +58,7 @@ fn udp_rules(target: &str, key: &Key) {
     let r = exchange(&s, &d).expect("a sealed request is answered");
     assert_eq!(r.len(), d.len(), "the reply is as long as the request");
     assert_eq!(
-        stackmeter_proto::udp::open(&key, &r),
+        stackmeter_proto::udp::open(key, &r),
         Some(56),
         "the reply carries a valid MAC"
     );
@@ -72,7 +72,7 @@ fn udp_rules(target: &str, key: &Key) {
     );
     let mut v2 = request(1003, 72, None);
     v2[4] = 2;
-    stackmeter_proto::udp::seal(&key, &mut v2);
+    stackmeter_proto::udp::seal(key, &mut v2);
     assert!(
         exchange(&s, &v2).is_none(),
         "another version: no reply, not even 40 bytes"

@@ -142,7 +142,7 @@ fn no_amplification(target: &str, key: &Key) {
         if len >= 104 {
             d[7] = 2; // stamps asked for
         }
-        stackmeter_proto::udp::seal(&key, &mut d);
+        stackmeter_proto::udp::seal(key, &mut d);
         let r = exchange(&s, &d).expect("answered");
         assert_eq!(r.len(), d.len(), "reply to {len} bytes");
     }

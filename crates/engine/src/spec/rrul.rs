@@ -138,7 +138,7 @@ impl Options for RrulOptions {
 /// Runs rrul against `addr`.
 pub(crate) fn run(p: &RrulParams, addr: SocketAddr, cpu: Option<usize>) -> Ran {
     let o = stackmeter_client::rrul(addr, p, cpu, &mut |_| {});
-    let r = o.result;
+    let r = stackmeter_results::rrul::RrulRows::build(&o.result, o.origin_ns);
     Ran::new(
         Body::Rrul {
             params: p.clone(),
