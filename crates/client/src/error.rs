@@ -87,7 +87,7 @@ pub(crate) fn connect_reason(e: &io::Error, timeout_ms: u64) -> String {
         Some(libc::EADDRNOTAVAIL) => {
             "no free local port (ephemeral ports exhausted, usually by TIME_WAIT: see docs/tests.md#crr)".into()
         }
-        Some(libc::ENETUNREACH) | Some(libc::EHOSTUNREACH) => format!("{e} (no route)"),
+        Some(libc::ENETUNREACH | libc::EHOSTUNREACH) => format!("{e} (no route)"),
         _ => e.to_string(),
     }
 }

@@ -36,7 +36,7 @@ const TICK: Duration = Duration::from_millis(50);
 pub(crate) fn group_count(flows: usize, pinned: bool) -> usize {
     let cpus = match pinned {
         true => 1,
-        false => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        false => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
     };
     cpus.min(flows).max(1)
 }

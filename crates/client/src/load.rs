@@ -254,7 +254,11 @@ fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
     }
     // The client keeps the expected bytes of every pattern object: bound
     // what a (broken or hostile) catalogue can make it allocate.
-    let pattern_bytes: u64 = c.entries().filter(|e| e.is_pattern()).map(|e| e.size).sum();
+    let pattern_bytes: u64 = c
+        .entries()
+        .filter(stackmeter_proto::objects::Entry::is_pattern)
+        .map(|e| e.size)
+        .sum();
     if pattern_bytes > MAX_PATTERN_BYTES {
         return Err(bad(format!(
             "the catalogue lists {pattern_bytes} bytes of pattern objects, more than the {MAX_PATTERN_BYTES} this client checks"
@@ -488,7 +492,7 @@ fn requests(
                 }
                 Err((got, Fail::Soft(e))) => {
                     c.bytes += got;
-                    soft(c, e)
+                    soft(c, e);
                 }
                 Err((got, Fail::Hard(e))) => {
                     c.bytes += got;

@@ -162,7 +162,8 @@ fn run(
     let secs = last.t - first.t;
     let sent = last.sent - first.sent;
     let acked = last.acked.saturating_sub(first.acked);
-    let reports: Vec<ServerReport> = std::mem::take(&mut *reports.lock().unwrap_or_else(|e| e.into_inner()));
+    let reports: Vec<ServerReport> =
+        std::mem::take(&mut *reports.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     let udp = (p.udp && !reports.is_empty()).then(|| udp_figures(&reports, datagrams));
     if p.udp && reports.len() < p.parallel as usize {
         out.warnings.push(format!(
@@ -232,7 +233,10 @@ fn udp_sender(
             return;
         }
         match crate::iperf2::finish(&tx.sock, &mut tx.buf, tx.seq as i64) {
-            Ok(Some(r)) => reports.lock().unwrap_or_else(|e| e.into_inner()).push(r),
+            Ok(Some(r)) => reports
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(r),
             Ok(None) => {}
             Err(e) => sh.fail(lost(addr, "ending the UDP test (iperf 2 FIN)", &e)),
         }

@@ -74,12 +74,15 @@ impl Shared {
 
     /// The first error a worker hit, taken out.
     pub(crate) fn take_error(&self) -> Option<ClientError> {
-        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// Keeps `e` if it is the first error, and stops every worker.
     pub(crate) fn fail(&self, e: ClientError) {
-        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         slot.get_or_insert(e);
         self.stop.store(true, Ordering::Release);
     }
@@ -539,14 +542,14 @@ pub(crate) struct Gate {
 
 impl Gate {
     pub(crate) fn wait(&self) {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         while !*open {
-            open = self.cv.wait(open).unwrap_or_else(|p| p.into_inner());
+            open = self.cv.wait(open).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
     }
 
     pub(crate) fn open(&self) {
-        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        *self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
         self.cv.notify_all();
     }
 }
@@ -693,7 +696,10 @@ fn tcp_flows(
         let (name, dups) = match way {
             flows::Way::Send => (
                 "send",
-                share.iter().map(|s| s.try_clone()).collect::<io::Result<Vec<_>>>()?,
+                share
+                    .iter()
+                    .map(std::net::TcpStream::try_clone)
+                    .collect::<io::Result<Vec<_>>>()?,
             ),
             flows::Way::Recv => ("recv", Vec::new()),
         };

@@ -121,10 +121,10 @@ fn bootstrap_ratio(a: &[f64], b: &[f64], rng: &mut Rng) -> (f64, f64) {
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
     let mut ratios = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
     for _ in 0..BOOTSTRAP_RESAMPLES {
-        for x in ra.iter_mut() {
+        for x in &mut ra {
             *x = a[rng.index(a.len())];
         }
-        for x in rb.iter_mut() {
+        for x in &mut rb {
             *x = b[rng.index(b.len())];
         }
         ra.sort_by(f64::total_cmp);

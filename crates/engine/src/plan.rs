@@ -356,7 +356,7 @@ fetch_each = 2
                 assert_eq!(
                     (s.direction, s.length, s.time_s, s.nodelay),
                     (Direction::Bidir, 64, 30.0, false)
-                )
+                );
             }
             _ => panic!(),
         }

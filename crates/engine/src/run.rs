@@ -82,7 +82,7 @@ pub fn run(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut dyn
     crate::knobs::undo(applied);
     doc.body = ran.body;
     doc.complete = ran.error.is_none();
-    doc.error = ran.error.as_ref().map(|e| e.to_string());
+    doc.error = ran.error.as_ref().map(std::string::ToString::to_string);
     doc.warnings = stackmeter_results::warnings::derive(&doc);
     doc.warnings.extend(ran.warnings);
     Measured {

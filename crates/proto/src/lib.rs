@@ -27,7 +27,10 @@
 //!   second per address, the limits a Welcome advertises;
 //! - [`machine`]: a responder's protocol logic as a pure state machine (one
 //!   [`machine::Session`] per TCP connection, one [`machine::Registry`] of
-//!   throughput tests), driven by the responder's own I/O and clock.
+//!   throughput tests), driven by the responder's own I/O and clock. Its
+//!   registry counts in 64-bit atomics, so it exists only on targets that
+//!   have them; the wire formats above build everywhere, a Cortex-M3
+//!   (`thumbv7m-none-eabi`, checked by scripts/test) included.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
@@ -35,6 +38,7 @@ pub mod admit;
 pub mod auth;
 pub mod control;
 pub mod limits;
+#[cfg(target_has_atomic = "64")]
 pub mod machine;
 pub mod objects;
 pub mod pattern;

@@ -333,7 +333,7 @@ fn header_vectors_accept_or_refuse_with_their_code_in_any_chunking() {
 fn the_version_is_judged_before_the_rest_is_read() {
     let reg = Registry::new();
     let mut p = Peer::new(&reg, cfg());
-    let mut h = header(Mode::Rr, 1, 1).to_vec();
+    let mut h = header(Mode::Rr, 1, 1).clone();
     h[4] = 2;
     h.extend_from_slice(b"more bytes a later version might mean");
     p.send(&h);
@@ -849,7 +849,7 @@ fn act() -> impl Strategy<Value = Act> {
             h[5] = if m == 0 { 16 } else { m };
             h[8..12].copy_from_slice(&(a % 4).to_be_bytes());
             h[12..16].copy_from_slice(&b.to_be_bytes());
-            Act::Bytes(h.to_vec())
+            Act::Bytes(h.clone())
         }),
         1 => Just(Act::Eof),
         1 => Just(Act::Timeout),

@@ -236,7 +236,7 @@ impl Section {
 /// "72.4% faster", "12.0% slower".
 fn percent_words(p: f64) -> String {
     if p >= 0.0 {
-        format!("{:.1}% faster", p)
+        format!("{p:.1}% faster")
     } else {
         format!("{:.1}% slower", -p)
     }
@@ -259,13 +259,13 @@ fn verdict_words(r: &RowStats) -> String {
 pub fn num(v: f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
-        format!("{:.4e}", v)
+        format!("{v:.4e}")
     } else if a >= 1000.0 {
-        format!("{:.1}", v)
+        format!("{v:.1}")
     } else if a >= 1.0 {
-        format!("{:.3}", v)
+        format!("{v:.3}")
     } else {
-        format!("{:.4}", v)
+        format!("{v:.4}")
     }
 }
 

@@ -141,9 +141,9 @@ mod tests {
         let (mut a, mut b, mut all) = (Recorder::new(), Recorder::new(), Recorder::new());
         for v in 1..1000u64 {
             if v % 3 == 0 {
-                a.record(v * 17)
+                a.record(v * 17);
             } else {
-                b.record(v * 17)
+                b.record(v * 17);
             }
             all.record(v * 17);
         }

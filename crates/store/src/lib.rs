@@ -378,7 +378,7 @@ impl Store {
                 doc.placement.responder_cpu.map(|c| c as i64),
                 doc.complete,
                 doc.error,
-                body.get("params").map(|p| p.to_string()).unwrap_or_else(|| "{}".into()),
+                body.get("params").map(std::string::ToString::to_string).unwrap_or_else(|| "{}".into()),
                 json(doc),
             ],
         )?;

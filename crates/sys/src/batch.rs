@@ -7,6 +7,8 @@
 //! socket options makes the caller fall back. Linux only; elsewhere the
 //! calls fail with `Unsupported`.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;

@@ -2,6 +2,8 @@
 //! span, realtime for the kernel's software timestamps), and how close to
 //! its timers a thread wakes.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 /// CLOCK_MONOTONIC in nanoseconds: the responder's timestamps in UDP
 /// replies. Only differences between two readings mean anything.
 pub fn monotonic_ns() -> u64 {

@@ -1,6 +1,8 @@
 //! Where a thread runs: pinning it to one CPU, checking that a CPU is
 //! available, and which CPU it is on now (every result records placement).
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 
 /// Pins the calling thread to `cpu` (Linux: `sched_setaffinity(0, ...)`).

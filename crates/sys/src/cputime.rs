@@ -1,6 +1,8 @@
 //! CPU time used by the process or the calling thread (getrusage), for
 //! the CPU cost every throughput result reports.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 /// CPU time used, split into user and kernel mode, in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuTime {

@@ -9,6 +9,8 @@
 //! milliseconds). The sockets themselves stay plain: data moves with the
 //! ordinary `send`/`recv` calls, so an LD_PRELOAD stack still sees them.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;

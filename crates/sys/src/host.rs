@@ -1,6 +1,8 @@
 //! Where a measurement ran: host name, kernel, CPU model and count, so
 //! every result says what machine it came from.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 /// Where a measurement ran.
 #[derive(Clone, Debug, Default)]
 pub struct Host {
@@ -36,7 +38,9 @@ pub fn host() -> Host {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into());
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpus = std::thread::available_parallelism()
+        .map(std::num::NonZero::get)
+        .unwrap_or(1);
     Host {
         hostname,
         kernel,

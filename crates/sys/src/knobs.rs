@@ -5,6 +5,8 @@
 //! records what was in force rather than what was asked for. Linux only;
 //! elsewhere setting fails with `Unsupported` and reading says "other".
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 
 /// A scheduling request for one thread.

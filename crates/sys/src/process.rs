@@ -1,6 +1,8 @@
 //! What a process may hold and who it is: the open-files limit raised to
 //! its hard limit, a child that dies with its parent, the user id.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 
 /// Raises this process's soft limit on open files to its hard limit (a

@@ -2,6 +2,8 @@
 //! nanosecond timeout, a receive that never waits, TCP_INFO, and the
 //! helpers other modules share (socket options, addresses the kernel wrote).
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 
 /// Waits until `fd` is readable or `wait` has passed (`ppoll`, whose

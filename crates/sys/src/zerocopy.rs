@@ -1,6 +1,8 @@
 //! MSG_ZEROCOPY sends: turning it on, sending, and reading the kernel's
 //! completions from the error queue.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 
 /// Turns on MSG_ZEROCOPY for socket `fd` (SO_ZEROCOPY, Linux 4.14+).

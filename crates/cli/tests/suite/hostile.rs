@@ -69,7 +69,7 @@ fn flood(to: SocketAddr, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> 
         while !stop.load(Ordering::Relaxed) {
             for _ in 0..200 {
                 // Random bytes, half of them behind a valid-looking magic.
-                for b in junk.iter_mut() {
+                for b in &mut junk {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
