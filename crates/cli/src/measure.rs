@@ -4,7 +4,7 @@
 //! as they come: as table rows in text, as JSON lines with --json-lines.
 
 use crate::out::{fail, print};
-use stackmeter_engine::run::Event;
+use stackmeter_engine::execute::Event;
 use stackmeter_engine::spec::TestCommand;
 use stackmeter_results::render::{json, text};
 use stackmeter_results::view::{Block, Table};
@@ -34,7 +34,7 @@ pub fn run(cmd: TestCommand) -> i32 {
         table: None,
         progress: crate::progress::Progress::test(format != Format::Json, what, planned.spec.planned_seconds()),
     };
-    let single = stackmeter_engine::measure::measure(&planned, &mut |ev| live.event(ev));
+    let single = stackmeter_engine::single::single(&planned, &mut |ev| live.event(ev));
     live.progress.finish();
     let single = match single {
         Ok(s) => s,

@@ -186,7 +186,7 @@ fn execute(
     if let Some(n) = &cfg.note {
         progress.print_err(&format!("stackmeter: warning: {n}"));
     }
-    let env = stackmeter_engine::run::env(stackmeter_sys::unix_now());
+    let env = stackmeter_engine::execute::env(stackmeter_sys::unix_now());
     let run_id = match store
         .as_ref()
         .map(|s| stackmeter_engine::suite::begin_run(s, &cfg, &env))

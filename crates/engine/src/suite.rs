@@ -5,8 +5,8 @@
 //! as events; nothing here prints.
 
 use crate::error::Error;
+use crate::execute::Event;
 use crate::plan::Plan;
-use crate::run::Event;
 use stackmeter_client::ClientError;
 use stackmeter_results::{Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target};
 use stackmeter_store::{NewRun, NewTest, RunInfo, Store, StoredTest};
@@ -132,11 +132,11 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     embedded: false,
                     kind: step.spec.target_kind(),
                 };
-                let how = crate::run::How {
+                let how = crate::execute::How {
                     placement: cfg.placement.clone(),
                     knobs: t.info.knobs.clone(),
                 };
-                let m = crate::run::run(&step.spec, target, t.addr, how, &mut |_: Event| {});
+                let m = crate::execute::execute(&step.spec, target, t.addr, how, &mut |_: Event| {});
                 if matches!(m.error, Some(ClientError::Interrupted)) {
                     // Cut short by Ctrl-C: half a repetition would bias
                     // the comparison, so it is neither stored nor judged.

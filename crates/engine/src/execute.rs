@@ -42,7 +42,7 @@ pub struct How {
 /// calling thread, which the caller has placed; the knobs apply for the
 /// test and are read back as it ends; `on` sees the start and every live
 /// row.
-pub fn run(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut dyn FnMut(Event)) -> Measured {
+pub fn execute(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut dyn FnMut(Event)) -> Measured {
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target,

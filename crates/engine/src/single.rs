@@ -3,7 +3,7 @@
 //! or start the target, place the measuring thread, run, store.
 
 use crate::error::Error;
-use crate::run::{run, Event, Measured};
+use crate::execute::{execute, Event, Measured};
 use crate::spec::{Planned, Spec};
 use stackmeter_results::Placement;
 
@@ -17,7 +17,7 @@ pub struct Single {
 }
 
 /// Runs a planned measurement; `on` sees its start and live rows.
-pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
+pub fn single(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
     let f = &p.flags;
     let mut store = crate::record::open_for_measuring(&f.store)?;
     // Refused knobs stop the command before anything starts; applied only
@@ -55,8 +55,8 @@ pub fn measure(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> 
         client_cpu: f.affinity,
         responder_cpu: f.responder_affinity,
     };
-    let how = crate::run::How { placement, knobs };
-    let measured = run(&p.spec, chosen.target.clone(), chosen.addr, how, on);
+    let how = crate::execute::How { placement, knobs };
+    let measured = execute(&p.spec, chosen.target.clone(), chosen.addr, how, on);
     let not_stored = match store.as_mut() {
         Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),
         None => None,
