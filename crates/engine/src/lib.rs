@@ -23,6 +23,7 @@ pub mod execute;
 pub mod flags;
 pub mod knobs;
 pub mod lab;
+pub mod located;
 pub mod plan;
 pub mod rate;
 pub mod record;

@@ -276,7 +276,7 @@ pub fn keys<O: Options>() -> Vec<String> {
 
 /// A plan step's keys (without `name`, `test` and `quick`) as the
 /// specification of a `kind` test; `quick` scales it down. Errors name the key.
-pub fn from_table(kind: TestKind, table: toml::Table, quick: bool) -> Result<Spec, String> {
+pub fn from_table(kind: TestKind, table: toml::Table, quick: bool) -> Result<Spec, KeyError> {
     match kind {
         TestKind::Rr => table_params::<RrOptions>(table, quick).map(Spec::Rr),
         TestKind::Crr => table_params::<CrrOptions>(table, quick).map(Spec::Crr),
@@ -288,28 +288,59 @@ pub fn from_table(kind: TestKind, table: toml::Table, quick: bool) -> Result<Spe
     }
 }
 
-fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params, String> {
+/// A plan step's keys that do not make a specification: which key (when
+/// one is to blame) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyError {
+    /// The key, as written in the step.
+    pub key: Option<String>,
+    /// What is wrong, naming the key as a plan does (`'time' 0: ...`).
+    pub message: String,
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<SpecError> for KeyError {
+    fn from(e: SpecError) -> KeyError {
+        KeyError {
+            key: Some(e.key.to_string()),
+            message: e.as_key(),
+        }
+    }
+}
+
+fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params, KeyError> {
     let known = keys::<O>();
     if let Some(k) = table
         .keys()
         .find(|k| !known.contains(k) && !aliases::<O>().contains(&k.as_str()))
     {
-        return Err(format!(
-            "'{k}' does not apply to {} (its keys: {})",
-            O::KIND.name(),
-            known.join(", ")
-        ));
+        return Err(KeyError {
+            key: Some(k.clone()),
+            message: format!(
+                "'{k}' does not apply to {} (its keys: {})",
+                O::KIND.name(),
+                known.join(", ")
+            ),
+        });
     }
     let mut o: O = toml::Value::Table(table)
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().replace('`', "'"))?;
+        .map_err(|e: toml::de::Error| KeyError {
+            key: None,
+            message: e.message().replace('`', "'"),
+        })?;
     // Checked as written first, so a step is valid or not whatever --quick says.
-    let params = o.params().map_err(|e| e.as_key())?;
+    let params = o.params()?;
     if !quick {
         return Ok(params);
     }
     o.quick();
-    o.params().map_err(|e| e.as_key())
+    Ok(o.params()?)
 }
 
 /// Plan keys of the first plan format that still work (seconds had an
@@ -345,7 +376,11 @@ mod tests {
         assert_eq!(spec.target_kind(), stackmeter_results::TargetKind::Raw);
         let table: toml::Table = toml::from_str("iperf2 = true\ndirection = \"down\"").unwrap();
         let e = from_table(TestKind::Stream, table, false).unwrap_err();
-        assert_eq!(e, "'direction' down: a plain target (--iperf2) only receives: up only");
+        assert_eq!(
+            e.message,
+            "'direction' down: a plain target (--iperf2) only receives: up only"
+        );
+        assert_eq!(e.key.as_deref(), Some("direction"));
     }
 
     /// The one list of tests is complete everywhere: each kind has a
