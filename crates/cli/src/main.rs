@@ -7,6 +7,7 @@
 //! off mid-way (responder gone, stalled, or no reply); 6 a `--fail-on`
 //! regression gate failed; 130 interrupted (Ctrl-C).
 
+mod fleet;
 mod lab;
 mod measure;
 mod out;
@@ -55,6 +56,8 @@ enum Command {
     Store(store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
     Report(store::ReportArgs),
+    /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
+    Fleet(fleet::FleetArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
     Lab(lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
@@ -115,6 +118,7 @@ fn run() -> i32 {
         Command::Report(a) => store::report(a),
         Command::Store(a) => store::store(a),
         Command::Lab(a) => lab::run(a),
+        Command::Fleet(a) => fleet::run(a),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut cli_command(), "stackmeter", &mut out);

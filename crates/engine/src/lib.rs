@@ -21,6 +21,7 @@
 pub mod error;
 pub mod execute;
 pub mod flags;
+pub mod fleet;
 pub mod knobs;
 pub mod lab;
 pub mod located;

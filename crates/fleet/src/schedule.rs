@@ -204,7 +204,6 @@ impl stackmeter_results::Render for FleetPlan {
             self.repeat,
             self.waves.len()
         ));
-        v.blank();
         v.push(Block::Heading("Nodes".into()));
         v.push(Block::Table(Table {
             cols: vec![
@@ -233,7 +232,6 @@ impl stackmeter_results::Render for FleetPlan {
                 .collect(),
             ..Table::default()
         }));
-        v.blank();
         v.push(Block::Heading("Steps".into()));
         v.push(Block::Table(Table {
             cols: vec![Col::text("step", 0), Col::text("test", 0), Col::text("class", 0)],
@@ -256,7 +254,6 @@ impl stackmeter_results::Render for FleetPlan {
                 .collect(),
             ..Table::default()
         }));
-        v.blank();
         v.push(Block::Heading("Order".into()));
         v.push(Block::Table(Table {
             cols: vec![

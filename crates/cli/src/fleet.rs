@@ -1,0 +1,165 @@
+//! `stackmeter fleet ...`: a fleet file's plan printed; the work is the
+//! engine's (`stackmeter_engine::fleet`) and the plan crate's.
+
+use crate::out::{fail, finish};
+use clap::{Args, Subcommand};
+use stackmeter_engine::flags::{DbFlags, FormatFlags};
+use stackmeter_engine::fleet::{FileLocks, FleetEvent, NodeRun};
+use stackmeter_results::render;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub action: FleetAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FleetAction {
+    /// Print what runs where and in which order (docs/fleet.md).
+    Plan {
+        /// The fleet file.
+        file: String,
+        /// The plan with each test scaled down, as `suite --quick` does.
+        #[arg(long)]
+        quick: bool,
+        #[command(flatten)]
+        output: FormatFlags,
+    },
+    /// Run one client node's part of the plan: each of its tests in order,
+    /// after taking the tests' locks; every result stored and printed as
+    /// one JSON line (docs/fleet.md).
+    Run {
+        /// The fleet file.
+        file: String,
+        /// The client node this process runs for (its name in the file).
+        #[arg(long, value_name = "NAME")]
+        node: String,
+        /// The fleet run's name: every client of one run gives the same
+        /// (`fleet report NAME` gathers them).
+        #[arg(long = "run", value_name = "NAME")]
+        run_name: String,
+        /// Scale each test down, as `suite --quick` does.
+        #[arg(long)]
+        quick: bool,
+        /// Longest wait for a test's locks, seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+        lock_wait: f64,
+        /// Folder of the file locks (used without PostgreSQL; every client
+        /// must then run on this host). Default: the temporary folder.
+        #[arg(long, value_name = "DIR")]
+        lock_dir: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbFlags,
+        /// Do not store the results (JSON lines only).
+        #[arg(long)]
+        no_store: bool,
+    },
+}
+
+pub fn run(a: FleetArgs) -> i32 {
+    match a.action {
+        FleetAction::Plan { file, quick, output } => {
+            let format = match output.format() {
+                Ok(f) => f,
+                Err(e) => return fail(2, e),
+            };
+            match stackmeter_engine::fleet::load(&file, quick) {
+                Ok(l) => finish(&render(&l.plan, format, &output.style())),
+                Err(e) => crate::out::error(&e),
+            }
+        }
+        FleetAction::Run {
+            file,
+            node,
+            run_name,
+            quick,
+            lock_wait,
+            lock_dir,
+            db,
+            no_store,
+        } => run_node(&file, &node, &run_name, quick, lock_wait, lock_dir, &db, no_store),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_node(
+    file: &str,
+    node: &str,
+    run_name: &str,
+    quick: bool,
+    lock_wait: f64,
+    lock_dir: Option<PathBuf>,
+    db: &DbFlags,
+    no_store: bool,
+) -> i32 {
+    if run_name.trim().is_empty() || run_name.contains(char::is_whitespace) {
+        return fail(2, format!("--run '{run_name}': give a name without spaces"));
+    }
+    if !(lock_wait.is_finite() && lock_wait > 0.0 && lock_wait <= 86_400.0) {
+        return fail(
+            2,
+            format!("--lock-wait {lock_wait}: expected seconds above 0 and at most a day"),
+        );
+    }
+    let loaded = match stackmeter_engine::fleet::load(file, quick) {
+        Ok(l) => l,
+        Err(e) => return crate::out::error(&e),
+    };
+    let mut store = match no_store {
+        true => None,
+        false => match stackmeter_engine::record::open(db) {
+            Ok(s) => Some(s),
+            Err(e) => return crate::out::error(&e),
+        },
+    };
+    let mut locks = match FileLocks::new(lock_dir) {
+        Ok(l) => l,
+        Err(e) => return crate::out::error(&e),
+    };
+    if let Err(e) = crate::signal::catch() {
+        return fail(1, e);
+    }
+    let r = NodeRun {
+        loaded: &loaded,
+        node,
+        run: run_name,
+        lock_wait: Duration::from_secs_f64(lock_wait),
+    };
+    eprintln!(
+        "stackmeter fleet {}: run {run_name}, node {node}: {} test(s); {}",
+        loaded.plan.fleet,
+        loaded.plan.for_client(node).count(),
+        stackmeter_engine::fleet::Locks::describe(&locks)
+    );
+    let fleet = loaded.plan.fleet.clone();
+    let outcome = stackmeter_engine::fleet::run_node(&r, &mut locks, store.as_mut(), &mut |ev| match ev {
+        FleetEvent::Waiting(_) => {}
+        FleetEvent::Done(item, doc) => {
+            let line = stackmeter_engine::fleet::FleetLine {
+                fleet: &fleet,
+                run: run_name,
+                item,
+                document: doc,
+            };
+            let _ = crate::out::print(&stackmeter_results::render::json::line(&line));
+        }
+        FleetEvent::Warning(w) => eprintln!("stackmeter: warning: {w}"),
+    });
+    match outcome {
+        Ok(o) => {
+            eprintln!(
+                "stackmeter fleet {fleet}: node {node}: {} complete, {} failed{}",
+                o.complete,
+                o.failed,
+                o.stored_run.map(|r| format!("; stored as run {r}")).unwrap_or_default()
+            );
+            match o.first_failure {
+                None => 0,
+                Some(code) => fail(code, format!("{} of node {node}'s tests did not complete", o.failed)),
+            }
+        }
+        Err(e) => crate::out::error(&e),
+    }
+}
