@@ -56,6 +56,31 @@ pub enum FleetAction {
         #[arg(long)]
         no_store: bool,
     },
+    /// A fleet run's pair matrices (clients by targets: round trip p50 and
+    /// p99, loss, throughput) with the worst pairs first.
+    Report {
+        /// The fleet run's name (as given to `fleet run --run`).
+        run: String,
+        #[command(flatten)]
+        db: DbFlags,
+        #[command(flatten)]
+        output: FormatFlags,
+    },
+    /// Every pair's verdict between two fleet runs: A the baseline, B the
+    /// candidate (a kernel or NIC change across the fleet).
+    Compare {
+        /// The baseline fleet run.
+        a: String,
+        /// The candidate fleet run.
+        b: String,
+        /// Flag a pair only when its change is larger than this, percent.
+        #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+        tolerance: f64,
+        #[command(flatten)]
+        db: DbFlags,
+        #[command(flatten)]
+        output: FormatFlags,
+    },
 }
 
 pub fn run(a: FleetArgs) -> i32 {
@@ -80,8 +105,62 @@ pub fn run(a: FleetArgs) -> i32 {
             db,
             no_store,
         } => run_node(&file, &node, &run_name, quick, lock_wait, lock_dir, &db, no_store),
+        FleetAction::Report { run, db, output } => {
+            let format = match output.format() {
+                Ok(f) => f,
+                Err(e) => return fail(2, e),
+            };
+            let tests = match stackmeter_engine::record::open(&db)
+                .and_then(|s| stackmeter_engine::fleet::stored_tests(&s, &run))
+            {
+                Ok(t) => t,
+                Err(e) => return crate::out::error(&e),
+            };
+            let r = stackmeter_results::fleet::FleetReport::build(&run, &tests);
+            finish(&render(&r, format, &output.style()))
+        }
+        FleetAction::Compare {
+            a,
+            b,
+            tolerance,
+            db,
+            output,
+        } => {
+            let format = match output.format() {
+                Ok(f) => f,
+                Err(e) => return fail(2, e),
+            };
+            if !(tolerance.is_finite() && tolerance >= 0.0) {
+                return fail(
+                    2,
+                    format!("--tolerance {tolerance}: expected a percentage of 0 or more"),
+                );
+            }
+            let store = match stackmeter_engine::record::open(&db) {
+                Ok(s) => s,
+                Err(e) => return crate::out::error(&e),
+            };
+            let (ta, tb) = match (
+                stackmeter_engine::fleet::stored_tests(&store, &a),
+                stackmeter_engine::fleet::stored_tests(&store, &b),
+            ) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => return crate::out::error(&e),
+            };
+            let c = stackmeter_results::fleet::FleetComparison::build(&a, &ta, &b, &tb, tolerance);
+            if c.compared == 0 {
+                return fail(
+                    NOTHING_TO_COMPARE,
+                    format!("fleet runs {a} and {b} have no pair and figure in common"),
+                );
+            }
+            finish(&render(&c, format, &output.style()))
+        }
     }
 }
+
+/// Exit code when two fleet runs have nothing in common to compare.
+const NOTHING_TO_COMPARE: i32 = 7;
 
 #[allow(clippy::too_many_arguments)]
 fn run_node(

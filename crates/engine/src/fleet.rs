@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::located::show;
 use crate::plan::{self, Step};
 use stackmeter_fleet::{lock_key, Fleet, FleetPlan, Item, LockMode, StepInfo, StepSource};
+use stackmeter_results::fleet::PairTest;
 use stackmeter_results::{Document, Target};
 use stackmeter_store::{NewRun, NewTest, Store};
 use std::time::{Duration, Instant};
@@ -303,6 +304,51 @@ pub fn run_node(
             _ => "partial",
         };
         s.finish_run(run, status, &crate::record::now())?;
+    }
+    Ok(out)
+}
+
+/// Every stored test of fleet run `run` (the runs of kind `fleet` that
+/// every client of the run stored under that name), as pairs. An error
+/// when there are none.
+pub fn stored_tests(store: &Store, run: &str) -> Result<Vec<PairTest>, Error> {
+    let runs: Vec<_> = store
+        .runs()?
+        .into_iter()
+        .filter(|r| r.kind == "fleet" && r.plan.as_deref() == Some(run))
+        .collect();
+    if runs.is_empty() {
+        let names: Vec<String> = store
+            .runs()?
+            .into_iter()
+            .filter(|r| r.kind == "fleet")
+            .filter_map(|r| r.plan)
+            .fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            });
+        let known = match names.is_empty() {
+            true => "the store holds no fleet run".to_string(),
+            false => format!("fleet runs stored: {}", names.join(", ")),
+        };
+        return Err(Error::Usage(format!("no fleet run named '{run}' ({known})")));
+    }
+    let mut out = Vec::new();
+    for r in runs {
+        for t in store.tests_of_run(r.id)? {
+            let Some((client, target)) = PairTest::pair(&t.label) else {
+                continue;
+            };
+            out.push(PairTest {
+                client: client.to_string(),
+                target: target.to_string(),
+                step: t.step,
+                repetition: t.repetition,
+                doc: t.doc,
+            });
+        }
     }
     Ok(out)
 }

@@ -8,6 +8,7 @@ use crate::chart::{Axis, Chart, Kind, Series};
 use crate::doc::figures;
 use crate::doc::Document;
 use crate::kind::TestKind;
+use crate::units::num;
 use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
 use stackmeter_compare::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict};
@@ -252,20 +253,6 @@ fn verdict_words(r: &RowStats) -> String {
             percent_words(r.percent),
             stackmeter_compare::MIN_REPETITIONS
         ),
-    }
-}
-
-/// A value with a sensible number of digits.
-pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e6 {
-        format!("{v:.4e}")
-    } else if a >= 1000.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
     }
 }
 

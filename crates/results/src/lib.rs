@@ -18,6 +18,8 @@ mod comparison;
 mod crr;
 mod doc;
 mod figures;
+pub mod fleet;
+mod heatmap;
 mod kind;
 mod knobs;
 mod latency;
@@ -40,7 +42,7 @@ mod units;
 pub mod view;
 pub mod warnings;
 
-pub use comparison::{build as compare, num, Comparison, Row, Section, Side};
+pub use comparison::{build as compare, Comparison, Row, Section, Side};
 pub use crr::{CrrParams, CrrResult};
 pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{row_label, Figure, Figures};
@@ -63,4 +65,4 @@ pub use stream::{
 };
 pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
-pub use units::{bit_rate, byte_rate, format_size, packet_rate, Units};
+pub use units::{bit_rate, byte_rate, format_size, num, packet_rate, Units};

@@ -36,7 +36,7 @@ pub fn body(v: &View) -> String {
     let mut o = String::new();
     let mut in_charts = false;
     for b in &v.blocks {
-        let chart = matches!(b, Block::Chart(_));
+        let chart = matches!(b, Block::Chart(_) | Block::Heatmap(_));
         if in_charts && !chart {
             o.push_str("</div>\n");
         }
@@ -57,6 +57,7 @@ pub fn body(v: &View) -> String {
             Block::Blank => {}
             Block::Table(t) => table(&mut o, t),
             Block::Chart(c) => o.push_str(&c.svg()),
+            Block::Heatmap(h) => o.push_str(&h.svg()),
             Block::Warning(s) => {
                 let _ = writeln!(o, "<p class=\"warning\">warning: {}</p>", esc(s.trim()));
             }
