@@ -240,7 +240,7 @@ impl FleetReport {
                 }
             }
         }
-        nodes.sort_by(|a, b| natural(a).cmp(&natural(b)));
+        nodes.sort_by_key(|n| natural(n));
         let mut matrices = Vec::new();
         for (key, unit, lower, cells) in collect(tests) {
             let medians: Vec<f64> = cells.iter().map(|(_, v)| median(v)).collect();
@@ -540,7 +540,7 @@ impl crate::render::Render for FleetComparison {
                     }
                 }
             }
-            nodes.sort_by(|a, b| natural(a).cmp(&natural(b)));
+            nodes.sort_by_key(|n| natural(n));
             let m = Matrix {
                 key: key.clone(),
                 unit: "B/A".into(),
