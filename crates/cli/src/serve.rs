@@ -14,7 +14,7 @@ pub struct ServeArgs {
     /// Address to listen on, TCP and UDP; repeat for more. Default: 0.0.0.0:24680 and [::]:24680.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Vec<SocketAddr>,
-    /// Concurrent TCP sessions; more are refused as busy. Default: as many as the open-files limit holds (idle sessions wait on an event loop, about 1 KiB each).
+    /// Concurrent TCP sessions; more are refused as busy. Default: as many as the open-files limit holds (idle sessions wait on an event loop, about 1.4 KiB each).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=(1 << 24)))]
     pub max_sessions: Option<u64>,
     /// rr and object sessions with 64 KiB messages or more given a thread of their own when their data starts (a small-message one only when none has one), and as many sinks and sources of throughput tests; the rest run on the event loop (0: all of them).

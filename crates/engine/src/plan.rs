@@ -1,8 +1,8 @@
-//! Suite plans: TOML files of steps, each one test with its keys (the
-//! test's flags in snake case, docs/suite.md). The built-in plans, named
-//! after the seed scenarios, are TOML files too (`crates/engine/plans/`),
-//! parsed by the same code. `--quick` applies a step's `quick` table, or
-//! else scales its counts and durations down.
+//! Suite plans: TOML files of steps, each one test with its keys (the test's
+//! flags in snake case, docs/suite.md). The built-in plans, named after the
+//! user scenarios (docs/scenarios.md) and rrul, are TOML files too
+//! (`crates/engine/plans/`), parsed by the same code. `--quick` applies a
+//! step's `quick` table, or else scales its counts and durations down.
 
 use crate::error::Error;
 use crate::located::{At, Key};

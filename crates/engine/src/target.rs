@@ -296,9 +296,9 @@ impl LocalResponders {
     }
 
     /// Starts one responder pinned to `responder_cpu`, for a suite that
-    /// compares client variants: the C responder (label `c`; seed 004's
-    /// target was a bare C echo loop), or this binary's `serve` (`rust`)
-    /// when there is no C responder.
+    /// compares client variants: the C responder (label `c`; the UDP echo
+    /// write-up's target was a bare C echo loop), or this binary's `serve`
+    /// (`rust`) when there is no C responder.
     pub fn start_one(&self, responder_cpu: Option<usize>) -> Result<Local, Error> {
         if let Some(cpu) = responder_cpu {
             stackmeter_sys::pin_current_thread(cpu)

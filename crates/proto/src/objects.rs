@@ -1,5 +1,6 @@
 //! Object mode (session mode 16): a catalogue of named objects a client can
-//! list and fetch over one TCP session, as seed 003's file server did.
+//! list and fetch over one TCP session, as the proxy-load scenario's file
+//! server did (docs/scenarios.md).
 //!
 //! After the 16-byte session header (mode 16, bytes 8..16 reserved) and the
 //! "accepted" status record, the client sends requests and the responder

@@ -81,7 +81,8 @@ pub(crate) enum Stop {
     Writable,
     /// Waiting for the registry or this time (ns): call again then.
     Wake(u64),
-    /// A throughput test's session: it runs on a thread of its own.
+    /// A throughput test's session asks for a thread of its own (the loop
+    /// keeps the sinks and sources past `threads`).
     Handoff,
 }
 
@@ -641,8 +642,8 @@ impl<'a> Conn<'a> {
                     }
                     Service::Sink { read_hint, .. } => {
                         // The client's write size as the read size, so both
-                        // ends move the same messages (seed 001's 64-byte
-                        // test); capped.
+                        // ends move the same messages (the bps tool's
+                        // 64-byte test); capped.
                         let n = match read_hint {
                             0 => SINK_BUF,
                             h => (h as usize).min(CHUNK),

@@ -33,8 +33,8 @@ pub enum ObjectSource {
     Dir(PathBuf),
 }
 
-/// The default synthetic catalogue: seed 003 served 10 files from 4 KB to
-/// 8.8 MB; these four span the same range.
+/// The default synthetic catalogue: the proxy-load write-up's file server
+/// held 10 files from 4 KB to 8.8 MB; these four span the same range.
 pub const DEFAULT_SIZES: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 8800 << 10];
 
 /// Most bytes of synthetic objects a responder materialises.

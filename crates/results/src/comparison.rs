@@ -1,6 +1,6 @@
 //! The comparison of two sets of results (A the baseline, B the
-//! candidate) as one typed value, and its view: seed 000's table (A, B,
-//! difference, "% faster") with the statistics that make a verdict
+//! candidate) as one typed value, and its view: the latency grid's table
+//! (A, B, difference, "% faster") with the statistics that make a verdict
 //! defensible. Used by `compare`, by `suite` (which prints it at the end),
 //! by `show` of a suite run and by `report`.
 

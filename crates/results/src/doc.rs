@@ -2,7 +2,7 @@
 //! placement, environment, completeness, warnings) around one [`Body`],
 //! the test's parameters and rows. Each test's own types and view live in
 //! its module (`rr.rs`, `crr.rs`, `ping.rs`, `stream.rs`, `udp_max.rs`,
-//! `load.rs`); this file ties them together and adds what every test's
+//! `load.rs`, `rrul/`); this file ties them together and adds what every test's
 //! view ends with.
 
 use crate::crr::{CrrParams, CrrResult};
@@ -124,7 +124,8 @@ pub enum Body {
         /// One row.
         results: Vec<PingResult>,
     },
-    /// Many clients listing and fetching objects (seed 003).
+    /// Many clients listing and fetching objects (through a proxy, if the
+    /// target is one).
     Load {
         /// Parameters.
         params: LoadParams,
@@ -356,7 +357,8 @@ impl crate::render::Render for Document {
     }
 }
 
-/// Says when a tail percentile rests on one or two samples (METHODS.md);
+/// Says when a tail percentile rests on one or two samples (docs/methods.md,
+/// "Tails need samples");
 /// `counts` are the sample counts behind the view's percentiles.
 fn tail_note(v: &mut View, counts: &[u64]) {
     let Some(&n) = counts.iter().min() else { return };

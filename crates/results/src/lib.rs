@@ -2,14 +2,14 @@
 //! Markdown, JSON and HTML.
 //!
 //! A test produces one [`Document`]: an envelope around the test's own
-//! parameters and rows (one module per test: `rr`, `crr`, `ping`,
-//! `stream`, `udp_max`, `load`, each with its types and its view). A
-//! [`Comparison`], a [`SuiteOutcome`] and a [`Report`] are typed values
-//! built from documents. Every value has one view ([`view`]); each format
-//! has one renderer ([`render`]), so text, Markdown and HTML cannot
-//! disagree, and JSON is the typed value itself: the versioned schema
-//! `stackmeter/1` described in `docs/json.md`, which later commands (store,
-//! compare, report) read back.
+//! parameters and rows (one module per test: `rr`, `crr`, `ping`, `stream`,
+//! `udp_max`, `load`, `rrul`, each with its types and its view; the list of
+//! tests is [`TestKind`]). A [`Comparison`], a [`SuiteOutcome`] and a
+//! [`Report`] are typed values built from documents. Every value has one view
+//! ([`view`]); each format has one renderer ([`render`](mod@render)), so
+//! text, Markdown and HTML cannot disagree, and JSON is the typed value
+//! itself: the versioned schema `stackmeter/1` described in `docs/json.md`,
+//! which later commands (store, compare, report) read back.
 //!
 //! Pure: no I/O, no clock (times arrive as values).
 

@@ -1,5 +1,5 @@
 //! load: many clients listing and fetching objects at once, every byte
-//! checked (seed 003). Its parameters, runs, summary and view.
+//! checked (the proxy load). Its parameters, runs, summary and view.
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs};
@@ -207,8 +207,8 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
-/// load's figures, seed 003's: the fetch latency of each object by size,
-/// the total time and the transfer rate of each run.
+/// load's figures, the proxy-load write-up's: the fetch latency of each
+/// object by size, the total time and the transfer rate of each run.
 pub(crate) fn figures(f: &mut Figures, runs: &[LoadRun]) {
     for (i, r) in runs.iter().enumerate() {
         for o in &r.by_object {

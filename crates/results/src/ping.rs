@@ -1,6 +1,6 @@
 //! ping: UDP echo round trips with loss, order, payload checks, slow
-//! answers and the time inside the responder (seed 004). Its parameters,
-//! row and view.
+//! answers and the time inside the responder (the UDP echo scenario). Its
+//! parameters, row and view.
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
@@ -34,7 +34,7 @@ pub struct PingParams {
     pub timestamps: Option<StampParams>,
 }
 
-/// A slow answer, as seed 004 printed them.
+/// A slow answer: a round trip above the `--slow-us` threshold.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Slow {
     /// Sequence number (0 = first timed datagram).

@@ -1,8 +1,8 @@
-//! stream: TCP or paced UDP throughput per interval and in total (seed
-//! 001's per-second bps table, seed 002's throughput rows). Its
+//! stream: TCP or paced UDP throughput per interval and in total (the bps
+//! tool's per-second table, a link datasheet's throughput rows). Its
 //! parameters, intervals, summary and view.
 //!
-//! Naming follows seed 001's `bps` table, from the client's point of view:
+//! Naming follows the `bps` tool's table, from the client's point of view:
 //! **sent** is the client-to-target direction and **received** the
 //! target-to-client direction. Each is counted where it is received: sent
 //! bytes by the responder (its Report), received bytes by the client. What
@@ -171,7 +171,7 @@ pub struct UdpFigures {
     pub jitter_us: f64,
 }
 
-/// min / median / max of the interval rates (seed 002's min/typ/max).
+/// min / median / max of the interval rates (a datasheet's min/typ/max).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     /// Lowest interval.

@@ -7,11 +7,14 @@
 //! from it. Percentiles are always read from a (merged) histogram, never
 //! averaged. [`modality`] flags distributions with two clear levels, which
 //! on a 2-core machine usually means client and responder moved between
-//! "same CPU" and "other CPU" during the run (`../shared/METHODS.md`).
+//! "same CPU" and "other CPU" during the run (docs/methods.md, "Timing").
 //! [`mlr`] is the search for the highest rate at a loss goal (MLRsearch);
 //! [`owd`] turns round trips with the responder's stamps into one-way
-//! delays, and [`phases`] assembles latency under load (rrul) from them; [`split`] splits round trips into stack and application time
-//! from kernel timestamps.
+//! delays, and [`phases`] assembles latency under load (rrul) from them;
+//! [`split`] splits round trips into stack and application time from
+//! kernel timestamps; [`mean_ci`] is a mean with its 95% interval over a
+//! few runs; [`serial`] turns histograms into bytes for the store and into
+//! the points of distribution and percentile charts.
 
 pub mod mean_ci;
 pub mod mlr;

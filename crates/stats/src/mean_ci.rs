@@ -76,7 +76,8 @@ mod t_tests {
 mod tests {
     #[test]
     fn three_runs() {
-        // Seed 003's boost::asio runs: 74.262, 74.757, 73.770 s.
+        // The proxy-load write-up's boost::asio proxy runs: 74.262, 74.757,
+        // 73.770 s.
         let i = super::mean_ci95(&[74.262, 74.757, 73.770]).unwrap();
         assert!((i.mean - 74.263).abs() < 1e-3);
         // s = 0.4935, t(2) = 4.303: half width 1.226

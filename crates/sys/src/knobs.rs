@@ -1,5 +1,5 @@
-//! Real-time knobs (seed 004: `nice -n -20`, `chrt --rr 99`): the calling
-//! thread's scheduling policy and priority or nice value, locking the
+//! Real-time knobs (as `nice -n -20` and `chrt --rr 99` set them): the
+//! calling thread's scheduling policy and priority or nice value, locking the
 //! process's memory (`mlockall`), and busy polling on a socket
 //! (`SO_BUSY_POLL`); and reading each back from the kernel, so a result
 //! records what was in force rather than what was asked for. Linux only;

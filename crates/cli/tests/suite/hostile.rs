@@ -1,9 +1,10 @@
-//! Hostile clients (issue 15): idle connections from one address do not
-//! keep another out, floods of junk leave a valid client's results alone,
-//! no UDP reply is larger than its request, and the operator's limits per
-//! address and per test are enforced and named. Every client here is a
-//! real socket; 127.0.0.2 and 127.0.0.3 are other loopback addresses, so
-//! the responders see other clients.
+//! Hostile clients (docs/tests.md, "A responder exposed to others"): idle
+//! connections from one address do not keep another out, floods of junk
+//! leave a valid client's results alone, no UDP reply is larger than its
+//! request, and the operator's limits per address and per test are
+//! enforced and named. Every client here is a real socket; 127.0.0.2 and
+//! 127.0.0.3 are other loopback addresses, so the responders see other
+//! clients.
 
 use super::auth::{exchange, request, secret_file};
 use super::c_responder::CServer;

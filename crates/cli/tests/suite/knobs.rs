@@ -1,7 +1,7 @@
-//! Real-time knobs (issue: seed 004's `nice`/`chrt` experiment): read back
-//! from the kernel while the test runs (/proc, not our own flags), recorded
-//! in the document, refused in one line when the process may not use them,
-//! and compared as suite variants.
+//! Real-time knobs (the UDP echo write-up's `nice`/`chrt` experiment): read
+//! back from the kernel while the test runs (/proc, not our own flags),
+//! recorded in the document, refused in one line when the process may not
+//! use them, and compared as suite variants.
 
 use super::{json_of, run, stackmeter, stderr, Server};
 use serde_json::Value;
@@ -149,7 +149,7 @@ fn serve_runs_every_thread_at_the_priority_asked() {
 }
 
 #[test]
-fn seed_004_plan_compares_client_priorities_as_variants() {
+fn udp_echo_rt_plan_compares_client_priorities_as_variants() {
     if !super::is_root() {
         return;
     }

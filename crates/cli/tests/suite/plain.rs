@@ -1,8 +1,9 @@
 //! Plain targets: servers this project did not write. socat as UDP and
 //! TCP echo and as a discard server, a 20-line C `recvfrom`/`sendto` loop
-//! like seed 004's, a fixed-reply C server like seed 000's io-sock module
-//! (it reads the reply size from the first byte), and Debian's `iperf -s`
-//! (iperf 2), whose own report the stream figure must match within 3%.
+//! like the UDP echo scenario's, a fixed-reply C server like the latency
+//! grid's io-sock module (it reads the reply size from the first byte),
+//! and Debian's `iperf -s` (iperf 2), whose own report the stream figure
+//! must match within 3%.
 
 use super::{check_latency, json_of, stackmeter, stderr};
 use serde_json::Value;
@@ -99,7 +100,8 @@ fn start_c(bin: &std::path::Path) -> (Peer, u16) {
     (peer, port)
 }
 
-/// Seed 004's server: recvfrom, sendto, forever (port chosen by the kernel).
+/// The UDP echo scenario's server: recvfrom, sendto, forever (port chosen by
+/// the kernel).
 const UDP_ECHO_C: &str = r#"
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -123,8 +125,8 @@ int main(void) {
 }
 "#;
 
-/// Seed 000's io-sock module, in spirit: per request one byte; the reply
-/// is that byte times 1024 bytes ('x'), or 1 byte for 0. One connection
+/// The latency grid's io-sock module, in spirit: per request one byte; the
+/// reply is that byte times 1024 bytes ('x'), or 1 byte for 0. One connection
 /// at a time, until the client closes.
 const FIXED_REPLY_C: &str = r#"
 #include <arpa/inet.h>

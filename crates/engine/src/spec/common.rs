@@ -1,5 +1,6 @@
-//! What every test's specification shares: the options trait, the error a setting gives, the checks and defaults
-//! several tests use, and `Ran`, what running a test returns.
+//! What every test's specification shares: the options trait, the error a
+//! setting gives, the checks and defaults several tests use, and `Ran`,
+//! what running a test returns.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;

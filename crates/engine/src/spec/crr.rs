@@ -1,5 +1,6 @@
 //! crr: connect, request, response, close, one connection per transaction
-//! (seed 002's connection setup latency). Its options, checks and run.
+//! (the connection establish latency of a link's datasheet). Its options,
+//! checks and run.
 
 use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use serde::Deserialize;

@@ -1,6 +1,6 @@
 //! load: many clients at once, each listing and fetching every object of
-//! the target's catalogue, every byte checked (seed 003). Its options,
-//! checks and run.
+//! the target's catalogue, every byte checked (the proxy load). Its
+//! options, checks and run.
 
 use super::common::{at_least_one, within, Options, Ran, SpecError};
 use serde::Deserialize;

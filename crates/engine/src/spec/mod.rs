@@ -2,11 +2,12 @@
 //! dispatch. The list of tests is `stackmeter_results::TestKind`; every
 //! `match` here is exhaustive over it, over [`Spec`] or over
 //! [`TestCommand`], so a new test is a compile error at each place that
-//! must learn about it (and `every_test_kind_has_a_command_keys_a_view_and_a_schema`
-//! below fails if the subcommand is missing).
+//! must learn about it (and
+//! `every_test_kind_has_a_command_keys_a_view_and_a_schema` below fails if
+//! the subcommand is missing).
 //!
 //! Each test has one options struct (one file each: `rr.rs`, `crr.rs`,
-//! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`). It is both the
+//! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`, `rrul.rs`). It is both the
 //! command's flags (`clap::Args`, the doc comments are the help text) and
 //! a plan step's keys (`serde::Deserialize`, the same names in snake
 //! case), every default is a constant written once beside it, and one

@@ -1,5 +1,5 @@
 //! ping: UDP echo round trips with loss, order, payload checks and slow
-//! answers (seed 004). Its options, checks and run.
+//! answers (the UDP echo experiment). Its options, checks and run.
 
 use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, within, ClockKind, Options, Ran, SpecError, StampKind,

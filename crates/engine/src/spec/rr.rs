@@ -1,6 +1,6 @@
-//! rr: request/response round trips per size pair (seed 000), closed loop
-//! (one outstanding) or open loop (`--rate`, latency from the scheduled
-//! send time). Its options, checks and run.
+//! rr: request/response round trips per size pair (the latency grid),
+//! closed loop (one outstanding) or open loop (`--rate`, latency from the
+//! scheduled send time). Its options, checks and run.
 
 use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
@@ -10,8 +10,9 @@ use stackmeter_results::TestKind;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
 use std::net::SocketAddr;
 
-/// Seed 000's grid: 1-byte requests with 1 KiB..1 MiB replies, and back.
-pub const SEED_000_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
+/// The latency grid (docs/scenarios.md): 1-byte requests with 1 KiB..1 MiB
+/// replies, and back.
+pub const GRID_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
 const ITERATIONS: u64 = 100;
 const WARMUP: u64 = 10;
 const CONNECTIONS: u32 = 1;
@@ -36,7 +37,7 @@ pub enum Arrival {
 #[serde(default, deny_unknown_fields)]
 pub struct RrOptions {
     /// Comma-separated REQUEST:RESPONSE byte sizes, one connection each (K = 1024, M = 1048576).
-    #[arg(long, value_name = "LIST", default_value = SEED_000_SIZES)]
+    #[arg(long, value_name = "LIST", default_value = GRID_SIZES)]
     pub sizes: String,
     /// Timed transactions per size.
     #[arg(long, short = 'n', default_value_t = ITERATIONS)]
@@ -89,7 +90,7 @@ impl Options for RrOptions {
         let plain = super::plain::pairs(
             "sizes",
             &self.sizes,
-            (SEED_000_SIZES, super::plain::ECHO_SIZES),
+            (GRID_SIZES, super::plain::ECHO_SIZES),
             self.echo,
             self.raw.as_deref(),
             self.request_prefix.as_deref(),

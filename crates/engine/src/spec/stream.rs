@@ -1,5 +1,5 @@
 //! stream: TCP up, down or both ways, or paced UDP, per interval and in
-//! total (seed 001's bps table). Its options, checks and run.
+//! total (the bps tool's table). Its options, checks and run.
 
 use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
@@ -13,7 +13,8 @@ const TIME: f64 = 10.0;
 const INTERVAL: f64 = 1.0;
 const UDP_RATE: &str = "10M";
 /// Most connections per direction. Each is a session on the responder,
-/// which holds `limits::MAX_SESSIONS` (1024) with the control session; the
+/// and every responder holds at least `limits::MAX_SESSIONS` (1024) with
+/// the control session; the
 /// client carries them on one thread per CPU (client/flows.rs).
 const MAX_PARALLEL: u32 = 1000;
 /// Most interval rows one test prints.

@@ -1,6 +1,6 @@
 //! udp-max: the highest UDP rate whose loss stays at or under a goal,
-//! MLRsearch-style (seed 002's UDP throughput at 0% loss). Its options,
-//! checks and run.
+//! MLRsearch-style (a link datasheet's UDP throughput at 0% loss). Its
+//! options, checks and run.
 
 use super::common::{seconds, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
