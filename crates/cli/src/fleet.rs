@@ -150,7 +150,7 @@ pub fn run(a: FleetArgs) -> i32 {
             let c = stackmeter_results::fleet::FleetComparison::build(&a, &ta, &b, &tb, tolerance);
             if c.compared == 0 {
                 return fail(
-                    NOTHING_TO_COMPARE,
+                    crate::out::NOTHING_TO_COMPARE,
                     format!("fleet runs {a} and {b} have no pair and figure in common"),
                 );
             }
@@ -158,9 +158,6 @@ pub fn run(a: FleetArgs) -> i32 {
         }
     }
 }
-
-/// Exit code when two fleet runs have nothing in common to compare.
-const NOTHING_TO_COMPARE: i32 = 7;
 
 #[allow(clippy::too_many_arguments)]
 fn run_node(

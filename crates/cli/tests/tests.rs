@@ -59,7 +59,7 @@ impl Server {
     /// responder, which prints the same lines under its own name) and waits
     /// for the address it prints.
     fn spawn(mut cmd: Command) -> Server {
-        let mut child = cmd
+        let mut child = sandbox(&mut cmd)
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -136,8 +136,24 @@ fn spawn_json(test: &str, target: &str, args: &[&str]) -> Child {
 
 fn stackmeter() -> Command {
     let mut c = Command::new(BIN);
-    c.env("STACKMETER_DB", TEST_DB);
+    sandbox(&mut c);
     c
+}
+
+/// Gives a command (stackmeter itself, or a wrapper that starts it: `ip
+/// netns exec`, `unshare`, `script`) the tests' own HOME, data and config
+/// folders and results store, so no test reads or writes the user's.
+/// scripts/test checks that the user's store and stackmeter folders are
+/// unchanged after the tests.
+fn sandbox(c: &mut Command) -> &mut Command {
+    let home = concat!(env!("CARGO_TARGET_TMPDIR"), "/home");
+    c.env("HOME", home)
+        .env(
+            "XDG_DATA_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/home/.local/share"),
+        )
+        .env("XDG_CONFIG_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/home/.config"))
+        .env("STACKMETER_DB", TEST_DB)
 }
 
 /// The results store every test's measuring commands write to.
@@ -665,7 +681,7 @@ fn udp_counter_deltas(text: &str) -> (i64, i64) {
 fn in_private_netns(test: &str, args: &str) -> Option<(Value, i64, i64)> {
     let probe = Command::new("unshare").args(["-n", "true"]).output();
     if !matches!(probe, Ok(ref o) if o.status.success()) {
-        crate::missing("{test}", "needs root and unshare(1)");
+        crate::missing(test, "needs root and unshare(1)");
         return None;
     }
     let dir = std::env::temp_dir().join(format!("stackmeter-{test}-{}", std::process::id()));
@@ -675,7 +691,7 @@ fn in_private_netns(test: &str, args: &str) -> Option<(Value, i64, i64)> {
         "ip link set lo up && grep '^Udp:' /proc/net/snmp && '{BIN}' {args} --json > '{}' && grep '^Udp:' /proc/net/snmp",
         json_path.display()
     );
-    let out = Command::new("unshare")
+    let out = sandbox(&mut Command::new("unshare"))
         .args(["-n", "sh", "-c", &script])
         .output()
         .unwrap();

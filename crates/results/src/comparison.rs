@@ -285,15 +285,28 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         } else {
             (s.geomean_ratio, s.geomean_ci, "")
         };
+        let rows = || c.sections.iter().flat_map(|x| x.rows.iter());
+        // A side with one repetition has no spread: no interval, and no
+        // verdict unless some row earned one.
+        let single = rows().any(|r| r.stats.n_a < 2 || r.stats.n_b < 2);
+        let judged = rows().any(|r| r.stats.verdict != Verdict::TooFewRepetitions);
+        let ci = ci.filter(|_| !single);
         let spans = matches!(ci, Some((lo, hi)) if lo <= 1.0 && hi >= 1.0);
+        let words = match (judged, spans) {
+            (false, _) => format!(
+                "no verdict (no row has {} or more repetitions a side), point estimate ",
+                stackmeter_compare::MIN_REPETITIONS
+            ),
+            (true, true) => "~ no significant difference, point estimate ".into(),
+            (true, false) => String::new(),
+        };
         let ci = ci
             .map(|(lo, hi)| format!(", 95% CI {lo:.3}-{hi:.3}"))
             .unwrap_or_default();
         out.push(format!(
-            "Overall, B ({}) vs A ({}): {}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
+            "Overall, B ({}) vs A ({}): {words}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
             c.b,
             c.a,
-            if spans { "~ no significant difference, point estimate " } else { "" },
             percent_words(s.geomean_percent),
             s.rows,
         ));
@@ -318,7 +331,11 @@ fn cells(r: &Row) -> Vec<String> {
             num(s.difference)
         },
         verdict_words(s),
-        format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+        // One repetition on a side has no spread to resample.
+        match s.n_a < 2 || s.n_b < 2 {
+            true => "-".into(),
+            false => format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+        },
         p_value(s.p_value),
         format!("{}/{}", s.n_a, s.n_b),
     ]

@@ -18,7 +18,7 @@ fn db(name: &str) -> PathBuf {
 }
 
 fn sm(db: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    crate::sandbox(&mut Command::new(BIN))
         .args(args)
         .env("STACKMETER_DB", db)
         .env("STACKMETER_C_RESPONDER", "")
@@ -270,7 +270,7 @@ fn the_default_suite_starts_its_own_responders() {
 fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
     let db = db("sigint");
     let (a, b) = (Server::start(&[]), Server::start(&[]));
-    let mut child = Command::new(BIN)
+    let mut child = crate::sandbox(&mut Command::new(BIN))
         .args(["suite", "udp-echo", "--repeat", "30", "--target"])
         .arg(format!("a={}", a.target()))
         .arg("--target")
@@ -468,4 +468,40 @@ fn suite_labels(v: &Value) -> Vec<&str> {
         .iter()
         .map(|t| t["label"].as_str().unwrap())
         .collect()
+}
+
+/// One run a side earns no verdict, in the rows or overall, and no
+/// interval; two runs of different tests have nothing to compare, which is
+/// an error of its own (exit 7), said in one line.
+#[test]
+fn compare_of_single_runs_gives_no_verdict_and_of_different_tests_an_error() {
+    let db = db("single-compare");
+    let srv = Server::start(&[]);
+    for label in ["a", "b"] {
+        ok(sm(
+            &db,
+            &["rr", &srv.target(), "--sizes", "1:1,1:1K", "-n", "50", "--label", label],
+        ));
+    }
+    let text = stdout(&ok(sm(&db, &["compare", "a", "b"])));
+    assert!(
+        text.contains("Overall, B (b) vs A (a): no verdict (no row has 5 or more repetitions a side)"),
+        "{text}"
+    );
+    assert!(!text.contains("95% CI 0."), "no interval from one run: {text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 B:1 B"))
+        .expect("a row");
+    assert!(row.contains("(no verdict: n < 5)") && row.contains(" - "), "{row}");
+    ok(sm(&db, &["ping", &srv.target(), "-c", "20", "--label", "p"]));
+    let out = sm(&db, &["compare", "a", "p"]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("A (a: rr) and B (p: ping) have no test and figure in common"),
+        "{err}"
+    );
 }

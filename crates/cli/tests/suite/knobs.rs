@@ -94,7 +94,7 @@ fn client_knobs_are_in_force_while_the_test_runs_and_recorded() {
 /// Runs `stackmeter ARGS` without CAP_SYS_NICE and CAP_IPC_LOCK, with a
 /// memory-lock limit of 64 KiB and no real-time priority allowed.
 fn unprivileged(args: &[&str]) -> std::process::Output {
-    std::process::Command::new("setpriv")
+    super::sandbox(&mut std::process::Command::new("setpriv"))
         .args([
             "--bounding-set=-sys_nice,-ipc_lock,-net_admin",
             "--inh-caps=-sys_nice,-ipc_lock,-net_admin",
@@ -102,7 +102,6 @@ fn unprivileged(args: &[&str]) -> std::process::Output {
         .args(["prlimit", "--memlock=65536:65536", "--rtprio=0:0", "--nice=0:0"])
         .arg(super::BIN)
         .args(args)
-        .env("STACKMETER_DB", super::TEST_DB)
         .output()
         .expect("setpriv and prlimit run (util-linux)")
 }

@@ -570,9 +570,8 @@ impl Bottleneck {
 
     /// Runs stackmeter in the client namespace.
     pub(crate) fn client(&self, args: &[&str]) -> Value {
-        let out = Command::new("ip")
+        let out = super::sandbox(&mut Command::new("ip"))
             .args(["netns", "exec", &self.names[0], BIN])
-            .env("STACKMETER_DB", super::TEST_DB)
             .args(args)
             .output()
             .unwrap();
@@ -699,7 +698,7 @@ fn a_long_run_shows_progress_on_a_terminal_only() {
     // "dumb", as CI runners often have it).
     let srv = Server::start(&[]);
     let cmd = format!("{} stream {} -t 3 -i 1 --no-store", super::BIN, srv.target());
-    let out = std::process::Command::new("script")
+    let out = super::sandbox(&mut std::process::Command::new("script"))
         .args(["-qfc", &cmd, "/dev/null"])
         .env("TERM", "xterm")
         .output()
