@@ -31,6 +31,7 @@ pub fn run(cmd: TestCommand) -> i32 {
         format,
         style: planned.flags.output.format.style(),
         json_lines: planned.flags.output.json_lines,
+        head: None,
         table: None,
         progress: crate::progress::Progress::test(format != Format::Json, what, planned.spec.planned_seconds()),
     };
@@ -60,6 +61,9 @@ struct LivePrinter {
     format: Format,
     style: Style,
     json_lines: bool,
+    /// The head of the live table, printed with its first row (text): a
+    /// test that fails before its first row prints no empty table.
+    head: Option<(String, Table)>,
     /// The live table whose head was printed (text).
     table: Option<Table>,
     /// On a terminal: elapsed time, and a bar when the length is known.
@@ -74,18 +78,27 @@ impl LivePrinter {
                 let v = doc.view(&self.style);
                 let head = text::live_head(&v);
                 if let (false, Some(Block::Table(t))) = (head.is_empty(), v.live_split().map(|i| &v.blocks[i])) {
-                    self.table = Some(t.clone());
-                    self.progress.print(&head);
+                    self.head = Some((head, t.clone()));
                 }
             }
             Event::Started(_) => {}
-            Event::Row(row) => match (&self.table, self.json_lines) {
-                (Some(t), _) => self.progress.print(&text::live_row(t, &row.cells(&self.style))),
-                (None, true) => {
-                    let _ = print(&json::line(&row));
+            Event::Row(row) => {
+                if let Some((head, t)) = self.head.take() {
+                    self.progress.print(&head);
+                    self.table = Some(t);
                 }
-                (None, false) => {}
-            },
+                self.row(row);
+            }
+        }
+    }
+
+    fn row(&mut self, row: stackmeter_results::Live<'_>) {
+        match (&self.table, self.json_lines) {
+            (Some(t), _) => self.progress.print(&text::live_row(t, &row.cells(&self.style))),
+            (None, true) => {
+                let _ = print(&json::line(&row));
+            }
+            (None, false) => {}
         }
     }
 

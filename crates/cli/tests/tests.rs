@@ -536,6 +536,26 @@ fn closed_port_is_exit_3_naming_the_target() {
         );
         assert!(err.contains("refused") || err.contains("unreachable"), "{test}: {err}");
     }
+    // Nothing measured: no empty table before the error, for a test that
+    // prints its table as it goes too.
+    for args in [vec!["rr", &target], vec!["stream", &target, "--time", "1"]] {
+        let test = args[0];
+        let out = run(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The first line, perhaps the knobs in force, then why.
+        assert!(text.lines().count() <= 3, "{test}: {text}");
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .starts_with("nothing measured: cannot reach"),
+            "{test}: {text}"
+        );
+        assert!(
+            !text.contains("samples") && !text.contains("interval"),
+            "{test}: {text}"
+        );
+    }
 }
 
 #[test]
@@ -547,6 +567,13 @@ fn bad_command_lines_are_exit_2_naming_the_item() {
     assert_eq!(out.status.code(), Some(2));
     let out = run(&["rr", "no.such.host.invalid"]);
     assert_eq!(out.status.code(), Some(3));
+    // A port that is not one is a typo on the command line, not a target
+    // that cannot be reached.
+    for bad in ["127.0.0.1:99999", "[::1]:0", "localhost:http"] {
+        let out = run(&["rr", bad, "--no-store"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is not a port"), "{}", stderr(&out));
+    }
     assert!(stderr(&out).contains("no.such.host.invalid"));
     let out = run(&["rr", "--affinity", "4000", "--sizes", "1:1", "-n", "1"]);
     assert_eq!(out.status.code(), Some(2));

@@ -33,6 +33,7 @@ pub fn choose(
 ) -> Result<Chosen, Error> {
     let flag = crate::spec::plain::flag(kind);
     if let Some(t) = target {
+        check_port(t)?;
         if responder_cpu.is_some() {
             return Err(Error::Usage(
                 "--responder-affinity applies only to the embedded responder (give no TARGET)".into(),
@@ -94,6 +95,23 @@ pub fn choose(
         addr,
         _responder: Some(r),
     })
+}
+
+/// A port written in TARGET must be one (1-65535): a typo there is a bad
+/// command line (exit 2), not an unreachable target.
+fn check_port(t: &str) -> Result<(), Error> {
+    let port = match t.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:").map(|(_, p)| p),
+        // One colon: HOST:PORT; more: a bare IPv6 address (no port).
+        None => match t.matches(':').count() {
+            1 => t.rsplit_once(':').map(|(_, p)| p),
+            _ => None,
+        },
+    };
+    match port.map(|p| (p, p.parse::<u16>())) {
+        None | Some((_, Ok(1..))) => Ok(()),
+        Some((p, _)) => Err(Error::Usage(format!("TARGET {t}: '{p}' is not a port (1-65535)"))),
+    }
 }
 
 /// Raises the open-files limit to the hard limit (one descriptor per

@@ -187,6 +187,19 @@ impl Body {
     pub fn test_name(&self) -> &'static str {
         self.kind().name()
     }
+
+    /// True when not one row was measured (a test that failed at once).
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Body::Rr { results, .. } => results.is_empty(),
+            Body::Crr { results, .. } => results.is_empty(),
+            Body::Ping { results, .. } => results.iter().all(|r| r.sent == 0),
+            Body::Load { results, .. } => results.is_empty(),
+            Body::Stream { intervals, summary, .. } => intervals.is_empty() && summary.is_none(),
+            Body::UdpMax { result, .. } => result.is_none(),
+            Body::Rrul { phases, .. } => phases.is_empty(),
+        }
+    }
 }
 
 impl Body {
@@ -295,6 +308,11 @@ impl crate::render::Render for Document {
                 .is_some_and(|c| c.policy != "other" || c.nice != 0 || c.locked_kib > 0)
         {
             v.line(self.knobs.line());
+        }
+        if let (true, Some(e)) = (self.body.is_empty(), &self.error) {
+            // Nothing was measured: no empty tables, only why.
+            v.line(format!("nothing measured: {e}"));
+            return v;
         }
         let counts = match &self.body {
             Body::Rr { params, results } => crate::rr::view(&mut v, params, results),
