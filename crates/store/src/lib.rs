@@ -31,9 +31,10 @@
 //! database it talks to.
 //!
 //! Beside the store: `location.rs` (a path or a URL, shown without its
-//! password).
+//! password), `copy.rs` (`store copy`).
 
 mod backend;
+mod copy;
 mod location;
 mod pg_error;
 mod rows;
@@ -43,6 +44,7 @@ use backend::{params, Conn, Pg};
 use stackmeter_results::{Document, Env};
 use std::path::{Path, PathBuf};
 
+pub use copy::{copy, Copied};
 pub use location::{default_location, default_spool_dir, BadUrl, Location, PgUrl};
 pub use schema::{postgres_schema, MIGRATIONS};
 

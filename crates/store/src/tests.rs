@@ -358,3 +358,45 @@ fn check_finds_a_damaged_page() {
         Err(e) => assert!(e.to_string().contains("malformed"), "{e}"),
     }
 }
+
+#[test]
+fn a_copy_into_sqlite_keeps_everything_and_is_not_repeated() {
+    let mut src = Store::open(&tmp("copy-src")).unwrap();
+    let (run, test) = add_one(&mut src, "a");
+    add_one(&mut src, "b");
+    src.finish_run(run, "complete", "2026-11-21T02:31:00Z").unwrap();
+    let mut dst = Store::open(&tmp("copy-dst")).unwrap();
+    add_one(&mut dst, "already-there");
+    let first = copy(&src, &mut dst).unwrap();
+    assert_eq!(
+        first,
+        Copied {
+            runs: 2,
+            tests: 2,
+            already: 0
+        }
+    );
+    let again = copy(&src, &mut dst).unwrap();
+    assert_eq!(
+        again,
+        Copied {
+            runs: 0,
+            tests: 0,
+            already: 2
+        }
+    );
+    let runs = dst.runs().unwrap();
+    assert_eq!(runs.len(), 3);
+    let copied = &runs[1];
+    assert_eq!(
+        (copied.status.as_str(), copied.uid.as_str()),
+        ("complete", src.run(run).unwrap().unwrap().uid.as_str())
+    );
+    let t = &dst.tests_of_run(copied.id).unwrap()[0];
+    assert_eq!(t.label, "a");
+    assert_eq!(
+        dst.histograms(t.id).unwrap()[0].data,
+        src.histograms(test).unwrap()[0].data
+    );
+    assert!(dst.check().unwrap().problems.is_empty());
+}
