@@ -31,7 +31,8 @@
 //! database it talks to.
 //!
 //! Beside the store: `location.rs` (a path or a URL, shown without its
-//! password), `copy.rs` (`store copy`).
+//! password), `copy.rs` (`store copy`), `spool.rs` (results kept on disk
+//! while PostgreSQL cannot be reached, and `store flush`).
 
 mod backend;
 mod copy;
@@ -39,6 +40,7 @@ mod location;
 mod pg_error;
 mod rows;
 mod schema;
+mod spool;
 
 use backend::{params, Conn, Pg};
 use stackmeter_results::{Document, Env};
@@ -47,6 +49,7 @@ use std::path::{Path, PathBuf};
 pub use copy::{copy, Copied};
 pub use location::{default_location, default_spool_dir, BadUrl, Location, PgUrl};
 pub use schema::{postgres_schema, MIGRATIONS};
+pub use spool::{flush, Flushed, RunKey, Spool, Writer};
 
 /// Why the store could not be used.
 #[derive(Debug)]

@@ -400,3 +400,63 @@ fn a_copy_into_sqlite_keeps_everything_and_is_not_repeated() {
     );
     assert!(dst.check().unwrap().problems.is_empty());
 }
+
+#[test]
+fn spooled_results_are_sent_once_even_when_a_flush_is_repeated() {
+    let dir = tmp("spool").with_file_name("spool");
+    let spool = Spool::new(&dir);
+    // An unreachable PostgreSQL (nothing listens on port 1): the writer spools.
+    let down = Location::parse(std::ffi::OsStr::new("postgres://meter:pw@127.0.0.1:1/results")).unwrap();
+    let mut w = Writer::open(&down, Some(spool.clone())).unwrap();
+    let d = doc();
+    let new_run = NewRun {
+        kind: "suite",
+        plan: Some("p"),
+        env: &d.env,
+        settings: serde_json::json!({}),
+        pid: 42,
+    };
+    let key = w.begin_run(&new_run).unwrap();
+    assert_eq!(key.id, None);
+    for rep in 0..3 {
+        let t = NewTest {
+            label: "a",
+            repetition: rep,
+            step: "s",
+            doc: &d,
+            histograms: vec![],
+            intervals: vec![],
+        };
+        w.add_test(&key, &t).unwrap();
+    }
+    w.finish_run(&key, "complete", "2026-11-21T02:31:00Z").unwrap();
+    let note = w.note().unwrap();
+    assert!(
+        note.starts_with("cannot reach results store postgres://meter@127.0.0.1:1/results: "),
+        "{note}"
+    );
+    assert!(note.contains("3 test(s) of 1 run(s) kept in"), "{note}");
+    assert!(
+        note.ends_with("stackmeter store flush --db postgres://meter:PASSWORD@127.0.0.1:1/results"),
+        "{note}"
+    );
+    let files = || std::fs::read_dir(&dir).map(std::iter::Iterator::count).unwrap_or(0);
+    assert_eq!(files(), 4, "a run file and three test files");
+    // A flush whose files could not be removed after the commit: the
+    // same files are sent again, and nothing is doubled.
+    let kept = tmp("spool-copy").with_file_name("kept");
+    std::fs::create_dir_all(&kept).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), kept.join(e.file_name())).unwrap();
+    }
+    let mut store = Store::open(&tmp("spool-dst")).unwrap();
+    let sent = flush(&spool, &mut store).unwrap();
+    assert_eq!((sent.runs, sent.tests, sent.already), (1, 3, 0));
+    assert_eq!(files(), 0, "sent files are removed");
+    let again = flush(&Spool::new(&kept), &mut store).unwrap();
+    assert_eq!((again.runs, again.tests, again.already), (0, 0, 1));
+    let runs = store.runs().unwrap();
+    assert_eq!((runs.len(), runs[0].tests, runs[0].status.as_str()), (1, 3, "complete"));
+    assert_eq!(flush(&spool, &mut store).unwrap(), Flushed::default());
+}
