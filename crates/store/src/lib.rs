@@ -32,11 +32,13 @@
 //!
 //! Beside the store: `location.rs` (a path or a URL, shown without its
 //! password), `copy.rs` (`store copy`), `spool.rs` (results kept on disk
-//! while PostgreSQL cannot be reached, and `store flush`).
+//! while PostgreSQL cannot be reached, and `store flush`), `locks.rs`
+//! (PostgreSQL advisory locks for work that must not overlap).
 
 mod backend;
 mod copy;
 mod location;
+mod locks;
 mod pg_error;
 mod rows;
 mod schema;
@@ -48,6 +50,7 @@ use std::path::{Path, PathBuf};
 
 pub use copy::{copy, Copied};
 pub use location::{default_location, default_spool_dir, BadUrl, Location, PgUrl};
+pub use locks::{lock_key, LockError, Locks};
 pub use schema::{postgres_schema, MIGRATIONS};
 pub use spool::{flush, Flushed, RunKey, Spool, Writer};
 

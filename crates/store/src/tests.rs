@@ -460,3 +460,18 @@ fn spooled_results_are_sent_once_even_when_a_flush_is_repeated() {
     assert_eq!((runs.len(), runs[0].tests, runs[0].status.as_str()), (1, 3, "complete"));
     assert_eq!(flush(&spool, &mut store).unwrap(), Flushed::default());
 }
+
+#[test]
+fn lock_keys_are_stable() {
+    assert_eq!(lock_key("node", "a"), lock_key("node", "a"));
+    assert_ne!(lock_key("node", "a"), lock_key("node", "b"));
+    assert_ne!(lock_key("nodea", ""), lock_key("node", "a"));
+    // Fixed for ever: hosts of different builds must agree.
+    assert_eq!(lock_key("", ""), 0xaf63_bd4c_8601_b7df_u64 as i64);
+    let sqlite = Locks::acquire(
+        &Location::Sqlite("x.db".into()),
+        &[1],
+        std::time::Duration::from_millis(10),
+    );
+    assert!(matches!(sqlite, Err(LockError::NotPostgres(_))));
+}
