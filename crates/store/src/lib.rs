@@ -43,6 +43,8 @@ mod pg_error;
 mod rows;
 mod schema;
 mod spool;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use backend::{params, Conn, Pg};
 use stackmeter_results::{Document, Env};
@@ -414,6 +416,23 @@ impl Store {
         Ok(out)
     }
 
+    /// The columns of `table`, in order (tests: both databases build the same tables).
+    #[cfg(test)]
+    pub(crate) fn columns(&self, table: &str) -> Result<Vec<String>> {
+        let sql = match self.conn {
+            Conn::Sqlite(_) => "SELECT name FROM pragma_table_info(?1) ORDER BY cid",
+            Conn::Postgres(_) => {
+                "SELECT column_name::text FROM information_schema.columns
+                 WHERE table_name = ?1 AND table_schema = current_schema() ORDER BY ordinal_position"
+            }
+        };
+        self.conn
+            .query(sql, params![table])?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
+    }
+
     /// Starts a run; its status is `running` until [`Store::finish_run`].
     pub fn begin_run(&self, r: &NewRun) -> Result<i64> {
         rows::insert_run(&self.conn, &rows::RunRow::new(r, new_uid()))
@@ -728,5 +747,7 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).expect("a document serializes")
 }
 
+#[cfg(test)]
+mod pg_tests;
 #[cfg(test)]
 mod tests;
