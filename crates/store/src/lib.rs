@@ -151,15 +151,6 @@ impl StoreError {
 /// Shorthand.
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// Where the store lives when no `--db` is given and it is a file (see
-/// [`default_location`], which also reads a URL from `$STACKMETER_DB`).
-pub fn default_path(var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    match default_location(var)? {
-        Ok(Location::Sqlite(p)) => Some(p),
-        _ => None,
-    }
-}
-
 /// An open store, SQLite or PostgreSQL.
 pub struct Store {
     conn: Conn,
