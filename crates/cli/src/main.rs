@@ -52,7 +52,8 @@ enum Command {
     Show(store::ShowArgs),
     /// Write stored results as CSV or JSON.
     Export(store::ExportArgs),
-    /// Look after the results store (`store check`: integrity).
+    /// Look after the results store: `store check` (integrity), `store copy SRC DST`
+    /// (SQLite and PostgreSQL, either way), `store flush` (send what was spooled).
     Store(store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
     Report(store::ReportArgs),

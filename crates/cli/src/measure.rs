@@ -45,6 +45,10 @@ pub fn run(cmd: TestCommand) -> i32 {
     if let Err(code) = print(&live.end(&m.doc)) {
         return code;
     }
+    // Spooled: kept on this host, not lost; the line says how to send it.
+    if let Some(note) = &single.spooled {
+        eprintln!("stackmeter: {note}");
+    }
     // Not stored: printed above, but lost to `show` and `compare`, so the
     // command fails (exit 1) unless the test itself failed.
     let stored = single

@@ -178,7 +178,7 @@ fn config(
 fn execute(
     a: &SuiteArgs,
     format: Format,
-    mut store: Option<stackmeter_store::Store>,
+    mut store: Option<stackmeter_store::Writer>,
     cfg: SuiteConfig,
     responders: LocalResponders,
     progress: crate::progress::Progress,
@@ -187,18 +187,19 @@ fn execute(
         progress.print_err(&format!("stackmeter: warning: {n}"));
     }
     let env = stackmeter_engine::execute::env(stackmeter_sys::unix_now());
-    let run_id = match store
-        .as_ref()
+    let run = match store
+        .as_mut()
         .map(|s| stackmeter_engine::suite::begin_run(s, &cfg, &env))
     {
-        Some(Ok(id)) => Some(id),
+        Some(Ok(key)) => Some(key),
         Some(Err(e)) => {
             progress.finish();
             return crate::out::error(&e);
         }
         None => None,
     };
-    let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run_id), &mut |ev| match ev {
+    let run_id = run.and_then(|k| k.id);
+    let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run), &mut |ev| match ev {
         SuiteEvent::Test {
             done,
             total,
@@ -221,6 +222,10 @@ fn execute(
         );
     }
     let code = finish(&render(o, format, &a.output.style()));
+    // Spooled: kept on this host, not lost; the line says how to send it.
+    if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
+        eprintln!("stackmeter: {note}");
+    }
     match done.failure {
         Some(_) if done.interrupted() => {
             let kept = match run_id {

@@ -14,6 +14,9 @@ pub struct Single {
     /// Why the result could not be stored (a full disk, a locked or
     /// damaged file): the command prints it and fails after the result.
     pub not_stored: Option<Error>,
+    /// The line to print when the result went to the spool (PostgreSQL
+    /// could not be reached): it is kept, and this says how to send it.
+    pub spooled: Option<String>,
 }
 
 /// Runs a planned measurement; `on` sees its start and live rows.
@@ -61,5 +64,10 @@ pub fn single(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
         Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),
         None => None,
     };
-    Ok(Single { measured, not_stored })
+    let spooled = store.as_ref().and_then(stackmeter_store::Writer::note);
+    Ok(Single {
+        measured,
+        not_stored,
+        spooled,
+    })
 }

@@ -2,6 +2,7 @@
 //! real responder processes, a real SQLite file, a real browser.
 
 mod durability;
+mod postgres;
 
 use super::{json_of, stderr, Server, BIN};
 use serde_json::Value;

@@ -1,0 +1,159 @@
+//! PostgreSQL advisory locks, for work that must not overlap across hosts
+//! (a throughput test holds the locks of both its nodes, so no node is in
+//! two at once). The database is the only coordinator: no scheduler of
+//! stackmeter's own.
+//!
+//! [`Locks::acquire`] opens a connection of its own and takes a set of
+//! 64-bit keys as session-level advisory locks, in ascending order: two
+//! takers of overlapping sets meet at their smallest common key and never
+//! hold one each of two keys the other waits for, so they cannot deadlock.
+//! The wait is bounded (PostgreSQL's `lock_timeout`, set for each key to
+//! what is left of the caller's limit); a taker that runs out releases
+//! what it took and says which key it waited for. The locks are released
+//! when the guard is dropped, and by the server when the connection dies
+//! (a killed process, a lost host), so no lock outlives its holder.
+
+use crate::backend::Pg;
+use crate::Location;
+use std::time::{Duration, Instant};
+
+/// Why locks could not be taken.
+#[derive(Debug)]
+pub enum LockError {
+    /// Advisory locks need PostgreSQL; the store is an SQLite file.
+    NotPostgres(String),
+    /// The waiting time ran out on `key`, held by someone else; nothing is held.
+    Timeout {
+        /// The key waited for.
+        key: i64,
+        /// How long the whole acquisition waited.
+        waited: Duration,
+    },
+    /// The database could not be used.
+    Store(crate::StoreError),
+}
+
+impl std::fmt::Display for LockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockError::NotPostgres(at) => write!(f, "locks need a PostgreSQL store (postgres://...), not {at}"),
+            LockError::Timeout { key, waited } => write!(
+                f,
+                "lock {key} still held by another after {:.1} s; nothing taken",
+                waited.as_secs_f64()
+            ),
+            LockError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LockError {}
+
+impl From<crate::StoreError> for LockError {
+    fn from(e: crate::StoreError) -> Self {
+        LockError::Store(e)
+    }
+}
+
+/// Held advisory locks; dropping the guard releases them.
+pub struct Locks {
+    pg: Pg,
+    keys: Vec<i64>,
+}
+
+/// SQLSTATE of a wait that `lock_timeout` ended.
+const LOCK_NOT_AVAILABLE: &str = "55P03";
+
+impl Locks {
+    /// Takes every key of `keys` (duplicates count once), waiting at most
+    /// `wait` in all. On a timeout or an error nothing stays held.
+    pub fn acquire(at: &Location, keys: &[i64], wait: Duration) -> Result<Locks, LockError> {
+        let Location::Postgres(url) = at else {
+            return Err(LockError::NotPostgres(at.to_string()));
+        };
+        let mut keys = keys.to_vec();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut held = Locks {
+            pg: Pg::connect(url)?,
+            keys: Vec::with_capacity(keys.len()),
+        };
+        let start = Instant::now();
+        for key in keys {
+            let left = wait.saturating_sub(start.elapsed());
+            // lock_timeout = 0 would mean "wait for ever": at least 1 ms.
+            let ms = left.as_millis().max(1) as i64;
+            let got = held
+                .pg
+                .call_within(left + crate::backend::STATEMENT_TIMEOUT, move |w| {
+                    w.client
+                        .execute("SELECT set_config('lock_timeout', $1, false)", &[&format!("{ms}ms")])?;
+                    match w.client.execute("SELECT pg_advisory_lock($1)", &[&key]) {
+                        Ok(_) => Ok(true),
+                        Err(e) if e.code().map(postgres::error::SqlState::code) == Some(LOCK_NOT_AVAILABLE) => {
+                            Ok(false)
+                        }
+                        Err(e) => Err(e),
+                    }
+                })?;
+            if !got {
+                // Dropping `held` releases the keys taken so far.
+                return Err(LockError::Timeout {
+                    key,
+                    waited: start.elapsed(),
+                });
+            }
+            held.keys.push(key);
+        }
+        Ok(held)
+    }
+
+    /// The keys held, ascending.
+    pub fn keys(&self) -> &[i64] {
+        &self.keys
+    }
+
+    /// Whether the locks are still held: the connection that holds them
+    /// still answers (a connection the server ended has lost its locks).
+    pub fn still_held(&self) -> bool {
+        self.pg
+            .call_within(Duration::from_secs(5), |w| w.client.simple_query("SELECT 1").map(drop))
+            .is_ok()
+    }
+
+    /// The server process of the holding connection (`pg_stat_activity.pid`).
+    pub fn backend_pid(&self) -> Result<i32, LockError> {
+        Ok(self
+            .pg
+            .call(|w| w.client.query_one("SELECT pg_backend_pid()", &[]).map(|r| r.get(0)))?)
+    }
+}
+
+impl Drop for Locks {
+    fn drop(&mut self) {
+        // Released at once, so the next taker need not wait for the
+        // connection to close; if the server is gone, so are the locks.
+        let keys = std::mem::take(&mut self.keys);
+        if !keys.is_empty() {
+            let _ = self.pg.call_within(Duration::from_secs(5), move |w| {
+                for key in keys.iter().rev() {
+                    w.client.execute("SELECT pg_advisory_unlock($1)", &[key])?;
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// A stable 64-bit lock key for a name within a purpose (`lock_key("node",
+/// "rack1-board7")`): FNV-1a over `purpose`, a zero byte and `name`. The
+/// same on every host and every build, so processes that never talk to
+/// each other agree on it.
+pub fn lock_key(purpose: &str, name: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in purpose.bytes().chain([0u8]).chain(name.bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h as i64
+}
