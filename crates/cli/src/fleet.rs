@@ -4,7 +4,7 @@
 use crate::out::{fail, finish};
 use clap::{Args, Subcommand};
 use stackmeter_engine::flags::{DbFlags, FormatFlags};
-use stackmeter_engine::fleet::{FileLocks, FleetEvent, NodeRun};
+use stackmeter_engine::fleet::{FileLocks, FleetEvent, Locks, NodeRun, PgLocks};
 use stackmeter_results::render;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,8 +46,9 @@ pub enum FleetAction {
         /// Longest wait for a test's locks, seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
         lock_wait: f64,
-        /// Folder of the file locks (used without PostgreSQL; every client
-        /// must then run on this host). Default: the temporary folder.
+        /// Folder of file locks, in place of PostgreSQL's advisory locks
+        /// (used anyway when the store is SQLite; every client must then
+        /// run on this host). Default: the temporary folder.
         #[arg(long, value_name = "DIR")]
         lock_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -183,6 +184,10 @@ fn run_node(
         Ok(l) => l,
         Err(e) => return crate::out::error(&e),
     };
+    let location = match stackmeter_engine::record::location(db) {
+        Ok(l) => l,
+        Err(e) => return crate::out::error(&e),
+    };
     let mut store = match no_store {
         true => None,
         false => match stackmeter_engine::record::open(db) {
@@ -190,9 +195,14 @@ fn run_node(
             Err(e) => return crate::out::error(&e),
         },
     };
-    let mut locks = match FileLocks::new(lock_dir) {
-        Ok(l) => l,
-        Err(e) => return crate::out::error(&e),
+    // The store's PostgreSQL database holds the locks every host sees;
+    // without one, file locks on this host.
+    let mut locks: Box<dyn Locks> = match (&location, lock_dir) {
+        (stackmeter_store::Location::Postgres(_), None) => Box::new(PgLocks::new(location.clone())),
+        (_, dir) => match FileLocks::new(dir) {
+            Ok(l) => Box::new(l),
+            Err(e) => return crate::out::error(&e),
+        },
     };
     if let Err(e) = crate::signal::catch() {
         return fail(1, e);
@@ -207,10 +217,10 @@ fn run_node(
         "stackmeter fleet {}: run {run_name}, node {node}: {} test(s); {}",
         loaded.plan.fleet,
         loaded.plan.for_client(node).count(),
-        stackmeter_engine::fleet::Locks::describe(&locks)
+        locks.describe()
     );
     let fleet = loaded.plan.fleet.clone();
-    let outcome = stackmeter_engine::fleet::run_node(&r, &mut locks, store.as_mut(), &mut |ev| match ev {
+    let outcome = stackmeter_engine::fleet::run_node(&r, locks.as_mut(), store.as_mut(), &mut |ev| match ev {
         FleetEvent::Waiting(_) => {}
         FleetEvent::Done(item, doc) => {
             let line = stackmeter_engine::fleet::FleetLine {

@@ -144,6 +144,33 @@ impl Locks for FileLocks {
     }
 }
 
+/// Locks as PostgreSQL advisory locks in the fleet's store: every host
+/// that writes to the same database sees them, and a host that dies
+/// loses its locks with its connection.
+pub struct PgLocks {
+    at: stackmeter_store::Location,
+}
+
+impl PgLocks {
+    /// Locks in the PostgreSQL database at `at`.
+    pub fn new(at: stackmeter_store::Location) -> PgLocks {
+        PgLocks { at }
+    }
+}
+
+impl Locks for PgLocks {
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String> {
+        let shared = mode == LockMode::Shared;
+        stackmeter_store::Locks::acquire_as(&self.at, keys, shared, wait)
+            .map(|l| Box::new(l) as Box<dyn Send>)
+            .map_err(|e| e.to_string())
+    }
+
+    fn describe(&self) -> String {
+        format!("PostgreSQL advisory locks in {}", self.at)
+    }
+}
+
 /// One node's part of a fleet run.
 pub struct NodeRun<'a> {
     /// The fleet, checked and planned.

@@ -52,7 +52,7 @@ use std::path::{Path, PathBuf};
 
 pub use copy::{copy, Copied};
 pub use location::{default_location, default_spool_dir, BadUrl, Location, PgUrl};
-pub use locks::{lock_key, LockError, Locks};
+pub use locks::{LockError, Locks};
 pub use schema::{postgres_schema, MIGRATIONS};
 pub use spool::{flush, Flushed, RunKey, Spool, Writer};
 

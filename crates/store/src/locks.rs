@@ -59,15 +59,24 @@ impl From<crate::StoreError> for LockError {
 pub struct Locks {
     pg: Pg,
     keys: Vec<i64>,
+    shared: bool,
 }
 
 /// SQLSTATE of a wait that `lock_timeout` ended.
 const LOCK_NOT_AVAILABLE: &str = "55P03";
 
 impl Locks {
-    /// Takes every key of `keys` (duplicates count once), waiting at most
-    /// `wait` in all. On a timeout or an error nothing stays held.
+    /// Takes every key of `keys` (duplicates count once) exclusively,
+    /// waiting at most `wait` in all. On a timeout or an error nothing
+    /// stays held.
     pub fn acquire(at: &Location, keys: &[i64], wait: Duration) -> Result<Locks, LockError> {
+        Locks::acquire_as(at, keys, false, wait)
+    }
+
+    /// As [`Locks::acquire`], `shared` or exclusive: shared holders of a
+    /// key hold it together, never beside an exclusive one
+    /// (`pg_advisory_lock_shared`).
+    pub fn acquire_as(at: &Location, keys: &[i64], shared: bool, wait: Duration) -> Result<Locks, LockError> {
         let Location::Postgres(url) = at else {
             return Err(LockError::NotPostgres(at.to_string()));
         };
@@ -77,7 +86,9 @@ impl Locks {
         let mut held = Locks {
             pg: Pg::connect(url)?,
             keys: Vec::with_capacity(keys.len()),
+            shared,
         };
+        let (lock, _) = held.calls();
         let start = Instant::now();
         for key in keys {
             let left = wait.saturating_sub(start.elapsed());
@@ -88,7 +99,7 @@ impl Locks {
                 .call_within(left + crate::backend::STATEMENT_TIMEOUT, move |w| {
                     w.client
                         .execute("SELECT set_config('lock_timeout', $1, false)", &[&format!("{ms}ms")])?;
-                    match w.client.execute("SELECT pg_advisory_lock($1)", &[&key]) {
+                    match w.client.execute(lock, &[&key]) {
                         Ok(_) => Ok(true),
                         Err(e) if e.code().map(postgres::error::SqlState::code) == Some(LOCK_NOT_AVAILABLE) => {
                             Ok(false)
@@ -106,6 +117,17 @@ impl Locks {
             held.keys.push(key);
         }
         Ok(held)
+    }
+
+    /// The SQL that takes and gives back one key in this mode.
+    fn calls(&self) -> (&'static str, &'static str) {
+        match self.shared {
+            true => (
+                "SELECT pg_advisory_lock_shared($1)",
+                "SELECT pg_advisory_unlock_shared($1)",
+            ),
+            false => ("SELECT pg_advisory_lock($1)", "SELECT pg_advisory_unlock($1)"),
+        }
     }
 
     /// The keys held, ascending.
@@ -134,26 +156,14 @@ impl Drop for Locks {
         // Released at once, so the next taker need not wait for the
         // connection to close; if the server is gone, so are the locks.
         let keys = std::mem::take(&mut self.keys);
+        let (_, unlock) = self.calls();
         if !keys.is_empty() {
             let _ = self.pg.call_within(Duration::from_secs(5), move |w| {
                 for key in keys.iter().rev() {
-                    w.client.execute("SELECT pg_advisory_unlock($1)", &[key])?;
+                    w.client.execute(unlock, &[key])?;
                 }
                 Ok(())
             });
         }
     }
-}
-
-/// A stable 64-bit lock key for a name within a purpose (`lock_key("node",
-/// "rack1-board7")`): FNV-1a over `purpose`, a zero byte and `name`. The
-/// same on every host and every build, so processes that never talk to
-/// each other agree on it.
-pub fn lock_key(purpose: &str, name: &str) -> i64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in purpose.bytes().chain([0u8]).chain(name.bytes()) {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h as i64
 }

@@ -388,6 +388,31 @@ fn a_lock_wait_is_bounded_and_leaves_nothing_held() {
 }
 
 #[test]
+fn shared_holders_share_and_keep_an_exclusive_one_out() {
+    let Some((_pg, db)) = database("shared_holders_share", "lock_shared") else {
+        return;
+    };
+    let wait = Duration::from_millis(100);
+    let a = Locks::acquire_as(&db, &[30, 31], true, wait).unwrap();
+    let b = Locks::acquire_as(&db, &[31], true, wait).unwrap();
+    assert!(matches!(
+        Locks::acquire(&db, &[31], wait),
+        Err(LockError::Timeout { key: 31, .. })
+    ));
+    drop(a);
+    // Key 30 is free; 31 is still shared by b.
+    let thirty = Locks::acquire(&db, &[30], wait).unwrap();
+    assert!(
+        Locks::acquire_as(&db, &[30], true, wait).is_err(),
+        "shared waits for exclusive"
+    );
+    drop(b);
+    drop(thirty);
+    let all = Locks::acquire(&db, &[30, 31], wait).unwrap();
+    assert_eq!(all.keys(), &[30, 31]);
+}
+
+#[test]
 fn locks_die_with_their_connection() {
     let Some((pg, db)) = database("locks_die_with_their_connection", "lock_death") else {
         return;
