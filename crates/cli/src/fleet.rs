@@ -188,12 +188,14 @@ fn run_node(
         Ok(l) => l,
         Err(e) => return crate::out::error(&e),
     };
-    let mut store = match no_store {
-        true => None,
-        false => match stackmeter_engine::record::open(db) {
-            Ok(s) => Some(s),
-            Err(e) => return crate::out::error(&e),
-        },
+    let flags = stackmeter_engine::flags::StoreFlags {
+        db: db.clone(),
+        label: None,
+        no_store,
+    };
+    let mut store = match stackmeter_engine::record::open_for_measuring(&flags) {
+        Ok(s) => s,
+        Err(e) => return crate::out::error(&e),
     };
     // The store's PostgreSQL database holds the locks every host sees;
     // without one, file locks on this host.
@@ -233,6 +235,9 @@ fn run_node(
         }
         FleetEvent::Warning(w) => eprintln!("stackmeter: warning: {w}"),
     });
+    if let Some(note) = store.as_ref().and_then(|w| w.note()) {
+        eprintln!("stackmeter: {note}");
+    }
     match outcome {
         Ok(o) => {
             eprintln!(

@@ -9,7 +9,7 @@ use crate::plan::{self, Step};
 use stackmeter_fleet::{lock_key, Fleet, FleetPlan, Item, LockMode, StepInfo, StepSource};
 use stackmeter_results::fleet::PairTest;
 use stackmeter_results::{Document, Target};
-use stackmeter_store::{NewRun, NewTest, Store};
+use stackmeter_store::{NewRun, NewTest, Store, Writer};
 use std::time::{Duration, Instant};
 
 /// A fleet file, checked and planned.
@@ -228,7 +228,7 @@ pub struct NodeOutcome {
 pub fn run_node(
     r: &NodeRun<'_>,
     locks: &mut dyn Locks,
-    mut store: Option<&mut Store>,
+    mut store: Option<&mut Writer>,
     on: &mut dyn FnMut(FleetEvent<'_>),
 ) -> Result<NodeOutcome, Error> {
     let plan = &r.loaded.plan;
@@ -248,15 +248,15 @@ pub fn run_node(
     let env = crate::execute::env(stackmeter_sys::unix_now());
     let mut run_id = None;
     if let Some(s) = store.as_deref_mut() {
-        let id = s.begin_run(&NewRun {
+        let key = s.begin_run(&NewRun {
             kind: "fleet",
             plan: Some(r.run),
             env: &env,
             settings: serde_json::json!({ "fleet": plan.fleet, "node": r.node }),
             pid: std::process::id(),
         })?;
-        run_id = Some(id);
-        out.stored_run = Some(id);
+        out.stored_run = key.id;
+        run_id = Some(key);
     }
     for item in plan.for_client(r.node) {
         if stackmeter_sys::interrupt::interrupted() {
@@ -298,7 +298,7 @@ pub fn run_node(
         };
         let m = crate::execute::execute(&step.spec, doc_target, addr, Default::default(), &mut |_| {});
         drop(guard);
-        if let (Some(s), Some(run)) = (store.as_deref_mut(), run_id) {
+        if let (Some(s), Some(run)) = (store.as_deref_mut(), &run_id) {
             let saved = s.add_test(
                 run,
                 &NewTest {
@@ -324,7 +324,7 @@ pub fn run_node(
             }
         }
     }
-    if let (Some(s), Some(run)) = (store, run_id) {
+    if let (Some(s), Some(run)) = (store, &run_id) {
         let status = match (out.failed, out.first_failure) {
             (_, Some(130)) => "partial",
             (0, _) => "complete",
