@@ -235,7 +235,7 @@ fn run_node(
         }
         FleetEvent::Warning(w) => eprintln!("stackmeter: warning: {w}"),
     });
-    if let Some(note) = store.as_ref().and_then(|w| w.note()) {
+    if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
         eprintln!("stackmeter: {note}");
     }
     match outcome {
