@@ -10,7 +10,9 @@
 //!      7    1 flags: bit 0 = server timestamps valid (replies);
 //!                     bit 1 = stamps requested (requests) / stamp block
 //!                     at offset 40 (replies), see crate::stamps;
-//!                     bit 2 = a 16-byte MAC trailer follows ([`seal`])
+//!                     bit 2 = a 16-byte MAC trailer follows ([`seal`]);
+//!                     bit 3 = count block (requests: count me; replies:
+//!                     valid), see [`ask_count`]
 //!      8    8 sequence number, chosen by the client
 //!     16    8 client timestamp (ns; opaque to the responder, echoed)
 //!     24    8 server receive timestamp (ns, responder's clock; 0 if none)
@@ -43,6 +45,14 @@ pub const FLAG_SERVER_TS: u8 = 1;
 pub const FLAG_STAMPS: u8 = 2;
 /// The shortest datagram with room for a stamp block.
 pub const STAMPED_MIN: usize = HEADER_LEN + crate::stamps::BLOCK_LEN;
+/// Flag bit: in a request, "count what you receive from me" (a count
+/// block follows, [`ask_count`]); in a reply, the count block is valid
+/// ([`reply_count`]). docs/protocol.md 4.4.
+pub const FLAG_COUNT: u8 = 8;
+/// The four bytes a count block starts with ("SMTC").
+pub const COUNT_MAGIC: [u8; 4] = *b"SMTC";
+/// Length of a count block.
+pub const COUNT_LEN: usize = 16;
 
 /// What a datagram is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,6 +270,87 @@ pub fn reply_block(d: &[u8]) -> Option<crate::stamps::Block> {
         return None;
     }
     crate::stamps::Block::parse(&d[HEADER_LEN..STAMPED_MIN])
+}
+
+/// Where a request's count block is, and its count id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountAsk {
+    /// Offset of the block: after the header, or after the stamp block
+    /// when the request asks for stamps too.
+    pub offset: usize,
+    /// The client's count id.
+    pub id: u32,
+}
+
+/// Where the count block of a datagram with flags `flags` goes.
+fn count_offset(flags: u8) -> usize {
+    match flags & FLAG_STAMPS != 0 {
+        true => STAMPED_MIN,
+        false => HEADER_LEN,
+    }
+}
+
+/// The count block echo request `d` asks with: flags bit 3, room for the
+/// block at its place, and its magic; `None` for anything else (the
+/// request is answered as if it asked for nothing).
+pub fn count_ask(d: &[u8]) -> Option<CountAsk> {
+    if d.len() < HEADER_LEN || d[0..4] != MAGIC || d[5] != Kind::EchoRequest as u8 || d[7] & FLAG_COUNT == 0 {
+        return None;
+    }
+    let offset = count_offset(d[7]);
+    let b = d.get(offset..offset + COUNT_LEN)?;
+    if b[0..4] != COUNT_MAGIC {
+        return None;
+    }
+    Some(CountAsk {
+        offset,
+        id: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+    })
+}
+
+/// Writes `received` into the count block of reply `d` (made from the
+/// request `ask` came from, by the echo rule) and sets flags bit 3. Does
+/// nothing to a datagram that is not an echo reply or too short.
+pub fn put_count(d: &mut [u8], ask: CountAsk, received: u64) {
+    if d.len() < ask.offset + COUNT_LEN || d[5] != Kind::EchoReply as u8 {
+        return;
+    }
+    d[7] |= FLAG_COUNT;
+    d[ask.offset + 8..ask.offset + COUNT_LEN].copy_from_slice(&received.to_be_bytes());
+}
+
+/// Makes request `d` (its header already written) ask to be counted under
+/// `id`: sets flags bit 3 and writes the block at its place. False, and
+/// nothing changed, when `d` is too short to hold it.
+pub fn ask_count(d: &mut [u8], id: u32) -> bool {
+    if d.len() < HEADER_LEN {
+        return false;
+    }
+    let offset = count_offset(d[7]);
+    let Some(b) = d.get_mut(offset..offset + COUNT_LEN) else {
+        return false;
+    };
+    b[0..4].copy_from_slice(&COUNT_MAGIC);
+    b[4..8].copy_from_slice(&id.to_be_bytes());
+    b[8..16].fill(0);
+    d[7] |= FLAG_COUNT;
+    true
+}
+
+/// The count a reply carries, as (count id, received), when the responder
+/// counted (flags bit 3 and the block's magic). `stamps_asked` says whether
+/// the request asked for a stamp block (the count block then follows it).
+pub fn reply_count(d: &[u8], stamps_asked: bool) -> Option<(u32, u64)> {
+    if d.len() < HEADER_LEN || d[7] & FLAG_COUNT == 0 {
+        return None;
+    }
+    let offset = if stamps_asked { STAMPED_MIN } else { HEADER_LEN };
+    let b = d.get(offset..offset + COUNT_LEN)?;
+    if b[0..4] != COUNT_MAGIC {
+        return None;
+    }
+    let id = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    Some((id, be64(b, 8)))
 }
 
 fn rule(d: &mut [u8], rx_ns: u64, stamps: bool) -> Answer {
@@ -486,5 +577,34 @@ mod tests {
         assert!(!w.accept(107));
         assert!(w.accept(1000));
         assert!(w.accept(999));
+    }
+
+    #[test]
+    fn a_counted_request_gets_its_count_and_nothing_else_changes() {
+        let mut d = request(64, 5);
+        assert!(ask_count(&mut d, 0xabcd));
+        let ask = count_ask(&d).unwrap();
+        assert_eq!(ask, CountAsk { offset: 40, id: 0xabcd });
+        let payload = d[56..64].to_vec();
+        assert_eq!(answer(&mut d, 1000), Answer::Reply(64));
+        put_count(&mut d, ask, 3);
+        assert_eq!(d[7], FLAG_SERVER_TS | FLAG_COUNT);
+        assert_eq!(reply_count(&d, false), Some((0xabcd, 3)));
+        assert_eq!(d[56..64], payload[..], "the rest of the payload is echoed");
+        // Too short to hold it: asks for nothing.
+        let mut short = request(50, 1);
+        assert!(!ask_count(&mut short[..50], 1));
+        assert_eq!(count_ask(&short[..50]), None);
+        // With stamps asked, the block follows the stamp block.
+        let mut d = [0u8; 120];
+        Header::request(1, 0).emit(&mut d).unwrap();
+        d[7] |= FLAG_STAMPS;
+        assert!(ask_count(&mut d, 9));
+        assert_eq!(count_ask(&d).unwrap().offset, STAMPED_MIN);
+        // An uncounted reply (an older responder) says nothing.
+        let mut e = request(64, 2);
+        assert!(ask_count(&mut e, 4));
+        assert_eq!(answer(&mut e, 1), Answer::Reply(64));
+        assert_eq!(reply_count(&e, false), None);
     }
 }

@@ -133,6 +133,9 @@ fn datagram_vectors() {
         if a.is_null() {
             continue;
         }
+        // A responder that counts (4.4) reads the block before the rule
+        // rewrites the request into its reply.
+        let ask = udp::count_ask(&bytes);
         // A responder that writes stamp blocks keeps the stamps flag;
         // `answer` is the rule of one that does not.
         let got = if a["stamps"].as_bool() == Some(false) {
@@ -143,6 +146,11 @@ fn datagram_vectors() {
         match a["action"].as_str().unwrap() {
             "reply" => {
                 let want = hex(a["reply_hex"].as_str().unwrap());
+                match (ask, a["count_received"].as_u64()) {
+                    (Some(ask), Some(n)) => udp::put_count(&mut bytes, ask, n),
+                    (None, None) => {}
+                    (ask, n) => panic!("{name}: count block {ask:?}, vector's count {n:?}"),
+                }
                 assert_eq!(got, Answer::Reply(want.len()), "{name}");
                 assert_eq!(&bytes[..want.len()], &want[..], "{name}: reply bytes");
             }
