@@ -1077,7 +1077,7 @@ impl Chart {
         let value = |v: f64| format!("{} {unit}", number(v / div)).trim_end().to_string();
         match s.kind {
             Kind::Points { radius } => {
-                for &(x, y) in &s.points {
+                for &(x, y) in s.points.iter().filter(|p| p.1.is_finite()) {
                     let _ = write!(
                         o,
                         r#"<circle cx="{:.1}" cy="{:.1}" r="{radius}" fill="{}" fill-opacity="0.8" class="series"><title>{}: {}</title></circle>"#,
@@ -1093,6 +1093,7 @@ impl Chart {
                 let pts: Vec<String> = s
                     .points
                     .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
                     .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
                     .collect();
                 let _ = write!(
@@ -1126,7 +1127,11 @@ impl Chart {
                 }
             }
         }
+        // An error bar of no finite bounds is not drawn (no interval).
         for (&(x, _), &(lo, hi)) in s.points.iter().zip(&s.errors) {
+            if !(lo.is_finite() && hi.is_finite()) {
+                continue;
+            }
             let x = px(x);
             let (a, b) = (py(lo), py(hi));
             let _ = write!(

@@ -363,7 +363,11 @@ fn cols(c: &Comparison, unit: &str, test: TestKind) -> Vec<Col> {
 fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     let (mut lo, mut hi) = (1.0f64, 1.0f64);
     for r in &s.rows {
-        for v in [r.stats.ratio, r.stats.ratio_ci.0, r.stats.ratio_ci.1] {
+        let ci = match r.stats.n_a < 2 || r.stats.n_b < 2 {
+            true => (r.stats.ratio, r.stats.ratio),
+            false => r.stats.ratio_ci,
+        };
+        for v in [r.stats.ratio, ci.0, ci.1] {
             if v.is_finite() {
                 lo = lo.min(v);
                 hi = hi.max(v);
@@ -378,7 +382,15 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     };
     let points = s.rows.iter().enumerate().map(|(i, r)| (i as f64, r.stats.ratio));
     let bars = Series {
-        errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
+        // One repetition on a side has no interval (the table prints "-").
+        errors: s
+            .rows
+            .iter()
+            .map(|r| match r.stats.n_a < 2 || r.stats.n_b < 2 {
+                true => (f64::NAN, f64::NAN),
+                false => r.stats.ratio_ci,
+            })
+            .collect(),
         kind: Kind::Points { radius: 4.0 },
         ..Series::line(format!("B/A: {} / {}, 95% interval", c.b, c.a), 1, points.collect())
     };

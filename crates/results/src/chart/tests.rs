@@ -313,3 +313,22 @@ fn a_ratio_chart_far_from_one_labels_its_point() {
     );
     assert_clean(&c);
 }
+
+#[test]
+fn a_point_without_an_interval_has_no_whisker() {
+    let s = Series {
+        errors: vec![(f64::NAN, f64::NAN), (0.5, 0.9)],
+        kind: Kind::Points { radius: 4.0 },
+        ..Series::line("b / a", 1, vec![(0.0, 0.7), (1.0, 0.7)])
+    };
+    let c = Chart::new(
+        "comparison",
+        "B / A",
+        Axis::linear("", -0.6, 1.6),
+        Axis::log("B / A", 0.4, 1.1),
+        vec![s],
+    );
+    let svg = c.svg();
+    assert_eq!(svg.matches("class=\"err\"").count(), 1, "{svg}");
+    assert!(!svg.contains("NaN"), "{svg}");
+}
