@@ -356,18 +356,41 @@ fn cols(c: &Comparison, unit: &str, test: TestKind) -> Vec<Col> {
 
 /// B/A per row: a dot at the ratio of medians and its 95% interval as a
 /// whisker, around the line at 1 (no bars: a bar's base would be an
-/// arbitrary cut of the axis).
+/// arbitrary cut of the axis). On a log axis, where 0.5 and 2 are as far
+/// from 1, unless a ratio or a bound is 0 or below; either way the axis
+/// ends on labelled values around every point and interval, however far
+/// from 1 they are.
 fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     let (mut lo, mut hi) = (1.0f64, 1.0f64);
     for r in &s.rows {
-        lo = lo.min(r.stats.ratio_ci.0).min(r.stats.ratio);
-        hi = hi.max(r.stats.ratio_ci.1).max(r.stats.ratio);
+        let ci = match r.stats.n_a < 2 || r.stats.n_b < 2 {
+            true => (r.stats.ratio, r.stats.ratio),
+            false => r.stats.ratio_ci,
+        };
+        for v in [r.stats.ratio, ci.0, ci.1] {
+            if v.is_finite() {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
     }
-    let pad = 0.05 * (hi - lo + 0.1);
-    let base = (lo - pad).max(0.0);
+    let y = if lo > 0.0 {
+        Axis::log("B / A", lo / 1.05, hi * 1.05)
+    } else {
+        let pad = 0.05 * (hi - lo);
+        Axis::linear("B / A", lo - pad, hi + pad)
+    };
     let points = s.rows.iter().enumerate().map(|(i, r)| (i as f64, r.stats.ratio));
     let bars = Series {
-        errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
+        // One repetition on a side has no interval (the table prints "-").
+        errors: s
+            .rows
+            .iter()
+            .map(|r| match r.stats.n_a < 2 || r.stats.n_b < 2 {
+                true => (f64::NAN, f64::NAN),
+                false => r.stats.ratio_ci,
+            })
+            .collect(),
         kind: Kind::Points { radius: 4.0 },
         ..Series::line(format!("B/A: {} / {}, 95% interval", c.b, c.a), 1, points.collect())
     };
@@ -376,11 +399,19 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
         hline: Some(1.0),
         ..Chart::new(
             "comparison",
-            "B / A per row, with 95% interval",
+            format!("{}: B / A per row, with 95% interval", figure_name(s)),
             Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
-            Axis::linear("B / A", base, hi + pad),
+            y.snapped(),
             vec![bars],
         )
+    }
+}
+
+/// The section's figure as a chart names it: "rtt mean", "down".
+fn figure_name(s: &Section) -> String {
+    match s.stat.as_str() {
+        "value" => s.series.clone(),
+        stat => format!("{} {stat}", s.series),
     }
 }
 
@@ -403,13 +434,20 @@ fn repetitions_chart(c: &Comparison, s: &Section) -> Chart {
     let all = s.rows.iter().flat_map(|r| r.values_a.iter().chain(&r.values_b));
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let pad = 0.05 * (hi - lo).max(hi.abs() * 0.01).max(1e-9);
+    // Figures that cannot be negative keep the axis at 0 or above.
+    let bottom = match lo >= 0.0 {
+        true => (lo - pad).max(0.0),
+        false => lo - pad,
+    };
     Chart {
         categories: s.rows.iter().map(|r| r.label.clone()).collect(),
         ..Chart::new(
             "repetitions",
-            format!("{}: every repetition", s.series),
+            format!("{}: every repetition", figure_name(s)),
             Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
-            Axis::linear(s.unit.clone(), (lo - pad).min(lo), hi + pad),
+            Axis::linear(figure_name(s), bottom, hi + pad)
+                .unit(s.unit.clone())
+                .snapped(),
             vec![
                 side(&format!("A: {}", c.a), 0, -0.2, |r| &r.values_a),
                 side(&format!("B: {}", c.b), 1, 0.2, |r| &r.values_b),

@@ -3,6 +3,7 @@
 //! draws it as inline SVG; text and Markdown print it as a table
 //! (`render::heatmap_table`).
 
+use crate::chart::{esc, text_width, wrap, Anchor, Text, ASCENT, DESCENT, FONT};
 use crate::units::num;
 
 /// A heatmap: rows by columns of values around `center`.
@@ -45,9 +46,15 @@ impl Heatmap {
         format!("hsl({hue:.0},70%,{light:.0}%)")
     }
 
-    /// Inline SVG: labels on the left and top (turned), a square per cell
-    /// with its value (and a tooltip), a legend line under it.
+    /// Inline SVG (its title only as the SVG's `<title>`: the page writes
+    /// it above): labels on the left and top (turned), a square per cell
+    /// with its value (and a tooltip), a legend under it, wrapped. Margins
+    /// come from the labels' estimated sizes, so none leaves the drawing;
+    /// it shrinks with a narrow container and never grows past its size.
     pub fn svg(&self) -> String {
+        const PAD: f64 = 10.0;
+        const SIZE: f64 = 11.0;
+        const TURN: f64 = -55.0;
         let n = self.cols.len().max(1);
         let cell = match n {
             0..=12 => 56.0,
@@ -55,38 +62,74 @@ impl Heatmap {
             _ => 22.0,
         };
         let with_text = cell >= 34.0;
-        let longest = |v: &[String]| v.iter().map(|s| s.chars().count()).max().unwrap_or(1) as f64;
-        let left = 12.0 + 7.0 * longest(&self.rows);
-        let top = 16.0 + 5.5 * longest(&self.cols);
-        let width = left + cell * n as f64 + 12.0;
-        let height = top + cell * self.rows.len() as f64 + 40.0;
+        // Row names right-aligned left of the grid; column names turned,
+        // starting just above their column.
+        let left = PAD + self.rows.iter().map(|r| text_width(r, SIZE, false)).fold(0.0, f64::max) + 6.0;
+        let mut heads: Vec<Text> = self
+            .cols
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                let mut t = Text::new(
+                    left + cell * (j as f64 + 0.5),
+                    0.0,
+                    SIZE,
+                    Anchor::Start,
+                    vec![c.clone()],
+                );
+                t.rotate = TURN;
+                t
+            })
+            .collect();
+        let rise = heads.iter().map(|t| -t.bounds().1).fold(0.0, f64::max);
+        let top = PAD + rise + 6.0;
+        for t in &mut heads {
+            t.y = top - 6.0;
+        }
+        let grid_right = left + cell * n as f64;
+        let heads_right = heads.iter().map(|t| t.bounds().2).fold(grid_right, f64::max);
+        let width = (heads_right + PAD).max(360.0);
+        let better = if self.lower_is_better { "lower" } else { "higher" };
+        let legend = format!(
+            "{}: green at or better than the median of pairs ({} {}), red {RED_AT:.0}x worse or more; {better} is better",
+            self.unit,
+            num(self.center),
+            self.unit
+        );
+        let legend_lines = wrap(&legend, width - 2.0 * PAD, SIZE, false);
+        let grid_bottom = top + cell * self.rows.len() as f64;
+        let mut note = Text::new(
+            PAD,
+            grid_bottom + 10.0 + ASCENT * SIZE,
+            SIZE,
+            Anchor::Start,
+            legend_lines,
+        );
+        note.line_height = 14.0;
+        let height = note.bounds().3 + PAD;
         let mut o = format!(
-            "<figure class=\"heatmap\"><figcaption>{}</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" data-chart=\"heatmap\" viewBox=\"0 0 {width:.0} {height:.0}\" width=\"{width:.0}\" height=\"{height:.0}\" style=\"max-width:100%;height:auto\" font-family=\"sans-serif\" font-size=\"11\">",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" data-chart=\"heatmap\" viewBox=\"0 0 {width:.0} {height:.0}\" width=\"{width:.0}\" style=\"max-width:100%;height:auto\" font-family=\"{FONT}\" fill=\"#222\" role=\"img\"><title>{}</title>",
             esc(&self.title)
         );
-        for (j, c) in self.cols.iter().enumerate() {
-            let x = left + cell * (j as f64 + 0.5);
-            o += &format!(
-                "<text x=\"{x:.1}\" y=\"{:.1}\" transform=\"rotate(-55 {x:.1} {:.1})\">{}</text>",
-                top - 6.0,
-                top - 6.0,
-                esc(c)
-            );
+        for t in &heads {
+            t.svg(&mut o);
         }
         for (i, (r, cells)) in self.rows.iter().zip(&self.cells).enumerate() {
             let y = top + cell * i as f64;
-            o += &format!(
-                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            Text::new(
                 left - 6.0,
-                y + cell / 2.0 + 4.0,
-                esc(r)
-            );
+                y + cell / 2.0 + (ASCENT - DESCENT) / 2.0 * SIZE,
+                SIZE,
+                Anchor::End,
+                vec![r.clone()],
+            )
+            .svg(&mut o);
             for (j, v) in cells.iter().enumerate() {
                 let x = left + cell * j as f64;
                 match v {
                     Some(v) => {
                         o += &format!(
-                            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" stroke=\"#fff\"><title>{} -> {}: {} {}</title></rect>",
+                            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" stroke=\"#fff\" class=\"series\"><title>{} -> {}: {} {}</title></rect>",
                             cell,
                             cell,
                             self.fill(*v),
@@ -96,13 +139,15 @@ impl Heatmap {
                             esc(&self.unit)
                         );
                         if with_text {
-                            o += &format!(
-                                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"{}\">{}</text>",
+                            let size = if cell >= 56.0 { 11.0 } else { 8.0 };
+                            Text::new(
                                 x + cell / 2.0,
-                                y + cell / 2.0 + 4.0,
-                                if cell >= 56.0 { 11 } else { 8 },
-                                short(*v)
-                            );
+                                y + cell / 2.0 + (ASCENT - DESCENT) / 2.0 * size,
+                                size,
+                                Anchor::Middle,
+                                vec![short(*v)],
+                            )
+                            .svg(&mut o);
                         }
                     }
                     None => {
@@ -113,15 +158,8 @@ impl Heatmap {
                 }
             }
         }
-        let better = if self.lower_is_better { "lower" } else { "higher" };
-        o += &format!(
-            "<text x=\"{left:.1}\" y=\"{:.1}\">{}: green at or better than the median of pairs ({} {}), red {RED_AT:.0}x worse or more; {better} is better</text>",
-            height - 14.0,
-            esc(&self.unit),
-            num(self.center),
-            esc(&self.unit)
-        );
-        o += "</svg></figure>";
+        note.svg(&mut o);
+        o += "</svg>";
         o
     }
 }
@@ -140,13 +178,6 @@ fn short(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
@@ -181,5 +212,31 @@ mod tests {
         assert_eq!(s.matches("<rect").count(), 4);
         assert!(s.contains("rtt &lt;p99&gt;"));
         assert!(s.contains("<title>b -> a: 400.000 us</title>"), "{s}");
+    }
+
+    #[test]
+    fn long_names_widen_the_drawing_instead_of_leaving_it() {
+        let mut m = map();
+        let long = "board-with-a-rather-long-name-7";
+        m.cols[1] = long.into();
+        m.rows[1] = long.into();
+        let s = m.svg();
+        let view: Vec<f64> = s
+            .split("viewBox=\"0 0 ")
+            .nth(1)
+            .and_then(|v| v.split('"').next())
+            .unwrap()
+            .split(' ')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let name = text_width(long, 11.0, false);
+        // Row names on the left, two 56-unit columns, the last column's
+        // name turned 55 degrees up and to the right of its cell.
+        let right = 10.0 + name + 6.0 + 56.0 * 1.5 + name * 55f64.to_radians().cos();
+        assert!(view[0] >= right, "{view:?} < {right}");
+        assert!(
+            view[1] >= 10.0 + name * 55f64.to_radians().sin() + 2.0 * 56.0,
+            "{view:?}"
+        );
     }
 }

@@ -81,7 +81,9 @@ impl SpectrumRow {
             "percentiles",
             self.title(),
             Axis::percentiles(xmax),
-            Axis::log("us", lo, hi),
+            Axis::log(self.metric.trim_end_matches("_us"), lo, hi)
+                .unit("us")
+                .snapped(),
             vec![Series::line(self.label.clone(), 0, pts)],
         )
     }

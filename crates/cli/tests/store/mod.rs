@@ -1,6 +1,7 @@
 //! Results store, suite, compare and report, end to end: the real binary,
 //! real responder processes, a real SQLite file, a real browser.
 
+mod charts;
 mod durability;
 mod postgres;
 
@@ -224,6 +225,13 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
 /// Runs headless Chromium on a local file and returns the DOM after its
 /// scripts ran.
 fn chromium_dump_dom(page: &Path) -> String {
+    chromium(page, &["--dump-dom"])
+}
+
+/// Runs headless Chromium on a local file with `args` (`--dump-dom`,
+/// `--screenshot=FILE`, `--window-size=W,H`), in a fresh profile with
+/// nothing started that would reach the network, and returns its stdout.
+fn chromium(page: &Path, args: &[&str]) -> String {
     let browser = ["chromium", "chromium-browser"]
         .into_iter()
         .find(|b| {
@@ -233,11 +241,23 @@ fn chromium_dump_dom(page: &Path) -> String {
                 .is_ok_and(|o| o.status.success())
         })
         .expect("chromium is installed (.ci/run installs it)");
-    let profile = page.with_file_name("chromium-profile");
+    let profile = page.with_extension("chromium-profile");
+    let _ = std::fs::remove_dir_all(&profile);
     let child = Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+        .args([
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--force-device-scale-factor=1",
+        ])
+        .args(args)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("file://{}", page.display()))
+        .env("HOME", &profile)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -253,6 +273,7 @@ fn chromium_dump_dom(page: &Path) -> String {
         panic!("chromium did not finish within 90 s");
     };
     let out = out.unwrap();
+    let _ = std::fs::remove_dir_all(&profile);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

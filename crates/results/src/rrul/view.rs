@@ -168,8 +168,8 @@ pub(crate) fn time_charts(
     let mut c = Chart::new(
         "rrul-throughput",
         format!("{prefix}Throughput against time (receiver-counted, per interval)"),
-        Axis::linear("seconds", 0.0, end),
-        Axis::linear("Mbit/s", 0.0, top * 1.1),
+        Axis::linear("time", 0.0, end).unit("s"),
+        Axis::linear("throughput", 0.0, top).unit("Mbit/s").snapped(),
         vec![
             Series::line("down", 0, pick(|r| r.down_mbps)),
             Series::line("up", 1, pick(|r| r.up_mbps)),
@@ -188,8 +188,8 @@ pub(crate) fn time_charts(
     let mut d = Chart::new(
         "rrul-latency",
         format!("{prefix}Probe delay against time: round trip and each way"),
-        Axis::linear("seconds", 0.0, end),
-        Axis::log("us (log)", lo.min(hi) * 0.9, hi * 1.1),
+        Axis::linear("time", 0.0, end).unit("s"),
+        Axis::log("probe delay", lo.min(hi), hi).unit("us").snapped(),
         vec![
             Series::line("rtt", 0, rtt),
             Series::line("up", 1, up),
@@ -199,7 +199,7 @@ pub(crate) fn time_charts(
     d.bands = bands;
     // Round trip by percentile per phase, from every probe of the phase.
     let mut lines = Vec::new();
-    let mut top: f64 = 1.0;
+    let (mut bottom, mut top) = (f64::INFINITY, 1.0f64);
     for (i, p) in phases.iter().enumerate() {
         let mut r: Vec<f64> = series
             .iter()
@@ -213,6 +213,7 @@ pub(crate) fn time_charts(
         let n = r.len();
         let pts = by_percentile((0..n).map(|k| ((k as f64 + 0.5) / n as f64, r[k])));
         top = top.max(r[n - 1]);
+        bottom = bottom.min(r[0].max(0.1));
         lines.push(Series::line(phase_label(i, &p.name), i, pts));
     }
     let xmax = lines
@@ -223,7 +224,7 @@ pub(crate) fn time_charts(
         "rrul-percentiles",
         format!("{prefix}Probe round trip by percentile, per phase"),
         Axis::percentiles(xmax),
-        Axis::log("us (log)", lo.min(top) * 0.9, top * 1.1),
+        Axis::log("round trip", bottom.min(top), top).unit("us").snapped(),
         lines,
     );
     vec![c, d, e]
@@ -260,7 +261,8 @@ pub(crate) fn induced_chart(sides: &[(String, Vec<&[Induced]>)]) -> Option<Chart
             }
             v.sort_by(f64::total_cmp);
             let x = i as f64 + (k as f64 - (n - 1.0) / 2.0) * 0.5 / n;
-            s.points.push((x, v[v.len() / 2]));
+            let m = v.len();
+            s.points.push((x, (v[(m - 1) / 2] + v[m / 2]) / 2.0));
             s.errors.push((v[0], v[v.len() - 1]));
             lo = lo.min(v[0]);
             hi = hi.max(v[v.len() - 1]);
@@ -271,7 +273,9 @@ pub(crate) fn induced_chart(sides: &[(String, Vec<&[Induced]>)]) -> Option<Chart
         "rrul-induced",
         "Induced round trip per phase (p50 minus idle's): median of runs, lowest to highest",
         Axis::linear("phase", -0.5, phases.len() as f64 - 0.5),
-        Axis::linear("us", lo * 1.1, hi * 1.1),
+        Axis::linear("induced round trip", lo * 1.05, hi * 1.05)
+            .unit("us")
+            .snapped(),
         series,
     );
     c.categories = phases;
