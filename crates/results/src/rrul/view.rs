@@ -85,6 +85,12 @@ pub(crate) fn view(
     }
     cols.push(Col::num("probes", 7));
     cols.push(Col::num("loss %", 7));
+    // Loss each way where the responder counted the probes it received.
+    let split = phases.iter().any(|ph| ph.probe_loss_up.is_some());
+    if split {
+        cols.push(Col::num("up %", 7));
+        cols.push(Col::num("down %", 7));
+    }
     // "-" where the phase does not load that direction.
     let rate = |ph: &Phase, dir: &str, v: f64| match ph.name == dir || ph.name == "bidir" {
         true => bit_rate(v, u),
@@ -113,6 +119,11 @@ pub(crate) fn view(
             }
             r.push(ph.probes_sent.to_string());
             r.push(format!("{:.2}", ph.probe_loss * 100.0));
+            if split {
+                let pct = |x: Option<f64>| x.map_or_else(|| "-".into(), |x| format!("{:.2}", x * 100.0));
+                r.push(pct(ph.probe_loss_up));
+                r.push(pct(ph.probe_loss_down));
+            }
             r
         })
         .collect();
@@ -126,7 +137,17 @@ pub(crate) fn view(
     if let Some(c) = clock {
         v.line(format!(" {}", c.text));
     }
-    v.line(" probe loss up/down: not counted (a protocol v1 echo responder keeps no count per client); the loss column is both ways together");
+    if split {
+        v.line(" up %/down %: probes lost on the way to the responder and on the way back, from the responder's count of what it received (docs/protocol.md 4.4); a reply later than the timeout counts as lost on the way back");
+    } else {
+        v.line(" loss % is both ways together: this responder did not count the probes it received, so loss cannot be split into up and down (an older responder; docs/protocol.md 4.4)");
+    }
+    if let Some(d) = induced.iter().find(|d| d.rtt_p50_us < 0.0 || d.rtt_p99_us < 0.0) {
+        v.line(format!(
+            " a negative induced figure ({} first) means the loaded phase answered faster than idle: a CPU that idles between probes wakes slower (deeper sleep states, timer wake-ups) than one kept busy by the load; it is not a gain of the stack",
+            d.phase
+        ));
+    }
     charts(v, phases, series, throughput);
     phases
         .iter()
