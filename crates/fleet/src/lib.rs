@@ -16,8 +16,13 @@
 //!
 //! Errors point at the place in the file they are about ([`FileError`]);
 //! the engine turns that into a line, a column and a caret.
+//!
+//! [`k8s`] renders a plan as Kubernetes manifests (responders as a
+//! DaemonSet, each client node's part as a Job pinned to its node), also
+//! pure: `stackmeter fleet k8s` only parses flags and prints.
 
 mod file;
+pub mod k8s;
 mod locks;
 mod pairs;
 mod schedule;
