@@ -1,10 +1,14 @@
-//! `stackmeter fleet ...`: a fleet file's plan printed; the work is the
-//! engine's (`stackmeter_engine::fleet`) and the plan crate's.
+//! `stackmeter fleet ...`: a fleet file's plan printed, one client node's
+//! part run, a fleet run's report and comparison, the fleet as Kubernetes
+//! manifests; the work is the engine's
+//! (`stackmeter_engine::fleet`) and the plan crate's (`stackmeter_fleet`,
+//! whose `k8s` module renders the manifests: here only flags and printing).
 
 use crate::out::{fail, finish};
 use clap::{Args, Subcommand};
 use stackmeter_engine::flags::{DbFlags, FormatFlags};
 use stackmeter_engine::fleet::{FileLocks, FleetEvent, Locks, NodeRun, PgLocks};
+use stackmeter_fleet::k8s;
 use stackmeter_results::render;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -82,6 +86,76 @@ pub enum FleetAction {
         #[command(flatten)]
         output: FormatFlags,
     },
+    /// Print the fleet as Kubernetes manifests (YAML on stdout): a
+    /// Namespace, the fleet file as a ConfigMap, a DaemonSet of responders
+    /// (`stackmeter agent`) with a headless Service, and one Job per client
+    /// node pinned to that node (docs/fleet.md "Kubernetes").
+    K8s(Box<K8sArgs>),
+}
+
+/// `stackmeter fleet k8s`'s flags. Values are checked by the renderer
+/// (one line naming the flag), so they are read as text here.
+#[derive(Args, Debug)]
+pub struct K8sArgs {
+    /// The fleet file (its node names are the Kubernetes nodes' names).
+    file: String,
+    /// Namespace of every object.
+    #[arg(long, value_name = "NAME", default_value = "stackmeter")]
+    namespace: String,
+    /// Image of the responders and clients (default stackmeter:VERSION).
+    #[arg(long, value_name = "IMAGE")]
+    image: Option<String>,
+    /// IfNotPresent, Always or Never.
+    #[arg(long, value_name = "POLICY", default_value = "IfNotPresent")]
+    pull_policy: String,
+    /// The fleet run's name, given to every Job (default: the fleet's
+    /// name and the UTC time, as NAME-20250102T030405Z).
+    #[arg(long = "run", value_name = "NAME")]
+    run_name: Option<String>,
+    /// Pods on their node's network (dnsPolicy ClusterFirstWithHostNet).
+    #[arg(long)]
+    host_network: bool,
+    /// Tolerate a taint: KEY=VALUE:EFFECT, KEY=VALUE, KEY:EFFECT or KEY (repeatable).
+    #[arg(long, value_name = "TAINT")]
+    toleration: Vec<String>,
+    /// Tolerate every taint (control-plane and dedicated nodes included).
+    #[arg(long)]
+    tolerate_all: bool,
+    /// Run responders only on nodes with this label: KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    node_selector: Vec<String>,
+    /// CPU request of each container.
+    #[arg(long, value_name = "QUANTITY", default_value = "100m")]
+    cpu: String,
+    /// CPU limit (none by default: CFS throttling shows up as latency).
+    #[arg(long, value_name = "QUANTITY")]
+    cpu_limit: Option<String>,
+    /// Memory request of each container.
+    #[arg(long, value_name = "QUANTITY", default_value = "128Mi")]
+    memory: String,
+    /// Memory limit (none by default).
+    #[arg(long, value_name = "QUANTITY")]
+    memory_limit: Option<String>,
+    /// The agents' metrics port, scraped by Prometheus [default: 24681].
+    #[arg(long, value_name = "PORT", allow_hyphen_values = true)]
+    metrics_port: Option<String>,
+    /// A label on every object and pod: KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    label: Vec<String>,
+    /// Secret whose key `dsn` is the PostgreSQL store's URL, given to the
+    /// pods as STACKMETER_DB [default: stackmeter-db].
+    #[arg(long, value_name = "NAME")]
+    db_secret: Option<String>,
+    /// No store: the Jobs run with --no-store and their results are only
+    /// in `kubectl logs` (JSON lines).
+    #[arg(long)]
+    no_db: bool,
+    /// Seconds a finished Job (and its pod's log) is kept [default: 86400].
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    job_ttl: Option<String>,
+    /// One JSON `v1 List` instead of YAML documents.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(a: FleetArgs) -> i32 {
@@ -157,6 +231,94 @@ pub fn run(a: FleetArgs) -> i32 {
             }
             finish(&render(&c, format, &output.style()))
         }
+        FleetAction::K8s(a) => k8s(*a),
+    }
+}
+
+/// A numeric flag's value, or one line naming the flag.
+fn number<T: std::str::FromStr>(flag: &str, s: &str, what: &str) -> Result<T, String> {
+    s.parse().map_err(|_| format!("{flag} '{s}': expected {what}"))
+}
+
+fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
+    let run = match &a.run_name {
+        Some(r) => r.clone(),
+        None => {
+            let stamp = stackmeter_sys::utc_rfc3339(stackmeter_sys::unix_now()).replace(['-', ':'], "");
+            k8s::default_run(fleet, &stamp)
+        }
+    };
+    let mut o = k8s::Options::new(run);
+    o.namespace.clone_from(&a.namespace);
+    if let Some(i) = &a.image {
+        o.image.clone_from(i);
+    }
+    o.pull_policy = k8s::PullPolicy::parse(&a.pull_policy).map_err(|e| e.to_string())?;
+    o.host_network = a.host_network;
+    o.tolerate = match (a.tolerate_all, a.toleration.is_empty()) {
+        (true, false) => return Err("--tolerate-all tolerates every taint already: drop --toleration".into()),
+        (true, true) => k8s::Tolerate::All,
+        (false, true) => k8s::Tolerate::None,
+        (false, false) => k8s::Tolerate::These(
+            a.toleration
+                .iter()
+                .map(|t| k8s::Toleration::parse(t))
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?,
+        ),
+    };
+    o.node_selector = k8s::key_values("--node-selector", &a.node_selector).map_err(|e| e.to_string())?;
+    o.labels = k8s::key_values("--label", &a.label).map_err(|e| e.to_string())?;
+    o.cpu = Some(a.cpu.clone());
+    o.cpu_limit.clone_from(&a.cpu_limit);
+    o.memory = Some(a.memory.clone());
+    o.memory_limit.clone_from(&a.memory_limit);
+    if let Some(p) = &a.metrics_port {
+        o.metrics_port = number("--metrics-port", p, "a port, 1-65535")?;
+    }
+    if let Some(t) = &a.job_ttl {
+        o.job_ttl = number("--job-ttl", t, "seconds, a whole number")?;
+    }
+    o.store = match (a.no_db, &a.db_secret) {
+        (true, Some(_)) => return Err("--no-db and --db-secret: give one (without a store no Secret is read)".into()),
+        (true, None) => k8s::Store::None,
+        (false, name) => k8s::Store::Secret {
+            name: name.clone().unwrap_or_else(|| "stackmeter-db".into()),
+            key: "dsn".into(),
+        },
+    };
+    Ok(o)
+}
+
+fn k8s(a: K8sArgs) -> i32 {
+    let text = match std::fs::read_to_string(&a.file) {
+        Ok(t) => t,
+        Err(e) => return fail(2, format!("cannot read fleet file {}: {e}", a.file)),
+    };
+    let loaded = match stackmeter_engine::fleet::parse(&a.file, &text, false) {
+        Ok(l) => l,
+        Err(e) => return crate::out::error(&e),
+    };
+    let o = match k8s_options(&a, &loaded.plan.fleet) {
+        Ok(o) => o,
+        Err(e) => return fail(2, e),
+    };
+    match k8s::render(&loaded.plan, &text, &o) {
+        Ok(m) => {
+            for w in &m.warnings {
+                eprintln!("stackmeter: warning: {w}");
+            }
+            eprintln!(
+                "stackmeter fleet {}: run {}: {} object(s), namespace {}",
+                loaded.plan.fleet,
+                o.run,
+                m.objects.len(),
+                o.namespace
+            );
+            finish(&if a.json { m.json() } else { m.yaml() })
+        }
+        Err(e) if e.in_file => fail(2, format!("{}: {e}", a.file)),
+        Err(e) => fail(2, e),
     }
 }
 
