@@ -244,6 +244,12 @@ fn what_kubernetes_would_refuse_is_refused_here() {
             .starts_with("node 'pc-b2' has port 5000 and node 'pc-a1' port 24680"),
         "{e}"
     );
+    let big = format!("{LAB}\n#{}\n", "x".repeat(1_000_000));
+    let e = render_err(&big, &o);
+    assert!(
+        e.in_file && e.message.ends_with("the fleet file must be under 1000000 bytes"),
+        "{e}"
+    );
     let flag = |f: &dyn Fn(&mut Options)| {
         let mut o = golden_options();
         f(&mut o);

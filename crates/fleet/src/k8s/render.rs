@@ -196,6 +196,10 @@ impl Manifests {
     }
 }
 
+/// The most fleet file a ConfigMap holds (1 MiB with room for the rest
+/// of the object).
+const MAX_CONFIG: usize = 1_000_000;
+
 const RESPONDER: &str = "stackmeter-responder";
 const CONFIG: &str = "stackmeter-fleet";
 const NAME_KEY: &str = "app.kubernetes.io/name";
@@ -332,6 +336,12 @@ fn job_name(node: &str, run_mark: &str) -> String {
 /// The manifests of `plan`, whose fleet file is `text`.
 pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8sError> {
     let port = check(o, plan)?;
+    if text.len() > MAX_CONFIG {
+        return Err(K8sError::file(format!(
+            "{} bytes: a ConfigMap holds at most 1 MiB, so the fleet file must be under {MAX_CONFIG} bytes",
+            text.len()
+        )));
+    }
     let clients = client_nodes(plan);
     for n in &clients {
         if !is_dns_subdomain(n) {
