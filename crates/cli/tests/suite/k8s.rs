@@ -788,4 +788,5 @@ fn the_image_runs_the_manifests_command_lines() {
         text(&o.stderr)
     );
     drop(guard);
+    let _ = std::fs::remove_dir_all(&dir);
 }
