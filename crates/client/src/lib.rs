@@ -36,7 +36,7 @@ mod stamps;
 mod stream;
 mod target;
 pub mod tune;
-mod udpmax;
+mod udp_max;
 
 pub use crr::crr;
 pub use error::ClientError;
@@ -50,4 +50,4 @@ pub use rr::rr;
 pub use rrul::{rrul, RrulOutcome};
 pub use stream::{stream, StreamOutcome};
 pub use target::resolve;
-pub use udpmax::{udp_max, UdpMaxOutcome};
+pub use udp_max::{udp_max, UdpMaxOutcome};

@@ -89,7 +89,7 @@ const BEHIND: u32 = 32;
 const CHECK_EVERY: Duration = Duration::from_millis(1);
 
 /// One connection of the run.
-struct Link {
+struct Endpoint {
     s: TcpStream,
     /// Its index, which is also its epoll token.
     j: u64,
@@ -156,7 +156,7 @@ fn one(
         }
         s.set_nonblocking(true)?;
         ep.add(s.as_raw_fd(), j, Interest::Read).map_err(ClientError::Local)?;
-        links.push(Link {
+        links.push(Endpoint {
             s,
             j,
             sent: 0,
@@ -226,7 +226,7 @@ type Broke = (String, io::Error);
 #[allow(clippy::too_many_arguments)]
 fn drive(
     p: &Plan,
-    links: &mut [Link],
+    links: &mut [Endpoint],
     ep: &Epoll,
     ev: &mut Events,
     buf: &mut [u8],
@@ -332,13 +332,13 @@ fn drive(
     }
 }
 
-/// Sends `count` requests (`req`, back to back) on link `k` with one
+/// Sends `count` requests (`req`, back to back) on endpoint `k` with one
 /// `send`; should the socket not take them whole (the responder is far
-/// behind), finishes while reading every link's responses, for at most the
+/// behind), finishes while reading every endpoint's responses, for at most the
 /// timeout.
 #[allow(clippy::too_many_arguments)]
 fn send_on(
-    links: &mut [Link],
+    links: &mut [Endpoint],
     k: usize,
     req: &[u8],
     count: u64,
@@ -378,10 +378,10 @@ fn send_on(
     Ok(blocked.is_some())
 }
 
-/// Reads connection `token` (a link index), found ready by the last wait:
+/// Reads connection `token` (an endpoint index), found ready by the last wait:
 /// one `recv` (level-triggered: the rest comes on the next wait), and
 /// records every response it completes.
-fn receive(p: &Plan, links: &mut [Link], token: u64, buf: &mut [u8], t: &mut Tally) -> Result<(), Broke> {
+fn receive(p: &Plan, links: &mut [Endpoint], token: u64, buf: &mut [u8], t: &mut Tally) -> Result<(), Broke> {
     {
         let Some(l) = links.get_mut(token as usize) else {
             return Ok(());
@@ -430,7 +430,7 @@ fn receive(p: &Plan, links: &mut [Link], token: u64, buf: &mut [u8], t: &mut Tal
 
 /// Fails when a connection owes a response and nothing came for the whole
 /// timeout since its last progress.
-fn overdue(links: &[Link], now: Instant, timeout: Duration) -> Result<(), Broke> {
+fn overdue(links: &[Endpoint], now: Instant, timeout: Duration) -> Result<(), Broke> {
     for (j, l) in links.iter().enumerate() {
         if l.done < l.sent && now.duration_since(l.since) > timeout {
             return Err((

@@ -9,7 +9,7 @@
 //! counted; with no `max_pps` it runs unpaced and its send rate becomes
 //! the highest load. The answer is then confirmed by one longer trial
 //! (`final_trial_s`): a queue on the path absorbs excess load for as long
-//! as it has room, so short trials can pass a load the link cannot carry;
+//! as it has room, so short trials can pass a load the endpoint cannot carry;
 //! a failing final trial makes that load an upper bound and the search
 //! goes on below it.
 
