@@ -6,8 +6,8 @@
 //! challenge, or answers without a MAC, is an error, not a silent
 //! unauthenticated test.
 
-use crate::conn::{finish_status, lost, recv_exact, send_all};
 use crate::error::ClientError;
+use crate::sockets::{finish_status, lost, recv_exact, send_all};
 use stackmeter_proto::auth::{self, Key, CHALLENGE_LEN, MAC_LEN};
 use stackmeter_proto::session::FLAG_AUTH;
 use stackmeter_proto::status::STATUS_PREFIX_LEN;

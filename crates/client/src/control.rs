@@ -1,8 +1,8 @@
 //! The client side of a throughput test's control session: open it, learn
 //! the test id, ask for Reports (Snapshot), end the test (Stop).
 
-use crate::conn::{lost, open_session, recv_exact, send_all};
 use crate::error::ClientError;
+use crate::sockets::{lost, open_session, recv_exact, send_all};
 use stackmeter_proto::admit::Advertised;
 use stackmeter_proto::control::{parse_welcome_limits, ClientRecord, Report, ServerRecord, HEAD_LEN};
 use stackmeter_proto::session::SessionHeader;

@@ -1,9 +1,9 @@
 //! crr: connect, one request/response, close; repeated (seed 002's
 //! "connection establish latency").
 
-use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
 use crate::error::ClientError;
 use crate::outcome::{summary_us, Outcome, RowHistogram};
+use crate::sockets::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{CrrParams, CrrResult};
 use stackmeter_stats::Recorder;

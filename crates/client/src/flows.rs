@@ -12,7 +12,7 @@
 //! no byte for the whole timeout fails the test, as the blocking sockets'
 //! timeouts did.
 
-use crate::conn::AlignedBuf;
+use crate::sockets::AlignedBuf;
 use stackmeter_sys::epoll::{Epoll, Events, Interest};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

@@ -17,7 +17,6 @@
 //! error ([`Outcome`]), so nothing measured is dropped.
 
 pub mod auth;
-mod conn;
 mod control;
 mod crr;
 mod error;
@@ -32,6 +31,7 @@ mod plain;
 mod plain_stream;
 mod rr;
 mod rrul;
+mod sockets;
 mod stamps;
 mod stream;
 mod target;

@@ -14,9 +14,9 @@
 //! the barrier's release (the earliest clock read of any client right after
 //! it) to the last client's end.
 
-use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf};
 use crate::error::ClientError;
 use crate::outcome::summary_us;
+use crate::sockets::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf};
 use stackmeter_proto::objects::{self as obj, Catalogue, Op, Response};
 use stackmeter_results::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 use stackmeter_stats::{mean_ci95, Recorder};

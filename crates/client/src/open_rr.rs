@@ -33,9 +33,9 @@
 //! measures). Requests pipeline on a connection when replies are slower
 //! than the schedule, as they would for a real client under load.
 
-use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome};
+use crate::sockets::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{OpenLoopParams, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;

@@ -15,9 +15,9 @@
 //! responder; a reply that differs from its request in any byte is
 //! mismatched.
 
-use crate::conn::{connect, lost, send_all, tcp_socket, AlignedBuf, CHUNK};
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome};
+use crate::sockets::{connect, lost, send_all, tcp_socket, AlignedBuf, CHUNK};
 use stackmeter_results::{CrrParams, CrrResult, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
 use std::io::{self, Read};

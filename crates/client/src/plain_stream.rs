@@ -17,9 +17,9 @@
 //! FINs until the server's report comes, whose counts (received, lost,
 //! out of order, jitter, over the whole test) become the summary's `udp`.
 
-use crate::conn::{connect, lost, send_all, tcp_socket};
 use crate::error::ClientError;
 use crate::iperf2::ServerReport;
+use crate::sockets::{connect, lost, send_all, tcp_socket};
 use crate::stream::{
     boundaries, cpu_of, enable_zerocopy, kpps, mbps, spread, tcp_sender, udp_socket, worker, Gate, Release, Shared,
     Start, StreamOutcome, UdpTx, Worker,

@@ -1,8 +1,8 @@
 //! rr: request/response over one TCP connection per size pair (seed 000).
 
-use crate::conn::{lost, open_session, open_stamped_session, recv_exact, send_all, AlignedBuf, CHUNK};
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome};
+use crate::sockets::{lost, open_session, open_stamped_session, recv_exact, send_all, AlignedBuf, CHUNK};
 use crate::stamps::Collector;
 use stackmeter_proto::session::{Mode, SessionHeader, FLAG_STAMPS};
 use stackmeter_proto::stamps::{Block, BLOCK_LEN};
@@ -38,7 +38,7 @@ fn exchange_stamped(
     block: &mut [u8; BLOCK_LEN],
 ) -> io::Result<Option<u64>> {
     send_all(s, req)?;
-    crate::conn::recv_exact_stamped(s.as_raw_fd(), resp, rx, block)
+    crate::sockets::recv_exact_stamped(s.as_raw_fd(), resp, rx, block)
 }
 
 fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {

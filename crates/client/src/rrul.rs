@@ -298,7 +298,7 @@ fn tcp_probe_session(addr: SocketAddr, timeout: Duration) -> Result<std::net::Tc
         resp_size: 1,
         flags: 0,
     };
-    crate::conn::open_session(addr, &h, timeout)
+    crate::sockets::open_session(addr, &h, timeout)
 }
 
 /// 1:1 transactions on schedule until `stop` (a slow one delays the next;

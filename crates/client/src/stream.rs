@@ -10,12 +10,12 @@
 //! is counted where it is received; what the senders counted is reported
 //! beside it (`docs/tests.md`, "stream").
 
-use crate::conn::{lost, open_session_with, AlignedBuf};
 use crate::control::Control;
 use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::flows;
 use crate::pace::Pacer;
+use crate::sockets::{lost, open_session_with, AlignedBuf};
 use stackmeter_proto::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::udp::{Header, HEADER_LEN};

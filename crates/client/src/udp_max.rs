@@ -118,7 +118,7 @@ fn search(
         let t0 = Instant::now();
         let sent = tx
             .send_paced(load, Some(Duration::from_secs_f64(seconds)), &stop, &bytes, &datagrams)
-            .map_err(|e| crate::conn::lost(addr, "sending a trial", &e))?;
+            .map_err(|e| crate::sockets::lost(addr, "sending a trial", &e))?;
         let duration = t0.elapsed().as_secs_f64();
         // What arrives after the sending stopped was held in a queue.
         let stopped = control.snapshot()?;
