@@ -101,17 +101,17 @@ fn run() -> i32 {
         cli.command,
         Command::Serve(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_)
     );
-    if talks {
-        match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
-            Ok(Some(key)) => stackmeter_engine::secret::install(key),
-            Ok(None) => {}
+    let secret = match talks {
+        true => match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
+            Ok(key) => key,
             Err(e) => return out::fail(2, e),
-        }
-    }
+        },
+        false => None,
+    };
     match cli.command {
-        Command::Serve(a) => serve::run(a),
-        Command::Measure(t) => measure::run(t),
-        Command::Suite(a) => suite::run(a),
+        Command::Serve(a) => serve::run(a, secret),
+        Command::Measure(t) => measure::run(t, secret),
+        Command::Suite(a) => suite::run(a, secret),
         Command::Compare(a) => store::compare(a),
         Command::Runs(a) => store::runs(a),
         Command::Show(a) => store::show(a),

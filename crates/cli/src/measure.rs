@@ -6,11 +6,12 @@
 use crate::out::{fail, print};
 use stackmeter_engine::execute::Event;
 use stackmeter_engine::spec::TestCommand;
+use stackmeter_proto::auth::Key;
 use stackmeter_results::render::{json, text};
 use stackmeter_results::view::{Block, Table};
 use stackmeter_results::{render, Document, Format, Render, Style};
 
-pub fn run(cmd: TestCommand) -> i32 {
+pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     let planned = match cmd.plan() {
         Ok(p) => p,
         Err(e) => return crate::out::error(&e),
@@ -35,7 +36,7 @@ pub fn run(cmd: TestCommand) -> i32 {
         table: None,
         progress: crate::progress::Progress::test(format != Format::Json, what, planned.spec.planned_seconds()),
     };
-    let single = stackmeter_engine::single::single(&planned, &mut |ev| live.event(ev));
+    let single = stackmeter_engine::single::single(&planned, secret, &mut |ev| live.event(ev));
     live.progress.finish();
     let single = match single {
         Ok(s) => s,

@@ -4,6 +4,7 @@ use crate::out::fail;
 use clap::Args;
 use stackmeter_engine::sizes::ObjectSizes;
 use stackmeter_proto::admit::{Advertised, Cidr};
+use stackmeter_proto::auth::Key;
 use stackmeter_proto::limits;
 use stackmeter_responder::{Config, Log, ObjectSource, DEFAULT_SIZES};
 use std::net::SocketAddr;
@@ -89,7 +90,7 @@ fn rate_bits(s: &str) -> Result<u64, String> {
     }
 }
 
-pub fn run(a: ServeArgs) -> i32 {
+pub fn run(a: ServeArgs, secret: Option<Key>) -> i32 {
     let port = stackmeter_proto::DEFAULT_PORT;
     let defaults = a.listen.is_empty();
     let listen = match defaults {
@@ -134,7 +135,7 @@ pub fn run(a: ServeArgs) -> i32 {
         },
         busy_poll_us,
         udp_batch: a.udp_batch as usize,
-        secret: stackmeter_engine::secret::current(),
+        secret,
         limits: Advertised {
             max_test_s: a.max_test_seconds,
             max_tests_per_client: a.max_tests_per_client,

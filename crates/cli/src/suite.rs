@@ -8,6 +8,7 @@ use clap::Args;
 use stackmeter_engine::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
 use stackmeter_engine::suite::{Member, SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
+use stackmeter_proto::auth::Key;
 use stackmeter_results::{render, Format, Placement};
 
 #[derive(Args, Debug)]
@@ -57,7 +58,7 @@ pub fn plan_help() -> String {
     )
 }
 
-pub fn run(a: SuiteArgs) -> i32 {
+pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     let format = match a.output.format() {
         Ok(f) => f,
         Err(e) => return fail(2, e),
@@ -82,7 +83,7 @@ pub fn run(a: SuiteArgs) -> i32 {
     }
     let progress = crate::progress::Progress::suite(format == Format::Text, 0);
     let ((plan, conf), store) = store;
-    match config(&a, plan, conf) {
+    match config(&a, plan, conf, secret) {
         Ok((cfg, responders)) => execute(&a, format, store, cfg, responders, progress),
         Err(e) => {
             progress.finish();
@@ -126,6 +127,7 @@ fn config(
     a: &SuiteArgs,
     plan: stackmeter_engine::plan::Plan,
     confidence: Option<(f64, f64)>,
+    secret: Option<Key>,
 ) -> Result<(SuiteConfig, LocalResponders), stackmeter_engine::Error> {
     let responders = LocalResponders::default();
     let mut placement = Placement::default();
@@ -171,6 +173,7 @@ fn config(
         metric: a.metric.name().into(),
         note,
         placement,
+        secret,
     };
     Ok((cfg, responders))
 }

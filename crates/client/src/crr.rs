@@ -1,21 +1,23 @@
 //! crr: connect, one request/response, close; repeated (seed 002's
 //! "connection establish latency").
 
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::{answer, read_status};
 use crate::outcome::{summary_us, Outcome, RowHistogram};
-use crate::sockets::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
+use crate::sockets::{connect, lost, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_results::{CrrParams, CrrResult};
 use stackmeter_stats::Recorder;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// Times `connect` (call to established) and the whole transaction
 /// (connect call to `close` returned). The socket is created and its
 /// options set before the first clock read: only connect, send, receive and
 /// close are timed.
-pub fn crr(addr: SocketAddr, spec: &CrrParams) -> Outcome<CrrResult> {
-    outcome(run(addr, spec), spec)
+pub fn crr(endpoint: &Endpoint, spec: &CrrParams) -> Outcome<CrrResult> {
+    outcome(run(endpoint, spec), spec)
 }
 
 /// A crr run's row and its two histograms as an [`Outcome`] (a responder
@@ -50,18 +52,19 @@ pub(crate) fn outcome(
     }
 }
 
-fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
+fn run(endpoint: &Endpoint, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
+    let addr = endpoint.addr;
     let timeout = Duration::from_millis(spec.timeout_ms);
     let h = SessionHeader {
         mode: Mode::Crr,
         req_size: spec.req_bytes,
         resp_size: spec.resp_bytes,
-        flags: crate::auth::flags(0),
+        flags: endpoint.flags(0),
     };
     // Header and request leave in one send (with a secret, the proof and
     // the request do, after the challenge: one more round trip per
     // connection, docs/tests.md).
-    let auth = crate::auth::secret().is_some();
+    let auth = endpoint.secret.is_some();
     let mut msg = h.emit().to_vec();
     let hlen = msg.len();
     msg.resize(msg.len() + spec.req_bytes as usize, 0);
@@ -84,7 +87,7 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recor
         if auth {
             // Header, challenge, then the proof and the request together.
             send_all(&mut s, &msg[..hlen]).map_err(|e| lost(addr, &during("sending the header"), &e))?;
-            crate::auth::answer(&mut s, addr, &msg[..hlen], &msg[hlen..])?;
+            answer(&mut s, endpoint, &msg[..hlen], &msg[hlen..])?;
         } else {
             send_all(&mut s, &msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
         }

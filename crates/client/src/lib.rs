@@ -16,11 +16,12 @@
 //! A test that fails part-way returns the rows it finished together with the
 //! error ([`Outcome`]), so nothing measured is dropped.
 
-pub mod auth;
 mod control;
 mod crr;
+mod endpoint;
 mod error;
 mod flows;
+mod handshake;
 mod iperf2;
 mod load;
 mod open_rr;
@@ -39,6 +40,7 @@ pub mod tune;
 mod udp_max;
 
 pub use crr::crr;
+pub use endpoint::Endpoint;
 pub use error::ClientError;
 pub use load::{load, LoadOutcome};
 pub use open_rr::{rr_open, schedule};

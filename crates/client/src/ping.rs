@@ -7,11 +7,11 @@
 //! and each RTT runs from that datagram's own send time, so a slow reply
 //! never delays the next send.
 
+use crate::endpoint::Endpoint;
 use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
 use crate::stamps::Collector;
-use stackmeter_proto::auth::MAC_LEN;
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS, FLAG_STAMPS, HEADER_LEN, STAMPED_MIN};
 use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};
@@ -25,8 +25,8 @@ pub const SLOW_LISTED: usize = 10;
 
 /// Runs the echo test. A test with no reply at all ends with an error
 /// next to its (complete) row.
-pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
-    let mut st = match State::new(addr, spec) {
+pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
+    let mut st = match State::new(endpoint, spec) {
         Ok(s) => s,
         Err(e) => {
             return Outcome {
@@ -45,12 +45,12 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
     let error = match run {
         Err(e) => Some(e),
         Ok(()) if row.received == 0 && row.sent > 0 => Some(ClientError::Lost {
-            addr,
+            addr: endpoint.addr,
             what: format!(
                 "no reply to any of {} datagrams within {} ms{}",
                 row.sent,
                 spec.timeout_ms,
-                if spec.echo { "" } else { crate::auth::no_reply_hint() }
+                if spec.echo { "" } else { endpoint.no_reply_hint() }
             ),
         }),
         Ok(()) => None,
@@ -73,7 +73,7 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
 }
 
 struct State<'a> {
-    addr: SocketAddr,
+    endpoint: Endpoint,
     spec: &'a PingParams,
     timeout: Duration,
     slow: Duration,
@@ -106,7 +106,8 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    fn new(addr: SocketAddr, spec: &'a PingParams) -> Result<State<'a>, ClientError> {
+    fn new(endpoint: &Endpoint, spec: &'a PingParams) -> Result<State<'a>, ClientError> {
+        let addr = endpoint.addr;
         let timeout = Duration::from_millis(spec.timeout_ms);
         let local: SocketAddr = if addr.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
@@ -119,7 +120,7 @@ impl<'a> State<'a> {
         sock.set_read_timeout(Some(timeout))?;
         let total = (spec.warmup + spec.count) as usize;
         // A plain echo target speaks no protocol: no secret there.
-        let sealed = crate::auth::secret().is_some() && !spec.echo;
+        let sealed = endpoint.secret.is_some() && !spec.echo;
         let stamps = match &spec.timestamps {
             Some(p) => {
                 use std::os::fd::AsRawFd;
@@ -130,13 +131,13 @@ impl<'a> State<'a> {
             None => None,
         };
         Ok(State {
-            addr,
+            endpoint: *endpoint,
             spec,
             timeout,
             slow: Duration::from_micros(spec.slow_us),
             interval: Duration::from_micros(spec.interval_us),
             sock,
-            tx: vec![0u8; spec.size + if sealed { MAC_LEN } else { 0 }],
+            tx: vec![0u8; spec.size + if sealed { endpoint.trailer() } else { 0 }],
             rx: stackmeter_sys::AlignedBuf::new(65536),
             sent_at: vec![None; total],
             seen: vec![false; total],
@@ -179,7 +180,7 @@ impl<'a> State<'a> {
         let _ = h.emit(&mut self.tx);
         pattern::fill(wire, &mut self.tx[HEADER_LEN..body]);
         if self.sealed {
-            crate::auth::seal(&mut self.tx);
+            self.endpoint.seal(&mut self.tx);
         }
     }
 
@@ -327,9 +328,9 @@ impl<'a> State<'a> {
         let rx = self.rx.bytes_mut();
         let n = match self.sealed {
             false => n,
-            true => match crate::auth::open(&rx[..n]) {
+            true => match self.endpoint.open(&rx[..n]) {
                 Ok(body) => body,
-                Err(true) => return Err(crate::auth::unsealed_reply(self.addr)),
+                Err(true) => return Err(self.endpoint.unsealed_reply()),
                 Err(false) => {
                     self.r.mismatched += 1;
                     return Ok(());
@@ -345,7 +346,7 @@ impl<'a> State<'a> {
                 .map(|r| r.name().to_string())
                 .unwrap_or(format!("code {}", h.code));
             return Err(ClientError::Refused {
-                addr: self.addr,
+                addr: self.endpoint.addr,
                 code,
                 reason: format!("UDP echo refused (responder speaks v{})", h.version),
             });
@@ -437,17 +438,17 @@ impl<'a> State<'a> {
             let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
             if self.r.received == 0 {
                 return ClientError::Unreachable {
-                    addr: self.addr,
+                    addr: self.endpoint.addr,
                     reason,
                 };
             }
             return ClientError::Lost {
-                addr: self.addr,
+                addr: self.endpoint.addr,
                 what: format!("responder gone mid-test: {reason}"),
             };
         }
         ClientError::Lost {
-            addr: self.addr,
+            addr: self.endpoint.addr,
             what: format!("UDP: {e}"),
         }
     }

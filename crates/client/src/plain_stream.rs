@@ -19,10 +19,10 @@
 
 use crate::error::ClientError;
 use crate::iperf2::ServerReport;
-use crate::sockets::{connect, lost, send_all, tcp_socket};
+use crate::sockets::{connect, lost, send_all, tcp_socket, udp_socket};
 use crate::stream::{
-    boundaries, cpu_of, enable_zerocopy, kpps, mbps, spread, tcp_sender, udp_socket, worker, Gate, Release, Shared,
-    Start, StreamOutcome, UdpTx, Worker,
+    boundaries, cpu_of, enable_zerocopy, kpps, mbps, spread, tcp_sender, worker, Gate, Release, Shared, Start,
+    StreamOutcome, UdpTx, Worker,
 };
 use stackmeter_results::{CpuUse, Interval, SenderBytes, StreamParams, StreamSummary, UdpFigures};
 use stackmeter_sys::{thread_cpu, CpuTime};
@@ -226,7 +226,7 @@ fn udp_sender(
     let reports = reports.clone();
     worker("iperf2-udp", st, Vec::new(), move |sh, go, b, d| {
         stackmeter_sys::tight_timers();
-        let mut tx = UdpTx::iperf2(sock, length);
+        let mut tx = UdpTx::iperf2(sock, addr, length);
         go.wait();
         if let Err(e) = tx.send_paced(pps, None, &sh.stop, b, d) {
             sh.fail(lost(addr, "sending UDP datagrams to the iperf 2 server", &e));

@@ -1,8 +1,10 @@
 //! rr: request/response over one TCP connection per size pair (seed 000).
 
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::open_session;
 use crate::outcome::{levels, summary_us, Outcome};
-use crate::sockets::{lost, open_session, open_stamped_session, recv_exact, send_all, AlignedBuf, CHUNK};
+use crate::sockets::{lost, recv_exact, send_all, tcp_connect, AlignedBuf, CHUNK};
 use crate::stamps::Collector;
 use stackmeter_proto::session::{Mode, SessionHeader, FLAG_STAMPS};
 use stackmeter_proto::stamps::{Block, BLOCK_LEN};
@@ -13,10 +15,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// Runs every size pair against `addr`. Stops at the first error, keeping
-/// the rows already measured.
-pub fn rr(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
-    crate::outcome::per_pair(&spec.sizes, |pair| one(addr, pair, spec))
+/// Runs every size pair against the responder at `endpoint`. Stops at the
+/// first error, keeping the rows already measured.
+pub fn rr(endpoint: &Endpoint, spec: &RrParams) -> Outcome<RrResult> {
+    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec))
 }
 
 /// One request/response exchange: the measured path.
@@ -41,10 +43,11 @@ fn exchange_stamped(
     crate::sockets::recv_exact_stamped(s.as_raw_fd(), resp, rx, block)
 }
 
-fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
+fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
     let Some(p) = &spec.timestamps else {
-        return plain(addr, pair, spec);
+        return plain(endpoint, pair, spec);
     };
+    let addr = endpoint.addr;
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: pair.req,
@@ -52,7 +55,12 @@ fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, R
         flags: FLAG_STAMPS,
     };
     let timeout = Duration::from_millis(spec.timeout_ms);
-    let mut s = open_stamped_session(addr, &h, timeout, p)?;
+    // Kernel timestamps are turned on after the connect and before the
+    // header is sent, so a send stamp's key is the byte's offset in the
+    // stream.
+    let mut s = tcp_connect(addr, timeout)?;
+    crate::stamps::enable(s.as_raw_fd(), p, s.local_addr()?)?;
+    crate::handshake::start(&mut s, endpoint, &h)?;
     std::thread::sleep(crate::stamps::SETTLE);
     let fd = s.as_raw_fd();
     let mut req = vec![0u8; pair.req as usize];
@@ -144,14 +152,15 @@ fn row(
 }
 
 /// One size pair without timestamps: the loop as it always was.
-fn plain(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
+fn plain(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
+    let addr = endpoint.addr;
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: pair.req,
         resp_size: pair.resp,
         flags: 0,
     };
-    let mut s = open_session(addr, &h, Duration::from_millis(spec.timeout_ms))?;
+    let mut s = open_session(endpoint, &h, Duration::from_millis(spec.timeout_ms))?;
     let mut req = vec![0u8; pair.req as usize];
     stackmeter_proto::pattern::fill(0, &mut req);
     let mut rx_buf = AlignedBuf::new((pair.resp as usize).min(CHUNK));

@@ -8,6 +8,7 @@
 //! the same schedule. The stamps become phases, one-way delays and induced
 //! latency in `stackmeter_stats::phases::assemble` (pure).
 
+use crate::endpoint::Endpoint;
 use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
 use stackmeter_proto::session::{Mode, SessionHeader};
@@ -34,9 +35,10 @@ pub struct RrulOutcome {
     pub error: Option<ClientError>,
 }
 
-/// Runs the phases of `p` against `addr`; `cpu` pins the load streams'
-/// workers; `live` sees each load interval.
-pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn FnMut(&Interval)) -> RrulOutcome {
+/// Runs the phases of `p` against the responder at `endpoint`; `cpu` pins the
+/// load streams' workers; `live` sees each load interval.
+pub fn rrul(endpoint: &Endpoint, p: &RrulParams, cpu: Option<usize>, live: &mut dyn FnMut(&Interval)) -> RrulOutcome {
+    let addr = endpoint.addr;
     let mut raw = RawRrul {
         origin_ns: monotonic_ns(),
         ..RawRrul::default()
@@ -45,7 +47,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
     let interval = Duration::from_secs_f64(p.probe_interval_ms / 1e3);
     let timeout = Duration::from_millis(p.timeout_ms);
     let mut error = None;
-    let udp = match UdpProbe::open(addr, p.probe_size, timeout) {
+    let udp = match UdpProbe::open(endpoint, p.probe_size, timeout) {
         Ok(u) => Some(u),
         Err(e) => {
             error = Some(e);
@@ -53,7 +55,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
         }
     };
     let tcp = match (p.tcp_probe, &error) {
-        (true, None) => match tcp_probe_session(addr, timeout) {
+        (true, None) => match tcp_probe_session(endpoint, timeout) {
             Ok(s) => Some(s),
             Err(e) => {
                 error = Some(e);
@@ -70,7 +72,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
             let st = stop.clone();
             scope.spawn(move || tcp_probe(s, interval, &st))
         });
-        error = phases(addr, p, cpu, live, &mut raw.phases).err();
+        error = phases(endpoint, p, cpu, live, &mut raw.phases).err();
         stop.store(true, Ordering::Release);
         match probes.join() {
             Ok(Ok(v)) => raw.probes = v,
@@ -109,7 +111,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
 
 /// Runs every phase in order, keeping those that finished.
 fn phases(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     p: &RrulParams,
     cpu: Option<usize>,
     live: &mut dyn FnMut(&Interval),
@@ -142,7 +144,7 @@ fn phases(
                     iperf2: false,
                     batch: 1,
                 };
-                let o = crate::stream::stream(addr, &sp, cpu, &mut |row: &Interval| {
+                let o = crate::stream::stream(endpoint, &sp, cpu, &mut |row: &Interval| {
                     intervals.push((monotonic_ns(), row.recv_mbps, row.sent_mbps));
                     live(row);
                 });
@@ -189,15 +191,19 @@ fn idle(d: Duration) {
 /// The UDP probe: a connected socket and its buffers.
 struct UdpProbe {
     sock: UdpSocket,
-    addr: SocketAddr,
+    endpoint: Endpoint,
     size: usize,
 }
 
 impl UdpProbe {
-    fn open(addr: SocketAddr, size: usize, timeout: Duration) -> Result<UdpProbe, ClientError> {
-        let sock = crate::stream::udp_socket(addr, timeout)?;
+    fn open(endpoint: &Endpoint, size: usize, timeout: Duration) -> Result<UdpProbe, ClientError> {
+        let sock = crate::sockets::udp_socket(endpoint.addr, timeout)?;
         sock.set_nonblocking(true)?;
-        Ok(UdpProbe { sock, addr, size })
+        Ok(UdpProbe {
+            sock,
+            endpoint: *endpoint,
+            size,
+        })
     }
 
     /// Sends on schedule until `stop`, then waits `timeout` for the last
@@ -205,14 +211,14 @@ impl UdpProbe {
     fn run(self, interval: Duration, timeout: Duration, stop: &AtomicBool) -> Result<Vec<RawProbe>, ClientError> {
         stackmeter_sys::tight_timers();
         let mut probes: Vec<RawProbe> = Vec::with_capacity(1 << 12);
-        let mut tx = vec![0u8; self.size + crate::auth::trailer()];
+        let mut tx = vec![0u8; self.size + self.endpoint.trailer()];
         let mut rx = vec![0u8; 65536];
         let start = monotonic_ns();
         let step = interval.as_nanos().max(1) as u64;
         let mut seq: u64 = 0;
         // With a secret, sequence numbers on the wire start at the wall
         // clock (the replay window of a reused port, docs/protocol.md 10.2).
-        let base = if crate::auth::secret().is_some() {
+        let base = if self.endpoint.secret.is_some() {
             stackmeter_sys::wall_ns()
         } else {
             0
@@ -232,12 +238,12 @@ impl UdpProbe {
                 Header::request(seq.wrapping_add(base), c_tx)
                     .emit(&mut tx)
                     .map_err(|_| short(self.size))?;
-                crate::auth::seal(&mut tx);
+                self.endpoint.seal(&mut tx);
                 match self.sock.send(&tx) {
                     Ok(_) => probes.push(RawProbe { c_tx, reply: None }),
                     // A full buffer under load: the probe is lost at the sender.
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => probes.push(RawProbe { c_tx, reply: None }),
-                    Err(e) => return Err(lost(self.addr, "sending a probe", &e)),
+                    Err(e) => return Err(lost(self.endpoint.addr, "sending a probe", &e)),
                 }
                 seq += 1;
                 continue;
@@ -252,12 +258,12 @@ impl UdpProbe {
                     Ok(n) => n,
                     Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => break,
                     // An ICMP error (nothing listens) surfaces here.
-                    Err(e) => return Err(lost(self.addr, "receiving a probe reply", &e)),
+                    Err(e) => return Err(lost(self.endpoint.addr, "receiving a probe reply", &e)),
                 };
                 let c_rx = monotonic_ns();
-                let n = match crate::auth::open(&rx[..n]) {
+                let n = match self.endpoint.open(&rx[..n]) {
                     Ok(n) => n,
-                    Err(true) => return Err(crate::auth::unsealed_reply(self.addr)),
+                    Err(true) => return Err(self.endpoint.unsealed_reply()),
                     Err(false) => continue,
                 };
                 let Ok(mut h) = Header::parse(&rx[..n]) else { continue };
@@ -291,14 +297,14 @@ fn lost(addr: SocketAddr, during: &str, e: &io::Error) -> ClientError {
 }
 
 /// An rr session of 1-byte requests and replies for the TCP probe.
-fn tcp_probe_session(addr: SocketAddr, timeout: Duration) -> Result<std::net::TcpStream, ClientError> {
+fn tcp_probe_session(endpoint: &Endpoint, timeout: Duration) -> Result<std::net::TcpStream, ClientError> {
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: 1,
         resp_size: 1,
         flags: 0,
     };
-    crate::sockets::open_session(addr, &h, timeout)
+    crate::handshake::open_session(endpoint, &h, timeout)
 }
 
 /// 1:1 transactions on schedule until `stop` (a slow one delays the next;

@@ -1,13 +1,14 @@
-//! TCP plumbing shared by rr and crr: sockets with bounded waits, the
-//! session handshake, and the send/receive loops used inside timed code.
+//! Byte I/O every test shares, and nothing of the protocol: sockets with
+//! bounded waits (TCP with TCP_NODELAY and both timeouts, connected UDP
+//! with a bounded send), the sends and receives of exact lengths that run
+//! inside timed code, and the error of an exchange that broke. The
+//! session handshake on top of them is `handshake.rs`.
 
 use crate::error::ClientError;
 use crate::error::{connect_reason, is_timeout};
 use socket2::{Domain, Protocol, Socket, Type};
-use stackmeter_proto::session::SessionHeader;
-use stackmeter_proto::status::{Refusal, StatusPrefix, MAX_REASON_LEN, STATUS_PREFIX_LEN};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::Duration;
 
 pub(crate) use stackmeter_sys::AlignedBuf;
@@ -35,115 +36,28 @@ pub(crate) fn connect(s: &Socket, addr: SocketAddr, timeout: Duration) -> Result
     })
 }
 
-/// Connects, sends the session header and reads the status record: a
-/// stream ready for the data phase.
-pub(crate) fn open_session(addr: SocketAddr, h: &SessionHeader, timeout: Duration) -> Result<TcpStream, ClientError> {
-    open_session_with(addr, h, timeout, true)
-}
-
-/// [`open_session`] with a choice of TCP_NODELAY for the data phase: a
-/// throughput test's data connections leave Nagle on by default (a bulk
-/// sender of small writes wants its segments coalesced, as iperf3 does).
-/// The header and status exchange happen with NODELAY either way.
-pub(crate) fn open_session_with(
-    addr: SocketAddr,
-    h: &SessionHeader,
-    timeout: Duration,
-    nodelay: bool,
-) -> Result<TcpStream, ClientError> {
+/// A connected [`tcp_socket`].
+pub(crate) fn tcp_connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
     let s = tcp_socket(addr, timeout)?;
     connect(&s, addr, timeout)?;
-    let mut stream = TcpStream::from(s);
-    handshake(&mut stream, addr, h)?;
-    if !nodelay {
-        stream.set_nodelay(false)?;
-    }
-    Ok(stream)
+    Ok(TcpStream::from(s))
 }
 
-/// [`open_session`] for a session whose header asks for stamp blocks:
-/// kernel timestamps are turned on after the connect and before the header
-/// is sent, so a send stamp's key is the byte's offset in the stream.
-pub(crate) fn open_stamped_session(
-    addr: SocketAddr,
-    h: &SessionHeader,
-    timeout: Duration,
-    p: &stackmeter_results::StampParams,
-) -> Result<TcpStream, ClientError> {
-    use std::os::fd::AsRawFd;
-    let s = tcp_socket(addr, timeout)?;
-    connect(&s, addr, timeout)?;
-    let local = s.local_addr()?.as_socket().unwrap_or(addr);
-    crate::stamps::enable(s.as_raw_fd(), p, local)?;
-    let mut stream = TcpStream::from(s);
-    handshake(&mut stream, addr, h)?;
-    Ok(stream)
-}
-
-/// Sends the header (asking to authenticate when the client has a
-/// secret), answers the challenge, reads the status record.
-fn handshake(stream: &mut TcpStream, addr: SocketAddr, h: &SessionHeader) -> Result<(), ClientError> {
-    let h = SessionHeader {
-        flags: crate::auth::flags(h.flags),
-        ..*h
+/// A UDP socket connected to `addr`, with a bounded send.
+pub(crate) fn udp_socket(addr: SocketAddr, timeout: Duration) -> Result<UdpSocket, ClientError> {
+    let bind: SocketAddr = if addr.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
     };
-    let bytes = h.emit();
-    send_all(stream, &bytes).map_err(|e| lost(addr, "sending the session header", &e))?;
-    crate::auth::answer(stream, addr, &bytes, &[])?;
-    read_status(stream, addr)
-}
-
-/// Reads a status record; a refusal becomes [`ClientError::Refused`].
-pub(crate) fn read_status(stream: &mut TcpStream, addr: SocketAddr) -> Result<(), ClientError> {
-    let mut prefix = [0u8; STATUS_PREFIX_LEN];
-    recv_exact(stream, STATUS_PREFIX_LEN as u64, &mut prefix).map_err(|e| lost_status(addr, &e))?;
-    finish_status(stream, addr, prefix)
-}
-
-/// A connection that broke before the status record: with a closed
-/// connection and no byte, the responder may have turned the address away.
-fn lost_status(addr: SocketAddr, e: &io::Error) -> ClientError {
-    let mut err = lost(addr, "waiting for the session status", e);
-    if let ClientError::Lost { what, .. } = &mut err {
-        if e.kind() == io::ErrorKind::UnexpectedEof && e.to_string().starts_with("closed after 0 ") {
-            what.push_str(
-                " (a responder with limits closes connections from networks it does not allow, \
-                 and beyond its connections per second or waiting sessions per address)",
-            );
-        }
-    }
-    err
-}
-
-/// The rest of a status record whose first 8 bytes are `prefix`.
-pub(crate) fn finish_status(
-    stream: &mut TcpStream,
-    addr: SocketAddr,
-    prefix: [u8; STATUS_PREFIX_LEN],
-) -> Result<(), ClientError> {
-    let mut rec = [0u8; STATUS_PREFIX_LEN + MAX_REASON_LEN];
-    rec[..STATUS_PREFIX_LEN].copy_from_slice(&prefix);
-    let p = StatusPrefix::parse(&rec).map_err(|_| ClientError::Lost {
+    let sock = UdpSocket::bind(bind)?;
+    crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&sock))?;
+    sock.connect(addr).map_err(|e| ClientError::Unreachable {
         addr,
-        what: "the peer is not a stackmeter responder (bad status record)".into(),
+        reason: e.to_string(),
     })?;
-    if p.accepted() {
-        return Ok(());
-    }
-    let n = p.reason_len as usize;
-    // A responder that closes before its whole reason still refused.
-    let _ = recv_exact(stream, n as u64, &mut rec[STATUS_PREFIX_LEN..STATUS_PREFIX_LEN + n]);
-    let reason = String::from_utf8_lossy(&rec[STATUS_PREFIX_LEN..STATUS_PREFIX_LEN + n]).into_owned();
-    let code = match Refusal::from_u8(p.code) {
-        Some(Refusal::UnsupportedVersion) => format!(
-            "unsupported version (responder speaks v{}, this client v{})",
-            p.version,
-            stackmeter_proto::VERSION
-        ),
-        Some(r) => r.name().to_string(),
-        None => format!("code {}", p.code),
-    };
-    Err(ClientError::Refused { addr, code, reason })
+    sock.set_write_timeout(Some(timeout))?;
+    Ok(sock)
 }
 
 /// Writes all of `buf`.

@@ -11,11 +11,13 @@
 //! beside it (`docs/tests.md`, "stream").
 
 use crate::control::Control;
+use crate::endpoint::Endpoint;
 use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::flows;
+use crate::handshake::open_session_with;
 use crate::pace::Pacer;
-use crate::sockets::{lost, open_session_with, AlignedBuf};
+use crate::sockets::{lost, udp_socket, AlignedBuf};
 use stackmeter_proto::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT};
 use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::udp::{Header, HEADER_LEN};
@@ -112,30 +114,32 @@ struct Mark {
     report: Report,
 }
 
-/// Runs a stream test against `addr`; `live` sees each interval as it ends.
+/// Runs a stream test against the responder at `endpoint`; `live` sees each
+/// interval as it ends.
 pub fn stream(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     p: &StreamParams,
     cpu: Option<usize>,
     live: &mut dyn FnMut(&Interval),
 ) -> StreamOutcome {
     let mut out = StreamOutcome::default();
-    if let Err(e) = run(addr, p, cpu, live, &mut out) {
+    if let Err(e) = run(endpoint, p, cpu, live, &mut out) {
         out.error.get_or_insert(e);
     }
     out
 }
 
 fn run(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     p: &StreamParams,
     cpu: Option<usize>,
     live: &mut dyn FnMut(&Interval),
     out: &mut StreamOutcome,
 ) -> Result<(), ClientError> {
+    let addr = endpoint.addr;
     let timeout = Duration::from_millis(p.timeout_ms);
     let cpu0 = thread_cpu();
-    let mut control = Control::open(addr, timeout)?;
+    let mut control = Control::open(endpoint, timeout)?;
     let fitted = fit(p, &control.limits, &mut out.warnings);
     let p = &fitted;
     let shared = Shared::new();
@@ -157,12 +161,12 @@ fn run(
     let (mut up, mut down) = (Vec::new(), Vec::new());
     for i in 0..parallel {
         if p.udp {
-            senders.push(udp_sender(addr, p, control.test_id, i as u16, &st)?);
+            senders.push(udp_sender(endpoint, p, control.test_id, i as u16, &st)?);
             continue;
         }
         if p.direction.up() {
             let h = SessionHeader::data(Mode::Sink, control.test_id, p.length);
-            let s = open_session_with(addr, &h, timeout, p.nodelay)?;
+            let s = open_session_with(endpoint, &h, timeout, p.nodelay)?;
             if p.zerocopy {
                 enable_zerocopy(&s)?;
                 senders.push(tcp_sender(s, addr, p.length as usize, true, &st)?);
@@ -172,7 +176,7 @@ fn run(
         }
         if p.direction.down() {
             let h = SessionHeader::data(Mode::Source, control.test_id, p.length);
-            down.push(open_session_with(addr, &h, timeout, p.nodelay)?);
+            down.push(open_session_with(endpoint, &h, timeout, p.nodelay)?);
         }
     }
     let length = p.length as usize;
@@ -728,14 +732,21 @@ fn tcp_flows(
 }
 
 /// A paced UDP sender for stream `index` of the test.
-fn udp_sender(addr: SocketAddr, p: &StreamParams, test_id: u32, index: u16, st: &Start) -> Result<Worker, ClientError> {
+fn udp_sender(
+    endpoint: &Endpoint,
+    p: &StreamParams,
+    test_id: u32,
+    index: u16,
+    st: &Start,
+) -> Result<Worker, ClientError> {
+    let (addr, endpoint) = (endpoint.addr, *endpoint);
     let sock = udp_socket(addr, Duration::from_millis(p.timeout_ms))?;
     let pps = p.rate_pps.unwrap_or(f64::INFINITY) / p.parallel as f64;
     let length = (p.length as usize).max(HEADER_LEN);
     let batch = p.batch as usize;
     worker("udp-send", st, Vec::new(), move |sh, go, b, d| {
         stackmeter_sys::tight_timers();
-        let mut tx = UdpTx::new(sock, test_id, index, length, batch);
+        let mut tx = UdpTx::new(sock, &endpoint, test_id, index, length, batch);
         go.wait();
         if let Err(e) = tx.send_paced(pps, None, &sh.stop, b, d) {
             sh.fail(lost(addr, "sending UDP stream datagrams", &e));
@@ -786,6 +797,8 @@ pub(crate) struct UdpTx {
     test_id: u32,
     index: u16,
     pub(crate) seq: u64,
+    /// The responder and its secret: each datagram's MAC trailer.
+    endpoint: Endpoint,
     /// iperf 2's datagram header instead of the protocol's (`--iperf2`).
     iperf2: bool,
     /// How many datagrams leave per system call, and how.
@@ -813,9 +826,16 @@ impl UdpTx {
     /// where the kernel can (UDP GSO, else `sendmmsg`; 1: one `send` each).
     /// With a secret each datagram carries its MAC trailer after it, and
     /// goes alone.
-    pub(crate) fn new(sock: UdpSocket, test_id: u32, index: u16, length: usize, batch: usize) -> UdpTx {
+    pub(crate) fn new(
+        sock: UdpSocket,
+        endpoint: &Endpoint,
+        test_id: u32,
+        index: u16,
+        length: usize,
+        batch: usize,
+    ) -> UdpTx {
         let length = length.max(HEADER_LEN);
-        let trailer = crate::auth::trailer();
+        let trailer = endpoint.trailer();
         let batch = if trailer > 0 { 1 } else { batch };
         let mut buf = vec![0u8; length + trailer];
         stackmeter_proto::pattern::fill(0, &mut buf[HEADER_LEN..]);
@@ -844,6 +864,7 @@ impl UdpTx {
             test_id,
             index,
             seq: 0,
+            endpoint: *endpoint,
             iperf2: false,
             way,
             train,
@@ -875,7 +896,7 @@ impl UdpTx {
 
     /// A sender of iperf 2 datagrams (`crate::iperf2`): its datagram
     /// header, a settings header with no flags, the payload pattern.
-    pub(crate) fn iperf2(sock: UdpSocket, length: usize) -> UdpTx {
+    pub(crate) fn iperf2(sock: UdpSocket, addr: SocketAddr, length: usize) -> UdpTx {
         let mut buf = vec![0u8; length.max(crate::iperf2::UDP_MIN)];
         stackmeter_proto::pattern::fill(0, &mut buf[crate::iperf2::UDP_MIN..]);
         buf[crate::iperf2::DATAGRAM_LEN..crate::iperf2::UDP_MIN].fill(0);
@@ -885,6 +906,7 @@ impl UdpTx {
             test_id: 0,
             index: 0,
             seq: 0,
+            endpoint: Endpoint::new(addr, None),
             iperf2: true,
             way: Way::One,
             train: Vec::new(),
@@ -946,14 +968,14 @@ impl UdpTx {
                     let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
                     // Cannot fail: buf holds at least HEADER_LEN bytes.
                     let _ = h.emit(&mut self.buf);
-                    crate::auth::seal(&mut self.buf);
+                    self.endpoint.seal(&mut self.buf);
                 }
                 match self.sock.send(&self.buf) {
                     Ok(n) => {
                         self.seq += 1;
                         sent += 1;
                         // The datagram's size, as asked: not its trailer.
-                        let n = if self.iperf2 { n } else { n - crate::auth::trailer() };
+                        let n = if self.iperf2 { n } else { n - self.endpoint.trailer() };
                         bytes.0.fetch_add(n as u64, Ordering::Relaxed);
                         datagrams.0.fetch_add(1, Ordering::Relaxed);
                     }
@@ -968,21 +990,4 @@ impl UdpTx {
         }
         Ok(sent)
     }
-}
-
-/// A UDP socket connected to `addr`, with a bounded send.
-pub(crate) fn udp_socket(addr: SocketAddr, timeout: Duration) -> Result<UdpSocket, ClientError> {
-    let bind: SocketAddr = if addr.is_ipv6() {
-        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
-    } else {
-        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
-    };
-    let sock = UdpSocket::bind(bind)?;
-    crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&sock))?;
-    sock.connect(addr).map_err(|e| ClientError::Unreachable {
-        addr,
-        reason: e.to_string(),
-    })?;
-    sock.set_write_timeout(Some(timeout))?;
-    Ok(sock)
 }

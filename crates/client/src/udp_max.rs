@@ -14,11 +14,12 @@
 //! goes on below it.
 
 use crate::control::Control;
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
-use crate::stream::{udp_socket, Counter, UdpTx};
+use crate::sockets::udp_socket;
+use crate::stream::{Counter, UdpTx};
 use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 use stackmeter_stats::mlr::{Goal, Next, Search};
-use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -32,17 +33,17 @@ pub struct UdpMaxOutcome {
     pub error: Option<ClientError>,
 }
 
-/// Runs the search against `addr`; `live` sees each trial (its number,
-/// 0 for the warm-up) as it ends.
+/// Runs the search against the responder at `endpoint`; `live` sees each
+/// trial (its number, 0 for the warm-up) as it ends.
 pub fn udp_max(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     p: &UdpMaxParams,
     cpu: Option<usize>,
     live: &mut dyn FnMut(usize, &Trial),
 ) -> UdpMaxOutcome {
     let mut trials = Vec::new();
-    let r = search(addr, p, cpu, live, &mut trials);
-    let overhead = 8 + if addr.is_ipv6() { 40 } else { 20 } + 14;
+    let r = search(endpoint, p, cpu, live, &mut trials);
+    let overhead = 8 + if endpoint.addr.is_ipv6() { 40 } else { 20 } + 14;
     let any = !trials.is_empty();
     let result = move |a: Option<stackmeter_stats::mlr::Answer>, converged: bool| {
         let a = a.unwrap_or(stackmeter_stats::mlr::Answer {
@@ -94,7 +95,7 @@ enum Kind {
 const MAX_FINALS: u32 = 3;
 
 fn search(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     p: &UdpMaxParams,
     cpu: Option<usize>,
     live: &mut dyn FnMut(usize, &Trial),
@@ -105,9 +106,9 @@ fn search(
         let _ = stackmeter_sys::pin_current_thread(c);
     }
     stackmeter_sys::tight_timers();
-    let mut control = Control::open(addr, timeout).map_err(|e| (None, e))?;
-    let sock = udp_socket(addr, timeout).map_err(|e| (None, e))?;
-    let mut tx = UdpTx::new(sock, control.test_id, 0, p.length as usize, p.batch as usize);
+    let mut control = Control::open(endpoint, timeout).map_err(|e| (None, e))?;
+    let sock = udp_socket(endpoint.addr, timeout).map_err(|e| (None, e))?;
+    let mut tx = UdpTx::new(sock, endpoint, control.test_id, 0, p.length as usize, p.batch as usize);
     let mut run = |load: f64, kind: Kind, trials: &mut Vec<Trial>| -> Result<Trial, ClientError> {
         let seconds = match kind {
             Kind::Final => p.final_trial_s,
@@ -118,7 +119,7 @@ fn search(
         let t0 = Instant::now();
         let sent = tx
             .send_paced(load, Some(Duration::from_secs_f64(seconds)), &stop, &bytes, &datagrams)
-            .map_err(|e| crate::sockets::lost(addr, "sending a trial", &e))?;
+            .map_err(|e| crate::sockets::lost(endpoint.addr, "sending a trial", &e))?;
         let duration = t0.elapsed().as_secs_f64();
         // What arrives after the sending stopped was held in a queue.
         let stopped = control.snapshot()?;

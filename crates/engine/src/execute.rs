@@ -5,7 +5,8 @@
 //! a suite run through here, so a document is assembled in one place.
 
 use crate::spec::Spec;
-use stackmeter_client::{ClientError, RowHistogram};
+use stackmeter_client::{ClientError, Endpoint, RowHistogram};
+use stackmeter_proto::auth::Key;
 use stackmeter_results::{Document, Env, KnobRequest, Knobs, Live, Placement, Target};
 use std::net::SocketAddr;
 
@@ -36,6 +37,8 @@ pub struct How {
     pub placement: Placement,
     /// Real-time knobs, applied to the calling thread for this test only.
     pub knobs: KnobRequest,
+    /// The shared secret the target asks for (`secret::load`), if any.
+    pub secret: Option<Key>,
 }
 
 /// Runs `spec` against `addr` (named `target` in the document) from the
@@ -77,7 +80,8 @@ pub fn execute(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut
         }
     };
     on(Event::Started(&doc));
-    let ran = spec.run(addr, doc.placement.client_cpu, &mut |row| on(Event::Row(row)));
+    let endpoint = Endpoint::new(addr, how.secret);
+    let ran = spec.run(&endpoint, doc.placement.client_cpu, &mut |row| on(Event::Row(row)));
     doc.knobs.client = Some(crate::knobs::in_force());
     crate::knobs::undo(applied);
     doc.body = ran.body;

@@ -5,6 +5,7 @@
 use crate::error::Error;
 use crate::execute::{execute, Event, Measured};
 use crate::spec::{Planned, Spec};
+use stackmeter_proto::auth::Key;
 use stackmeter_results::Placement;
 
 /// A measured single command, and what to tell the user beside it.
@@ -19,8 +20,9 @@ pub struct Single {
     pub spooled: Option<String>,
 }
 
-/// Runs a planned measurement; `on` sees its start and live rows.
-pub fn single(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
+/// Runs a planned measurement against a target that asks for `secret`
+/// (the embedded responder too); `on` sees its start and live rows.
+pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
     let f = &p.flags;
     let mut store = crate::record::open_for_measuring(&f.store)?;
     // Refused knobs stop the command before anything starts; applied only
@@ -33,6 +35,7 @@ pub fn single(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
         f.responder_affinity,
         p.objects.clone(),
         p.spec.target_kind(),
+        secret,
     )?;
     if let Some(cpu) = f.affinity {
         let placed = match p.spec {
@@ -58,7 +61,11 @@ pub fn single(p: &Planned, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
         client_cpu: f.affinity,
         responder_cpu: f.responder_affinity,
     };
-    let how = crate::execute::How { placement, knobs };
+    let how = crate::execute::How {
+        placement,
+        knobs,
+        secret,
+    };
     let measured = execute(&p.spec, chosen.target.clone(), chosen.addr, how, on);
     let not_stored = match store.as_mut() {
         Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::execute::Event;
 use crate::plan::Plan;
 use stackmeter_client::ClientError;
+use stackmeter_proto::auth::Key;
 use stackmeter_results::{Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target};
 use stackmeter_store::{NewRun, NewTest, RunInfo, RunKey, StoredTest, Writer};
 use std::net::SocketAddr;
@@ -58,6 +59,8 @@ pub struct SuiteConfig {
     /// Where the measuring thread (already pinned by the caller) and the
     /// local responders run.
     pub placement: Placement,
+    /// The shared secret the targets ask for, if any.
+    pub secret: Option<Key>,
 }
 
 impl SuiteConfig {
@@ -136,6 +139,7 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut
                 let how = crate::execute::How {
                     placement: cfg.placement.clone(),
                     knobs: t.info.knobs.clone(),
+                    secret: cfg.secret,
                 };
                 let m = crate::execute::execute(&step.spec, target, t.addr, how, &mut |_: Event| {});
                 if matches!(m.error, Some(ClientError::Interrupted)) {

@@ -4,6 +4,7 @@
 //! binary found on this machine.
 
 use crate::error::Error;
+use stackmeter_proto::auth::Key;
 use stackmeter_responder::{Log, ObjectSource, Responder};
 use stackmeter_results::{Target, TargetKind};
 use std::net::{SocketAddr, TcpStream};
@@ -23,13 +24,15 @@ pub struct Chosen {
 
 /// `target` resolved (a port it does not name is `kind`'s default), or
 /// with none a responder started in this process on 127.0.0.1 (pinned to
-/// `responder_cpu`, serving `objects`). A plain target must be named:
-/// there is no embedded echo, discard or iperf 2 server.
+/// `responder_cpu`, serving `objects`, asking for `secret` when there is
+/// one). A plain target must be named: there is no embedded echo, discard
+/// or iperf 2 server.
 pub fn choose(
     target: Option<&str>,
     responder_cpu: Option<usize>,
     objects: ObjectSource,
     kind: TargetKind,
+    secret: Option<Key>,
 ) -> Result<Chosen, Error> {
     let flag = crate::spec::plain::flag(kind);
     if let Some(t) = target {
@@ -79,7 +82,7 @@ pub fn choose(
         log: Log::Quiet,
         objects,
         // The client's secret, if any: the embedded responder asks for it.
-        secret: stackmeter_client::auth::secret(),
+        secret,
         ..Default::default()
     };
     let r = stackmeter_responder::start(cfg)

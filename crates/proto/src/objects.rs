@@ -209,6 +209,13 @@ pub fn emit_header() -> [u8; HEADER_LEN] {
     b
 }
 
+/// The header of an object session with header flags `flags`
+/// ([`crate::session::FLAG_AUTH`]): the 16 bytes of [`emit_header`]
+/// without a flag, the 24-byte form that carries the flags word with one.
+pub fn emit_header_with(flags: u32) -> crate::session::HeaderBytes {
+    crate::session::emit(MODE, 0, 0, flags)
+}
+
 /// One catalogue entry, borrowing its name from the catalogue bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry<'a> {
@@ -527,6 +534,16 @@ mod tests {
             Catalogue::parse(&[0, 0, 0x10, 1]).unwrap_err(),
             CatalogueError::TooMany(4097)
         );
+    }
+
+    #[test]
+    fn a_header_with_flags_is_the_long_form_of_the_plain_one() {
+        assert_eq!(*emit_header_with(0), emit_header());
+        let h = emit_header_with(crate::session::FLAG_AUTH);
+        assert_eq!(h.len(), crate::session::EXT_HEADER_LEN);
+        assert_eq!(parse_header(&h), Ok(()));
+        assert_eq!(h[..6], emit_header()[..6]);
+        assert_eq!(crate::be32(&h, 16), crate::session::FLAG_AUTH);
     }
 
     #[test]

@@ -234,17 +234,24 @@ impl SessionHeader {
     /// The header bytes for this session: 16, or 24 with the flags word
     /// when a flag is set.
     pub fn emit(&self) -> HeaderBytes {
-        let mut b = [0u8; EXT_HEADER_LEN];
-        let len = if self.flags == 0 { RR_HEADER_LEN } else { EXT_HEADER_LEN };
-        b[0..4].copy_from_slice(&MAGIC);
-        b[4] = crate::VERSION;
-        b[5] = self.mode as u8;
-        b[6..8].copy_from_slice(&(len as u16).to_be_bytes());
-        b[8..12].copy_from_slice(&self.req_size.to_be_bytes());
-        b[12..16].copy_from_slice(&self.resp_size.to_be_bytes());
-        b[16..20].copy_from_slice(&self.flags.to_be_bytes());
-        HeaderBytes { buf: b, len: len as u8 }
+        emit(self.mode as u8, self.req_size, self.resp_size, self.flags)
     }
+}
+
+/// The header bytes of a session of mode number `mode` (a [`Mode`], or
+/// object mode, `crate::objects`): 16, or 24 with the flags word when a
+/// flag is set.
+pub(crate) fn emit(mode: u8, req_size: u32, resp_size: u32, flags: u32) -> HeaderBytes {
+    let mut b = [0u8; EXT_HEADER_LEN];
+    let len = if flags == 0 { RR_HEADER_LEN } else { EXT_HEADER_LEN };
+    b[0..4].copy_from_slice(&MAGIC);
+    b[4] = crate::VERSION;
+    b[5] = mode;
+    b[6..8].copy_from_slice(&(len as u16).to_be_bytes());
+    b[8..12].copy_from_slice(&req_size.to_be_bytes());
+    b[12..16].copy_from_slice(&resp_size.to_be_bytes());
+    b[16..20].copy_from_slice(&flags.to_be_bytes());
+    HeaderBytes { buf: b, len: len as u8 }
 }
 
 impl HeaderError {

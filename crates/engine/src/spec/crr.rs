@@ -4,9 +4,9 @@
 
 use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
 use stackmeter_results::{Body, CrrParams};
-use std::net::SocketAddr;
 
 const ITERATIONS: u64 = 1000;
 const WARMUP: u64 = 10;
@@ -84,11 +84,11 @@ impl Options for CrrOptions {
     }
 }
 
-/// Runs crr against `addr`.
-pub(crate) fn run(p: &CrrParams, addr: SocketAddr) -> Ran {
+/// Runs crr against `endpoint`.
+pub(crate) fn run(p: &CrrParams, endpoint: &Endpoint) -> Ran {
     let o = match p.echo || p.raw {
-        true => stackmeter_client::crr_plain(addr, p),
-        false => stackmeter_client::crr(addr, p),
+        true => stackmeter_client::crr_plain(endpoint.addr, p),
+        false => stackmeter_client::crr(endpoint, p),
     };
     Ran::rows(o, |results| Body::Crr {
         params: p.clone(),

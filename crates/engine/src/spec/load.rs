@@ -4,9 +4,9 @@
 
 use super::common::{at_least_one, within, Options, Ran, SpecError};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
 use stackmeter_results::{Body, LoadParams};
-use std::net::SocketAddr;
 
 const CLIENTS: u32 = 50;
 const MAX_CLIENTS: u32 = 10_000;
@@ -58,9 +58,9 @@ impl Options for LoadOptions {
     }
 }
 
-/// Runs the load against `addr`.
-pub(crate) fn run(p: &LoadParams, addr: SocketAddr) -> Ran {
-    let o = stackmeter_client::load(addr, p);
+/// Runs the load against `endpoint`.
+pub(crate) fn run(p: &LoadParams, endpoint: &Endpoint) -> Ran {
+    let o = stackmeter_client::load(endpoint, p);
     Ran::new(
         Body::Load {
             params: o.params,

@@ -38,11 +38,11 @@ use crate::error::Error;
 use crate::flags::{ObjectFlags, RunFlags};
 use clap::{Args, Subcommand};
 use common::Ran;
+use stackmeter_client::Endpoint;
 use stackmeter_responder::ObjectSource;
 use stackmeter_results::{
     Body, CrrParams, Live, LoadParams, PingParams, RrParams, RrulParams, StreamParams, TestKind, UdpMaxParams,
 };
-use std::net::SocketAddr;
 
 /// A checked test: the parameters its client runs and its document records.
 #[derive(Clone, Debug)]
@@ -244,18 +244,18 @@ impl Spec {
         }
     }
 
-    /// Runs the test against `addr`, the measuring thread already placed;
-    /// `cpu` is passed to tests that start threads of their own; `live`
-    /// sees rows as they finish.
-    pub(crate) fn run(&self, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+    /// Runs the test against `endpoint` (the target's address and secret),
+    /// the measuring thread already placed; `cpu` is passed to tests that
+    /// start threads of their own; `live` sees rows as they finish.
+    pub(crate) fn run(&self, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
         match self {
-            Spec::Rr(p) => rr::run(p, addr),
-            Spec::Crr(p) => crr::run(p, addr),
-            Spec::Ping(p) => ping::run(p, addr),
-            Spec::Stream(p) => stream::run(p, addr, cpu, live),
-            Spec::UdpMax(p) => udp_max::run(p, addr, cpu, live),
-            Spec::Load(p) => load::run(p, addr),
-            Spec::Rrul(p) => rrul::run(p, addr, cpu),
+            Spec::Rr(p) => rr::run(p, endpoint),
+            Spec::Crr(p) => crr::run(p, endpoint),
+            Spec::Ping(p) => ping::run(p, endpoint),
+            Spec::Stream(p) => stream::run(p, endpoint, cpu, live),
+            Spec::UdpMax(p) => udp_max::run(p, endpoint, cpu, live),
+            Spec::Load(p) => load::run(p, endpoint),
+            Spec::Rrul(p) => rrul::run(p, endpoint, cpu),
         }
     }
 }

@@ -6,9 +6,9 @@ use super::common::{
     UDP_MAX, UDP_MIN,
 };
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
 use stackmeter_results::{Body, PingParams};
-use std::net::SocketAddr;
 
 const SIZE: u32 = 64;
 /// The default size with `--timestamps`: room for the stamp block.
@@ -99,13 +99,13 @@ impl Options for PingOptions {
     }
 }
 
-/// Runs ping against `addr`.
-pub(crate) fn run(p: &PingParams, addr: SocketAddr) -> Ran {
+/// Runs ping against `endpoint`.
+pub(crate) fn run(p: &PingParams, endpoint: &Endpoint) -> Ran {
     let p = &PingParams {
-        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
         ..p.clone()
     };
-    Ran::rows(stackmeter_client::ping(addr, p), |results| Body::Ping {
+    Ran::rows(stackmeter_client::ping(endpoint, p), |results| Body::Ping {
         params: p.clone(),
         results,
     })

@@ -6,9 +6,9 @@ use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
 };
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
-use std::net::SocketAddr;
 
 /// The latency grid (docs/scenarios.md): 1-byte requests with 1 KiB..1 MiB
 /// replies, and back.
@@ -199,16 +199,16 @@ impl RrOptions {
     }
 }
 
-/// Runs rr against `addr`.
-pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
+/// Runs rr against `endpoint`.
+pub(crate) fn run(p: &RrParams, endpoint: &Endpoint) -> Ran {
     let p = &RrParams {
-        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
         ..p.clone()
     };
     let o = match &p.open_loop {
-        Some(ol) => stackmeter_client::rr_open(addr, p, ol),
-        None if p.echo || p.raw => stackmeter_client::rr_plain(addr, p),
-        None => stackmeter_client::rr(addr, p),
+        Some(ol) => stackmeter_client::rr_open(endpoint, p, ol),
+        None if p.echo || p.raw => stackmeter_client::rr_plain(endpoint.addr, p),
+        None => stackmeter_client::rr(endpoint, p),
     };
     Ran::rows(o, |results| Body::Rr {
         params: p.clone(),

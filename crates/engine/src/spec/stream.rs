@@ -3,9 +3,9 @@
 
 use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
 use stackmeter_results::{Body, Direction, Live, StreamParams};
-use std::net::SocketAddr;
 
 const TCP_LENGTH: u32 = 128 << 10;
 const UDP_LENGTH: u32 = 1472;
@@ -246,12 +246,12 @@ impl StreamOptions {
     }
 }
 
-/// Runs a stream test against `addr`; `live` sees each interval as it ends.
-pub(crate) fn run(p: &StreamParams, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+/// Runs a stream test against `endpoint`; `live` sees each interval as it ends.
+pub(crate) fn run(p: &StreamParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
     let mut live_interval = |i: &stackmeter_results::Interval| live(Live::Interval(i));
     let o = match p.plain() {
-        true => stackmeter_client::stream_plain(addr, p, cpu, &mut live_interval),
-        false => stackmeter_client::stream(addr, p, cpu, &mut live_interval),
+        true => stackmeter_client::stream_plain(endpoint.addr, p, cpu, &mut live_interval),
+        false => stackmeter_client::stream(endpoint, p, cpu, &mut live_interval),
     };
     let mut ran = Ran::new(
         Body::Stream {
