@@ -8,7 +8,7 @@
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::sockets::{lost, recv_exact, send_all, tcp_connect};
-use stackmeter_proto::auth::CHALLENGE_LEN;
+use stackmeter_proto::auth::{CHALLENGE_LEN, PROOF_LEN};
 use stackmeter_proto::session::SessionHeader;
 use stackmeter_proto::status::{Refusal, StatusPrefix, MAX_REASON_LEN, STATUS_PREFIX_LEN};
 use std::io;
@@ -45,8 +45,9 @@ pub(crate) fn open_session_with(
 
 /// The session on a connected `stream`: sends the header (asking to
 /// authenticate when the endpoint has a secret), answers the challenge, reads
-/// the status record.
-pub(crate) fn start(stream: &mut TcpStream, endpoint: &Endpoint, h: &SessionHeader) -> Result<(), ClientError> {
+/// the status record. Returns the bytes the client wrote before the data
+/// phase (the header, and the proof with a secret).
+pub(crate) fn start(stream: &mut TcpStream, endpoint: &Endpoint, h: &SessionHeader) -> Result<u64, ClientError> {
     let h = SessionHeader {
         flags: endpoint.flags(h.flags),
         ..*h
@@ -63,11 +64,16 @@ pub(crate) fn open_objects(endpoint: &Endpoint, timeout: Duration) -> Result<Tcp
     Ok(stream)
 }
 
-/// Sends `header`, answers the challenge, reads the status record.
-fn begin(stream: &mut TcpStream, endpoint: &Endpoint, header: &[u8], during: &str) -> Result<(), ClientError> {
+/// Sends `header`, answers the challenge, reads the status record;
+/// returns the bytes written.
+fn begin(stream: &mut TcpStream, endpoint: &Endpoint, header: &[u8], during: &str) -> Result<u64, ClientError> {
     send_all(stream, header).map_err(|e| lost(endpoint.addr, during, &e))?;
-    answer(stream, endpoint, header, &[])?;
-    read_status(stream, endpoint.addr)
+    let proof = match answer(stream, endpoint, header, &[])? {
+        true => PROOF_LEN,
+        false => 0,
+    };
+    read_status(stream, endpoint.addr)?;
+    Ok((header.len() + proof) as u64)
 }
 
 /// After the header went out (`header`, the bytes sent): without a secret,

@@ -60,7 +60,7 @@ fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult
     // stream.
     let mut s = tcp_connect(addr, timeout)?;
     crate::stamps::enable(s.as_raw_fd(), p, s.local_addr()?)?;
-    crate::handshake::start(&mut s, endpoint, &h)?;
+    let before = crate::handshake::start(&mut s, endpoint, &h)?;
     std::thread::sleep(crate::stamps::SETTLE);
     let fd = s.as_raw_fd();
     let mut req = vec![0u8; pair.req as usize];
@@ -76,10 +76,10 @@ fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult
     let mut c = Collector::new(p, total as usize, spec.warmup as usize);
     let mut block = [0u8; BLOCK_LEN];
     // With OPT_ID set before the header went out, a TCP send stamp's key is
-    // the offset of the send's last byte in the stream (header included).
-    let header_len = h.emit().len() as u64;
+    // the offset of the send's last byte in the stream (the header, and
+    // with a secret the proof, included).
     let after = |c: &mut Collector, i: u64, block: &[u8; BLOCK_LEN]| {
-        let end = (header_len + (i + 1) * pair.req as u64 - 1) as u32;
+        let end = (before + (i + 1) * pair.req as u64 - 1) as u32;
         stackmeter_sys::tstamp::drain_tx(fd, |k, ns| {
             if k == end {
                 c.sent_stamp(i, ns);

@@ -136,6 +136,26 @@ fn client_side(target: &str, secret: &str, wrong: &str, stream: bool) {
     ]);
     assert!(out.status.success(), "stamps and MACs together: {}", stderr(&out));
     assert_eq!(json_of(&out)["results"][0]["received"], 20);
+    // rr's send stamps are keyed by stream offset: the proof counts.
+    let out = run(&[
+        "rr",
+        target,
+        "--timestamps",
+        "--sizes",
+        "64:64",
+        "-n",
+        "100",
+        "--json",
+        "--secret-file",
+        secret,
+    ]);
+    assert!(out.status.success(), "rr stamps and a secret: {}", stderr(&out));
+    let s = &json_of(&out)["results"][0]["split_us"];
+    assert_eq!(
+        (s["samples"].as_u64(), s["incomplete"].as_u64()),
+        (Some(100), Some(0)),
+        "{s}"
+    );
     if stream {
         for extra in [&[][..], &["--udp", "-b", "20M"][..]] {
             let mut a = vec!["stream", target, "-t", "1", "--json", "--secret-file", secret];
