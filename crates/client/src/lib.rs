@@ -10,8 +10,7 @@
 //!
 //! Plain targets (an echo, discard or iperf 2 server, or one with its own
 //! reply rule) get the same timed loops without the protocol's header:
-//! `plain.rs` (rr, crr, ping's echo framing), `plain_stream.rs` and
-//! `iperf2.rs` (stream).
+//! `plain/`.
 //!
 //! A test that fails part-way returns the rows it finished together with the
 //! error ([`Outcome`]), so nothing measured is dropped.
@@ -22,14 +21,12 @@ mod endpoint;
 mod error;
 mod flows;
 mod handshake;
-mod iperf2;
 mod load;
 mod open_rr;
 mod outcome;
 mod pace;
 mod ping;
 mod plain;
-mod plain_stream;
 mod rr;
 mod rrul;
 mod sockets;
@@ -46,8 +43,7 @@ pub use load::{load, LoadOutcome};
 pub use open_rr::{rr_open, schedule};
 pub use outcome::{Outcome, RowHistogram};
 pub use ping::ping;
-pub use plain::{crr_plain, rr_plain, ECHO_HEADER_LEN};
-pub use plain_stream::stream_plain;
+pub use plain::{crr_plain, rr_plain, stream_plain, ECHO_HEADER_LEN};
 pub use rr::rr;
 pub use rrul::{rrul, RrulOutcome};
 pub use stream::{stream, StreamOutcome};

@@ -894,12 +894,12 @@ impl UdpTx {
         r
     }
 
-    /// A sender of iperf 2 datagrams (`crate::iperf2`): its datagram
+    /// A sender of iperf 2 datagrams (`crate::plain::iperf2`): its datagram
     /// header, a settings header with no flags, the payload pattern.
     pub(crate) fn iperf2(sock: UdpSocket, addr: SocketAddr, length: usize) -> UdpTx {
-        let mut buf = vec![0u8; length.max(crate::iperf2::UDP_MIN)];
-        stackmeter_proto::pattern::fill(0, &mut buf[crate::iperf2::UDP_MIN..]);
-        buf[crate::iperf2::DATAGRAM_LEN..crate::iperf2::UDP_MIN].fill(0);
+        let mut buf = vec![0u8; length.max(crate::plain::iperf2::UDP_MIN)];
+        stackmeter_proto::pattern::fill(0, &mut buf[crate::plain::iperf2::UDP_MIN..]);
+        buf[crate::plain::iperf2::DATAGRAM_LEN..crate::plain::iperf2::UDP_MIN].fill(0);
         UdpTx {
             sock,
             buf,
@@ -963,7 +963,7 @@ impl UdpTx {
             }
             for _ in 0..due {
                 if self.iperf2 {
-                    crate::iperf2::stamp(&mut self.buf, self.seq as i64 + 1, stackmeter_sys::wall_ns());
+                    crate::plain::iperf2::stamp(&mut self.buf, self.seq as i64 + 1, stackmeter_sys::wall_ns());
                 } else {
                     let h = Header::stream_data(self.test_id, self.index, self.seq, stackmeter_sys::monotonic_ns());
                     // Cannot fail: buf holds at least HEADER_LEN bytes.

@@ -18,7 +18,7 @@
 //! out of order, jitter, over the whole test) become the summary's `udp`.
 
 use crate::error::ClientError;
-use crate::iperf2::ServerReport;
+use crate::plain::iperf2::ServerReport;
 use crate::sockets::{connect, lost, send_all, tcp_socket, udp_socket};
 use crate::stream::{
     boundaries, cpu_of, enable_zerocopy, kpps, mbps, spread, tcp_sender, worker, Gate, Release, Shared, Start,
@@ -90,7 +90,7 @@ fn run(
         connect(&s, addr, timeout)?;
         let mut s = TcpStream::from(s);
         if p.iperf2 {
-            let h = crate::iperf2::Settings::new(p.parallel, p.length, p.omit_s + p.time_s);
+            let h = crate::plain::iperf2::Settings::new(p.parallel, p.length, p.omit_s + p.time_s);
             send_all(&mut s, &h.emit()).map_err(|e| lost(addr, "sending the iperf 2 settings header", &e))?;
         }
         if !p.nodelay {
@@ -232,7 +232,7 @@ fn udp_sender(
             sh.fail(lost(addr, "sending UDP datagrams to the iperf 2 server", &e));
             return;
         }
-        match crate::iperf2::finish(&tx.sock, &mut tx.buf, tx.seq as i64) {
+        match crate::plain::iperf2::finish(&tx.sock, &mut tx.buf, tx.seq as i64) {
             Ok(Some(r)) => reports
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
