@@ -17,7 +17,8 @@ use crate::control::Control;
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::sockets::udp_socket;
-use crate::stream::{Counter, UdpTx};
+use crate::throughput::udp_sender::{StreamFrames, UdpTx};
+use crate::throughput::workers::Counter;
 use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 use stackmeter_stats::mlr::{Goal, Next, Search};
 use std::sync::atomic::AtomicBool;
@@ -108,7 +109,8 @@ fn search(
     stackmeter_sys::tight_timers();
     let mut control = Control::open(endpoint, timeout).map_err(|e| (None, e))?;
     let sock = udp_socket(endpoint.addr, timeout).map_err(|e| (None, e))?;
-    let mut tx = UdpTx::new(sock, endpoint, control.test_id, 0, p.length as usize, p.batch as usize);
+    let framing = StreamFrames::new(endpoint, control.test_id, 0);
+    let mut tx = UdpTx::new(sock, framing, p.length as usize, p.batch as usize);
     let mut run = |load: f64, kind: Kind, trials: &mut Vec<Trial>| -> Result<Trial, ClientError> {
         let seconds = match kind {
             Kind::Final => p.final_trial_s,

@@ -38,6 +38,7 @@
 //! expected (the highest sequence number seen, the FIN's included), and
 //! the RFC 1889 jitter (seconds, microseconds).
 
+use crate::throughput::udp_sender::Framing;
 use std::io;
 use std::net::UdpSocket;
 use std::time::Duration;
@@ -89,6 +90,20 @@ const REPORT_FLAG: u64 = 0x8000_0000;
 const FIN_TRIES: u32 = 10;
 /// How long each FIN waits for the report.
 const FIN_WAIT: Duration = Duration::from_millis(250);
+
+/// iperf 2's datagrams as a UDP sender writes them: datagram `seq` (from
+/// 0) is iperf 2's `seq + 1`, stamped with the wall clock; the settings
+/// header after it stays zero (no flags).
+pub(crate) struct Frames;
+
+impl Framing for Frames {
+    const HEADER_LEN: usize = UDP_MIN;
+
+    #[inline]
+    fn frame(&self, seq: u64, d: &mut [u8]) {
+        stamp(d, seq as i64 + 1, stackmeter_sys::wall_ns());
+    }
+}
 
 /// Writes datagram `seq`'s header (sent at `ns` on the wall clock) into
 /// `buf`; a negative `seq` is a FIN.
