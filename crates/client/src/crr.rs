@@ -1,5 +1,6 @@
-//! crr: connect, one request/response, close; repeated (seed 002's
-//! "connection establish latency").
+//! crr: connect, one request/response, close; repeated (the "connection
+//! establish latency" of the link-characterisation scenario,
+//! docs/scenarios.md).
 
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;

@@ -1,5 +1,6 @@
-//! load: many clients list and fetch objects from one target at once (seed
-//! 003), every byte checked, per-request latency by object.
+//! load: many clients list and fetch objects from one target at once (the
+//! proxy-load scenario, docs/scenarios.md), every byte checked,
+//! per-request latency by object.
 //!
 //! Before the first run one untimed LIST fetches the catalogue; pattern
 //! objects' expected bytes are generated once and shared read-only by every

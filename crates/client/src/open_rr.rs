@@ -27,10 +27,10 @@
 //! first design): pinned to one CPU, 2c threads paid a context switch per
 //! request and response, and c spinning senders took the CPU from each
 //! other in scheduler slices of milliseconds; at 100,000 requests/s on 4
-//! connections the schedule slipped by milliseconds (issue 13: perf showed
-//! a third of the time in clock reads and spinning, a sixth in scheduler
-//! wake-ups, 23,000 context switches a second; bench/openloop.sh
-//! measures). Requests pipeline on a connection when replies are slower
+//! connections the schedule slipped by milliseconds (perf showed a third
+//! of the time in clock reads and spinning, a sixth in scheduler wake-ups,
+//! 23,000 context switches a second; bench/openloop.sh measures).
+//! Requests pipeline on a connection when replies are slower
 //! than the schedule, as they would for a real client under load.
 
 use crate::endpoint::Endpoint;

@@ -1,5 +1,5 @@
 //! ping: UDP echo round trips with loss, order, payload and slow-answer
-//! accounting (seed 004).
+//! accounting (the UDP-echo scenario, docs/scenarios.md).
 //!
 //! Back to back (`interval` 0): one datagram outstanding; the clock is read
 //! right before `send` and right after the matching `recv`. With an

@@ -1,4 +1,5 @@
-//! rr: request/response over one TCP connection per size pair (seed 000).
+//! rr: request/response over one TCP connection per size pair (the
+//! latency-grid scenario, docs/scenarios.md).
 
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;

@@ -1,5 +1,6 @@
-//! stream: TCP or paced UDP throughput, per interval and in total (seed
-//! 001's `bps` table, seed 002's min/typical/max).
+//! stream: TCP or paced UDP throughput, per interval and in total (the
+//! `bps` table of the bps-throughput scenario, the min/typical/max of the
+//! link-characterisation one: docs/scenarios.md).
 //!
 //! One control session plus `parallel` data connections per direction (or
 //! UDP sockets). Worker threads (`throughput/`) move the bytes with plain

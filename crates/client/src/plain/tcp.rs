@@ -1,6 +1,6 @@
 //! rr and crr against plain targets: servers that speak no stackmeter
 //! protocol (an RFC 862 echo server, a server with its own reply rule such
-//! as seed 000's io-sock module).
+//! as the io-sock module of the latency-grid scenario, docs/scenarios.md).
 //!
 //! No session header and no status record: the data phase starts at
 //! `connect`. The timed loops are rr's and crr's own (`rr::exchanges`,

@@ -2,9 +2,10 @@
 //!
 //! A thread per flow measured the scheduler more than the stack: at 1000
 //! flows pinned to one CPU the total fell to about half of `-P 8` and the
-//! intervals swung by orders of magnitude (issue 13). Here a few threads
-//! (one when the client is pinned, else one per CPU, never more than the
-//! flows) each drive their share of the flows from one `epoll` set: a
+//! intervals swung by orders of magnitude (measured when `-P` went to
+//! 1000, bench/openloop.sh). Here a few threads (one when the client is
+//! pinned, else one per CPU, never more than the flows) each drive their
+//! share of the flows from one `epoll` set: a
 //! sender writes `length` bytes with one `send` whenever a flow has room, a
 //! receiver reads `length` bytes with one `recv` whenever a flow has data.
 //! The sockets are non-blocking but otherwise plain, so an LD_PRELOAD
