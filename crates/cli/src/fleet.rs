@@ -158,7 +158,7 @@ pub struct K8sArgs {
     json: bool,
 }
 
-pub fn run(a: FleetArgs) -> i32 {
+pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     match a.action {
         FleetAction::Plan { file, quick, output } => {
             let format = match output.format() {
@@ -179,7 +179,9 @@ pub fn run(a: FleetArgs) -> i32 {
             lock_dir,
             db,
             no_store,
-        } => run_node(&file, &node, &run_name, quick, lock_wait, lock_dir, &db, no_store),
+        } => run_node(
+            &file, &node, &run_name, quick, lock_wait, lock_dir, &db, no_store, secret,
+        ),
         FleetAction::Report { run, db, output } => {
             let format = match output.format() {
                 Ok(f) => f,
@@ -332,6 +334,7 @@ fn run_node(
     lock_dir: Option<PathBuf>,
     db: &DbFlags,
     no_store: bool,
+    secret: Option<stackmeter_proto::auth::Key>,
 ) -> i32 {
     if run_name.trim().is_empty() || run_name.contains(char::is_whitespace) {
         return fail(2, format!("--run '{run_name}': give a name without spaces"));
@@ -376,6 +379,7 @@ fn run_node(
         node,
         run: run_name,
         lock_wait: Duration::from_secs_f64(lock_wait),
+        secret,
     };
     eprintln!(
         "stackmeter fleet {}: run {run_name}, node {node}: {} test(s); {}",

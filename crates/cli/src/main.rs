@@ -99,7 +99,7 @@ fn run() -> i32 {
     // Only the commands that talk to a responder, or are one, read it.
     let talks = matches!(
         cli.command,
-        Command::Serve(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_)
+        Command::Serve(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_) | Command::Fleet(_)
     );
     let secret = match talks {
         true => match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
@@ -119,7 +119,7 @@ fn run() -> i32 {
         Command::Report(a) => store::report(a),
         Command::Store(a) => store::store(a),
         Command::Lab(a) => lab::run(a),
-        Command::Fleet(a) => fleet::run(a),
+        Command::Fleet(a) => fleet::run(a, secret),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut cli_command(), "stackmeter", &mut out);

@@ -181,6 +181,8 @@ pub struct NodeRun<'a> {
     pub run: &'a str,
     /// The longest wait for a lock.
     pub lock_wait: Duration,
+    /// The shared secret the fleet's responders ask for, if any.
+    pub secret: Option<stackmeter_proto::auth::Key>,
 }
 
 /// What happens as a node's part runs.
@@ -296,7 +298,11 @@ pub fn run_node(
             embedded: false,
             kind: step.spec.target_kind(),
         };
-        let m = crate::execute::execute(&step.spec, doc_target, addr, Default::default(), &mut |_| {});
+        let how = crate::execute::How {
+            secret: r.secret,
+            ..Default::default()
+        };
+        let m = crate::execute::execute(&step.spec, doc_target, addr, how, &mut |_| {});
         drop(guard);
         if let (Some(s), Some(run)) = (store.as_deref_mut(), &run_id) {
             let saved = s.add_test(
