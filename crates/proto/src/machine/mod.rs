@@ -63,9 +63,9 @@
 //! - `text`: reasons formatted without allocation.
 
 mod config;
-mod header;
+mod header_reader;
 mod objects;
-mod records;
+mod record_reader;
 mod registry;
 mod session;
 mod step;

@@ -8,9 +8,9 @@
 //! throughput test leaves it or closes it when dropped.
 
 use super::config::Config;
-use super::header::{HeaderReader, Parsed};
+use super::header_reader::{HeaderReader, Parsed};
 use super::objects::{Asked, Catalogue, Lookup, RequestReader};
-use super::records::{Record, RecordReader};
+use super::record_reader::{Record, RecordReader};
 use super::registry::{CpuTime, Registry, ReportInputs, TestRef};
 use super::step::{Deadline, Event, Failure, Next, Outgoing, ReportDue, Service, Source, ANY};
 use super::text::Reason;
