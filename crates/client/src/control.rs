@@ -7,7 +7,7 @@ use crate::handshake::open_session;
 use crate::sockets::{lost, recv_exact, send_all};
 use stackmeter_proto::admit::Advertised;
 use stackmeter_proto::control::{parse_welcome_limits, ClientRecord, Report, ServerRecord, HEAD_LEN};
-use stackmeter_proto::session::SessionHeader;
+use stackmeter_proto::header::SessionHeader;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use crate::error::ClientError;
 use crate::handshake::{answer, read_status};
 use crate::outcome::{summary_us, Outcome, RowHistogram};
 use crate::sockets::{connect, lost, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
-use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_results::{CrrParams, CrrResult};
 use stackmeter_stats::Recorder;
 use std::net::{SocketAddr, TcpStream};

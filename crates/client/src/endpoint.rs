@@ -9,7 +9,7 @@
 
 use crate::error::ClientError;
 use stackmeter_proto::auth::{Key, MAC_LEN};
-use stackmeter_proto::session::FLAG_AUTH;
+use stackmeter_proto::header::FLAG_AUTH;
 use stackmeter_proto::udp;
 use std::net::SocketAddr;
 

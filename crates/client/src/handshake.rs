@@ -9,7 +9,7 @@ use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::sockets::{lost, recv_exact, send_all, tcp_connect};
 use stackmeter_proto::auth::{CHALLENGE_LEN, PROOF_LEN};
-use stackmeter_proto::session::SessionHeader;
+use stackmeter_proto::header::SessionHeader;
 use stackmeter_proto::status::{Refusal, StatusPrefix, MAX_REASON_LEN, STATUS_PREFIX_LEN};
 use std::io;
 use std::net::{SocketAddr, TcpStream};

@@ -38,7 +38,7 @@ use crate::error::ClientError;
 use crate::handshake::open_session;
 use crate::outcome::{levels, summary_us, Outcome};
 use crate::sockets::{lost, recv_exact, send_all, AlignedBuf, CHUNK};
-use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_results::{OpenLoopParams, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
 use stackmeter_sys::epoll::{Epoll, Events, Interest};

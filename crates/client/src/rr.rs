@@ -7,7 +7,7 @@ use crate::handshake::open_session;
 use crate::outcome::{levels, summary_us, Outcome};
 use crate::sockets::{lost, recv_exact, send_all, tcp_connect, AlignedBuf, CHUNK};
 use crate::stamps::Collector;
-use stackmeter_proto::session::{Mode, SessionHeader, FLAG_STAMPS};
+use stackmeter_proto::header::{Mode, SessionHeader, FLAG_STAMPS};
 use stackmeter_proto::stamps::{Block, BLOCK_LEN};
 use stackmeter_results::{RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;

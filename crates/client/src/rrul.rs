@@ -11,7 +11,7 @@
 use crate::endpoint::Endpoint;
 use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
-use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS};
 use stackmeter_results::{Direction, Interval, RrulParams, StreamParams};
 use stackmeter_stats::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};

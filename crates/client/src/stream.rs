@@ -23,7 +23,7 @@ use crate::throughput::udp_sender::{udp_sender, StreamFrames, UdpTx};
 use crate::throughput::window::intervals;
 use crate::throughput::workers::{enable_zerocopy, join, sum, tcp_flows, tcp_sender, Crew, SenderInfo, Worker};
 use stackmeter_proto::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT, FLAG_TCP_INFO};
-use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::udp::HEADER_LEN;
 use stackmeter_results::{CpuUse, Interval, SenderBytes, StreamParams, StreamSummary, UdpFigures};
 use stackmeter_sys::{thread_cpu, CpuTime};

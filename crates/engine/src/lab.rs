@@ -183,8 +183,8 @@ fn probe(addr: SocketAddr) -> std::io::Result<()> {
     let mut s = TcpStream::connect_timeout(&addr, t)?;
     s.set_read_timeout(Some(t))?;
     s.set_write_timeout(Some(t))?;
-    let h = stackmeter_proto::session::SessionHeader {
-        mode: stackmeter_proto::session::Mode::Rr,
+    let h = stackmeter_proto::header::SessionHeader {
+        mode: stackmeter_proto::header::Mode::Rr,
         req_size: 1,
         resp_size: 1,
         flags: 0,

@@ -19,12 +19,12 @@
 //! no throughput test slot is left taken.
 
 use stackmeter_proto::control::{ClientRecord, SHORT_LEN};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::limits;
 use stackmeter_proto::machine::{
     Catalogue, Config, Event, Failure, Lookup, Next, Reason, Registry, ReportInputs, Service, Session, Source,
 };
 use stackmeter_proto::objects::{self as obj, Entry, RESPONSE_LEN};
-use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::status::MAX_STATUS_LEN;
 use stackmeter_proto::udp;

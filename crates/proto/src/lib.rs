@@ -10,7 +10,7 @@
 //! `protocol/vectors.json`.
 //!
 //! Layers, as on the wire:
-//! - [`session`]: the header a client sends at the start of every TCP
+//! - [`header`]: the header a client sends at the start of every TCP
 //!   connection, fixing the mode and the message sizes;
 //! - [`status`]: the responder's answer to that header (accepted, or refused
 //!   with a code and a reason);
@@ -41,12 +41,12 @@
 pub mod admit;
 pub mod auth;
 pub mod control;
+pub mod header;
 pub mod limits;
 #[cfg(target_has_atomic = "64")]
 pub mod machine;
 pub mod objects;
 pub mod pattern;
-pub mod session;
 pub mod stamps;
 pub mod status;
 pub mod stream;
@@ -56,7 +56,7 @@ pub mod udp;
 pub const VERSION: u8 = 1;
 
 /// The four bytes every TCP session header and every status record start
-/// with ("SMTR"); [`session::MAGIC`] names it for the header.
+/// with ("SMTR"); [`header::MAGIC`] names it for the header.
 pub const TCP_MAGIC: [u8; 4] = *b"SMTR";
 
 /// The port a responder listens on (TCP and UDP) when none is given.

@@ -7,12 +7,12 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use stackmeter_proto::control::{self, ClientRecord, ServerRecord};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::machine::{
     Catalogue, Config, CpuTime, Deadline, Event, Failure, Lookup, Next, Reason, Registry, ReportDue, ReportInputs,
     Service, Session, Source, ANY,
 };
 use stackmeter_proto::objects::{self as obj, Entry, Response};
-use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::status::{Refusal, StatusPrefix};
 use stackmeter_proto::udp;
@@ -375,7 +375,7 @@ fn stamped_rr_starts_each_response_with_a_block_carrying_the_previous_send_stamp
         mode: Mode::Rr,
         req_size: 2,
         resp_size: 100,
-        flags: stackmeter_proto::session::FLAG_STAMPS,
+        flags: stackmeter_proto::header::FLAG_STAMPS,
     };
     p.send(&h.emit());
     assert_eq!(p.run(), Stop::NeedInput(2));

@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 use stackmeter_proto::{
     control::{self, ClientRecord, RecordError, ServerRecord},
+    header::{HeaderError, Mode, SessionHeader},
     pattern,
-    session::{HeaderError, Mode, SessionHeader},
     status::{Refusal, StatusPrefix},
     stream::UdpRx,
     udp::{self, Answer, DropReason, Header},
@@ -309,7 +309,7 @@ proptest! {
     #[test]
     fn session_parser_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
         let _ = SessionHeader::parse(&bytes);
-        let _ = stackmeter_proto::session::Prefix::parse(&bytes);
+        let _ = stackmeter_proto::header::Prefix::parse(&bytes);
     }
 
     #[test]

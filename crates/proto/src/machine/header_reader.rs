@@ -7,8 +7,8 @@
 //! first 24 bytes mean anything in version 1 (16, and the flags word of a
 //! 24-byte header; bytes past them are counted, not kept).
 
+use crate::header::{HeaderError, Prefix, SessionHeader, EXT_HEADER_LEN, PREFIX_LEN};
 use crate::objects;
-use crate::session::{HeaderError, Prefix, SessionHeader, EXT_HEADER_LEN, PREFIX_LEN};
 
 /// A complete header, judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,9 +16,9 @@ use super::step::{Deadline, Event, Failure, Next, Outgoing, ReportDue, Service, 
 use super::text::Reason;
 use crate::auth::{self, CHALLENGE_LEN, PROOF_LEN};
 use crate::control::{self, FLAG_FINAL};
+use crate::header::{Mode, SessionHeader, EXT_HEADER_LEN, FLAG_AUTH, FLAG_STAMPS};
 use crate::limits;
 use crate::objects::{self as obj, Response};
-use crate::session::{Mode, SessionHeader, EXT_HEADER_LEN, FLAG_AUTH, FLAG_STAMPS};
 use crate::stamps::{Block, BLOCK_LEN};
 use crate::status::{self, Refusal, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use core::fmt::{self, Write};
