@@ -95,7 +95,7 @@ pub fn save_single(
 
 /// The per-interval series of a document (stream tests): total, sent and
 /// received Mbit/s per interval, omitted intervals included.
-pub fn intervals(doc: &Document) -> Vec<stackmeter_store::Interval> {
+pub fn intervals(doc: &Document) -> Vec<stackmeter_store::StoredInterval> {
     let Body::Stream { intervals, .. } = &doc.body else {
         return Vec::new();
     };
@@ -106,7 +106,7 @@ pub fn intervals(doc: &Document) -> Vec<stackmeter_store::Interval> {
             ("sent", i.sent_mbps),
             ("received", i.recv_mbps),
         ] {
-            out.push(stackmeter_store::Interval {
+            out.push(stackmeter_store::StoredInterval {
                 row: 0,
                 series: series.into(),
                 seq,

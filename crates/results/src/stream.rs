@@ -199,7 +199,7 @@ pub struct SenderBytes {
 
 /// CPU time of one side during the test.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Cpu {
+pub struct CpuShare {
     /// User-mode seconds.
     pub user_s: f64,
     /// Kernel seconds.
@@ -212,10 +212,10 @@ pub struct Cpu {
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuUse {
     /// The client's measuring threads (getrusage per thread).
-    pub client: Cpu,
+    pub client: CpuShare,
     /// The responder's whole process, as it reported it; `None` when it
     /// cannot measure (an embedded stack).
-    pub responder: Option<Cpu>,
+    pub responder: Option<CpuShare>,
 }
 
 /// The stream summary over the measured window (omit period excluded).

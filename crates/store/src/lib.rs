@@ -189,7 +189,7 @@ pub struct NewHistogram {
 
 /// One point of a per-interval series.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Interval {
+pub struct StoredInterval {
     /// Row index in the document.
     pub row: usize,
     /// Series name ("total", "sent", "received").
@@ -219,7 +219,7 @@ pub struct NewTest<'a> {
     /// Its histograms.
     pub histograms: Vec<NewHistogram>,
     /// Its per-interval series.
-    pub intervals: Vec<Interval>,
+    pub intervals: Vec<StoredInterval>,
 }
 
 /// A run as listed.
@@ -548,7 +548,7 @@ impl Store {
     }
 
     /// The per-interval series of a test.
-    pub fn intervals(&self, test: i64) -> Result<Vec<Interval>> {
+    pub fn intervals(&self, test: i64) -> Result<Vec<StoredInterval>> {
         read_intervals(&self.conn, test)
     }
 
@@ -652,14 +652,14 @@ fn read_histograms(c: &Conn, test: i64) -> Result<Vec<NewHistogram>> {
     .collect()
 }
 
-fn read_intervals(c: &Conn, test: i64) -> Result<Vec<Interval>> {
+fn read_intervals(c: &Conn, test: i64) -> Result<Vec<StoredInterval>> {
     c.query(
         "SELECT row, series, seq, start_s, end_s, value, unit FROM intervals WHERE test_id = ?1 ORDER BY row, series, seq",
         params![test],
     )?
     .iter()
     .map(|r| {
-        Ok(Interval {
+        Ok(StoredInterval {
             row: r.int(0)? as usize,
             series: r.text(1)?,
             seq: r.int(2)? as usize,

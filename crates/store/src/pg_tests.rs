@@ -442,8 +442,8 @@ fn many_rows_and_repeated_keys_are_written_alike_on_both() {
     };
     // More intervals than one statement takes, and a histogram given
     // twice (the later one is kept, as SQLite's INSERT OR REPLACE did).
-    let intervals: Vec<Interval> = (0..1001)
-        .map(|seq| Interval {
+    let intervals: Vec<StoredInterval> = (0..1001)
+        .map(|seq| StoredInterval {
             row: 0,
             series: "total".into(),
             seq,

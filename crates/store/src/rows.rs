@@ -5,7 +5,7 @@
 //! stored exactly as one written directly.
 
 use crate::backend::{params, Conn};
-use crate::{json, Interval, NewHistogram, NewRun, NewTest, Result, StoreError};
+use crate::{json, NewHistogram, NewRun, NewTest, Result, StoreError, StoredInterval};
 use serde::{Deserialize, Serialize};
 
 /// A run's row, with the identity that survives copies.
@@ -89,7 +89,7 @@ pub(crate) struct TestRow {
     pub document: String,
     pub figures: Vec<FigureRow>,
     pub histograms: Vec<NewHistogram>,
-    pub intervals: Vec<Interval>,
+    pub intervals: Vec<StoredInterval>,
 }
 
 pub(crate) const TEST_COLUMNS: &str =

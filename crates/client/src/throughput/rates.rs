@@ -2,7 +2,7 @@
 //! of the interval rates, CPU shares, and the rows' rate fields from the
 //! bytes each direction moved. Pure.
 
-use stackmeter_results::{Cpu, CpuUse, Interval, SenderBytes, Spread, StreamSummary};
+use stackmeter_results::{CpuShare, CpuUse, Interval, SenderBytes, Spread, StreamSummary};
 
 /// Megabits per second of `bytes` over `secs`.
 pub(crate) fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -105,8 +105,8 @@ pub(crate) fn spread(intervals: &[Interval]) -> Spread {
 }
 
 /// CPU seconds as a share of `over` seconds of wall time.
-pub(crate) fn cpu_of(user_ns: u64, sys_ns: u64, over: f64) -> Cpu {
-    Cpu {
+pub(crate) fn cpu_of(user_ns: u64, sys_ns: u64, over: f64) -> CpuShare {
+    CpuShare {
         user_s: user_ns as f64 / 1e9,
         sys_s: sys_ns as f64 / 1e9,
         percent_of_core: if over > 0.0 {
