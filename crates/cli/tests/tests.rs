@@ -17,6 +17,8 @@ mod k8s;
 mod knobs;
 #[path = "suite/load.rs"]
 mod load;
+#[path = "suite/loss.rs"]
+mod loss;
 #[path = "suite/plain.rs"]
 mod plain;
 #[path = "suite/rrul.rs"]

@@ -223,10 +223,16 @@ impl Body {
             why: why.into(),
         };
         match (body, body.target_kind()) {
-            (Body::Ping { .. }, TargetKind::Echo) => vec![item(
-                "server_us",
-                "time inside the responder; an echo server writes no timestamps into its replies",
-            )],
+            (Body::Ping { .. }, TargetKind::Echo) => vec![
+                item(
+                    "server_us",
+                    "time inside the responder; an echo server writes no timestamps into its replies",
+                ),
+                item(
+                    "loss_split",
+                    "loss each way; an echo server keeps no count of what it received, so a lost round trip cannot be put on either way",
+                ),
+            ],
             (Body::Rr { .. } | Body::Crr { .. }, TargetKind::Echo | TargetKind::Raw) => vec![item(
                 "status",
                 "the responder's acceptance of the sizes, its status record; a plain server cannot refuse a size, so a wrong one shows as a timeout",

@@ -51,7 +51,7 @@ pub use knobs::{KnobRequest, KnobState, Knobs};
 pub use latency::{LatencyUs, Levels};
 pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
-pub use ping::{PingParams, PingResult, Slow};
+pub use ping::{LossSplit, PingParams, PingResult, Slow};
 pub use plain::{NotMeasured, TargetKind};
 pub use render::{render, Format, Render, Style};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
