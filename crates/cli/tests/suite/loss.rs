@@ -42,7 +42,7 @@ impl Relay {
                 };
                 *c.lock().unwrap() = Some(from);
                 n_up += 1;
-                if up > 0 && n_up % up == 0 {
+                if up > 0 && n_up.is_multiple_of(up) {
                     du.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
@@ -56,7 +56,7 @@ impl Relay {
             while !st.load(Ordering::Relaxed) {
                 let Ok(n) = b2.recv(&mut buf) else { continue };
                 n_down += 1;
-                if down > 0 && n_down % down == 0 {
+                if down > 0 && n_down.is_multiple_of(down) {
                     dd.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
