@@ -12,7 +12,7 @@ use crate::endpoint::Endpoint;
 use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
 use stackmeter_proto::header::{Mode, SessionHeader};
-use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS};
+use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS};
 use stackmeter_results::{Direction, Interval, RrulParams, StreamParams};
 use stackmeter_stats::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_sys::monotonic_ns;
@@ -224,6 +224,8 @@ impl UdpProbe {
             0
         };
         let mut until = u64::MAX;
+        // One count id for this test's probes (docs/protocol.md 4.4).
+        let count_id = (start ^ u64::from(std::process::id()).rotate_left(32)) as u32;
         loop {
             let now = monotonic_ns();
             if until == u64::MAX && stop.load(Ordering::Acquire) {
@@ -238,11 +240,18 @@ impl UdpProbe {
                 Header::request(seq.wrapping_add(base), c_tx)
                     .emit(&mut tx)
                     .map_err(|_| short(self.size))?;
+                // Ask to be counted, for loss each way (a probe too short
+                // for the block asks for nothing).
+                udp::ask_count(&mut tx[..self.size], count_id);
                 self.endpoint.seal(&mut tx);
+                let probe = RawProbe {
+                    c_tx,
+                    ..RawProbe::default()
+                };
                 match self.sock.send(&tx) {
-                    Ok(_) => probes.push(RawProbe { c_tx, reply: None }),
+                    Ok(_) => probes.push(probe),
                     // A full buffer under load: the probe is lost at the sender.
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => probes.push(RawProbe { c_tx, reply: None }),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => probes.push(probe),
                     Err(e) => return Err(lost(self.endpoint.addr, "sending a probe", &e)),
                 }
                 seq += 1;
@@ -273,9 +282,15 @@ impl UdpProbe {
                 }
                 if let Some(p) = probes.get_mut(h.seq as usize) {
                     // A reply after the timeout counts as lost, as
-                    // ping's late replies do.
+                    // ping's late replies do; its count still says what
+                    // reached the responder.
                     if p.reply.is_none() && c_rx.saturating_sub(p.c_tx) <= timeout.as_nanos() as u64 {
                         p.reply = Some((h.server_rx, h.server_tx, c_rx));
+                    }
+                    if let Some((id, received)) = udp::reply_count(&rx[..n], false) {
+                        if id == count_id {
+                            p.counted = Some(received);
+                        }
                     }
                 }
             }

@@ -25,12 +25,17 @@ pub struct RawRrul {
 }
 
 /// A UDP probe as sent and answered.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct RawProbe {
     /// Client send time, ns.
     pub c_tx: u64,
-    /// (responder receive, responder send, client receive), ns.
+    /// (responder receive, responder send, client receive), ns; `None`
+    /// when no reply came within the timeout.
     pub reply: Option<(u64, u64, u64)>,
+    /// The responder's count of the test's probes it had received when it
+    /// answered this one (docs/protocol.md 4.4), from any reply to it,
+    /// late or not; `None` without one.
+    pub counted: Option<u64>,
 }
 
 impl RawProbe {
@@ -114,6 +119,9 @@ pub struct PhaseStats {
     pub sent: u64,
     /// Of them, unanswered.
     pub lost: u64,
+    /// Of the lost, (on the way to the responder, on the way back), where
+    /// the responder counted the probes it received.
+    pub lost_each_way: Option<(u64, u64)>,
 }
 
 /// One probe on the time axis, ns.
@@ -222,14 +230,37 @@ pub fn assemble(raw: &RawRrul, synced: bool) -> Assembled {
             tcp,
             sent,
             lost,
+            lost_each_way: None,
         });
     }
+    split_loss(raw, &phase_of, &mut phases);
     let induced = induced(&phases);
     Assembled {
         clock,
         phases,
         probes,
         induced,
+    }
+}
+
+/// Loss each way per phase, from the responder's counts: between two
+/// probes whose replies carried a count, the probes sent minus the count's
+/// growth were lost on the way up, and the count's growth minus the
+/// replies back in time on the way back; each such stretch belongs to the
+/// phase of its last probe. Probes after the last count are left out.
+fn split_loss(raw: &RawRrul, phase_of: &dyn Fn(u64) -> Option<usize>, phases: &mut [PhaseStats]) {
+    let (mut from, mut before) = (0usize, 0u64);
+    for (k, p) in raw.probes.iter().enumerate() {
+        let Some(count) = p.counted else { continue };
+        let stretch = &raw.probes[from..=k];
+        let sent = stretch.len() as u64;
+        let received = count.saturating_sub(before);
+        let back = stretch.iter().filter(|q| q.reply.is_some()).count() as u64;
+        if let Some(ph) = phase_of(p.c_tx).and_then(|i| phases.get_mut(i)) {
+            let (up, down) = ph.lost_each_way.unwrap_or((0, 0));
+            ph.lost_each_way = Some((up + sent.saturating_sub(received), down + received.saturating_sub(back)));
+        }
+        (from, before) = (k + 1, count);
     }
 }
 
@@ -303,6 +334,7 @@ mod tests {
         RawProbe {
             c_tx: t,
             reply: Some((r(t + up), r(t + up + 1_000), t + up + 1_000 + down)),
+            counted: None,
         }
     }
 
@@ -407,5 +439,31 @@ mod tests {
         assert_eq!(a.clock, ClockUsed::None);
         assert!(a.probes.iter().all(|p| p.one_way_ns.is_none()));
         assert!(a.induced.is_empty(), "no answered idle probe");
+    }
+
+    #[test]
+    fn loss_splits_each_way_from_the_responders_counts() {
+        let mut raw = run(0.0, 0.0);
+        // Count as a responder would: every probe of the loaded phase
+        // whose reply was lost (k % 10 == 0) reached it except k = 150,
+        // lost on the way up; replies carry the running count.
+        let mut received = 0;
+        for (k, p) in raw.probes.iter_mut().enumerate() {
+            if k == 150 {
+                continue;
+            }
+            received += 1;
+            if p.reply.is_some() {
+                p.counted = Some(received);
+            }
+        }
+        let a = assemble(&raw, true);
+        assert_eq!(a.phases[0].lost_each_way, Some((0, 0)));
+        assert_eq!(a.phases[1].lost_each_way, Some((1, 9)));
+        assert_eq!(a.phases[1].lost, 10);
+        assert_eq!(a.phases[2].lost_each_way, Some((0, 0)));
+        // No count from the responder: no split.
+        let a = assemble(&run(0.0, 0.0), true);
+        assert!(a.phases.iter().all(|p| p.lost_each_way.is_none()));
     }
 }

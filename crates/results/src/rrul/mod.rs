@@ -171,8 +171,8 @@ impl RrulRows {
                 probes_sent: p.sent,
                 probes_lost: p.lost,
                 probe_loss: if p.sent > 0 { p.lost as f64 / p.sent as f64 } else { 0.0 },
-                probe_loss_up: None,
-                probe_loss_down: None,
+                probe_loss_up: p.lost_each_way.map(|(up, _)| share(up, p.sent)),
+                probe_loss_down: p.lost_each_way.map(|(_, down)| share(down, p.sent)),
             })
             .collect();
         let induced = a
@@ -213,6 +213,15 @@ impl RrulRows {
             series,
             throughput,
         }
+    }
+}
+
+/// `n` of `of`, as a fraction (0 of 0).
+fn share(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 / of as f64
     }
 }
 

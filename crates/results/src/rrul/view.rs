@@ -144,7 +144,7 @@ pub(crate) fn view(
     }
     if let Some(d) = induced.iter().find(|d| d.rtt_p50_us < 0.0 || d.rtt_p99_us < 0.0) {
         v.line(format!(
-            " a negative induced figure ({} first) means the loaded phase answered faster than idle: a CPU that idles between probes wakes slower (deeper sleep states, timer wake-ups) than one kept busy by the load; it is not a gain of the stack",
+            " a negative induced figure ({} first) means that phase answered faster than the first idle one: a CPU that idles between probes wakes slower (deeper sleep states, timer wake-ups) than one kept busy, and a later phase may find it busier; it is not a gain of the stack",
             d.phase
         ));
     }
