@@ -116,7 +116,7 @@ impl Transaction for Responder<'_> {
         } else {
             send_all(s, &self.msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
         }
-        read_status(s, addr)?;
+        read_status(s, addr, &self.msg)?;
         recv_exact(s, self.resp, self.rx).map_err(|e| lost(addr, &during("receiving the response"), &e))
     }
 

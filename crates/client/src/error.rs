@@ -41,6 +41,20 @@ pub enum ClientError {
         /// What broke, and where in the test.
         what: String,
     },
+    /// The target answered as a plain server does, not as a stackmeter
+    /// responder: the request came back byte for byte (an echo server), or
+    /// nothing came back at all (a discard server). Nothing was measured.
+    #[error("{addr}: this looks like a plain {kind} server, not a stackmeter responder ({why}); to measure it as one, add {flag}")]
+    PlainTarget {
+        /// The target.
+        addr: SocketAddr,
+        /// "echo" or "discard".
+        kind: &'static str,
+        /// What gave it away.
+        why: String,
+        /// The flag that measures such a target.
+        flag: &'static str,
+    },
     /// A local failure (socket creation, options).
     #[error("local error: {0}")]
     Local(#[from] io::Error),
@@ -57,6 +71,7 @@ impl ClientError {
             ClientError::Resolve { .. } | ClientError::Unreachable { .. } => 3,
             ClientError::Refused { .. } => 4,
             ClientError::Lost { .. } => 5,
+            ClientError::PlainTarget { .. } => 8,
             ClientError::Local(_) => 1,
             ClientError::Interrupted => 130,
         }

@@ -72,7 +72,7 @@ fn begin(stream: &mut TcpStream, endpoint: &Endpoint, header: &[u8], during: &st
         true => PROOF_LEN,
         false => 0,
     };
-    read_status(stream, endpoint.addr)?;
+    read_status(stream, endpoint.addr, header)?;
     Ok((header.len() + proof) as u64)
 }
 
@@ -97,7 +97,7 @@ pub(crate) fn answer(
     if !stackmeter_proto::auth::is_challenge(&ch) {
         let mut prefix = [0u8; STATUS_PREFIX_LEN];
         prefix.copy_from_slice(&ch[..STATUS_PREFIX_LEN]);
-        finish_status(stream, addr, prefix)?;
+        finish_status(stream, addr, prefix, header)?;
         return Err(ClientError::Lost {
             addr,
             what: "the responder accepted without a challenge: it has no secret or predates authentication \
@@ -118,16 +118,28 @@ pub(crate) fn answer(
     Ok(true)
 }
 
-/// Reads a status record; a refusal becomes [`ClientError::Refused`].
-pub(crate) fn read_status(stream: &mut TcpStream, addr: SocketAddr) -> Result<(), ClientError> {
+/// Reads a status record; a refusal becomes [`ClientError::Refused`], and
+/// the first bytes `sent` on the connection coming back, or nothing at
+/// all, [`ClientError::PlainTarget`].
+pub(crate) fn read_status(stream: &mut TcpStream, addr: SocketAddr, sent: &[u8]) -> Result<(), ClientError> {
     let mut prefix = [0u8; STATUS_PREFIX_LEN];
     recv_exact(stream, STATUS_PREFIX_LEN as u64, &mut prefix).map_err(|e| lost_status(addr, &e))?;
-    finish_status(stream, addr, prefix)
+    finish_status(stream, addr, prefix, sent)
 }
 
 /// A connection that broke before the status record: with a closed
 /// connection and no byte, the responder may have turned the address away.
 fn lost_status(addr: SocketAddr, e: &io::Error) -> ClientError {
+    // Not a byte in the whole timeout: a discard server reads and says
+    // nothing; a responder answers the header at once.
+    if crate::error::is_timeout(e) {
+        return ClientError::PlainTarget {
+            addr,
+            kind: "discard",
+            why: "no status record, nor any byte, came back to the session header within the timeout".into(),
+            flag: "--discard (stream), or a longer --timeout-ms if it is a slow responder",
+        };
+    }
     let mut err = lost(addr, "waiting for the session status", e);
     if let ClientError::Lost { what, .. } = &mut err {
         if e.kind() == io::ErrorKind::UnexpectedEof && e.to_string().starts_with("closed after 0 ") {
@@ -141,7 +153,21 @@ fn lost_status(addr: SocketAddr, e: &io::Error) -> ClientError {
 }
 
 /// The rest of a status record whose first 8 bytes are `prefix`.
-fn finish_status(stream: &mut TcpStream, addr: SocketAddr, prefix: [u8; STATUS_PREFIX_LEN]) -> Result<(), ClientError> {
+fn finish_status(
+    stream: &mut TcpStream,
+    addr: SocketAddr,
+    prefix: [u8; STATUS_PREFIX_LEN],
+    sent: &[u8],
+) -> Result<(), ClientError> {
+    // The header came back: an echo server (a responder never sends it).
+    if sent.len() >= STATUS_PREFIX_LEN && prefix[..] == sent[..STATUS_PREFIX_LEN] {
+        return Err(ClientError::PlainTarget {
+            addr,
+            kind: "echo",
+            why: "the session header came back byte for byte".into(),
+            flag: "--echo",
+        });
+    }
     let mut rec = [0u8; STATUS_PREFIX_LEN + MAX_REASON_LEN];
     rec[..STATUS_PREFIX_LEN].copy_from_slice(&prefix);
     let p = StatusPrefix::parse(&rec).map_err(|_| ClientError::Lost {

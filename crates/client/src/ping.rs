@@ -375,6 +375,15 @@ impl<'a> State<'a> {
             self.r.mismatched += 1;
             return Ok(());
         };
+        // A request came back: an echo server (a responder never sends one).
+        if h.kind == Kind::EchoRequest as u8 {
+            return Err(ClientError::PlainTarget {
+                addr: self.endpoint.addr,
+                kind: "echo",
+                why: "the datagrams came back as they were sent, still requests".into(),
+                flag: "--echo",
+            });
+        }
         if h.kind == Kind::Refused as u8 {
             let code = Refusal::from_u8(h.code)
                 .map(|r| r.name().to_string())

@@ -67,7 +67,10 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
         secret,
     };
     let measured = execute(&p.spec, chosen.target.clone(), chosen.addr, how, on);
-    let not_stored = match store.as_mut() {
+    // A plain server measured as a responder gave nothing worth keeping
+    // under the responder's label: not stored.
+    let plain = matches!(measured.error, Some(stackmeter_client::ClientError::PlainTarget { .. }));
+    let not_stored = match store.as_mut().filter(|_| !plain) {
         Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),
         None => None,
     };
