@@ -44,16 +44,14 @@ pub enum ClientError {
     /// The target answered as a plain server does, not as a stackmeter
     /// responder: the request came back byte for byte (an echo server), or
     /// nothing came back at all (a discard server). Nothing was measured.
-    #[error("{addr}: this looks like a plain {kind} server, not a stackmeter responder ({why}); to measure it as one, add {flag}")]
+    #[error("{addr}: this looks like a plain {} server, not a stackmeter responder ({why}); to measure it as one, add {}", kind.name(), kind.flag())]
     PlainTarget {
         /// The target.
         addr: SocketAddr,
-        /// "echo" or "discard".
-        kind: &'static str,
+        /// What kind of plain server.
+        kind: Plain,
         /// What gave it away.
-        why: String,
-        /// The flag that measures such a target.
-        flag: &'static str,
+        why: &'static str,
     },
     /// A local failure (socket creation, options).
     #[error("local error: {0}")]
@@ -62,6 +60,33 @@ pub enum ClientError {
     /// keeping what finished.
     #[error("interrupted (Ctrl-C)")]
     Interrupted,
+}
+
+/// The plain servers a target can turn out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plain {
+    /// It sends back what it got.
+    Echo,
+    /// It reads and sends nothing.
+    Discard,
+}
+
+impl Plain {
+    /// "echo", "discard".
+    pub fn name(self) -> &'static str {
+        match self {
+            Plain::Echo => "echo",
+            Plain::Discard => "discard",
+        }
+    }
+
+    /// The flag that measures such a server.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Plain::Echo => "--echo",
+            Plain::Discard => "--discard (stream), or a longer --timeout-ms if it is a slow responder",
+        }
+    }
 }
 
 impl ClientError {

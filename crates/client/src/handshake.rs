@@ -6,7 +6,7 @@
 //! through `sockets.rs`.
 
 use crate::endpoint::Endpoint;
-use crate::error::ClientError;
+use crate::error::{ClientError, Plain};
 use crate::sockets::{lost, recv_exact, send_all, tcp_connect};
 use stackmeter_proto::auth::{CHALLENGE_LEN, PROOF_LEN};
 use stackmeter_proto::header::SessionHeader;
@@ -135,9 +135,8 @@ fn lost_status(addr: SocketAddr, e: &io::Error) -> ClientError {
     if crate::error::is_timeout(e) {
         return ClientError::PlainTarget {
             addr,
-            kind: "discard",
-            why: "no status record, nor any byte, came back to the session header within the timeout".into(),
-            flag: "--discard (stream), or a longer --timeout-ms if it is a slow responder",
+            kind: Plain::Discard,
+            why: "no status record, nor any byte, came back to the session header within the timeout",
         };
     }
     let mut err = lost(addr, "waiting for the session status", e);
@@ -163,9 +162,8 @@ fn finish_status(
     if sent.len() >= STATUS_PREFIX_LEN && prefix[..] == sent[..STATUS_PREFIX_LEN] {
         return Err(ClientError::PlainTarget {
             addr,
-            kind: "echo",
-            why: "the session header came back byte for byte".into(),
-            flag: "--echo",
+            kind: Plain::Echo,
+            why: "the session header came back byte for byte",
         });
     }
     let mut rec = [0u8; STATUS_PREFIX_LEN + MAX_REASON_LEN];

@@ -379,9 +379,8 @@ impl<'a> State<'a> {
         if h.kind == Kind::EchoRequest as u8 {
             return Err(ClientError::PlainTarget {
                 addr: self.endpoint.addr,
-                kind: "echo",
-                why: "the datagrams came back as they were sent, still requests".into(),
-                flag: "--echo",
+                kind: crate::error::Plain::Echo,
+                why: "the datagrams came back as they were sent, still requests",
             });
         }
         if h.kind == Kind::Refused as u8 {
