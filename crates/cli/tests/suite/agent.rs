@@ -672,6 +672,32 @@ fn agent_failures_are_one_line_each() {
     assert_eq!(status.code(), Some(0));
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(rest.iter().any(|l| l.ends_with("info: stopped")), "{rest:#?}");
+    // A store that cannot be written: one warning per period, and the
+    // probes and metrics go on.
+    let peers = dir.file("one.peers", &format!("nobody 127.0.0.1:{}\n", free_port()));
+    let blocked = dir.file("not-a-folder", "");
+    let db = blocked.join("results.db");
+    let a = Agent::start(
+        "st",
+        free_port(),
+        free_port(),
+        &peers,
+        &["--db", db.to_str().unwrap(), "--store-every-s", "1"],
+    );
+    a.wait_ready();
+    let warn = a.expect_log(&["warn: results store: ", "summaries of this period not stored"]);
+    assert!(warn[0].contains("not-a-folder"), "{warn:?}");
+    let s = a.scrape();
+    assert!(
+        value(
+            &s,
+            "stackmeter_probes_sent_total",
+            &[("target", "nobody"), ("probe", "ping")]
+        )
+        .unwrap()
+            > 0.0
+    );
+    drop(a);
     // A --peers-dns without a port is a usage error.
     let out = stackmeter()
         .args([
