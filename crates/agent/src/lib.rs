@@ -191,6 +191,11 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
         }
         PeerSource::Dns { .. } => (String::new(), None),
     };
+    if let Some(db) = &cfg.store {
+        // A store address that is not one stops here; one that cannot be
+        // opened now is tried again every period.
+        stackmeter_engine::record::location(db).map_err(|e| StartError::Usage(format!("--db: {e}")))?;
+    }
     let (server, metrics_at) = http::bind(cfg.metrics).map_err(StartError::Start)?;
     let mut rcfg = cfg.responder.clone();
     rcfg.listen = vec![cfg.listen];

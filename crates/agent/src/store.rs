@@ -6,9 +6,12 @@
 //! `report` read them like any other result: `stackmeter compare a->b
 //! a->c` compares two pairs, each period a repetition.
 //!
-//! A store that cannot be opened or written is one warning line per period
-//! naming the error and how many summaries it cost; probing and metrics go
-//! on, and the next period tries again.
+//! Summaries go through the store's `Writer`, as a measuring command's
+//! results do: a PostgreSQL store that cannot be reached sends them to the
+//! local spool (one line per period saying so, and the command that sends
+//! them on), and the next period tries the database again. A store that
+//! cannot be opened or written is one warning line per period naming the
+//! error and how many summaries it cost; probing and metrics go on.
 
 use crate::ctx::Ctx;
 use crate::mesh::{lock, Pair};
@@ -18,7 +21,7 @@ use stackmeter_client::RowHistogram;
 use stackmeter_engine::flags::DbFlags;
 use stackmeter_results::{Body, Document, Knobs, Placement, Target, TargetKind};
 use stackmeter_stats::Recorder;
-use stackmeter_store::Store;
+use stackmeter_store::Writer;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,7 +35,7 @@ struct Summary {
 
 /// Runs until the stop, storing at the end of every period and at the stop.
 pub(crate) fn run(ctx: Arc<Ctx>, db: Option<DbFlags>, every: Duration, streams: Receiver<Finished>) {
-    let mut store: Option<Store> = None;
+    let mut store: Option<Writer> = None;
     let mut start = (Instant::now(), stackmeter_sys::unix_now());
     loop {
         let stopped = ctx.stop.sleep(every);
@@ -118,14 +121,16 @@ fn summary(label: &str, pair: &Pair, body: Body, h: Vec<(&'static str, Recorder)
 }
 
 /// Stores `docs`, opening the store first if it is not open; one warning
-/// line for whatever fails.
-fn write(db: &DbFlags, store: &mut Option<Store>, docs: &[Summary]) {
+/// line for whatever fails, one line when anything went to the spool.
+fn write(db: &DbFlags, store: &mut Option<Writer>, docs: &[Summary]) {
     if docs.is_empty() {
         return;
     }
     if store.is_none() {
-        match stackmeter_engine::record::open(db) {
-            Ok(s) => *store = Some(s),
+        let opened = stackmeter_engine::record::location(db)
+            .and_then(|at| Writer::open(&at, stackmeter_engine::record::spool()).map_err(Into::into));
+        match opened {
+            Ok(w) => *store = Some(w),
             Err(e) => {
                 crate::log::warn(&format!(
                     "results store: {e}; {} summaries of this period not stored (the agent keeps probing and tries again next period)",
@@ -135,11 +140,11 @@ fn write(db: &DbFlags, store: &mut Option<Store>, docs: &[Summary]) {
             }
         }
     }
-    let Some(s) = store.as_mut() else {
+    let Some(w) = store.as_mut() else {
         return;
     };
     for (i, d) in docs.iter().enumerate() {
-        if let Err(e) = stackmeter_engine::record::save_single(s, Some(&d.label), &d.doc, &d.histograms) {
+        if let Err(e) = stackmeter_engine::record::save_single(w, Some(&d.label), &d.doc, &d.histograms) {
             crate::log::warn(&format!(
                 "results store: cannot write {}: {e}; {} summaries of this period not stored (the agent keeps probing and tries again next period)",
                 d.label,
@@ -149,5 +154,12 @@ fn write(db: &DbFlags, store: &mut Option<Store>, docs: &[Summary]) {
             *store = None;
             return;
         }
+    }
+    if w.spooled_tests() > 0 {
+        if let Some(note) = w.note() {
+            crate::log::warn(&note);
+        }
+        // The next period asks the database again.
+        *store = None;
     }
 }

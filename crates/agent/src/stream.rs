@@ -65,7 +65,7 @@ pub fn spec() -> Result<stackmeter_engine::spec::Spec, String> {
     let mut t = toml::Table::new();
     t.insert("time".into(), toml::Value::Float(SECONDS));
     t.insert("interval".into(), toml::Value::Float(1.0));
-    stackmeter_engine::spec::from_table(TestKind::Stream, t, false)
+    stackmeter_engine::spec::from_table(TestKind::Stream, t, false).map_err(|e| e.to_string())
 }
 
 /// Runs until the stop: one test every `every`, to the peers in turn.

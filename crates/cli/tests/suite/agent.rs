@@ -61,9 +61,18 @@ struct Agent {
 
 impl Agent {
     fn start(name: &str, listen: u16, metrics: u16, peers: &Path, extra: &[&str]) -> Agent {
+        Agent::start_in(None, name, listen, metrics, peers, extra)
+    }
+
+    /// [`Agent::start`] with a HOME of its own (its spool is there).
+    fn start_in(home: Option<&Path>, name: &str, listen: u16, metrics: u16, peers: &Path, extra: &[&str]) -> Agent {
         let listen: SocketAddr = ([127, 0, 0, 1], listen).into();
         let metrics: SocketAddr = ([127, 0, 0, 1], metrics).into();
-        let mut child = stackmeter()
+        let mut cmd = stackmeter();
+        if let Some(h) = home {
+            cmd.env("HOME", h).env("XDG_DATA_HOME", h.join(".local/share"));
+        }
+        let mut child = cmd
             .args([
                 "agent",
                 "--listen",
@@ -592,6 +601,46 @@ fn agent_stream_probes_run_when_asked_and_are_stored() {
     let out = stackmeter().args(["runs", "--db", db, "--json"]).output().unwrap();
     let runs = String::from_utf8_lossy(&out.stdout);
     assert!(runs.contains("\"sa->srv\"") && runs.contains("\"stream\""), "{runs}");
+}
+
+#[test]
+fn agent_summaries_go_to_postgresql_and_to_the_spool_when_it_cannot_be_reached() {
+    let pg = match stackmeter_store::testing::TempPostgres::shared() {
+        Ok(pg) => pg,
+        Err(why) => return missing("agent on PostgreSQL", &format!("no PostgreSQL server: {why}")),
+    };
+    let url = pg.database("agent_mesh").unwrap();
+    let dir = Dir::new("pg");
+    let (a_port, b_port) = (free_port(), free_port());
+    let b_peers = dir.file("b.peers", &format!("pa 127.0.0.1:{a_port}\n"));
+    let a_peers = dir.file("a.peers", &format!("pb 127.0.0.1:{b_port}\n"));
+    let every = ["--store-every-s", "1"];
+    let b = Agent::start(
+        "pb",
+        b_port,
+        free_port(),
+        &b_peers,
+        &[&["--db", url.as_str()][..], &every].concat(),
+    );
+    b.wait_ready();
+    // a's database is a PostgreSQL server that is not there: its summaries
+    // go to the spool of its HOME, with one line saying how to send them.
+    let down = format!("postgres://stackmeter@127.0.0.1:{}/nowhere", free_port());
+    let home = dir.0.join("home-a");
+    let extra = [&["--db", down.as_str()][..], &every].concat();
+    let a = Agent::start_in(Some(&home), "pa", a_port, free_port(), &a_peers, &extra);
+    a.wait_ready();
+    let spooled = a.expect_log(&["stackmeter store flush"]);
+    assert!(spooled[0].contains("warn:"), "{spooled:?}");
+    let spool = home.join(".local/share/stackmeter/spool");
+    let files = std::fs::read_dir(&spool).map_or(0, Iterator::count);
+    assert!(files > 0, "a's spool holds its summaries: {}", spool.display());
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = stackmeter().args(["runs", "--db", &url, "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let runs = String::from_utf8_lossy(&out.stdout);
+    assert!(runs.contains("\"pb->pa\""), "b's summaries in PostgreSQL: {runs}");
+    assert!(!runs.contains("\"pa->pb\""), "a's went to its spool: {runs}");
 }
 
 #[test]
