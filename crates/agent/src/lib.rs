@@ -47,7 +47,7 @@ pub mod window;
 pub use exposition::{negotiate, to_text, Format};
 pub use metrics::{buckets, Metrics};
 pub use peers::PeerSource;
-pub use stream::{Exclusive, ThisAgentOnly};
+pub use stream::{Exclusive, FleetLocks, ThisAgentOnly};
 
 use ctx::Ctx;
 use mesh::{Mesh, Plan, Stop};

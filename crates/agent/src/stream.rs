@@ -7,9 +7,15 @@
 //! agent streaming to B while C streams to this agent, or to B), and only
 //! something every agent sees can prevent it: the fleet's shared store
 //! holds the locks (PostgreSQL advisory locks, one per node, taken for
-//! both ends of a test). [`Exclusive`] is the hook for them: the agent
-//! asks it before every test and tells it after; [`ThisAgentOnly`], the
-//! one used until the fleet's locks exist, always says yes.
+//! both ends of a test). [`Exclusive`] is the hook: the agent asks it
+//! before every test and tells it after. [`ThisAgentOnly`] always says
+//! yes (the agent alone); [`FleetLocks`] takes the two nodes' locks of a
+//! fleet exclusively in the PostgreSQL store (`--stream-locks FLEET`), the
+//! same keys `stackmeter fleet run` takes, so an agent's throughput probe
+//! never overlaps another's, nor a fleet run's test on either node (which
+//! holds them shared for latency, exclusively for throughput). The locks
+//! name nodes: the agents' `--name`s and their peers' labels must then be
+//! the fleet's node names.
 //!
 //! Each test is `stackmeter stream` as a measuring command runs it (the
 //! engine's stream with [`SECONDS`] seconds, up), so its document is
@@ -54,6 +60,56 @@ impl Exclusive for ThisAgentOnly {
     fn release(&mut self, _source: &str, _target: &str) {}
 }
 
+/// The exclusive class in a PostgreSQL store: a test takes its two nodes'
+/// keys of fleet `fleet` (`stackmeter_fleet::lock_key`) exclusively,
+/// waiting at most [`FleetLocks::WAIT`]; a key another holds means "later".
+pub struct FleetLocks {
+    at: stackmeter_store::Location,
+    fleet: String,
+    held: Option<stackmeter_store::Locks>,
+}
+
+impl FleetLocks {
+    /// Longest wait for the locks before the test is put off.
+    pub const WAIT: Duration = Duration::from_secs(1);
+
+    /// The locks of fleet `fleet` in the store at `at`, which must be a
+    /// PostgreSQL database.
+    pub fn new(at: stackmeter_store::Location, fleet: &str) -> Result<FleetLocks, String> {
+        if !matches!(at, stackmeter_store::Location::Postgres(_)) {
+            return Err(format!(
+                "--stream-locks {fleet}: the locks need a PostgreSQL store (--db postgres://...), not {at}"
+            ));
+        }
+        Ok(FleetLocks {
+            at,
+            fleet: fleet.to_string(),
+            held: None,
+        })
+    }
+}
+
+impl Exclusive for FleetLocks {
+    fn try_take(&mut self, source: &str, target: &str) -> Result<bool, String> {
+        let keys = [
+            stackmeter_fleet::lock_key(&self.fleet, source),
+            stackmeter_fleet::lock_key(&self.fleet, target),
+        ];
+        match stackmeter_store::Locks::acquire(&self.at, &keys, FleetLocks::WAIT) {
+            Ok(l) => {
+                self.held = Some(l);
+                Ok(true)
+            }
+            Err(stackmeter_store::LockError::Timeout { .. }) => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn release(&mut self, _source: &str, _target: &str) {
+        self.held = None;
+    }
+}
+
 /// A finished test for the store.
 pub(crate) struct Finished {
     pub label: String,
@@ -79,6 +135,7 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
     };
     let mut turn = 0usize;
     let mut wait = every;
+    let mut busy = false;
     loop {
         if ctx.stop.sleep(wait) {
             return;
@@ -92,6 +149,14 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
         match class.try_take(&ctx.source, &pair.label) {
             Ok(true) => {}
             Ok(false) => {
+                if !busy {
+                    crate::log::info(&format!(
+                        "stream to {}: a node of it is in another test (the exclusive class); trying again every {} s",
+                        pair.label,
+                        BUSY_RETRY.as_secs()
+                    ));
+                    busy = true;
+                }
                 wait = BUSY_RETRY;
                 continue;
             }
@@ -100,6 +165,7 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
                 continue;
             }
         }
+        busy = false;
         turn += 1;
         let measured = one(&spec, &pair);
         class.release(&ctx.source, &pair.label);

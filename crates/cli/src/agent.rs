@@ -4,7 +4,7 @@
 
 use crate::out::fail;
 use clap::Args;
-use stackmeter_agent::{Config, PeerSource, ThisAgentOnly};
+use stackmeter_agent::{Config, Exclusive, FleetLocks, PeerSource, ThisAgentOnly};
 use stackmeter_engine::flags::DbFlags;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -52,6 +52,9 @@ pub struct AgentArgs {
     /// The probes, comma-separated: ping, rr, stream (throughput, one at a time).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "ping,rr")]
     pub tests: Vec<Probe>,
+    /// With stream: take fleet FLEET's locks of both nodes in the PostgreSQL store (--db) before each throughput probe, as fleet run does, so no node is in two throughput tests at once across agents and fleet runs (names must be the fleet's node names).
+    #[arg(long, value_name = "FLEET")]
+    pub stream_locks: Option<String>,
     /// With stream: seconds between two throughput probes of this agent.
     #[arg(long, value_name = "S", default_value_t = stackmeter_agent::DEFAULT_STREAM_EVERY.as_secs())]
     pub stream_every_s: u64,
@@ -77,6 +80,22 @@ pub fn run(a: AgentArgs) -> i32 {
     if a.no_store && a.db.db.is_some() {
         return fail(2, "--db and --no-store exclude each other");
     }
+    let class: Box<dyn Exclusive> = match &a.stream_locks {
+        None => Box::new(ThisAgentOnly),
+        Some(_) if !a.tests.contains(&Probe::Stream) => {
+            return fail(2, "--stream-locks: throughput probes only (--tests ...,stream)")
+        }
+        Some(fleet) => {
+            let at = match stackmeter_engine::record::location(&a.db) {
+                Ok(at) => at,
+                Err(e) => return fail(2, format!("--stream-locks {fleet}: {e}")),
+            };
+            match FleetLocks::new(at, fleet) {
+                Ok(l) => Box::new(l),
+                Err(e) => return fail(2, e),
+            }
+        }
+    };
     let host = stackmeter_sys::host().hostname;
     let node = std::env::var("NODE_NAME")
         .ok()
@@ -109,7 +128,7 @@ pub fn run(a: AgentArgs) -> i32 {
     if let Err(e) = stackmeter_sys::interrupt::catch_interrupts() {
         return fail(1, format!("cannot catch SIGTERM and Ctrl-C: {e}"));
     }
-    match stackmeter_agent::run(cfg, Box::new(ThisAgentOnly), stackmeter_sys::interrupt::interrupted) {
+    match stackmeter_agent::run(cfg, class, stackmeter_sys::interrupt::interrupted) {
         Ok(()) => 0,
         Err(e) => fail(e.exit_code(), e),
     }

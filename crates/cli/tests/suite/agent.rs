@@ -121,9 +121,9 @@ impl Agent {
         self.lines.lock().unwrap().clone()
     }
 
-    /// The log lines containing every one of `parts`, waiting up to 5 s for one.
+    /// The log lines containing every one of `parts`, waiting up to 10 s for one.
     fn expect_log(&self, parts: &[&str]) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let found: Vec<String> = self
                 .log()
@@ -641,6 +641,66 @@ fn agent_summaries_go_to_postgresql_and_to_the_spool_when_it_cannot_be_reached()
     let runs = String::from_utf8_lossy(&out.stdout);
     assert!(runs.contains("\"pb->pa\""), "b's summaries in PostgreSQL: {runs}");
     assert!(!runs.contains("\"pa->pb\""), "a's went to its spool: {runs}");
+}
+
+#[test]
+fn agent_stream_probes_wait_for_the_fleets_locks_in_postgresql() {
+    let pg = match stackmeter_store::testing::TempPostgres::shared() {
+        Ok(pg) => pg,
+        Err(why) => return missing("agent stream locks", &format!("no PostgreSQL server: {why}")),
+    };
+    let url = pg.database("agent_locks").unwrap();
+    let at = stackmeter_store::Location::parse(std::ffi::OsStr::new(&url)).unwrap();
+    let srv = crate::Server::start(&[]);
+    let dir = Dir::new("locks");
+    let peers = dir.file("l.peers", &format!("srv {}\n", srv.target()));
+    // Node srv is in a test of fleet lab, as a fleet run's throughput test
+    // would hold it.
+    let key = stackmeter_fleet::lock_key("lab", "srv");
+    let held = stackmeter_store::Locks::acquire(&at, &[key], Duration::from_secs(5)).unwrap();
+    let extra = [
+        "--tests",
+        "stream",
+        "--stream-every-s",
+        "5",
+        "--stream-locks",
+        "lab",
+        "--db",
+        &url,
+    ];
+    let a = Agent::start("la", free_port(), free_port(), &peers, &extra);
+    a.wait_ready();
+    let busy = a.expect_log(&["stream to srv: a node of it is in another test"]);
+    assert_eq!(busy.len(), 1);
+    let pair = [("source", "la"), ("target", "srv")];
+    assert_eq!(value(&a.scrape(), "stackmeter_stream_tests_total", &pair), None);
+    // Released: the next try runs the probe.
+    drop(held);
+    until(std::slice::from_ref(&a), 30, |_, s| {
+        value(s, "stackmeter_stream_tests_total", &pair).is_some_and(|n| n >= 1.0)
+    });
+    // Without a PostgreSQL store the locks are a usage error.
+    let out = stackmeter()
+        .args([
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics",
+            "127.0.0.1:0",
+            "--tests",
+            "stream",
+        ])
+        .args(["--stream-locks", "lab", "--db", dir.0.join("x.db").to_str().unwrap()])
+        .arg("--peers")
+        .arg(&peers)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--stream-locks lab: the locks need a PostgreSQL store"),
+        "{err}"
+    );
 }
 
 #[test]
