@@ -20,6 +20,8 @@ pub(crate) struct Ctx {
     pub plan: Plan,
     /// No answer within this is a lost probe.
     pub timeout: Duration,
+    /// The shared secret the probes prove (and the responder asks for).
+    pub secret: Option<stackmeter_proto::auth::Key>,
     /// Monotonic time the rounds count from, ns.
     pub epoch_ns: u64,
     /// How probes are sent, for the stored summaries.

@@ -103,7 +103,10 @@ pub struct Config {
     pub store: Option<DbFlags>,
     /// Summary period.
     pub store_every: Duration,
-    /// The responder's configuration (its `listen` is set from `listen`).
+    /// The shared secret: its responder asks for it, its probes prove it.
+    pub secret: Option<stackmeter_proto::auth::Key>,
+    /// The responder's configuration (its `listen` and `secret` are set
+    /// from `listen` and `secret`).
     pub responder: stackmeter_responder::Config,
 }
 
@@ -199,6 +202,7 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
     let (server, metrics_at) = http::bind(cfg.metrics).map_err(StartError::Start)?;
     let mut rcfg = cfg.responder.clone();
     rcfg.listen = vec![cfg.listen];
+    rcfg.secret = cfg.secret;
     let responder = stackmeter_responder::start(rcfg).map_err(|e| StartError::Start(e.to_string()))?;
     let listen = responder.local.first().copied().unwrap_or(cfg.listen);
     let sock = UdpSocket::bind(SocketAddr::new(listen.ip(), 0))
@@ -213,6 +217,7 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
         listen,
         plan,
         timeout: cfg.timeout,
+        secret: cfg.secret,
         epoch_ns: stackmeter_sys::monotonic_ns(),
         probing: Probing {
             interval_us: cfg.interval.as_micros() as u64,
@@ -288,6 +293,9 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
             None => "not stored (--no-store)".into(),
         }
     ));
+    if cfg.secret.is_some() {
+        log::info("authentication on: peers must prove the shared secret, and the probes prove it to them");
+    }
     while !until() {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -327,6 +335,7 @@ mod tests {
             stream_every: DEFAULT_STREAM_EVERY,
             store: None,
             store_every: DEFAULT_STORE_EVERY,
+            secret: None,
             responder: stackmeter_responder::Config::default(),
         }
     }

@@ -62,7 +62,7 @@ pub(crate) fn run(sock: UdpSocket, ctx: Arc<Ctx>) {
         return;
     }
     let mut p = Prober {
-        key: stackmeter_client::auth::secret(),
+        key: ctx.secret,
         tx: Vec::new(),
         rx: vec![0u8; 2048],
         base: stackmeter_sys::wall_ns(),

@@ -27,7 +27,8 @@
 
 use crate::ctx::Ctx;
 use crate::mesh::{lock, Pair, RR};
-use stackmeter_proto::session::{Mode, SessionHeader};
+use stackmeter_client::Endpoint;
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_sys::monotonic_ns;
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -153,7 +154,8 @@ fn open(pair: &Pair, ctx: &Ctx) -> Result<TcpStream, String> {
         resp_size: 1,
         flags: 0,
     };
-    let mut s = stackmeter_client::open_session(pair.addr, &h, ctx.timeout).map_err(|e| e.to_string())?;
+    let at = Endpoint::new(pair.addr, ctx.secret);
+    let mut s = stackmeter_client::open_session(&at, &h, ctx.timeout).map_err(|e| e.to_string())?;
     exchange(&mut s).map_err(|e| failed(&e, ctx))?;
     Ok(s)
 }

@@ -167,7 +167,7 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
         }
         busy = false;
         turn += 1;
-        let measured = one(&spec, &pair);
+        let measured = one(&spec, &pair, ctx.secret);
         class.release(&ctx.source, &pair.label);
         let rate = match (&measured.error, &measured.doc.body) {
             (None, Body::Stream { summary: Some(s), .. }) => Some(s.total_mbps * 1e6 / 8.0),
@@ -185,14 +185,18 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
     }
 }
 
-fn one(spec: &stackmeter_engine::spec::Spec, pair: &Pair) -> Measured {
+fn one(spec: &stackmeter_engine::spec::Spec, pair: &Pair, secret: Option<stackmeter_proto::auth::Key>) -> Measured {
     let target = Target {
         name: pair.label.clone(),
         address: pair.addr.to_string(),
         embedded: false,
         kind: TargetKind::Stackmeter,
     };
-    execute(spec, target, pair.addr, How::default(), &mut |_| {})
+    let how = How {
+        secret,
+        ..How::default()
+    };
+    execute(spec, target, pair.addr, how, &mut |_| {})
 }
 
 #[cfg(test)]

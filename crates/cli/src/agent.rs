@@ -68,7 +68,7 @@ pub struct AgentArgs {
     pub no_store: bool,
 }
 
-pub fn run(a: AgentArgs) -> i32 {
+pub fn run(a: AgentArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     let peers = match (a.peers, a.peers_dns) {
         (Some(f), _) => PeerSource::File(f),
         (None, Some(d)) => match stackmeter_agent::peers::dns_target(&d) {
@@ -101,10 +101,7 @@ pub fn run(a: AgentArgs) -> i32 {
         .ok()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| host.clone());
-    let mut responder = stackmeter_responder::Config {
-        secret: stackmeter_engine::secret::current(),
-        ..stackmeter_responder::Config::default()
-    };
+    let mut responder = stackmeter_responder::Config::default();
     if let Some(n) = stackmeter_engine::target::raise_fd_limit(responder.log, 0) {
         responder.max_sessions = (n as usize).saturating_sub(stackmeter_engine::target::FD_ROOM).max(1);
     }
@@ -122,6 +119,7 @@ pub fn run(a: AgentArgs) -> i32 {
         stream_every: Duration::from_secs(a.stream_every_s),
         store: (!a.no_store).then_some(a.db),
         store_every: Duration::from_secs(a.store_every_s),
+        secret,
         responder,
     };
     // SIGTERM (a pod stopped) and Ctrl-C end the agent cleanly.

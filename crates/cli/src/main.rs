@@ -102,7 +102,12 @@ fn run() -> i32 {
     // Only the commands that talk to a responder, or are one, read it.
     let talks = matches!(
         cli.command,
-        Command::Serve(_) | Command::Agent(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_) | Command::Fleet(_)
+        Command::Serve(_)
+            | Command::Agent(_)
+            | Command::Measure(_)
+            | Command::Suite(_)
+            | Command::Lab(_)
+            | Command::Fleet(_)
     );
     let secret = match talks {
         true => match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {

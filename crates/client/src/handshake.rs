@@ -18,11 +18,7 @@ use std::time::Duration;
 /// Connects, sends the session header (answering the challenge when the
 /// endpoint has a secret) and reads the status record: a stream ready for
 /// the data phase, with `timeout` on every read and write.
-pub fn open_session(
-    endpoint: &Endpoint,
-    h: &SessionHeader,
-    timeout: Duration,
-) -> Result<TcpStream, ClientError> {
+pub fn open_session(endpoint: &Endpoint, h: &SessionHeader, timeout: Duration) -> Result<TcpStream, ClientError> {
     open_session_with(endpoint, h, timeout, true)
 }
 

@@ -704,6 +704,68 @@ fn agent_stream_probes_wait_for_the_fleets_locks_in_postgresql() {
 }
 
 #[test]
+fn agents_with_a_shared_secret_measure_each_other_and_turn_away_one_without() {
+    let key = crate::auth::secret_file("agent-mesh", "the mesh's own secret", 0o600);
+    let dir = Dir::new("secret");
+    let (a_port, b_port) = (free_port(), free_port());
+    let b_peers = dir.file("b.peers", &format!("sa 127.0.0.1:{a_port}\n"));
+    let a_peers = dir.file("a.peers", &format!("sb 127.0.0.1:{b_port}\n"));
+    let b = Agent::start(
+        "sb",
+        b_port,
+        free_port(),
+        &b_peers,
+        &["--no-store", "--secret-file", &key],
+    );
+    b.wait_ready();
+    b.expect_log(&["authentication on"]);
+    let a = Agent::start(
+        "sa",
+        a_port,
+        free_port(),
+        &a_peers,
+        &["--no-store", "--secret-file", &key],
+    );
+    a.wait_ready();
+    // One without the secret is refused by b (rr) and not answered (ping).
+    let c_peers = dir.file("c.peers", &format!("sb 127.0.0.1:{b_port}\n"));
+    let c = Agent::start("sc", free_port(), free_port(), &c_peers, &["--no-store"]);
+    c.wait_ready();
+    let pair = |src: &str, k: &'static str| {
+        [
+            ("source", src.to_string()),
+            ("target", "sb".to_string()),
+            ("probe", k.to_string()),
+        ]
+    };
+    let get = |s: &str, name: &str, l: &[(&str, String); 3]| {
+        let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        value(s, name, &l)
+    };
+    let s = &until(std::slice::from_ref(&a), 20, |_, s| {
+        get(s, "stackmeter_rtt_seconds_count", &pair("sa", "ping")).is_some_and(|n| n >= 5.0)
+            && get(s, "stackmeter_rtt_seconds_count", &pair("sa", "rr")).is_some_and(|n| n >= 5.0)
+    })[0];
+    assert_eq!(
+        get(s, "stackmeter_probes_lost_total", &pair("sa", "rr")),
+        Some(0.0),
+        "{s}"
+    );
+    c.expect_log(&["peer sb", "rr: ", "refused the session: authentication"]);
+    let cs = c.scrape();
+    assert_eq!(
+        get(&cs, "stackmeter_rtt_seconds_count", &pair("sc", "rr")),
+        Some(0.0),
+        "{cs}"
+    );
+    assert_eq!(
+        get(&cs, "stackmeter_rtt_seconds_count", &pair("sc", "ping")),
+        Some(0.0),
+        "{cs}"
+    );
+}
+
+#[test]
 fn agent_failures_are_one_line_each() {
     let dir = Dir::new("errors");
     // A bad peers line: exit 2, the file and the line number.
