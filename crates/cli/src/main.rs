@@ -7,6 +7,7 @@
 //! off mid-way (responder gone, stalled, or no reply); 6 a `--fail-on`
 //! regression gate failed; 130 interrupted (Ctrl-C).
 
+mod agent;
 mod fleet;
 mod lab;
 mod measure;
@@ -39,6 +40,8 @@ struct Cli {
 enum Command {
     /// Run a responder (TCP and UDP on each address) until killed.
     Serve(serve::ServeArgs),
+    /// Run a responder that also probes its peers (ping, rr) and serves each pair's latency and loss on /metrics for Prometheus.
+    Agent(agent::AgentArgs),
     #[command(flatten)]
     Measure(stackmeter_engine::spec::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,
@@ -99,7 +102,12 @@ fn run() -> i32 {
     // Only the commands that talk to a responder, or are one, read it.
     let talks = matches!(
         cli.command,
-        Command::Serve(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_) | Command::Fleet(_)
+        Command::Serve(_)
+            | Command::Agent(_)
+            | Command::Measure(_)
+            | Command::Suite(_)
+            | Command::Lab(_)
+            | Command::Fleet(_)
     );
     let secret = match talks {
         true => match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
@@ -110,6 +118,7 @@ fn run() -> i32 {
     };
     match cli.command {
         Command::Serve(a) => serve::run(a, secret),
+        Command::Agent(a) => agent::run(a, secret),
         Command::Measure(t) => measure::run(t, secret),
         Command::Suite(a) => suite::run(a, secret),
         Command::Compare(a) => store::compare(a),

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
+#[path = "suite/agent.rs"]
+mod agent;
 #[path = "suite/k8s.rs"]
 mod k8s;
 #[path = "suite/knobs.rs"]

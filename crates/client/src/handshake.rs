@@ -15,13 +15,10 @@ use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-/// Connects, sends the session header and reads the status record: a
-/// stream ready for the data phase.
-pub(crate) fn open_session(
-    endpoint: &Endpoint,
-    h: &SessionHeader,
-    timeout: Duration,
-) -> Result<TcpStream, ClientError> {
+/// Connects, sends the session header (answering the challenge when the
+/// endpoint has a secret) and reads the status record: a stream ready for
+/// the data phase, with `timeout` on every read and write.
+pub fn open_session(endpoint: &Endpoint, h: &SessionHeader, timeout: Duration) -> Result<TcpStream, ClientError> {
     open_session_with(endpoint, h, timeout, true)
 }
 

@@ -65,6 +65,7 @@ mod udp_max;
 pub use crr::crr;
 pub use endpoint::Endpoint;
 pub use error::{ClientError, Plain};
+pub use handshake::open_session;
 pub use load::{load, LoadOutcome};
 pub use open_rr::{rr_open, schedule};
 pub use outcome::{Outcome, RowHistogram, StreamOutcome};
