@@ -13,6 +13,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
 #[path = "suite/agent.rs"]
 mod agent;
+#[path = "suite/fleet.rs"]
+mod fleet;
 #[path = "suite/k8s.rs"]
 mod k8s;
 #[path = "suite/knobs.rs"]

@@ -8,8 +8,10 @@
 //! in HTML, with the pairs furthest from their matrix's median listed
 //! first, so the slow pair is found at a glance. A [`FleetComparison`]
 //! judges every pair and figure of two runs with the same statistics as
-//! `compare` (docs/suite.md): a pair is flagged when the change is
-//! significant and larger than the tolerance.
+//! `compare` (docs/suite.md): a pair is flagged when it got significantly
+//! worse by more than the tolerance (a kernel or NIC change across the
+//! fleet: which pairs got slower); significant improvements past the
+//! tolerance are listed apart.
 
 use crate::doc::{figures, Document};
 use crate::figures::Figure;
@@ -388,8 +390,10 @@ pub struct PairChange {
     pub unit: String,
     /// The statistics of B against A (`compare`'s).
     pub stats: RowStats,
-    /// Significant and past the tolerance.
+    /// Significantly worse, past the tolerance.
     pub flagged: bool,
+    /// Significantly better, past the tolerance.
+    pub improved: bool,
 }
 
 /// Two fleet runs, pair by pair.
@@ -405,8 +409,11 @@ pub struct FleetComparison {
     pub compared: usize,
     /// Of them, too few repetitions on a side for a verdict.
     pub too_few: usize,
-    /// Every flagged change, worst first.
+    /// Every flagged change (worse), worst first.
     pub flagged: Vec<PairChange>,
+    /// Every change better past the tolerance, best first.
+    #[serde(default)]
+    pub improved: Vec<PairChange>,
     /// Every change judged (flagged or not), in figure and pair order.
     pub changes: Vec<PairChange>,
 }
@@ -435,20 +442,22 @@ impl FleetComparison {
                 if stats.verdict == Verdict::TooFewRepetitions {
                     too_few += 1;
                 }
-                let flagged =
-                    matches!(stats.verdict, Verdict::Faster | Verdict::Slower) && stats.percent.abs() > tolerance_pct;
+                let past = stats.percent.abs() > tolerance_pct;
                 changes.push(PairChange {
                     client: pair.0.clone(),
                     target: pair.1.clone(),
                     key: key.clone(),
                     unit: unit.clone(),
                     stats,
-                    flagged,
+                    flagged: stats.verdict == Verdict::Slower && past,
+                    improved: stats.verdict == Verdict::Faster && past,
                 });
             }
         }
         let mut flagged: Vec<PairChange> = changes.iter().filter(|c| c.flagged).cloned().collect();
         flagged.sort_by(|x, y| x.stats.percent.total_cmp(&y.stats.percent));
+        let mut improved: Vec<PairChange> = changes.iter().filter(|c| c.improved).cloned().collect();
+        improved.sort_by(|x, y| y.stats.percent.total_cmp(&x.stats.percent));
         FleetComparison {
             a: a.to_string(),
             b: b.to_string(),
@@ -456,6 +465,7 @@ impl FleetComparison {
             compared: changes.len(),
             too_few,
             flagged,
+            improved,
             changes,
         }
     }
@@ -479,15 +489,22 @@ impl crate::render::Render for FleetComparison {
         v.push(Block::Title(self.title()));
         let pairs = self.flagged_pairs().len();
         v.line(format!(
-            "{} pair figure(s) in both runs; {} changed significantly by more than {}% ({} pair(s)); {} with too few repetitions for a verdict",
+            "{} pair figure(s) in both runs; {} got significantly worse by more than {}% ({} pair(s)), {} better; {} with too few repetitions for a verdict",
             self.compared,
             self.flagged.len(),
             self.tolerance_pct,
             pairs,
+            self.improved.len(),
             self.too_few
         ));
-        if !self.flagged.is_empty() {
-            v.push(Block::Heading("Flagged pairs, worst first".into()));
+        for (heading, list) in [
+            ("Flagged pairs (worse), worst first", &self.flagged),
+            ("Better, best first", &self.improved),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            v.push(Block::Heading(heading.into()));
             v.push(Block::Table(Table {
                 cols: vec![
                     Col::text("client -> target", 0),
@@ -499,8 +516,7 @@ impl crate::render::Render for FleetComparison {
                     Col::num("p-value", 0),
                     Col::num("reps A/B", 0),
                 ],
-                rows: self
-                    .flagged
+                rows: list
                     .iter()
                     .map(|c| {
                         let s = &c.stats;
@@ -567,7 +583,7 @@ impl crate::render::Render for FleetComparison {
             )));
         }
         v.line(format!(
-            "Method: per pair and figure, A's and B's repetitions compared as `compare` does (bootstrap 95% interval of the ratio of medians, Mann-Whitney U, at least {} repetitions a side); flagged when significant and more than {}% apart.",
+            "Method: per pair and figure, A's and B's repetitions compared as `compare` does (bootstrap 95% interval of the ratio of medians, Mann-Whitney U, at least {} repetitions a side); flagged when significantly worse by more than {}%, listed as better when significantly better by as much.",
             stackmeter_compare::MIN_REPETITIONS,
             self.tolerance_pct
         ));

@@ -21,17 +21,17 @@ use std::time::{Duration, Instant};
 const INTERVAL_MS: &str = "100";
 
 /// A folder of this test's own, removed on drop.
-struct Dir(PathBuf);
+pub(crate) struct Dir(pub(crate) PathBuf);
 
 impl Dir {
-    fn new(name: &str) -> Dir {
+    pub(crate) fn new(name: &str) -> Dir {
         let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("agent-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Dir(p)
     }
 
-    fn file(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.0.join(name);
         std::fs::write(&p, text).unwrap();
         p
@@ -152,7 +152,7 @@ impl Drop for Agent {
 }
 
 /// GET `path` over HTTP/1.0; (status line and headers, body).
-fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> (String, String) {
+pub(crate) fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> (String, String) {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connects");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let accept = accept.map(|a| format!("Accept: {a}\r\n")).unwrap_or_default();
@@ -175,7 +175,7 @@ fn value(text: &str, name: &str, want: &[(&str, &str)]) -> Option<f64> {
 }
 
 /// Runs `promtool ARGS` with `stdin`; None when promtool cannot run.
-fn promtool(args: &[&str], stdin: &str) -> Option<std::process::Output> {
+pub(crate) fn promtool(args: &[&str], stdin: &str) -> Option<std::process::Output> {
     let mut c = Command::new("promtool")
         .args(args)
         .stdin(Stdio::piped())
@@ -364,7 +364,7 @@ fn agent_mesh_of_three_exports_every_pair_promtool_passes_and_prometheus_sees_si
 
 /// A Prometheus server of this test: its own data folder and web port;
 /// stopped and its folder removed on drop, also when the test fails.
-struct Prometheus {
+pub(crate) struct Prometheus {
     child: Child,
     web: SocketAddr,
     _dir: Dir,
@@ -411,6 +411,27 @@ impl Prometheus {
                 kubernetes_relabel_rules()
             ),
         );
+        Prometheus::run(dir, &config)
+    }
+
+    /// Starts one that scrapes `targets` (metrics addresses) every second
+    /// with a static scrape config; None when it cannot run.
+    pub(crate) fn start_static(targets: &[SocketAddr]) -> Option<Prometheus> {
+        let dir = Dir::new("prometheus-static");
+        let list: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+        let config = dir.file(
+            "prometheus.yml",
+            &format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: stackmeter\n    static_configs:\n      - targets: [{}]\n",
+                list.join(", ")
+            ),
+        );
+        Prometheus::run(dir, &config)
+    }
+
+    /// Prometheus on a free port of 127.0.0.1 with `config`, its data in
+    /// `dir`; None when it cannot start.
+    fn run(dir: Dir, config: &Path) -> Option<Prometheus> {
         let web: SocketAddr = ([127, 0, 0, 1], free_port()).into();
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", config.display()))
@@ -457,7 +478,7 @@ impl Prometheus {
     }
 
     /// Asks `q` until it has `n` results (up to 30 s).
-    fn until(&self, q: &str, n: usize) -> Vec<Value> {
+    pub(crate) fn until(&self, q: &str, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let r = self.query(q);
