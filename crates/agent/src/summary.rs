@@ -25,7 +25,7 @@ pub struct Probing {
 }
 
 /// One period's pings to one peer.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PingTally {
     sent: u64,
     received: u64,
@@ -150,10 +150,41 @@ impl PingTally {
 }
 
 /// One period's rr probes to one peer.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RrTally {
     sent: u64,
     rtt: Recorder,
+}
+
+// An agent keeps a tally per peer and kind: their histograms grow with
+// what they hold (a few KiB for LAN round trips) instead of covering an
+// hour from the start (bench/fleet.sh: memory per peer).
+impl Default for RrTally {
+    fn default() -> RrTally {
+        RrTally {
+            sent: 0,
+            rtt: Recorder::growing(),
+        }
+    }
+}
+
+impl Default for PingTally {
+    fn default() -> PingTally {
+        PingTally {
+            sent: 0,
+            received: 0,
+            late: 0,
+            duplicates: 0,
+            reordered: 0,
+            mismatched: 0,
+            slow: 0,
+            slow_first: Vec::new(),
+            highest: None,
+            max_send_lag_ns: 0,
+            rtt: Recorder::growing(),
+            server: Recorder::growing(),
+        }
+    }
 }
 
 impl RrTally {
