@@ -25,6 +25,8 @@ mod load;
 mod loss;
 #[path = "suite/plain.rs"]
 mod plain;
+#[path = "suite/readme.rs"]
+mod readme;
 #[path = "suite/rrul.rs"]
 mod rrul;
 #[path = "suite/sessions.rs"]
