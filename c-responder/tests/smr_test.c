@@ -1,13 +1,16 @@
 /*
  * Engine unit tests: every fixture in protocol/vectors.json (the limits
  * table against a stock build's defaults, from smr_stock.c; object mode),
- * then malformed input, limits, object sessions and the throughput-test life
- * cycle. Built with ASan+UBSan (make test). Usage: smr-test vectors.json
+ * then malformed input, limits, object sessions, the throughput-test life
+ * cycle, and admission (smr_admit.c: allow lists, connect rate, sessions
+ * per address). Built with ASan+UBSan (make test).
+ * Usage: smr-test vectors.json
  *
  * The JSON reader below handles what that file uses (objects, arrays,
  * strings without escapes other than \" and \\, numbers, true/false/null).
  */
 #include "smr.h"
+#include "smr_admit.h"
 #include "smr_stock.h"
 
 #include <stdio.h>
@@ -1080,6 +1083,101 @@ static void garbage(void) {
     CHECK(X.hi == 0, "garbage leaves no slot behind");
 }
 
+/* ---- admission (smr_admit.c) ---- */
+
+static int allowed(const struct smr_admit *m, uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+    const uint8_t v4[4] = {a, b, c, d};
+    return smr_admit_allowed(m, v4, 4);
+}
+
+/* --allow: networks of both families, prefixes on and off byte edges. */
+static void admit_allow(void) {
+    static const uint8_t ten[4] = {10, 0, 0, 0}, lan[4] = {192, 168, 4, 0}, one[4] = {198, 18, 0, 7};
+    static const uint8_t fd[16] = {0xfd}, fd12[16] = {0xfd, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                         fe[16] = {0xfe, 0x12};
+    struct smr_admit m;
+    int k;
+    memset(&m, 0, sizeof m);
+    CHECK(allowed(&m, 1, 2, 3, 4) && smr_admit_allowed(&m, fe, 16), "no --allow: every address may connect");
+    CHECK(smr_admit_add(&m, ten, 4, 8) == 0 && allowed(&m, 10, 200, 3, 4) && !allowed(&m, 11, 0, 0, 1),
+          "10.0.0.0/8 takes 10.200.3.4, not 11.0.0.1");
+    CHECK(!smr_admit_allowed(&m, fd12, 16), "an IPv4 list refuses IPv6 addresses");
+    CHECK(smr_admit_add(&m, lan, 4, 22) == 0 && allowed(&m, 192, 168, 7, 255) && allowed(&m, 192, 168, 4, 0) &&
+              !allowed(&m, 192, 168, 8, 0) && !allowed(&m, 192, 168, 3, 255),
+          "192.168.4.0/22: 4.0 to 7.255 only");
+    CHECK(smr_admit_add(&m, one, 4, 32) == 0 && allowed(&m, 198, 18, 0, 7) && !allowed(&m, 198, 18, 0, 6),
+          "a /32 is one address");
+    CHECK(smr_admit_add(&m, fd, 16, 8) == 0 && smr_admit_allowed(&m, fd12, 16) && !smr_admit_allowed(&m, fe, 16),
+          "fd00::/8 takes fd12::1, not fe12::");
+    CHECK(smr_admit_add(&m, ten, 4, 33) == -1 && smr_admit_add(&m, fd, 16, 129) == -1 &&
+              smr_admit_add(&m, ten, 5, 8) == -1,
+          "a prefix longer than the address, or a length of 5, is refused");
+    for (k = (int)m.nallow; k < SMR_MAX_ALLOW; k++) smr_admit_add(&m, ten, 4, 0);
+    CHECK(smr_admit_add(&m, ten, 4, 8) == -1 && m.nallow == SMR_MAX_ALLOW, "a full list takes no more");
+    CHECK(allowed(&m, 11, 0, 0, 1), "0.0.0.0/0 takes every IPv4 address");
+}
+
+/* Tags are FNV-1a (the published 32-bit vectors), buckets refill at the
+ * rate, a second or more refills them whole, and two tags on one slot
+ * start it again. */
+static void admit_rate(void) {
+    const uint64_t s = 1000000000ull;
+    struct smr_admit m;
+    uint32_t a = 7, b = 7 + SMR_BUCKETS, i, ok = 0;
+    memset(&m, 0, sizeof m);
+    CHECK(smr_admit_tag((const uint8_t *)"", 0) == 0x811c9dc5u &&
+              smr_admit_tag((const uint8_t *)"a", 1) == 0xe40c292cu &&
+              smr_admit_tag((const uint8_t *)"foobar", 6) == 0xbf9cf968u,
+          "tags are FNV-1a");
+    for (i = 0; i < 1000; i++) ok += (uint32_t)smr_admit_rate(&m, a, i);
+    CHECK(ok == 1000, "no --max-connects-per-second: no limit (%u of 1000)", ok);
+    m.max_cps = 2;
+    CHECK(smr_admit_rate(&m, a, 1 * s) && smr_admit_rate(&m, a, 1 * s) && !smr_admit_rate(&m, a, 1 * s),
+          "2 per second: the third at once is refused");
+    CHECK(!smr_admit_rate(&m, a, 1 * s + s / 4), "a quarter second: half a token");
+    CHECK(smr_admit_rate(&m, a, 1 * s + s / 2) && !smr_admit_rate(&m, a, 1 * s + s / 2), "half a second: one token");
+    CHECK(smr_admit_rate(&m, a + 1, 1 * s + s / 2), "another address has its own bucket");
+    CHECK(smr_admit_rate(&m, a, 100 * s) && smr_admit_rate(&m, a, 100 * s) && !smr_admit_rate(&m, a, 100 * s),
+          "after a long pause: full, never more than 2");
+    CHECK(smr_admit_rate(&m, a, ~(uint64_t)0 / 2) && smr_admit_rate(&m, a, ~(uint64_t)0 / 2) &&
+              !smr_admit_rate(&m, a, ~(uint64_t)0 / 2),
+          "centuries later: still 2 (no overflow)");
+    CHECK(smr_admit_rate(&m, b, 200 * s), "a tag on a used slot starts it full");
+    CHECK(smr_admit_rate(&m, a, 200 * s) && smr_admit_rate(&m, a, 200 * s), "and the slot's old tag starts again");
+}
+
+/* The whole decision for a connection, with the engine counting sessions
+ * of an address that are still sending their header. */
+static void admit_tcp(void) {
+    static const uint8_t lo[4] = {127, 0, 0, 1}, lo2[4] = {127, 0, 0, 2}, ten[4] = {10, 0, 0, 9};
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1};
+    struct smr_admit m;
+    struct smr_conn *c, *d;
+    uint32_t tag, tag2;
+    uint8_t out[64];
+    memset(&m, 0, sizeof m);
+    fresh(8);
+    m.max_idle = 1;
+    smr_admit_add(&m, lo, 4, 8);
+    CHECK(!smr_admit_tcp(&m, &X, ten, 4, 0, &tag), "not on the allow list: refused");
+    CHECK(smr_admit_tcp(&m, &X, lo, 4, 0, &tag) && tag == smr_admit_tag(lo, 4), "127.0.0.1 admitted, tagged");
+    c = open_conn(0);
+    c->client = tag;
+    CHECK(!smr_admit_tcp(&m, &X, lo, 4, 0, &tag), "one session still sending its header: the next is refused");
+    CHECK(smr_admit_tcp(&m, &X, lo2, 4, 0, &tag2) && tag2 != tag, "another address is not");
+    smr_conn_input(&X, c, rr, 16, 0);
+    drain(c, out, sizeof out, 0);
+    CHECK(smr_admit_tcp(&m, &X, lo, 4, 0, &tag), "once its header is in, the address may connect again");
+    d = open_conn(0);
+    d->client = tag;
+    m.max_idle = 0;
+    m.max_cps = 1;
+    CHECK(smr_admit_tcp(&m, &X, lo, 4, 1, &tag) && !smr_admit_tcp(&m, &X, lo, 4, 2, &tag),
+          "no idle limit; one connect per second");
+    smr_conn_free(&X, c, 3);
+    smr_conn_free(&X, d, 3);
+}
+
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
     static char buf[1 << 20];
@@ -1131,6 +1229,9 @@ int main(int argc, char **argv) {
     crr_once();
     life_cycle();
     garbage();
+    admit_allow();
+    admit_rate();
+    admit_tcp();
     printf("smr-test: %d vectors; checks: %d passed, %d failed\n", counted, passed, failed);
     printf("smr-test: sizeof(struct smr_conn) = %zu, sizeof(struct smr_test) = %zu\n", sizeof(struct smr_conn),
            sizeof(struct smr_test));

@@ -15,10 +15,19 @@ use std::path::{Path, PathBuf};
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let src = manifest.join("../../c-responder/src");
-    let files = ["smr.c", "smr_auth.c", "smr_posix.c"];
-    for f in files.iter().chain(["smr.h"].iter()) {
-        println!("cargo:rerun-if-changed={}", src.join(f).display());
-    }
+    let files = [
+        "smr.c",
+        "smr_auth.c",
+        "smr_posix.c",
+        "smr_admit.c",
+        "smr_args.c",
+        "smr_knobs.c",
+        "smr_log.c",
+        "smr_stamps.c",
+        "smr_main.c",
+    ];
+    // Any source or header change rebuilds (a directory is scanned whole).
+    println!("cargo:rerun-if-changed={}", src.display());
     // The compiler and its flags choose the binary too (cc's own
     // rerun lines are off, as it links nothing into this crate).
     for v in ["CC", "CFLAGS", "CROSS_COMPILE", "TARGET_CC", "TARGET_CFLAGS"] {
