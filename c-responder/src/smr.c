@@ -16,6 +16,16 @@ enum { OP_LIST = 1, OP_FETCH = 2 };
 #define F_OPEN 32u /* stamped rr: a response is being sent */
 #define F_AUTHED 64u /* the proof was right: judge the header itself */
 enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
+/* Stamp blocks need the backend's stamps hook; a build that has none
+ * (-DSMR_NO_TS) compiles no stamp code, and answers a request for stamps
+ * as one with a NULL hook does: as if the flag were unknown. */
+#ifdef SMR_NO_TS
+#define STAMPS(x) 0
+#define STAMPED(c) 0
+#else
+#define STAMPS(x) ((x)->stamps != NULL)
+#define STAMPED(c) ((c)->flags & SMR_F_STAMPS)
+#endif
 
 const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
 
@@ -565,7 +575,7 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
         c->phase = mode == M_RR ? PH_RR : PH_CRR;
         if (mode == M_RR) smr_emit_status_ok(c);
         /* Stamps asked for (flags word of a 24-byte header), with room. */
-        if (mode == M_RR && x->stamps && c->hdr_len >= 24 && (c->hdr[19] & 1) && c->resp_size >= SMR_BLOCK_LEN)
+        if (mode == M_RR && STAMPS(x) && c->hdr_len >= 24 && (c->hdr[19] & 1) && c->resp_size >= SMR_BLOCK_LEN)
             c->flags |= SMR_F_STAMPS;
     }
 }
@@ -845,7 +855,7 @@ static void smr_next_response(struct smr_ctx *x, struct smr_conn *c) {
     if (c->phase != PH_RR || c->tx_left || c->out_off < c->out_len || !c->pending) return;
     c->pending--;
     c->tx_left = c->resp_size;
-    if (!(c->flags & SMR_F_STAMPS)) return;
+    if (!STAMPED(c)) return;
     c->tx_left -= SMR_BLOCK_LEN;
     c->flags |= F_OPEN;
     smr_put_block(c->out, x->stamps(x->user, c, v), v);
@@ -893,7 +903,7 @@ void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now
         if (t) t->tcp_tx += n;
     } else {
         c->tx_left -= n < c->tx_left ? n : c->tx_left;
-        if ((c->flags & F_OPEN) && !c->tx_left && !c->out_len) {
+        if (STAMPED(c) && (c->flags & F_OPEN) && !c->tx_left && !c->out_len) {
             c->flags &= (uint8_t)~F_OPEN;
             c->served++;
         }
@@ -1137,7 +1147,7 @@ size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx
     }
     b[5] = 2;
     b[6] = 0;
-    b[7] = (b[7] & 2) && x->stamps && len >= SMR_UDP_HDR + SMR_BLOCK_LEN ? 3 : 1;
+    b[7] = (b[7] & 2) && STAMPS(x) && len >= SMR_UDP_HDR + SMR_BLOCK_LEN ? 3 : 1;
     put64(b + 24, rx_ns);
     put64(b + 32, rx_ns);
     return len;

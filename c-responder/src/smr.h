@@ -27,7 +27,9 @@
  *
  * All state lives in one struct smr_ctx; the sizes below are compile-time
  * tunables: set them with -D on the command line, the same for every file
- * of a build (struct sizes depend on them).
+ * of a build (struct sizes depend on them). -DSMR_NO_AUTH leaves the shared
+ * secret out; -DSMR_NO_TS, for a backend without kernel timestamps, leaves
+ * stamp blocks out (requests for them are answered as with no stamps hook).
  */
 #ifndef SMR_H
 #define SMR_H
