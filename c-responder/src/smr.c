@@ -122,6 +122,7 @@ void smr_init(struct smr_ctx *x, const struct smr_config *cfg) {
     size_t i;
     memset(x, 0, sizeof *x);
     x->cfg = *cfg;
+    x->pass_left = SMR_PASS_BYTES; /* the first pass */
     if (x->cfg.max_sessions > SMR_MAX_CONNS) x->cfg.max_sessions = SMR_MAX_CONNS;
     if (x->cfg.nobjects > SMR_MAX_OBJECTS) x->cfg.nobjects = SMR_MAX_OBJECTS;
     x->list_len = 4;
@@ -805,6 +806,16 @@ static size_t smr_in_one(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p
     }
 }
 
+/* n bytes moved over TCP count against the pass. */
+static void smr_spend(struct smr_ctx *x, size_t n) { x->pass_left -= n < x->pass_left ? n : x->pass_left; }
+
+void smr_pass_begin(struct smr_ctx *x) { x->pass_left = SMR_PASS_BYTES; }
+
+size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c) {
+    size_t w = smr_conn_want(c);
+    return w < x->pass_left ? w : x->pass_left;
+}
+
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
     size_t done = 0, k;
     if (c->phase != PH_HEADER && c->phase != PH_LINGER && c->phase != PH_AUTH) c->deadline = now + x->cfg.idle_timeout_ns;
@@ -813,6 +824,7 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
         if (k == 0) break;
         done += k;
     }
+    smr_spend(x, done);
     return done;
 }
 
@@ -864,13 +876,16 @@ static void smr_next_response(struct smr_ctx *x, struct smr_conn *c) {
 }
 
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
+    size_t n;
     if (c->flags & SMR_F_CLOSE) return 0;
     smr_next_response(x, c);
     if (c->out_off < c->out_len) {
         *p = c->out + c->out_off;
-        return (size_t)(c->out_len - c->out_off);
+        n = (size_t)(c->out_len - c->out_off);
+    } else {
+        n = smr_body(x, c, p);
     }
-    return smr_body(x, c, p);
+    return n < x->pass_left ? n : x->pass_left;
 }
 
 int smr_conn_has_output(const struct smr_ctx *x, const struct smr_conn *c) {
@@ -885,12 +900,14 @@ size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, si
     if (!n[0]) return 0;
     if (p[0] != c->out + c->out_off) return 1; /* no record queued */
     n[1] = smr_body(x, c, &p[1]);
+    if (n[1] > x->pass_left - n[0]) n[1] = x->pass_left - n[0]; /* 0 if the record is cut */
     return n[1] ? 2 : 1;
 }
 
 void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now) {
     size_t o = (size_t)(c->out_len - c->out_off);
     x->now = now;
+    smr_spend(x, n);
     if (n && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
     if (o) {
         o = n < o ? n : o;
@@ -991,11 +1008,15 @@ void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
         smr_abort(x, c, "idle timeout");
 }
 
-void smr_tick(struct smr_ctx *x, uint64_t now) {
-    size_t i;
+unsigned smr_tick(struct smr_ctx *x, uint64_t now) {
+    unsigned i, open = 0;
     x->now = now;
     for (i = 0; i < SMR_MAX_TESTS; i++)
-        if (x->tests[i].id) smr_final_if_drained(x, &x->tests[i], now);
+        if (x->tests[i].id) {
+            open++;
+            smr_final_if_drained(x, &x->tests[i], now);
+        }
+    return open;
 }
 
 uint64_t smr_next_deadline(const struct smr_ctx *x) {

@@ -1,11 +1,20 @@
 /*
- * The POSIX sockets backend: one thread, one poll() loop, TCP and UDP on
- * the same port, every connection non-blocking. It binds the listeners,
- * admits connections (smr_admit.h), moves bytes between the sockets and
- * the engine, echoes UDP, and turns the engine's deadlines into poll
- * timeouts. Builds on Linux, BSD, macOS, QNX (io-sock) and Embox, and with
+ * The POSIX sockets backend: one thread, one loop, TCP and UDP on the same
+ * port, every connection non-blocking. It binds the listeners, admits
+ * connections (smr_admit.h), moves bytes between the sockets and the
+ * engine, echoes UDP, and turns the engine's deadlines into wait timeouts.
+ * Builds on Linux, BSD, macOS, QNX (io-sock) and Embox, and with
  * -DSMR_LWIP on lwIP's sockets API (smr_lwip_sock.c); Linux-only extras
  * (TCP_INFO, accept4, kernel timestamps) are behind #ifdef __linux__.
+ *
+ * The loop is one pass after another (smr.h, bounded work per pass): a
+ * wait (smr_wait.c), then the UDP datagrams that have come, new
+ * connections, and the ready connections from a different one each pass,
+ * until the pass's SMR_PASS_BYTES are moved. A UDP probe so waits behind
+ * at most one pass of bulk data, and one busy connection cannot starve
+ * the others. A read or write that the socket cut short ends that
+ * connection's turn: the next wait says when there is more (no call that
+ * would find nothing).
  */
 #include "smr_posix.h"
 
@@ -155,8 +164,11 @@ static size_t smr_peer_key(const union smr_addr *a, uint8_t *k) {
 }
 #endif
 
+static void smr_settle(struct smr_conn *c, uint64_t now);
+
 static void smr_close(struct smr_conn *c, uint64_t now) {
     size_t i = smr_conn_index(&smr_g.x, c);
+    smr_wait_forget(SMR_KEY_CONN(i));
     SMR_SOCK(close)(smr_g.fd[i]);
     smr_g.fd[i] = -1;
     smr_conn_free(&smr_g.x, c, now);
@@ -196,6 +208,7 @@ static void smr_accept(int lfd, uint64_t now) {
         smr_g.fd[smr_conn_index(&smr_g.x, c)] = fd;
         smr_g.peer[smr_conn_index(&smr_g.x, c)] = peer;
         smr_conn_start(&smr_g.x, c, now);
+        smr_settle(c, now);
     }
 }
 
@@ -252,14 +265,12 @@ static void smr_udp(int l) {
     }
 }
 
-/* Sends what the engine offers until the socket takes no more, or for at
- * most 64 calls: a source with small writes and a fast reader would never
- * see EAGAIN and would starve every other connection. */
+/* Sends what the engine offers (within the pass) until the socket takes
+ * less than offered: a full socket says so at the next wait. */
 static int smr_write(struct smr_conn *c, int fd) {
     const uint8_t *p[2];
     size_t n[2], k;
-    int round;
-    for (round = 0; round < 64; round++) {
+    for (;;) {
         struct iovec v[2];
         ssize_t w;
         k = smr_conn_iov(&smr_g.x, c, p, n);
@@ -271,8 +282,8 @@ static int smr_write(struct smr_conn *c, int fd) {
         w = SMR_SOCK(writev)(fd, v, (int)k);
         if (w < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
         smr_conn_sent(&smr_g.x, c, (size_t)w, smr_now());
+        if ((size_t)w < v[0].iov_len + v[1].iov_len) return 0;
     }
-    return 0;
 }
 
 #ifndef SMR_NODELAY_FROM
@@ -289,15 +300,15 @@ static void smr_nagle_for_source(struct smr_conn *c, int fd) {
     smr_g.nagle[i] = 1;
 }
 
-/* Reads what the engine wants; returns -1 when the socket failed. */
+/* Reads what the engine wants (within the pass) until the socket has
+ * less than asked for; returns -1 when the socket failed. */
 static int smr_read(struct smr_conn *c, int fd) {
-    int k;
 #ifdef SMR_TS
     struct smr_ts *t = &smr_g.ts[smr_conn_index(&smr_g.x, c)];
     smr_ts_tcp(c, fd);
 #endif
-    for (k = 0; k < 16; k++) {
-        size_t want = smr_conn_want(c);
+    for (;;) {
+        size_t want = smr_conn_read_max(&smr_g.x, c);
         ssize_t r;
         if (want == 0 || (c->flags & SMR_F_CLOSE)) return 0;
         want = want < sizeof smr_g.rx ? want : sizeof smr_g.rx;
@@ -318,6 +329,7 @@ static int smr_read(struct smr_conn *c, int fd) {
 #ifdef SMR_TS
             smr_ts_tcp(c, fd); /* on before the status record goes out */
 #endif
+            if ((size_t)r < want) return 0;
         } else if (r == 0) {
             smr_conn_eof(&smr_g.x, c, smr_now());
             return 0;
@@ -325,13 +337,30 @@ static int smr_read(struct smr_conn *c, int fd) {
             return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
         }
     }
-    return 0;
 }
 
-static void smr_service(struct smr_conn *c, short rev, uint64_t now) {
+/* After a connection's turn: the half-close or close the engine asks for,
+ * and what its socket waits for next. */
+static void smr_settle(struct smr_conn *c, uint64_t now) {
+    size_t i = smr_conn_index(&smr_g.x, c);
+    int fd = smr_g.fd[i];
+    unsigned f = smr_conn_flags(c);
+    if (f & SMR_F_SHUT) {
+        SMR_SOCK(shutdown)(fd, SHUT_WR);
+        smr_conn_shut_done(c);
+    }
+    if (f & SMR_F_CLOSE) {
+        smr_close(c, now);
+        return;
+    }
+    smr_wait_set(SMR_KEY_CONN(i), fd,
+                 (smr_conn_want(c) ? SMR_IN : 0u) | (smr_conn_has_output(&smr_g.x, c) ? SMR_OUT : 0u));
+}
+
+/* One connection's turn: read if it is readable, write what is due. */
+static void smr_service(struct smr_conn *c, unsigned ev, uint64_t now) {
     int fd = smr_g.fd[smr_conn_index(&smr_g.x, c)];
-    unsigned f;
-    if ((rev & (POLLIN | POLLHUP | POLLERR)) && smr_read(c, fd) < 0) {
+    if ((ev & (SMR_IN | SMR_ERR)) && smr_read(c, fd) < 0) {
         smr_logline(&smr_g, c, "aborted", "connection reset or failed");
         smr_close(c, now);
         return;
@@ -341,40 +370,26 @@ static void smr_service(struct smr_conn *c, short rev, uint64_t now) {
         smr_close(c, now);
         return;
     }
-    f = smr_conn_flags(c);
-    if (f & SMR_F_SHUT) {
-        SMR_SOCK(shutdown)(fd, SHUT_WR);
-        smr_conn_shut_done(c);
-    }
-    if (f & SMR_F_CLOSE) smr_close(c, now);
+    smr_settle(c, now);
 }
 
-/* Builds the poll set; returns its length. */
-static nfds_t smr_pollset(void) {
-    nfds_t n = 0;
+/* Every connection, when a deadline is due or a throughput test is open
+ * (its sessions act on each other: Stop, the final Report, pacing); then
+ * the next deadline, the wait's timeout. */
+static void smr_sweep(uint64_t now) {
     size_t i;
-    int l;
-    for (l = 0; l < smr_g.nlisten; l++) {
-        smr_g.pfd[n].fd = smr_g.tcp[l];
-        smr_g.pfd[n++].events = POLLIN;
-        smr_g.pfd[n].fd = smr_g.udp[l];
-        smr_g.pfd[n++].events = POLLIN;
-    }
-    for (i = 0; i < smr_g.x.hi; i++) {
-        struct smr_conn *c = &smr_g.x.conns[i];
-        smr_g.pix[i] = -1;
-        if (smr_g.fd[i] < 0) continue;
-        smr_g.pix[i] = (short)n;
-        smr_g.pfd[n].fd = smr_g.fd[i];
-        smr_g.pfd[n].events =
-            (short)((smr_conn_want(c) ? POLLIN : 0) | (smr_conn_has_output(&smr_g.x, c) ? POLLOUT : 0));
-        smr_g.pfd[n++].revents = 0;
-    }
-    return n;
+    if (smr_tick(&smr_g.x, now) || now >= smr_g.due)
+        for (i = 0; i < smr_g.x.hi; i++) {
+            struct smr_conn *c = &smr_g.x.conns[i];
+            if (smr_g.fd[i] < 0) continue;
+            if (smr_conn_deadline(c) <= now) smr_conn_timeout(&smr_g.x, c, now);
+            smr_service(c, 0, now);
+        }
+    smr_g.due = smr_next_deadline(&smr_g.x);
 }
 
 static int smr_timeout_ms(uint64_t now) {
-    uint64_t d = smr_next_deadline(&smr_g.x);
+    uint64_t d = smr_g.due;
     if (d == (uint64_t)-1) return -1;
     if (d <= now) return 0;
     d = (d - now + 999999u) / 1000000u;
@@ -383,29 +398,32 @@ static int smr_timeout_ms(uint64_t now) {
 
 static void smr_loop(void) {
     for (;;) {
-        nfds_t n = smr_pollset(), j;
+        int n = smr_wait(smr_timeout_ms(smr_now())), i;
         uint64_t now = smr_now();
-        size_t i;
-        int l;
-        if (SMR_SOCK(poll)(smr_g.pfd, n, smr_timeout_ms(now)) < 0 && errno != EINTR) smr_die("poll failed", NULL);
-        now = smr_now();
-        for (l = 0; l < smr_g.nlisten; l++) {
-            if (smr_g.pfd[2 * l].revents) smr_accept(smr_g.tcp[l], now);
-            if (smr_g.pfd[2 * l + 1].revents) smr_udp(l);
+        unsigned ev, k;
+        smr_pass_begin(&smr_g.x);
+        /* Datagrams and new connections first: a probe waits behind no
+         * TCP work of this pass. */
+        for (i = 0; i < n; i++) {
+            k = smr_wait_ready(i, &ev);
+            if (k >= SMR_KEY_CONN(0) || !ev) continue;
+            if (k & 1)
+                smr_udp((int)(k >> 1));
+            else
+                smr_accept(smr_g.tcp[k >> 1], now);
         }
-        for (i = 0; i < smr_g.x.hi; i++) {
-            struct smr_conn *c = &smr_g.x.conns[i];
-            if (smr_g.fd[i] < 0 || smr_g.pix[i] < 0) continue;
-            j = (nfds_t)smr_g.pix[i];
-            if (smr_conn_deadline(c) <= now) smr_conn_timeout(&smr_g.x, c, now);
-            smr_service(c, smr_g.pfd[j].revents, now);
+        /* The ready connections, from a different one each pass. */
+        for (i = 0; i < n; i++) {
+            k = smr_wait_ready((int)(((unsigned)i + smr_g.turn) % (unsigned)n), &ev);
+            if (k >= SMR_KEY_CONN(0) && ev && smr_g.fd[k - SMR_KEY_CONN(0)] >= 0)
+                smr_service(&smr_g.x.conns[k - SMR_KEY_CONN(0)], ev, now);
         }
-        smr_tick(&smr_g.x, now);
+        smr_g.turn++;
+        smr_sweep(now);
     }
 }
 
 int smr_run(struct smr_config *cfg) {
-    size_t i;
     int l;
     if (smr_g.nlisten == 0) {
         smr_parse_addr("0.0.0.0:24680", &smr_g.listen[0]);
@@ -433,7 +451,8 @@ int smr_run(struct smr_config *cfg) {
 #ifdef SMR_TS
     smr_g.x.stamps = smr_ts_hook;
 #endif
-    for (i = 0; i < SMR_NCONN; i++) smr_g.fd[i] = -1;
+    for (l = 0; l < SMR_NCONN; l++) smr_g.fd[l] = -1;
+    smr_wait_init();
     for (l = 0; l < smr_g.nlisten; l++) {
         char a[64];
         smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
@@ -441,6 +460,8 @@ int smr_run(struct smr_config *cfg) {
             fprintf(stderr, SMR_NAME ": error: cannot listen on %s: %s\n", a, strerror(errno));
             return 1;
         }
+        smr_wait_set(2u * (unsigned)l, smr_g.tcp[l], SMR_IN);
+        smr_wait_set(2u * (unsigned)l + 1u, smr_g.udp[l], SMR_IN);
         smr_fmt_addr(&smr_g.listen[l], a, sizeof a);
         smr_log_head("info");
         fprintf(stderr, "listening on tcp %s\n", a);

@@ -6,7 +6,8 @@
  *
  * The backend is these files, one concern each:
  *   smr_posix.c   sockets and the loop: bind, accept, TCP reads and
- *                 writes, UDP echo, deadlines
+ *                 writes, UDP echo, deadlines, one pass after another
+ *   smr_wait.c    waiting for the sockets: poll()
  *   smr_stamps.c  kernel timestamps (Linux SO_TIMESTAMPING): stamp blocks
  *   smr_args.c    the command line into the engine's config
  *   smr_knobs.c   CPU pinning, scheduling priority, locked memory
@@ -69,6 +70,14 @@
 #define SMR_RX_BUF 65536
 #endif
 #define SMR_NCONN (SMR_MAX_CONNS + SMR_SPARE_CONNS)
+/* Keys of the watched sockets: listener l's TCP 2l and UDP 2l + 1, then
+ * connection slot i. */
+#define SMR_KEY_CONN(i) (2u * SMR_MAX_LISTEN + (unsigned)(i))
+#define SMR_NKEYS (2 * SMR_MAX_LISTEN + SMR_NCONN)
+/* Readiness: what a key waits for, what a wait found (poll()'s bits). */
+#define SMR_IN ((unsigned)POLLIN)
+#define SMR_OUT ((unsigned)POLLOUT)
+#define SMR_ERR ((unsigned)(POLLERR | POLLHUP)) /* found only */
 #ifndef SMR_VERSION
 #define SMR_VERSION "unknown" /* the build passes the workspace's version */
 #endif
@@ -110,9 +119,11 @@ struct smr_posix {
     union smr_addr listen[SMR_MAX_LISTEN];
     int fd[SMR_NCONN];
     union smr_addr peer[SMR_NCONN];
-    struct pollfd pfd[2 * SMR_MAX_LISTEN + SMR_NCONN];
-    short pix[SMR_NCONN];     /* conn -> pfd index, -1 when not polled */
     uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
+    uint64_t due;             /* the next deadline: the wait's timeout */
+    unsigned turn;            /* passes so far: where the next one starts */
+    unsigned npfd;                /* 1 + the highest key watched */
+    struct pollfd pfd[SMR_NKEYS]; /* by key; fd -1: not watched */
 #ifdef SMR_TS
     struct smr_ts ts[SMR_NCONN];
     struct smr_uts uts[SMR_MAX_LISTEN];
@@ -129,6 +140,18 @@ int smr_parse_addr(const char *s, union smr_addr *a);
 const uint8_t *smr_abytes(const union smr_addr *a, size_t *n);
 /* Binds every --listen address, installs the hooks, serves forever. */
 int smr_run(struct smr_config *cfg);
+
+/* smr_wait.c */
+void smr_wait_init(void);
+/* Watch fd under key for SMR_IN and SMR_OUT (0: errors only). */
+void smr_wait_set(unsigned key, int fd, unsigned ev);
+/* key's socket is about to be closed. */
+void smr_wait_forget(unsigned key);
+/* Waits up to timeout_ms (-1: no limit); returns how many keys to look at
+ * (with poll every watched one: those with nothing have *ev 0 below). */
+int smr_wait(int timeout_ms);
+/* The i-th ready key, and what it is ready for in *ev. */
+unsigned smr_wait_ready(int i, unsigned *ev);
 
 /* smr_args.c: the command line (argv[0] skipped) into cfg and smr_g. */
 void smr_args(int argc, char **argv, struct smr_config *cfg);

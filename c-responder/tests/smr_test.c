@@ -2,8 +2,9 @@
  * Engine unit tests: every fixture in protocol/vectors.json (the limits
  * table against a stock build's defaults, from smr_stock.c; object mode),
  * then malformed input, limits, object sessions, the throughput-test life
- * cycle, and admission (smr_admit.c: allow lists, connect rate, sessions
- * per address). Built with ASan+UBSan (make test).
+ * cycle, bounded work per pass, and admission
+ * (smr_admit.c: allow lists, connect rate, sessions per address). Built
+ * with ASan+UBSan (make test).
  * Usage: smr-test vectors.json
  *
  * The JSON reader below handles what that file uses (objects, arrays,
@@ -193,11 +194,12 @@ static struct smr_conn *open_conn(uint64_t now) {
     return c;
 }
 
-/* Takes everything the connection has to send (as if the stack took it). */
+/* Takes everything the connection has to send (as if the stack took it),
+ * one pass per piece. */
 static size_t drain(struct smr_conn *c, uint8_t *out, size_t cap, uint64_t now) {
     size_t got = 0, n;
     const uint8_t *p;
-    while ((n = smr_conn_output(&X, c, &p)) > 0 && got < cap) {
+    while ((smr_pass_begin(&X), n = smr_conn_output(&X, c, &p)) > 0 && got < cap) {
         if (n > cap - got) n = cap - got;
         memcpy(out + got, p, n);
         smr_conn_sent(&X, c, n, now);
@@ -389,6 +391,7 @@ static void rr_stamps(void) {
               "response %d: block fields", i);
         CHECK(c->served == (uint32_t)i + 1 && out[48] == 0 && out[99] == 0, "response %d counted, payload after", i);
     }
+
     smr_conn_free(&X, c, 2);
     h[15] = 47; /* no room for the block: the flag is ignored */
     c = open_conn(0);
@@ -697,6 +700,98 @@ static void life_cycle(void) {
     CHECK(drain(c, out, sizeof out, 101) == 128 && out[8] == 1, "immediate final report");
 }
 
+/* ---- bounded work per pass (smr.h) ---- */
+
+static const uint8_t probe_dg[64] = {'S', 'M', 'T', 'U', 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7};
+
+/* A backend's loop as smr.h describes it, against bulk data: a 1 MiB rr
+ * response and two sources writing 60,000 bytes a call. Each pass begins,
+ * answers the datagrams that have come, then takes what the connections
+ * offer from a different one each pass, as a stack that takes everything
+ * (so only the engine's bound stops a pass). A probe arrives after the
+ * first chunk of pass 3. Asserted: no pass moves more than SMR_PASS_BYTES,
+ * the probe is answered at the start of the next pass (after at most one
+ * pass of bulk data), every connection gets its turn, and every byte of
+ * the response goes out. */
+static void passes_bound_bulk(void) {
+    static const uint8_t snap[8] = {0, 1, 0, 8, 0, 0, 0, 1};
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0x10, 0, 0};
+    uint8_t out[256], dg[64];
+    struct smr_conn *conn[3], *ctl;
+    uint64_t rr_sent = 0, after_probe = 0;
+    size_t most = 0, got[3] = {0, 0, 0};
+    int pass, i, pending = 0, answered = -1, arrived = -1;
+    uint32_t id;
+    fresh(8);
+    ctl = control(&id, 0);
+    conn[1] = data(5, id, 60000, 0);
+    conn[2] = data(5, id, 60000, 0);
+    smr_conn_input(&X, ctl, snap, 8, 0);
+    drain(ctl, out, sizeof out, 0);
+    conn[0] = open_conn(0);
+    smr_conn_input(&X, conn[0], rr, 16, 0);
+    drain(conn[0], out, 8, 0);
+    smr_conn_input(&X, conn[0], (const uint8_t *)"x", 1, 0);
+    for (pass = 0; pass < 60; pass++) {
+        size_t moved = 0;
+        smr_pass_begin(&X);
+        if (pending) {
+            memcpy(dg, probe_dg, sizeof dg);
+            CHECK(smr_udp_input(&X, dg, sizeof dg, 1) == sizeof dg && dg[5] == 2, "probe answered");
+            pending = 0;
+            answered = pass;
+        }
+        for (i = 0; i < 3; i++) {
+            struct smr_conn *c = conn[(i + pass) % 3];
+            const uint8_t *p[2];
+            size_t n[2], k, calls = 0;
+            /* (bounded here, so an engine without the bound fails, not hangs) */
+            while (calls++ < 64 && (k = smr_conn_iov(&X, c, p, n)) > 0) {
+                size_t w = n[0] + (k > 1 ? n[1] : 0);
+                moved += w;
+                got[(i + pass) % 3] += w;
+                if (c == conn[0]) rr_sent += w;
+                if (arrived >= 0 && answered < 0) after_probe += w;
+                smr_conn_sent(&X, c, w, 1);
+                if (pass == 3 && arrived < 0) {
+                    arrived = pass; /* the probe comes in while this chunk is written */
+                    pending = 1;
+                }
+            }
+        }
+        if (moved > most) most = moved;
+    }
+    CHECK(most > 0 && most <= SMR_PASS_BYTES, "no pass moves more than %u bytes (most: %zu)", SMR_PASS_BYTES, most);
+    CHECK(answered == arrived + 1, "the probe is answered at the next pass (came in pass %d, answered in %d)",
+          arrived, answered);
+    CHECK(after_probe <= SMR_PASS_BYTES, "the probe waits behind %llu bytes of bulk, one pass at most",
+          (unsigned long long)after_probe);
+    CHECK(got[0] && got[1] && got[2], "every connection gets its turn (%zu, %zu, %zu)", got[0], got[1], got[2]);
+    CHECK(rr_sent == 1u << 20 && !smr_conn_has_output(&X, conn[0]), "the whole 1 MiB response went (%llu)",
+          (unsigned long long)rr_sent);
+    /* Reads count too: what a pass read leaves less to write. A spent pass
+     * offers nothing, and still answers UDP. */
+    smr_pass_begin(&X);
+    CHECK(smr_conn_read_max(&X, conn[1]) == SMR_PASS_BYTES, "a fresh pass may read SMR_PASS_BYTES");
+    smr_conn_input(&X, conn[1], out, 200, 2);
+    CHECK(X.pass_left == SMR_PASS_BYTES - 200 && smr_conn_read_max(&X, conn[1]) == SMR_PASS_BYTES - 200,
+          "200 bytes read: less left to read");
+    {
+        const uint8_t *p;
+        size_t n = smr_conn_output(&X, conn[2], &p);
+        CHECK(n == 60000 && (smr_conn_sent(&X, conn[2], n, 2), smr_conn_output(&X, conn[2], &p)) == SMR_PASS_BYTES - 60200,
+              "and less to write");
+        smr_conn_sent(&X, conn[2], SMR_PASS_BYTES - 60200, 2);
+        CHECK(smr_conn_output(&X, conn[2], &p) == 0 && smr_conn_has_output(&X, conn[2]) &&
+                  smr_conn_read_max(&X, conn[1]) == 0,
+              "spent: nothing offered, nothing to read, output still due");
+    }
+    memcpy(dg, probe_dg, sizeof dg);
+    CHECK(smr_udp_input(&X, dg, sizeof dg, 3) == sizeof dg, "a spent pass still answers a probe");
+    for (i = 0; i < 3; i++) smr_conn_free(&X, conn[i], 4);
+    smr_conn_free(&X, ctl, 4);
+}
+
 /* ---- limits: the C defaults of a stock build against the table ---- */
 
 /* Key n of object o (a string token), or -1. */
@@ -986,6 +1081,7 @@ static void obj_session_pipelined(void) {
         int due;
         if (off < len) off += smr_conn_input(&X, c, in + off, 1 + step % 37 < len - off ? 1 + step % 37 : len - off, 2);
         due = smr_conn_has_output(&X, c);
+        smr_pass_begin(&X);
         k = step % 3 ? smr_conn_iov(&X, c, p, n) : (n[0] = smr_conn_output(&X, c, &p[0])) > 0;
         r.bad += !due != !k; /* has_output agrees with what is offered */
         if (!k && off == len) break;
@@ -1226,6 +1322,7 @@ int main(int argc, char **argv) {
     rr_and_limits();
     operator_limits();
     rr_stamps();
+    passes_bound_bulk();
     crr_once();
     life_cycle();
     garbage();
