@@ -16,7 +16,7 @@ SMR_OPT = -O2
 # 16 KiB): smallest code, link-time optimisation, not PIE (as firmware),
 # without kernel timestamps and the real-time knobs. Compile and link
 # flags.
-SMR_SMALL = -Oz -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -flto -fno-pie -DSMR_NO_TS -DSMR_NO_KNOBS
+SMR_SMALL = -Oz -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -flto -fno-pie -DSMR_NO_TS -DSMR_NO_KNOBS -DSMR_POLL
 SMR_SMALL_LINK = -s -Wl,--gc-sections -flto -no-pie
 
 # AddressSanitizer and UndefinedBehaviorSanitizer: smr-test, the asan

@@ -617,8 +617,10 @@ static size_t smr_in_request(struct smr_ctx *x, struct smr_conn *c, size_t n, ui
             smr_emit_status_ok(c);
             c->tx_left = c->resp_size;
             c->phase = PH_CRR_WAIT;
+        } else if (STAMPED(c)) {
+            c->pending++; /* one response at a time, each with its block */
         } else {
-            c->pending++;
+            c->tx_left += c->resp_size; /* owed: sent back to back */
         }
     }
     return take;
@@ -751,8 +753,13 @@ size_t smr_conn_want(const struct smr_conn *c) {
     case PH_HEADER:
         return (size_t)((c->hdr_len ? c->hdr_len : 16) - c->hdr_got);
     case PH_RR:
-        if (c->pending || c->tx_left || c->out_off < c->out_len) return 0;
-        return c->req_size - c->req_got;
+        /* Stamped: one request per read (one kernel stamp each), once the
+         * response before it is out. Else every request that has come, at
+         * once, while the responses owed come to less than SMR_RR_QUEUE:
+         * requests are only counted, so queued ones cost no memory. */
+        if (STAMPED(c))
+            return c->pending || c->tx_left || c->out_off < c->out_len ? 0 : c->req_size - c->req_got;
+        return c->tx_left < SMR_RR_QUEUE ? SMR_RX_ANY : 0;
     case PH_CRR:
         return c->req_size - c->req_got;
     case PH_CONTROL:
@@ -849,6 +856,7 @@ static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p)
         if (!t || !t->started || smr_paced(x, t)) return 0;
         return c->resp_size < SMR_TX_CHUNK ? c->resp_size : SMR_TX_CHUNK;
     }
+    /* rr without stamps: every response owed, back to back. */
     return (size_t)(c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK);
 }
 

@@ -77,6 +77,13 @@
 #ifndef SMR_PASS_BYTES
 #define SMR_PASS_BYTES 65536u
 #endif
+/* An rr session without stamps reads every request that has come at once,
+ * while the responses it owes come to less than this, and sends them back
+ * to back (at most SMR_TX_CHUNK per call). Requests are counted, never
+ * kept: no memory per connection whatever this is. */
+#ifndef SMR_RR_QUEUE
+#define SMR_RR_QUEUE 65536u
+#endif
 /* Linger after a refusal: at most this long and this many bytes. */
 #ifndef SMR_LINGER_NS
 #define SMR_LINGER_NS 500000000ull
@@ -192,13 +199,14 @@ struct smr_peer {
  * in_need the name length, req_got the name bytes read, hdr[] the first 16
  * of them, resp_size the body length of the answer being sent. */
 struct smr_conn {
-    uint64_t tx_left;  /* body bytes of the current response not yet sent */
+    uint64_t tx_left;  /* body bytes of the current response not yet sent
+                        * (rr without stamps: of every response owed) */
     uint64_t deadline; /* ns: header, idle or linger deadline */
     uint64_t ends_by;  /* ns: the longest test's end (0: none) */
     uint32_t req_size; /* rr/crr request size; sink/source: test id */
     uint32_t resp_size;
     uint32_t req_got; /* bytes of the current request (or linger count) */
-    uint32_t pending; /* complete requests not yet answered (rr) */
+    uint32_t pending; /* stamped rr: complete requests not yet answered */
     uint32_t test_id;
     uint32_t served; /* stamped rr: responses completely sent */
     uint32_t client; /* set by the backend: its client address, as a tag */

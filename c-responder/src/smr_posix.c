@@ -12,9 +12,9 @@
  * connections, and the ready connections from a different one each pass,
  * until the pass's SMR_PASS_BYTES are moved. A UDP probe so waits behind
  * at most one pass of bulk data, and one busy connection cannot starve
- * the others. A read or write that the socket cut short ends that
- * connection's turn: the next wait says when there is more (no call that
- * would find nothing).
+ * the others. Reads take every queued rr request in one call, and a read
+ * or write that the socket cut short ends that connection's turn: the
+ * next wait says when there is more (no call that would find nothing).
  */
 #include "smr_posix.h"
 

@@ -7,7 +7,7 @@
  * The backend is these files, one concern each:
  *   smr_posix.c   sockets and the loop: bind, accept, TCP reads and
  *                 writes, UDP echo, deadlines, one pass after another
- *   smr_wait.c    waiting for the sockets: poll()
+ *   smr_wait.c    waiting for the sockets: epoll, or poll()
  *   smr_stamps.c  kernel timestamps (Linux SO_TIMESTAMPING): stamp blocks
  *   smr_args.c    the command line into the engine's config
  *   smr_knobs.c   CPU pinning, scheduling priority, locked memory
@@ -50,6 +50,12 @@
 #if defined(__linux__) && !defined(SMR_LWIP) && !defined(SMR_NO_TS)
 #define SMR_TS 1 /* kernel timestamps: stamp blocks (docs/protocol.md 4.3) */
 #endif
+/* How the loop waits (smr_wait.c): epoll on Linux, poll() elsewhere and
+ * with -DSMR_POLL (the small build: what a board has). */
+#if defined(__linux__) && !defined(SMR_LWIP) && !defined(SMR_POLL)
+#define SMR_EPOLL 1
+#include <sys/epoll.h>
+#endif
 /* The real-time knobs (--priority, --mlock, --busy-poll), Linux only and
  * left out by -DSMR_NO_KNOBS (an RTOS sets its task's priority where the
  * firmware creates the task). */
@@ -74,10 +80,15 @@
  * connection slot i. */
 #define SMR_KEY_CONN(i) (2u * SMR_MAX_LISTEN + (unsigned)(i))
 #define SMR_NKEYS (2 * SMR_MAX_LISTEN + SMR_NCONN)
-/* Readiness: what a key waits for, what a wait found (poll()'s bits). */
+/* Readiness: what a key waits for, what a wait found; poll()'s bits,
+ * which epoll's equal (smr_wait.c checks). */
 #define SMR_IN ((unsigned)POLLIN)
 #define SMR_OUT ((unsigned)POLLOUT)
 #define SMR_ERR ((unsigned)(POLLERR | POLLHUP)) /* found only */
+#define SMR_WATCHED 0x80u                        /* epoll: registered */
+#ifndef SMR_EVENTS
+#define SMR_EVENTS 128 /* epoll: ready sockets taken per wait (the rest next) */
+#endif
 #ifndef SMR_VERSION
 #define SMR_VERSION "unknown" /* the build passes the workspace's version */
 #endif
@@ -122,8 +133,14 @@ struct smr_posix {
     uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
     uint64_t due;             /* the next deadline: the wait's timeout */
     unsigned turn;            /* passes so far: where the next one starts */
+#ifdef SMR_EPOLL
+    int epfd;
+    uint8_t watch[SMR_NKEYS]; /* what each key waits for, 0: not in the set */
+    struct epoll_event ev[SMR_EVENTS];
+#else
     unsigned npfd;                /* 1 + the highest key watched */
     struct pollfd pfd[SMR_NKEYS]; /* by key; fd -1: not watched */
+#endif
 #ifdef SMR_TS
     struct smr_ts ts[SMR_NCONN];
     struct smr_uts uts[SMR_MAX_LISTEN];

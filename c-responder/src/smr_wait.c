@@ -1,15 +1,64 @@
 /*
- * How the POSIX backend waits for its sockets: poll(), behind one small
- * interface (smr_posix.h) that another way of waiting can fill in.
- * Sockets are watched under keys (listener l: 2l TCP, 2l + 1 UDP;
- * connection slot i: SMR_KEY_CONN(i)), kept in one pollfd array by key;
- * a wait lists every key, those that found nothing with no readiness.
+ * How the POSIX backend waits for its sockets: epoll on Linux, poll()
+ * everywhere else (QNX io-sock, BSD, Embox, lwIP's sockets API) and in the
+ * small build (-DSMR_POLL: what a board has). Chosen at compile time
+ * behind one interface (smr_posix.h): sockets are watched under keys
+ * (listener l: 2l TCP, 2l + 1 UDP; connection slot i: SMR_KEY_CONN(i)),
+ * a change of what a key waits for is made only when it changes (with
+ * epoll a system call, with poll a store), and a wait lists the keys
+ * that are ready (poll: every key, those that found nothing with no
+ * readiness).
+ *
+ * epoll costs nothing per idle socket at each wait; poll() passes the
+ * whole set to the kernel each time, which on Linux cost the open-loop
+ * rr test a poll over every socket per wake-up.
  */
 #include "smr_posix.h"
 
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifdef SMR_EPOLL
+#include <sys/epoll.h>
+
+/* Readiness bits pass between epoll and the loop as they are. */
+typedef char smr_check_bits[EPOLLIN == POLLIN && EPOLLOUT == POLLOUT && EPOLLERR == POLLERR && EPOLLHUP == POLLHUP &&
+                                    ((POLLIN | POLLOUT | POLLERR | POLLHUP) & SMR_WATCHED) == 0
+                                ? 1
+                                : -1];
+
+void smr_wait_init(void) {
+    smr_g.epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (smr_g.epfd < 0) smr_die("epoll_create1 failed", NULL);
+}
+
+void smr_wait_set(unsigned key, int fd, unsigned ev) {
+    struct epoll_event e;
+    uint8_t w = (uint8_t)(ev | SMR_WATCHED);
+    if (smr_g.watch[key] == w) return;
+    e.events = ev;
+    e.data.u64 = key;
+    if (epoll_ctl(smr_g.epfd, smr_g.watch[key] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &e) != 0)
+        smr_die("epoll_ctl failed", NULL);
+    smr_g.watch[key] = w;
+}
+
+/* Closing the socket takes it out of the epoll set. */
+void smr_wait_forget(unsigned key) { smr_g.watch[key] = 0; }
+
+int smr_wait(int timeout_ms) {
+    int n = epoll_wait(smr_g.epfd, smr_g.ev, SMR_EVENTS, timeout_ms);
+    if (n < 0 && errno != EINTR) smr_die("epoll_wait failed", NULL);
+    return n < 0 ? 0 : n;
+}
+
+unsigned smr_wait_ready(int i, unsigned *ev) {
+    *ev = smr_g.ev[i].events;
+    return (unsigned)smr_g.ev[i].data.u64;
+}
+
+#else
 
 /* Every fd -1: poll() skips the keys not watched. */
 void smr_wait_init(void) { memset(smr_g.pfd, 0xff, sizeof smr_g.pfd); }
@@ -34,3 +83,5 @@ unsigned smr_wait_ready(int i, unsigned *ev) {
     *ev = smr_g.pfd[i].fd < 0 ? 0u : (unsigned)(unsigned short)smr_g.pfd[i].revents;
     return (unsigned)i;
 }
+
+#endif

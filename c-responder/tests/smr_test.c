@@ -2,7 +2,7 @@
  * Engine unit tests: every fixture in protocol/vectors.json (the limits
  * table against a stock build's defaults, from smr_stock.c; object mode),
  * then malformed input, limits, object sessions, the throughput-test life
- * cycle, bounded work per pass, and admission
+ * cycle, bounded work per pass and queued rr requests, and admission
  * (smr_admit.c: allow lists, connect rate, sessions per address). Built
  * with ASan+UBSan (make test).
  * Usage: smr-test vectors.json
@@ -391,7 +391,9 @@ static void rr_stamps(void) {
               "response %d: block fields", i);
         CHECK(c->served == (uint32_t)i + 1 && out[48] == 0 && out[99] == 0, "response %d counted, payload after", i);
     }
-
+    CHECK(smr_conn_want(c) == 1, "stamped: one request per read (one kernel stamp each)");
+    smr_conn_input(&X, c, (const uint8_t *)"x", 1, 1);
+    CHECK(smr_conn_want(c) == 0, "and none while a response is owed");
     smr_conn_free(&X, c, 2);
     h[15] = 47; /* no room for the block: the flag is ignored */
     c = open_conn(0);
@@ -790,6 +792,57 @@ static void passes_bound_bulk(void) {
     CHECK(smr_udp_input(&X, dg, sizeof dg, 3) == sizeof dg, "a spent pass still answers a probe");
     for (i = 0; i < 3; i++) smr_conn_free(&X, conn[i], 4);
     smr_conn_free(&X, ctl, 4);
+}
+
+/* rr without stamps reads every queued request at once and answers them
+ * back to back in one piece (at most SMR_TX_CHUNK), reading no further
+ * while it owes SMR_RR_QUEUE bytes; with stamps, one request at a time. */
+static void rr_queued_requests(void) {
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 64, 0, 0, 0, 64};
+    static const uint8_t big[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0x10, 0, 0};
+    static uint8_t req[SMR_RR_QUEUE + 64];
+    uint8_t out[256];
+    const uint8_t *p[2];
+    size_t n[2];
+    struct smr_conn *c;
+    fresh(2);
+    c = open_conn(0);
+    smr_conn_input(&X, c, rr, 16, 0);
+    drain(c, out, 8, 0);
+    CHECK(smr_conn_want(c) == SMR_RX_ANY, "rr reads whatever has come");
+    smr_pass_begin(&X);
+    CHECK(smr_conn_input(&X, c, req, 10 * 64 + 30, 1) == 670, "ten requests and part of one taken in one call");
+    CHECK(smr_conn_iov(&X, c, p, n) == 1 && n[0] == 640 && p[0] == smr_payload, "ten responses in one write");
+    smr_conn_sent(&X, c, 100, 1);
+    CHECK(smr_conn_output(&X, c, p) == 540, "a short write: the rest of them next");
+    smr_conn_sent(&X, c, 540, 1);
+    CHECK(!smr_conn_has_output(&X, c), "all ten answered");
+    smr_conn_input(&X, c, req, 34, 1);
+    CHECK(smr_conn_has_output(&X, c) && drain(c, out, sizeof out, 1) == 64, "the eleventh completed");
+    smr_pass_begin(&X);
+    smr_conn_input(&X, c, req, SMR_RR_QUEUE, 2);
+    CHECK(smr_conn_want(c) == 0, "owing %u bytes: no more reads", SMR_RR_QUEUE);
+    smr_conn_sent(&X, c, 64, 2);
+    CHECK(smr_conn_want(c) == SMR_RX_ANY, "one response out: reads again");
+    smr_conn_free(&X, c, 3);
+    /* Large responses: one SMR_TX_CHUNK at a time, every byte. */
+    c = open_conn(0);
+    smr_conn_input(&X, c, big, 16, 0);
+    drain(c, out, 8, 0);
+    smr_conn_input(&X, c, (const uint8_t *)"xyz", 3, 1);
+    {
+        uint64_t total = 0;
+        size_t k, most = 0;
+        for (;;) {
+            smr_pass_begin(&X);
+            if (!(k = smr_conn_output(&X, c, p))) break;
+            most = k > most ? k : most;
+            total += k;
+            smr_conn_sent(&X, c, k, 1);
+        }
+        CHECK(total == 3u << 20 && most <= SMR_TX_CHUNK, "three 1 MiB responses, %zu bytes a call at most", most);
+    }
+    smr_conn_free(&X, c, 3);
 }
 
 /* ---- limits: the C defaults of a stock build against the table ---- */
@@ -1323,6 +1376,7 @@ int main(int argc, char **argv) {
     operator_limits();
     rr_stamps();
     passes_bound_bulk();
+    rr_queued_requests();
     crr_once();
     life_cycle();
     garbage();
