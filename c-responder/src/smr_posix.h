@@ -86,6 +86,11 @@
 #define SMR_OUT ((unsigned)POLLOUT)
 #define SMR_ERR ((unsigned)(POLLERR | POLLHUP)) /* found only */
 #define SMR_WATCHED 0x80u                        /* epoll: registered */
+/* Passes after one wait, while the bound cuts them short (smr_posix.c):
+ * between them only the UDP sockets are looked at. */
+#ifndef SMR_PASSES_PER_WAIT
+#define SMR_PASSES_PER_WAIT 4
+#endif
 #ifndef SMR_EVENTS
 #define SMR_EVENTS 128 /* epoll: ready sockets taken per wait (the rest next) */
 #endif
