@@ -360,15 +360,18 @@ static void smr_settle(struct smr_conn *c, uint64_t now) {
                  (smr_conn_want(c) ? SMR_IN : 0u) | (smr_conn_has_output(&smr_g.x, c) ? SMR_OUT : 0u));
 }
 
-/* One connection's turn: read if it is readable, write what is due. */
-static void smr_service(struct smr_conn *c, unsigned ev, uint64_t now) {
+/* One connection's turn: read if the wait found it readable, write what
+ * is due if the wait found it at all (ev 0: only settle it). Kept out of
+ * line: gcc 12 inlined it into the loop at -Oz with LTO, 900 bytes more
+ * of the small build's .text. */
+SMR_NOINLINE static void smr_service(struct smr_conn *c, unsigned ev, uint64_t now) {
     int fd = smr_g.fd[smr_conn_index(&smr_g.x, c)];
     if ((ev & (SMR_IN | SMR_ERR)) && smr_read(c, fd) < 0) {
         smr_logline(&smr_g, c, "aborted", "connection reset or failed");
         smr_close(c, now);
         return;
     }
-    if (smr_write(c, fd) < 0) {
+    if (ev && smr_write(c, fd) < 0) {
         smr_logline(&smr_g, c, "aborted", "send failed (client gone mid-response)");
         smr_close(c, now);
         return;
@@ -377,8 +380,11 @@ static void smr_service(struct smr_conn *c, unsigned ev, uint64_t now) {
 }
 
 /* Every connection, when a deadline is due or a throughput test is open
- * (its sessions act on each other: Stop, the final Report, pacing); then
- * the next deadline, the wait's timeout. */
+ * (its sessions act on each other: Stop, the final Report, pacing): the
+ * timeout, the close or half-close, and what its socket waits for (what
+ * it now has to send goes when the next wait finds the socket writable,
+ * no write on a socket that may be full); then the next deadline, the
+ * wait's timeout. */
 static void smr_sweep(uint64_t now) {
     size_t i;
     if (smr_tick(&smr_g.x, now) || now >= smr_g.due)

@@ -101,6 +101,13 @@
 #define SMR_NAME "stackmeter-responder"
 #endif
 
+/* A function the compiler must not inline (where it can be told). */
+#if defined(__GNUC__)
+#define SMR_NOINLINE __attribute__((noinline))
+#else
+#define SMR_NOINLINE
+#endif
+
 union smr_addr {
     struct sockaddr sa;
     struct sockaddr_in v4;

@@ -780,10 +780,12 @@ static void passes_bound_bulk(void) {
           "200 bytes read: less left to read");
     {
         const uint8_t *p;
-        size_t n = smr_conn_output(&X, conn[2], &p);
-        CHECK(n == 60000 && (smr_conn_sent(&X, conn[2], n, 2), smr_conn_output(&X, conn[2], &p)) == SMR_PASS_BYTES - 60200,
-              "and less to write");
-        smr_conn_sent(&X, conn[2], SMR_PASS_BYTES - 60200, 2);
+        size_t n, written = 0, calls = 0;
+        while (calls++ < 1000 && (n = smr_conn_output(&X, conn[2], &p)) > 0) {
+            written += n;
+            smr_conn_sent(&X, conn[2], n, 2);
+        }
+        CHECK(written == SMR_PASS_BYTES - 200, "and less to write (%zu)", written);
         CHECK(smr_conn_output(&X, conn[2], &p) == 0 && smr_conn_has_output(&X, conn[2]) &&
                   smr_conn_read_max(&X, conn[1]) == 0,
               "spent: nothing offered, nothing to read, output still due");
