@@ -823,6 +823,16 @@ size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c) {
     return w < x->pass_left ? w : x->pass_left;
 }
 
+size_t smr_turn(const struct smr_ctx *x, const struct smr_conn *c) {
+    size_t n = SMR_MAX_CONNS + SMR_SPARE_CONNS;
+    return (smr_conn_index(x, c) + n - x->turn % n) % n;
+}
+
+/* c moved bytes: the next turn begins after it. */
+static void smr_had_turn(struct smr_ctx *x, const struct smr_conn *c) {
+    x->turn = (uint32_t)smr_conn_index(x, c) + 1u;
+}
+
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
     size_t done = 0, k;
     if (c->phase != PH_HEADER && c->phase != PH_LINGER && c->phase != PH_AUTH) c->deadline = now + x->cfg.idle_timeout_ns;
@@ -832,6 +842,7 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
         done += k;
     }
     smr_spend(x, done);
+    if (done) smr_had_turn(x, c);
     return done;
 }
 
@@ -916,6 +927,7 @@ void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now
     size_t o = (size_t)(c->out_len - c->out_off);
     x->now = now;
     smr_spend(x, n);
+    if (n) smr_had_turn(x, c);
     if (n && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
     if (o) {
         o = n < o ? n : o;

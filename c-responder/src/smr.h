@@ -25,10 +25,11 @@
  * to send (smr_conn_output, smr_conn_iov) and asks to read
  * (smr_conn_read_max) at most SMR_PASS_BYTES of TCP bytes in all,
  * whatever number of connections share them (smr_ctx.pass_left: 0 when
- * the pass is spent; a backend starts its connections at a different one
- * each pass, so none starves). UDP is answered whatever is left. So a UDP
- * probe waits behind at most one pass of bulk data, on every backend
- * alike. Before the first smr_pass_begin() there is no bound.
+ * the pass is spent). Connections take turns: the backend serves its ready
+ * ones in the order of smr_turn(), which begins after the last connection
+ * that moved bytes, so none starves however busy the others are. UDP is
+ * answered whatever is left. So a UDP probe waits behind at most one pass
+ * of bulk data, on every backend alike. smr_init() gives a first pass.
  *
  * Output lifetime: the bytes smr_conn_output()/smr_conn_iov() point at are
  * valid only until the next call into the engine (any smr_ function taking
@@ -254,7 +255,8 @@ struct smr_ctx {
     uint32_t next_test; /* last test id given */
     uint32_t hi;        /* 1 + highest connection slot in use */
     uint64_t now;       /* the latest time the backend gave (pacing) */
-    size_t pass_left;   /* TCP bytes this pass may still move (SMR_RX_ANY: no bound) */
+    size_t pass_left;   /* TCP bytes this pass may still move */
+    uint32_t turn;      /* the slot after the last connection that moved bytes */
     void *user;
     /* Optional hooks (NULL: not available). Return 1 when valid. */
     int (*cpu)(void *user, uint64_t *user_ns, uint64_t *sys_ns);
@@ -308,6 +310,9 @@ size_t smr_conn_want(const struct smr_conn *c);
 void smr_pass_begin(struct smr_ctx *x);
 /* What to read now: smr_conn_want() within what the pass has left. */
 size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c);
+/* c's place in the order of turns (0 first): slots in order, beginning
+ * after the last connection that moved bytes (read or sent). */
+size_t smr_turn(const struct smr_ctx *x, const struct smr_conn *c);
 /* Feeds received bytes; returns how many were consumed (fewer only when
  * the engine waits for its output to drain, or the connection is closing).
  * They count against the pass. */

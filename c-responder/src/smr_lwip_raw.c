@@ -130,12 +130,12 @@ static void smr_raw_pump(struct smr_conn *c) {
 }
 
 /* Sessions of throughput tests affect each other (Stop, final Report).
- * From a different connection each time, so none starves in a pass. */
+ * In the order of turns (smr_turn: from the slot after the last one that
+ * moved bytes), so none starves in a pass. */
 static void smr_raw_pump_all(void) {
-    static size_t turn;
-    size_t i, k;
-    for (k = 0, turn++; k < smr_r.x.hi; k++)
-        if (smr_r.pcb[i = (k + turn) % smr_r.x.hi]) smr_raw_pump(&smr_r.x.conns[i]);
+    size_t i, k, first = smr_r.x.turn;
+    for (k = 0; k < smr_r.x.hi; k++)
+        if (smr_r.pcb[i = (k + first) % smr_r.x.hi]) smr_raw_pump(&smr_r.x.conns[i]);
 }
 
 static int smr_raw_tests_open(void) {

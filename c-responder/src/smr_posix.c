@@ -9,15 +9,17 @@
  *
  * The loop is one pass after another (smr.h, bounded work per pass): a
  * wait (smr_wait.c), then the UDP datagrams that have come, new
- * connections, and the ready connections from a different one after each
- * wait, until the pass's SMR_PASS_BYTES are moved. A pass the bound cut
- * short is followed, up to SMR_PASSES_PER_WAIT times, by another that
- * looks at the UDP sockets with a read (a cheaper look than a wait) and
- * goes on where the last one stopped. A UDP probe so waits behind at most
- * one pass of bulk data, and one busy connection cannot starve the
- * others. Reads take every queued rr request in one call, and a read
- * or write that the socket cut short ends that connection's turn: the
- * next wait says when there is more (no call that would find nothing).
+ * connections, and the ready connections, each once, in the order of
+ * their turns (smr_turn: slots in order from the one after the last
+ * connection that moved bytes), until the pass's SMR_PASS_BYTES are
+ * moved. A pass the bound cut short is followed, up to
+ * SMR_PASSES_PER_WAIT times, by another that looks at the UDP sockets
+ * with a read (a cheaper look than a wait) and goes on with the next
+ * connection. A UDP probe so waits behind at most one pass of bulk data,
+ * and no connection waits for its turn behind busier ones. Reads take
+ * every queued rr request in one call, and a read or write that the
+ * socket cut short ends that connection's turn: the next wait says when
+ * there is more (no call that would find nothing).
  */
 #include "smr_posix.h"
 
@@ -407,36 +409,36 @@ static int smr_timeout_ms(uint64_t now) {
 
 static void smr_loop(void) {
     for (;;) {
-        int n = smr_wait(smr_timeout_ms(smr_now())), i = 0, l, pass;
+        int n = smr_wait(smr_timeout_ms(smr_now())), i, l, pass;
         uint64_t now = smr_now();
         unsigned ev, k;
-        for (pass = 0; pass < SMR_PASSES_PER_WAIT; pass++) {
-            smr_pass_begin(&smr_g.x);
-            /* Datagrams first: a probe waits behind no TCP work of this
-             * pass. After the wait, those it found (and new connections);
-             * in a later pass, a read on each UDP socket, a cheaper look
-             * than another wait. */
-            for (l = 0; pass && l < smr_g.nlisten; l++) smr_udp(l);
-            for (k = 0; !pass && k < (unsigned)n; k++) {
-                unsigned key = smr_wait_ready((int)k, &ev);
-                if (key >= SMR_KEY_CONN(0) || !ev) continue;
-                if (key & 1)
-                    smr_udp((int)(key >> 1));
-                else
-                    smr_accept(smr_g.tcp[key >> 1], now);
+        smr_wait_order(n);
+        smr_pass_begin(&smr_g.x);
+        /* Datagrams and new connections first: a probe waits behind no
+         * TCP work of this pass. */
+        for (i = 0; i < n && (k = smr_wait_ready(i, &ev)) < SMR_KEY_CONN(0); i++) {
+            if (!ev) continue;
+            if (k & 1)
+                smr_udp((int)(k >> 1));
+            else
+                smr_accept(smr_g.tcp[k >> 1], now);
+        }
+        /* The ready connections, each once, in turn order. A pass the
+         * bound cut short is followed by another that looks at the UDP
+         * sockets with a read (a cheaper look than a wait) and goes on
+         * with the next connection. */
+        for (pass = 0; pass < SMR_PASSES_PER_WAIT && i < n; pass++) {
+            if (pass) {
+                smr_pass_begin(&smr_g.x);
+                for (l = 0; l < smr_g.nlisten; l++) smr_udp(l);
             }
-            /* The ready connections, from a different one after each wait;
-             * a pass the bound cut short leaves the rest, from the one it
-             * stopped at, to the next. */
-            for (; i < n; i++) {
-                k = smr_wait_ready((int)(((unsigned)i + smr_g.turn) % (unsigned)n), &ev);
-                if (k >= SMR_KEY_CONN(0) && ev && smr_g.fd[k - SMR_KEY_CONN(0)] >= 0)
+            while (i < n) {
+                k = smr_wait_ready(i++, &ev);
+                if (ev && smr_g.fd[k - SMR_KEY_CONN(0)] >= 0)
                     smr_service(&smr_g.x.conns[k - SMR_KEY_CONN(0)], ev, now);
                 if (!smr_g.x.pass_left) break;
             }
-            if (i == n) break;
         }
-        smr_g.turn++;
         smr_sweep(now);
     }
 }

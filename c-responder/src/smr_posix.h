@@ -144,13 +144,13 @@ struct smr_posix {
     union smr_addr peer[SMR_NCONN];
     uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
     uint64_t due;             /* the next deadline: the wait's timeout */
-    unsigned turn;            /* passes so far: where the next one starts */
 #ifdef SMR_EPOLL
     int epfd;
     uint8_t watch[SMR_NKEYS]; /* what each key waits for, 0: not in the set */
     struct epoll_event ev[SMR_EVENTS];
 #else
     unsigned npfd;                /* 1 + the highest key watched */
+    unsigned first;               /* the slot the connections' turns begin at */
     struct pollfd pfd[SMR_NKEYS]; /* by key; fd -1: not watched */
 #endif
 #ifdef SMR_TS
@@ -179,6 +179,9 @@ void smr_wait_forget(unsigned key);
 /* Waits up to timeout_ms (-1: no limit); returns how many keys to look at
  * (with poll every watched one: those with nothing have *ev 0 below). */
 int smr_wait(int timeout_ms);
+/* Puts the n ready keys in order: listeners first, then the connections
+ * in the order of their turns (smr_turn). */
+void smr_wait_order(int n);
 /* The i-th ready key, and what it is ready for in *ev. */
 unsigned smr_wait_ready(int i, unsigned *ev);
 

@@ -7,7 +7,8 @@
  * a change of what a key waits for is made only when it changes (with
  * epoll a system call, with poll a store), and a wait lists the keys
  * that are ready (poll: every key, those that found nothing with no
- * readiness).
+ * readiness): the listeners first, then the connections in the order of
+ * their turns (smr_turn).
  *
  * epoll costs nothing per idle socket at each wait; poll() passes the
  * whole set to the kernel each time, which on Linux cost the open-loop
@@ -53,6 +54,22 @@ int smr_wait(int timeout_ms) {
     return n < 0 ? 0 : n;
 }
 
+/* A ready key's place: listeners first, then connections in turn order. */
+static size_t smr_rank(unsigned key) {
+    return key < SMR_KEY_CONN(0) ? key : SMR_KEY_CONN(0) + smr_turn(&smr_g.x, &smr_g.x.conns[key - SMR_KEY_CONN(0)]);
+}
+
+/* Insertion sort: a wait finds a handful of sockets, at most SMR_EVENTS. */
+void smr_wait_order(int n) {
+    int i, j;
+    for (i = 1; i < n; i++) {
+        struct epoll_event e = smr_g.ev[i];
+        size_t r = smr_rank((unsigned)e.data.u64);
+        for (j = i; j > 0 && smr_rank((unsigned)smr_g.ev[j - 1].data.u64) > r; j--) smr_g.ev[j] = smr_g.ev[j - 1];
+        smr_g.ev[j] = e;
+    }
+}
+
 unsigned smr_wait_ready(int i, unsigned *ev) {
     *ev = smr_g.ev[i].events;
     return (unsigned)smr_g.ev[i].data.u64;
@@ -79,9 +96,19 @@ int smr_wait(int timeout_ms) {
     return 0;
 }
 
+/* The array stays in key order; the connections' part is read from the
+ * slot where the turns begin, round to the one before it. */
+void smr_wait_order(int n) {
+    unsigned slots = (unsigned)n > SMR_KEY_CONN(0) ? (unsigned)n - SMR_KEY_CONN(0) : 1u;
+    smr_g.first = smr_g.x.turn < slots ? smr_g.x.turn : 0u;
+}
+
 unsigned smr_wait_ready(int i, unsigned *ev) {
-    *ev = smr_g.pfd[i].fd < 0 ? 0u : (unsigned)(unsigned short)smr_g.pfd[i].revents;
-    return (unsigned)i;
+    unsigned k = (unsigned)i;
+    if (k >= SMR_KEY_CONN(0))
+        k = SMR_KEY_CONN(0) + (k - SMR_KEY_CONN(0) + smr_g.first) % (smr_g.npfd - SMR_KEY_CONN(0));
+    *ev = smr_g.pfd[k].fd < 0 ? 0u : (unsigned)(unsigned short)smr_g.pfd[k].revents;
+    return k;
 }
 
 #endif

@@ -709,12 +709,13 @@ static const uint8_t probe_dg[64] = {'S', 'M', 'T', 'U', 1, 1, 0, 0, 0, 0, 0, 0,
 /* A backend's loop as smr.h describes it, against bulk data: a 1 MiB rr
  * response and two sources writing 60,000 bytes a call. Each pass begins,
  * answers the datagrams that have come, then takes what the connections
- * offer from a different one each pass, as a stack that takes everything
- * (so only the engine's bound stops a pass). A probe arrives after the
- * first chunk of pass 3. Asserted: no pass moves more than SMR_PASS_BYTES,
- * the probe is answered at the start of the next pass (after at most one
- * pass of bulk data), every connection gets its turn, and every byte of
- * the response goes out. */
+ * offer in the order of their turns (smr_turn), as a stack that takes
+ * everything (so only the engine's bound stops a pass). A probe arrives
+ * after the first chunk of pass 3. Asserted: no pass moves more than
+ * SMR_PASS_BYTES, the probe is answered at the start of the next pass
+ * (after at most one pass of bulk data), no busy connection waits more
+ * passes for its turn than there are connections, and every byte of the
+ * response goes out. */
 static void passes_bound_bulk(void) {
     static const uint8_t snap[8] = {0, 1, 0, 8, 0, 0, 0, 1};
     static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0x10, 0, 0};
@@ -722,7 +723,7 @@ static void passes_bound_bulk(void) {
     struct smr_conn *conn[3], *ctl;
     uint64_t rr_sent = 0, after_probe = 0;
     size_t most = 0, got[3] = {0, 0, 0};
-    int pass, i, pending = 0, answered = -1, arrived = -1;
+    int pass, i, j, pending = 0, answered = -1, arrived = -1, last[3] = {0, 0, 0}, gap = 0, order[3];
     uint32_t id;
     fresh(8);
     ctl = control(&id, 0);
@@ -743,15 +744,24 @@ static void passes_bound_bulk(void) {
             pending = 0;
             answered = pass;
         }
+        /* The order of turns. */
         for (i = 0; i < 3; i++) {
-            struct smr_conn *c = conn[(i + pass) % 3];
+            for (j = i; j > 0 && smr_turn(&X, conn[order[j - 1]]) > smr_turn(&X, conn[i]); j--) order[j] = order[j - 1];
+            order[j] = i;
+        }
+        for (i = 0; i < 3; i++) {
+            struct smr_conn *c = conn[order[i]];
             const uint8_t *p[2];
             size_t n[2], k, calls = 0;
             /* (bounded here, so an engine without the bound fails, not hangs) */
             while (calls++ < 64 && (k = smr_conn_iov(&X, c, p, n)) > 0) {
                 size_t w = n[0] + (k > 1 ? n[1] : 0);
                 moved += w;
-                got[(i + pass) % 3] += w;
+                got[order[i]] += w;
+                if (c != conn[0] || rr_sent < 1u << 20) { /* busy: how long since its last turn */
+                    if (pass - last[order[i]] > gap) gap = pass - last[order[i]];
+                    last[order[i]] = pass;
+                }
                 if (c == conn[0]) rr_sent += w;
                 if (arrived >= 0 && answered < 0) after_probe += w;
                 smr_conn_sent(&X, c, w, 1);
@@ -768,9 +778,16 @@ static void passes_bound_bulk(void) {
           arrived, answered);
     CHECK(after_probe <= SMR_PASS_BYTES, "the probe waits behind %llu bytes of bulk, one pass at most",
           (unsigned long long)after_probe);
-    CHECK(got[0] && got[1] && got[2], "every connection gets its turn (%zu, %zu, %zu)", got[0], got[1], got[2]);
+    CHECK(got[0] && got[1] && got[2] && gap <= 3,
+          "every connection gets its turn, none waits more than 3 passes (%zu, %zu, %zu; longest wait %d)", got[0],
+          got[1], got[2], gap);
     CHECK(rr_sent == 1u << 20 && !smr_conn_has_output(&X, conn[0]), "the whole 1 MiB response went (%llu)",
           (unsigned long long)rr_sent);
+    /* Turns begin after the last connection that moved bytes. */
+    smr_conn_input(&X, conn[1], out, 1, 2);
+    CHECK(smr_turn(&X, conn[1]) == SMR_MAX_CONNS + SMR_SPARE_CONNS - 1 &&
+              smr_turn(&X, &X.conns[smr_conn_index(&X, conn[1]) + 1]) == 0,
+          "after a read, that connection's turn comes last, the next slot's first");
     /* Reads count too: what a pass read leaves less to write. A spent pass
      * offers nothing, and still answers UDP. */
     smr_pass_begin(&X);
