@@ -19,6 +19,9 @@
 #   C_RESPONDER    the C responder binary, built with make when missing
 #                  (c-responder/stackmeter-responder); stackmeter's rows run
 #                  against it too, as tool "stackmeter-c"
+#   C_BEFORE       another C responder binary (an older build, for a
+#                  before/after), run the same way as tool
+#                  "stackmeter-c-before" (unset: none)
 #   PEER_SECONDS   run time of each sockperf/qperf test, which are timed (2)
 #   REPEAT         repetitions of the whole interleaved set (3)
 #   SERVER_CPU/CLIENT_CPU  taskset pinning of servers/clients (0/1)
@@ -41,6 +44,7 @@ CRR_ITERS=${CRR_ITERS:-5000}
 CRR_WARMUP=${CRR_WARMUP:-200}
 C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
 [[ $C_RESPONDER == /* ]] || C_RESPONDER=$REPO_ROOT/$C_RESPONDER
+C_BEFORE=${C_BEFORE:-}
 PEER_SECONDS=${PEER_SECONDS:-2}
 REPEAT=${REPEAT:-3}
 SERVER_CPU=${SERVER_CPU:-0}
@@ -380,14 +384,21 @@ run_stackmeter() {
     else
         for t in tcp64 tcp1M tcp1Mup udp64 crr64; do record "$RUN_NO" stackmeter "$t" p50 NA "" "server did not start"; done
     fi
-    [[ -x $C_RESPONDER ]] || return 0
-    local srv_c=(taskset -c "$SERVER_CPU" "$C_RESPONDER" --listen "$target" --quiet)
-    log_cmd "stackmeter-c server" "${srv_c[@]}"
-    if start_server "$WORK/run$RUN_NO-stackmeter-c.srv" t "$P_SM" "${srv_c[@]}"; then
-        sm_rows stackmeter-c "$target"
+    [[ -x $C_RESPONDER ]] && run_c stackmeter-c "$C_RESPONDER"
+    [[ -n $C_BEFORE ]] && run_c stackmeter-c-before "$C_BEFORE"
+    return 0
+}
+
+# The stackmeter client's rows against a C responder binary (TOOL names it).
+run_c() { # TOOL BINARY
+    local t tool=$1 target=$HOST:$P_SM
+    local srv_c=(taskset -c "$SERVER_CPU" "$2" --listen "$target" --quiet)
+    log_cmd "$tool server" "${srv_c[@]}"
+    if start_server "$WORK/run$RUN_NO-$tool.srv" t "$P_SM" "${srv_c[@]}"; then
+        sm_rows "$tool" "$target"
         stop_server "$SERVER_PID"
     else
-        for t in tcp64 tcp1M tcp1Mup udp64 crr64; do record "$RUN_NO" stackmeter-c "$t" p50 NA "" "server did not start"; done
+        for t in tcp64 tcp1M tcp1Mup udp64 crr64; do record "$RUN_NO" "$tool" "$t" p50 NA "" "server did not start"; done
     fi
 }
 
@@ -426,7 +437,8 @@ TOOLS = [("floor", {"tcp64": "tcp_pingpong", "tcp1M": "tcp_pingpong", "tcp1Mup":
          ("sockperf", {"tcp64": "ping-pong --tcp", "udp64": "ping-pong"}),
          ("qperf", {"tcp64": "tcp_lat", "udp64": "udp_lat"}),
          ("stackmeter", {k: v + ", serve" for k, v in SM.items()}),
-         ("stackmeter-c", {k: v + ", C responder" for k, v in SM.items()})]
+         ("stackmeter-c", {k: v + ", C responder" for k, v in SM.items()}),
+         ("stackmeter-c-before", {k: v + ", C responder before (C_BEFORE)" for k, v in SM.items()})]
 
 def fmt(v):
     return "-" if v is None else "%.2f" % v
@@ -485,6 +497,10 @@ print(target("rr 64:64 (serve) no higher than sockperf TCP 64 (full RTT)", ("sta
 for test, label in TESTS:
     print(target("%s: serve no slower than the C responder" % label, ("stackmeter", test), ("stackmeter-c", test),
                  1.00))
+if any(k[0] == "stackmeter-c-before" for k in runs):
+    for test, label in TESTS:
+        print(target("%s: the C responder no slower than before (C_BEFORE)" % label, ("stackmeter-c", test),
+                     ("stackmeter-c-before", test), 1.00))
 
 print("\n### Notes\n")
 if env["R_SOCKPERF_FULL"] == "1":

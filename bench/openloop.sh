@@ -22,6 +22,8 @@
 #   STACKMETER   stackmeter binary (target/release/stackmeter)
 #   C_RESPONDER  C responder (c-responder/stackmeter-responder; skipped when
 #                absent: make -C c-responder)
+#   C_BEFORE     another C responder binary run beside, as "c-before" (an
+#                older build, for a before/after; unset: none)
 #   RATES        open-loop rates, space-separated (100000); "none" skips part 1
 #   FLOWS_PART   0 skips part 2 (1)
 #   CONNS        open-loop connection counts, space-separated (4 16): at
@@ -36,14 +38,15 @@
 #   REPEAT       repetitions (3)
 #   SERVER_CPU/CLIENT_CPU  (0/1)
 #   SPIN_US      rust-spin's --spin-us (50); 0 leaves rust-spin out
-#   PORT         Rust responder's port; the C responder takes PORT+1 and
-#                rust-spin PORT+2 (31720)
+#   PORT         Rust responder's port; the C responder takes PORT+1,
+#                rust-spin PORT+2 and C_BEFORE PORT+3 (31720)
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STACKMETER=${STACKMETER:-target/release/stackmeter}
 [[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
 C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
 [[ $C_RESPONDER == /* ]] || C_RESPONDER=$REPO_ROOT/$C_RESPONDER
+C_BEFORE=${C_BEFORE:-}
 RATES=${RATES:-100000}
 CONNS=${CONNS:-4 16}
 ARRIVAL=${ARRIVAL:-fixed}
@@ -98,11 +101,15 @@ if [[ -x $C_RESPONDER ]]; then
 else
     log "no C responder at $C_RESPONDER (make -C c-responder): Rust only"
 fi
+if [[ -n $C_BEFORE ]]; then
+    start c-before $((PORT + 3)) "$C_BEFORE" --listen "127.0.0.1:$((PORT + 3))" --affinity "$SERVER_CPU" --quiet
+    sides+=("c-before=127.0.0.1:$((PORT + 3))")
+fi
 
 echo "# stackmeter open-loop and many-flow benchmark"
 echo
 echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; $REPEAT interleaved repetitions, medians"
+echo "responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; $REPEAT interleaved repetitions, medians; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 if [[ $RATES != none ]]; then
 echo "## 1. Open-loop rr 64:64, $CONNS connections, $ARRIVAL arrivals, $OL_SECONDS s"

@@ -20,6 +20,11 @@
 #                  too when exported by the caller (SECONDS=1 bash ...)
 #   UDP_RATE       stackmeter's UDP --rate, far above what loopback can
 #                  carry so that it never paces (20Mpps)
+#   C_RESPONDER    the C responder binary (c-responder/stackmeter-responder);
+#                  when it exists, stackmeter's rows run against it too, as
+#                  tool "stackmeter-c"
+#   C_BEFORE       another C responder binary (an older build, for a
+#                  before/after), as tool "stackmeter-c-before" (unset: none)
 #   REPEAT         repetitions of the whole interleaved set (3)
 #   SERVER_CPU/CLIENT_CPU  taskset pinning of servers/clients (0/1)
 #   PORT_BASE      first port tried; free ports are taken from here up (31600)
@@ -39,6 +44,9 @@ STACKMETER=${STACKMETER:-target/release/stackmeter}
 IPERF3=${IPERF3:-iperf3}
 SECONDS_PER_TEST=${SECONDS_PER_TEST:-${ENV_SECONDS:-5}}
 UDP_RATE=${UDP_RATE:-20Mpps}
+C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
+[[ $C_RESPONDER == /* ]] || C_RESPONDER=$REPO_ROOT/$C_RESPONDER
+C_BEFORE=${C_BEFORE:-}
 REPEAT=${REPEAT:-3}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -354,38 +362,49 @@ print("%.3f\t%s\t%s\t%s" % (val, unit, cpus, "; ".join(notes)))
 PY
 }
 
-sm_client() { # TEST ARGS...
-    local test=$1 out=$WORK/run$RUN_NO-stackmeter-$1.json res
-    shift
+sm_client() { # TOOL TEST ARGS...
+    local tool=$1 test=$2 out=$WORK/run$RUN_NO-$1-$2.json res
+    shift 2
     local cmd=(taskset -c "$CLIENT_CPU" "$STACKMETER" stream "$HOST:$P_SM" -t "$SECONDS_PER_TEST"
         -i "$SECONDS_PER_TEST" "$@" --affinity "$CLIENT_CPU" --json)
-    log_cmd "stackmeter $test client" "${cmd[@]}"
+    log_cmd "$tool $test client" "${cmd[@]}"
     if run_client "$out" "${cmd[@]}" || [[ -s $out ]]; then
         if res=$(sm_extract "$out" "$test"); then
             local val unit cpu extra
             IFS=$'\t' read -r val unit cpu extra <<<"$res"
-            record "$RUN_NO" stackmeter "$test" "$val" "$unit" "$cpu" "$extra"
+            record "$RUN_NO" "$tool" "$test" "$val" "$unit" "$cpu" "$extra"
             return
         fi
-        record "$RUN_NO" stackmeter "$test" NA "" "" "$res"
+        record "$RUN_NO" "$tool" "$test" NA "" "" "$res"
         return
     fi
-    record "$RUN_NO" stackmeter "$test" NA "" "" "$(first_error_line "$out.err")"
+    record "$RUN_NO" "$tool" "$test" NA "" "" "$(first_error_line "$out.err")"
+}
+
+# stackmeter's rows against one responder (TOOL names it): SERVER CMD...
+sm_rows() { # TOOL CMD...
+    local t tool=$1
+    shift
+    log_cmd "$tool server" "$@"
+    if ! start_server "$WORK/run$RUN_NO-$tool.srv" t "$P_SM" "$@"; then
+        for t in tcp128K tcp64 bidir udp64; do record "$RUN_NO" "$tool" "$t" NA "" "" "server did not start"; done
+        return
+    fi
+    sm_client "$tool" tcp128K -l 128K
+    sm_client "$tool" tcp64 -l 64
+    sm_client "$tool" bidir -l 128K --direction bidir
+    sm_client "$tool" udp64 --udp -l 64 --rate "$UDP_RATE"
+    stop_server "$SERVER_PID"
 }
 
 run_stackmeter() {
-    local t
-    local srv=(taskset -c "$SERVER_CPU" "$STACKMETER" serve --listen "$HOST:$P_SM" --quiet)
-    log_cmd "stackmeter server" "${srv[@]}"
-    if ! start_server "$WORK/run$RUN_NO-stackmeter.srv" t "$P_SM" "${srv[@]}"; then
-        for t in tcp128K tcp64 bidir udp64; do record "$RUN_NO" stackmeter "$t" NA "" "" "server did not start"; done
-        return
+    sm_rows stackmeter taskset -c "$SERVER_CPU" "$STACKMETER" serve --listen "$HOST:$P_SM" --quiet
+    if [[ -x $C_RESPONDER ]]; then
+        sm_rows stackmeter-c taskset -c "$SERVER_CPU" "$C_RESPONDER" --listen "$HOST:$P_SM" --quiet
     fi
-    sm_client tcp128K -l 128K
-    sm_client tcp64 -l 64
-    sm_client bidir -l 128K --direction bidir
-    sm_client udp64 --udp -l 64 --rate "$UDP_RATE"
-    stop_server "$SERVER_PID"
+    if [[ -n $C_BEFORE ]]; then
+        sm_rows stackmeter-c-before taskset -c "$SERVER_CPU" "$C_BEFORE" --listen "$HOST:$P_SM" --quiet
+    fi
 }
 
 # ------------------------------------------------------------ report
@@ -425,6 +444,9 @@ TOOLS = [("floor", {"tcp128K": "tcp_stream, 128 KiB send/recv", "tcp64": "tcp_st
          ("stackmeter", {"tcp128K": "stream -l 128K", "tcp64": "stream -l 64",
                          "bidir": "stream -l 128K --direction bidir",
                          "udp64": "stream --udp -l 64 --rate %s" % env["UDP_RATE"]})]
+SM_HOW = dict(TOOLS[-1][1])
+TOOLS += [("stackmeter-c", {k: v + ", C responder" for k, v in SM_HOW.items()}),
+          ("stackmeter-c-before", {k: v + ", C responder before (C_BEFORE)" for k, v in SM_HOW.items()})]
 
 def fmt(v):
     if v is None:
@@ -491,6 +513,14 @@ print(target("stream -l 128K vs floor 128 KiB with TCP_NODELAY (stackmeter's opt
 print(target("stream -l 64 vs floor 64 B with TCP_NODELAY (not stackmeter's option at this size)", "tcp64",
              "floor-nodelay", None))
 print(target("stream --udp -l 64 vs floor UDP 64 B (received pps)", "udp64", "floor", None))
+if any(k[0] == "stackmeter-c-before" for k in runs):
+    print("\n### The C responder against its earlier build (C_BEFORE), medians of runs\n")
+    print("| test | C responder | before | ratio |")
+    print("|---|---:|---:|---:|")
+    for test, label in TESTS:
+        a, b = median(("stackmeter-c", test)), median(("stackmeter-c-before", test))
+        unit = unit_of.get(("stackmeter-c", test), "")
+        print("| %s | %s %s | %s %s | %s |" % (label, fmt(a), unit, fmt(b), unit, ratio(a, b)))
 
 print("\n### Notes\n")
 print("- Receiver side everywhere. stackmeter: `summary.sent_mbps` (client to responder, counted by the "
@@ -500,7 +530,8 @@ print("- Receiver side everywhere. stackmeter: `summary.sent_mbps` (client to re
       "(datagrams that arrived). Floor: bytes or datagrams the receiver got within its window, which opens "
       "at the first byte.")
 print("- Process layout is the same for all three: one server process on CPU %s, one client process on "
-      "CPU %s; stackmeter uses the external responder (`stackmeter serve`), not the embedded one."
+      "CPU %s; stackmeter uses the external responder (`stackmeter serve`), not the embedded one, and, as "
+      "stackmeter-c, the C responder."
       % (env["SERVER_CPU"], env["CLIENT_CPU"]))
 print("- CPU %: percent of one core, as each tool reports it (stackmeter: its data threads and the "
       "responder's session threads; iperf3: `cpu_utilization_percent` host/remote, whole processes). "

@@ -3,7 +3,8 @@
  * UDP datagram and a TCP byte stream fed to one connection in pieces
  * (header, data phase, control records, object requests), with the output
  * drained between pieces. The catalogue is 4K, 100, 100-2 (object mode is
- * off when bit 1 of the input length is set). Build and run:
+ * off when bit 1 of the input length is set). Each drain is one pass and
+ * may move no more than SMR_PASS_BYTES. Build and run:
  * make -C c-responder fuzz-run (clang).
  */
 #include "smr.h"
@@ -12,13 +13,19 @@
 
 static struct smr_ctx smr_fz;
 
+/* One pass of output: what the engine offers, never more than the pass
+ * allows in all (smr.h, bounded work per pass). */
 static void smr_fz_drain(struct smr_conn *c, uint64_t now) {
     const uint8_t *p;
-    size_t n, k;
+    size_t n, k, moved = 0;
+    smr_pass_begin(&smr_fz);
     for (k = 0; k < 64 && (n = smr_conn_output(&smr_fz, c, &p)) > 0; k++) {
         if (p + n > smr_payload && p < smr_payload) __builtin_trap();
-        smr_conn_sent(&smr_fz, c, n > 1000 ? n / 2 : n, now);
+        n = n > 1000 ? n / 2 : n;
+        moved += n;
+        smr_conn_sent(&smr_fz, c, n, now);
     }
+    if (moved > SMR_PASS_BYTES) __builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

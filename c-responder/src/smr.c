@@ -16,6 +16,16 @@ enum { OP_LIST = 1, OP_FETCH = 2 };
 #define F_OPEN 32u /* stamped rr: a response is being sent */
 #define F_AUTHED 64u /* the proof was right: judge the header itself */
 enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
+/* Stamp blocks need the backend's stamps hook; a build that has none
+ * (-DSMR_NO_TS) compiles no stamp code, and answers a request for stamps
+ * as one with a NULL hook does: as if the flag were unknown. */
+#ifdef SMR_NO_TS
+#define STAMPS(x) 0
+#define STAMPED(c) 0
+#else
+#define STAMPS(x) ((x)->stamps != NULL)
+#define STAMPED(c) ((c)->flags & SMR_F_STAMPS)
+#endif
 
 const uint8_t smr_payload[SMR_TX_CHUNK] = {0};
 
@@ -112,6 +122,7 @@ void smr_init(struct smr_ctx *x, const struct smr_config *cfg) {
     size_t i;
     memset(x, 0, sizeof *x);
     x->cfg = *cfg;
+    x->pass_left = SMR_PASS_BYTES; /* the first pass */
     if (x->cfg.max_sessions > SMR_MAX_CONNS) x->cfg.max_sessions = SMR_MAX_CONNS;
     if (x->cfg.nobjects > SMR_MAX_OBJECTS) x->cfg.nobjects = SMR_MAX_OBJECTS;
     x->list_len = 4;
@@ -565,7 +576,7 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
         c->phase = mode == M_RR ? PH_RR : PH_CRR;
         if (mode == M_RR) smr_emit_status_ok(c);
         /* Stamps asked for (flags word of a 24-byte header), with room. */
-        if (mode == M_RR && x->stamps && c->hdr_len >= 24 && (c->hdr[19] & 1) && c->resp_size >= SMR_BLOCK_LEN)
+        if (mode == M_RR && STAMPS(x) && c->hdr_len >= 24 && (c->hdr[19] & 1) && c->resp_size >= SMR_BLOCK_LEN)
             c->flags |= SMR_F_STAMPS;
     }
 }
@@ -606,8 +617,10 @@ static size_t smr_in_request(struct smr_ctx *x, struct smr_conn *c, size_t n, ui
             smr_emit_status_ok(c);
             c->tx_left = c->resp_size;
             c->phase = PH_CRR_WAIT;
+        } else if (STAMPED(c)) {
+            c->pending++; /* one response at a time, each with its block */
         } else {
-            c->pending++;
+            c->tx_left += c->resp_size; /* owed: sent back to back */
         }
     }
     return take;
@@ -740,8 +753,13 @@ size_t smr_conn_want(const struct smr_conn *c) {
     case PH_HEADER:
         return (size_t)((c->hdr_len ? c->hdr_len : 16) - c->hdr_got);
     case PH_RR:
-        if (c->pending || c->tx_left || c->out_off < c->out_len) return 0;
-        return c->req_size - c->req_got;
+        /* Stamped: one request per read (one kernel stamp each), once the
+         * response before it is out. Else every request that has come, at
+         * once, while the responses owed come to less than SMR_RR_QUEUE:
+         * requests are only counted, so queued ones cost no memory. */
+        if (STAMPED(c))
+            return c->pending || c->tx_left || c->out_off < c->out_len ? 0 : c->req_size - c->req_got;
+        return c->tx_left < SMR_RR_QUEUE ? SMR_RX_ANY : 0;
     case PH_CRR:
         return c->req_size - c->req_got;
     case PH_CONTROL:
@@ -795,6 +813,26 @@ static size_t smr_in_one(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p
     }
 }
 
+/* n bytes moved over TCP count against the pass. */
+static void smr_spend(struct smr_ctx *x, size_t n) { x->pass_left -= n < x->pass_left ? n : x->pass_left; }
+
+void smr_pass_begin(struct smr_ctx *x) { x->pass_left = SMR_PASS_BYTES; }
+
+size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c) {
+    size_t w = smr_conn_want(c);
+    return w < x->pass_left ? w : x->pass_left;
+}
+
+size_t smr_turn(const struct smr_ctx *x, const struct smr_conn *c) {
+    size_t n = SMR_MAX_CONNS + SMR_SPARE_CONNS;
+    return (smr_conn_index(x, c) + n - x->turn % n) % n;
+}
+
+/* c moved bytes: the next turn begins after it. */
+static void smr_had_turn(struct smr_ctx *x, const struct smr_conn *c) {
+    x->turn = (uint32_t)smr_conn_index(x, c) + 1u;
+}
+
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
     size_t done = 0, k;
     if (c->phase != PH_HEADER && c->phase != PH_LINGER && c->phase != PH_AUTH) c->deadline = now + x->cfg.idle_timeout_ns;
@@ -803,6 +841,8 @@ size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, s
         if (k == 0) break;
         done += k;
     }
+    smr_spend(x, done);
+    if (done) smr_had_turn(x, c);
     return done;
 }
 
@@ -827,6 +867,7 @@ static size_t smr_body(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p)
         if (!t || !t->started || smr_paced(x, t)) return 0;
         return c->resp_size < SMR_TX_CHUNK ? c->resp_size : SMR_TX_CHUNK;
     }
+    /* rr without stamps: every response owed, back to back. */
     return (size_t)(c->tx_left < SMR_TX_CHUNK ? c->tx_left : SMR_TX_CHUNK);
 }
 
@@ -845,7 +886,7 @@ static void smr_next_response(struct smr_ctx *x, struct smr_conn *c) {
     if (c->phase != PH_RR || c->tx_left || c->out_off < c->out_len || !c->pending) return;
     c->pending--;
     c->tx_left = c->resp_size;
-    if (!(c->flags & SMR_F_STAMPS)) return;
+    if (!STAMPED(c)) return;
     c->tx_left -= SMR_BLOCK_LEN;
     c->flags |= F_OPEN;
     smr_put_block(c->out, x->stamps(x->user, c, v), v);
@@ -854,13 +895,16 @@ static void smr_next_response(struct smr_ctx *x, struct smr_conn *c) {
 }
 
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
+    size_t n;
     if (c->flags & SMR_F_CLOSE) return 0;
     smr_next_response(x, c);
     if (c->out_off < c->out_len) {
         *p = c->out + c->out_off;
-        return (size_t)(c->out_len - c->out_off);
+        n = (size_t)(c->out_len - c->out_off);
+    } else {
+        n = smr_body(x, c, p);
     }
-    return smr_body(x, c, p);
+    return n < x->pass_left ? n : x->pass_left;
 }
 
 int smr_conn_has_output(const struct smr_ctx *x, const struct smr_conn *c) {
@@ -875,12 +919,15 @@ size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, si
     if (!n[0]) return 0;
     if (p[0] != c->out + c->out_off) return 1; /* no record queued */
     n[1] = smr_body(x, c, &p[1]);
+    if (n[1] > x->pass_left - n[0]) n[1] = x->pass_left - n[0]; /* 0 if the record is cut */
     return n[1] ? 2 : 1;
 }
 
 void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now) {
     size_t o = (size_t)(c->out_len - c->out_off);
     x->now = now;
+    smr_spend(x, n);
+    if (n) smr_had_turn(x, c);
     if (n && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
     if (o) {
         o = n < o ? n : o;
@@ -893,7 +940,7 @@ void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now
         if (t) t->tcp_tx += n;
     } else {
         c->tx_left -= n < c->tx_left ? n : c->tx_left;
-        if ((c->flags & F_OPEN) && !c->tx_left && !c->out_len) {
+        if (STAMPED(c) && (c->flags & F_OPEN) && !c->tx_left && !c->out_len) {
             c->flags &= (uint8_t)~F_OPEN;
             c->served++;
         }
@@ -981,11 +1028,15 @@ void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
         smr_abort(x, c, "idle timeout");
 }
 
-void smr_tick(struct smr_ctx *x, uint64_t now) {
-    size_t i;
+unsigned smr_tick(struct smr_ctx *x, uint64_t now) {
+    unsigned i, open = 0;
     x->now = now;
     for (i = 0; i < SMR_MAX_TESTS; i++)
-        if (x->tests[i].id) smr_final_if_drained(x, &x->tests[i], now);
+        if (x->tests[i].id) {
+            open++;
+            smr_final_if_drained(x, &x->tests[i], now);
+        }
+    return open;
 }
 
 uint64_t smr_next_deadline(const struct smr_ctx *x) {
@@ -1137,7 +1188,7 @@ size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx
     }
     b[5] = 2;
     b[6] = 0;
-    b[7] = (b[7] & 2) && x->stamps && len >= SMR_UDP_HDR + SMR_BLOCK_LEN ? 3 : 1;
+    b[7] = (b[7] & 2) && STAMPS(x) && len >= SMR_UDP_HDR + SMR_BLOCK_LEN ? 3 : 1;
     put64(b + 24, rx_ns);
     put64(b + 32, rx_ns);
     return len;

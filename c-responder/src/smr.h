@@ -15,6 +15,21 @@
  *                       into smr_ctx.seed (docs/protocol.md section 10)
  *   stamp blocks     <- the stamps hook (smr_ctx.stamps), smr_put_block();
  *                       rr sessions with SMR_F_STAMPS count c->served
+ *   one pass         -> smr_pass_begin(), then smr_conn_read_max() bytes
+ *                       at most per read
+ *
+ * Bounded work per pass. A pass is what a backend does between two looks
+ * at its sockets (a poll or epoll_wait, one callback of a stack). The
+ * backend calls smr_pass_begin() at its start and serves the UDP datagrams
+ * that have come first; until the next smr_pass_begin() the engine offers
+ * to send (smr_conn_output, smr_conn_iov) and asks to read
+ * (smr_conn_read_max) at most SMR_PASS_BYTES of TCP bytes in all,
+ * whatever number of connections share them (smr_ctx.pass_left: 0 when
+ * the pass is spent). Connections take turns: the backend serves its ready
+ * ones in the order of smr_turn(), which begins after the last connection
+ * that moved bytes, so none starves however busy the others are. UDP is
+ * answered whatever is left. So a UDP probe waits behind at most one pass
+ * of bulk data, on every backend alike. smr_init() gives a first pass.
  *
  * Output lifetime: the bytes smr_conn_output()/smr_conn_iov() point at are
  * valid only until the next call into the engine (any smr_ function taking
@@ -27,7 +42,9 @@
  *
  * All state lives in one struct smr_ctx; the sizes below are compile-time
  * tunables: set them with -D on the command line, the same for every file
- * of a build (struct sizes depend on them).
+ * of a build (struct sizes depend on them). -DSMR_NO_AUTH leaves the shared
+ * secret out; -DSMR_NO_TS, for a backend without kernel timestamps, leaves
+ * stamp blocks out (requests for them are answered as with no stamps hook).
  */
 #ifndef SMR_H
 #define SMR_H
@@ -54,6 +71,19 @@
 /* Size of the read-only payload buffer responses are sent from. */
 #ifndef SMR_TX_CHUNK
 #define SMR_TX_CHUNK 65536
+#endif
+/* TCP bytes a pass may move, reads and writes together (see above): the
+ * most bulk data a UDP probe waits behind. Smaller costs more looks at the
+ * sockets per byte; on loopback at 20 Gbit/s 64 KiB is 25-30 us. */
+#ifndef SMR_PASS_BYTES
+#define SMR_PASS_BYTES 65536u
+#endif
+/* An rr session without stamps reads every request that has come at once,
+ * while the responses it owes come to less than this, and sends them back
+ * to back (at most SMR_TX_CHUNK per call). Requests are counted, never
+ * kept: no memory per connection whatever this is. */
+#ifndef SMR_RR_QUEUE
+#define SMR_RR_QUEUE 65536u
 #endif
 /* Linger after a refusal: at most this long and this many bytes. */
 #ifndef SMR_LINGER_NS
@@ -170,13 +200,14 @@ struct smr_peer {
  * in_need the name length, req_got the name bytes read, hdr[] the first 16
  * of them, resp_size the body length of the answer being sent. */
 struct smr_conn {
-    uint64_t tx_left;  /* body bytes of the current response not yet sent */
+    uint64_t tx_left;  /* body bytes of the current response not yet sent
+                        * (rr without stamps: of every response owed) */
     uint64_t deadline; /* ns: header, idle or linger deadline */
     uint64_t ends_by;  /* ns: the longest test's end (0: none) */
     uint32_t req_size; /* rr/crr request size; sink/source: test id */
     uint32_t resp_size;
     uint32_t req_got; /* bytes of the current request (or linger count) */
-    uint32_t pending; /* complete requests not yet answered (rr) */
+    uint32_t pending; /* stamped rr: complete requests not yet answered */
     uint32_t test_id;
     uint32_t served; /* stamped rr: responses completely sent */
     uint32_t client; /* set by the backend: its client address, as a tag */
@@ -224,6 +255,8 @@ struct smr_ctx {
     uint32_t next_test; /* last test id given */
     uint32_t hi;        /* 1 + highest connection slot in use */
     uint64_t now;       /* the latest time the backend gave (pacing) */
+    size_t pass_left;   /* TCP bytes this pass may still move */
+    uint32_t turn;      /* the slot after the last connection that moved bytes */
     void *user;
     /* Optional hooks (NULL: not available). Return 1 when valid. */
     int (*cpu)(void *user, uint64_t *user_ns, uint64_t *sys_ns);
@@ -273,10 +306,19 @@ uint32_t smr_client_count(const struct smr_ctx *x, uint32_t client, int waiting)
 /* How many bytes the engine wants read now (0: none; SMR_RX_ANY: any).
  * A backend that reads at most this never has to keep bytes back. */
 size_t smr_conn_want(const struct smr_conn *c);
+/* A new pass (bounded work per pass, above): SMR_PASS_BYTES to move. */
+void smr_pass_begin(struct smr_ctx *x);
+/* What to read now: smr_conn_want() within what the pass has left. */
+size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c);
+/* c's place in the order of turns (0 first): slots in order, beginning
+ * after the last connection that moved bytes (read or sent). */
+size_t smr_turn(const struct smr_ctx *x, const struct smr_conn *c);
 /* Feeds received bytes; returns how many were consumed (fewer only when
- * the engine waits for its output to drain, or the connection is closing). */
+ * the engine waits for its output to drain, or the connection is closing).
+ * They count against the pass. */
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now);
-/* The next contiguous bytes to send (0 when nothing is due). */
+/* The next contiguous bytes to send (0 when nothing is due or the pass is
+ * spent). */
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p);
 /* Nonzero when output is due (for a poll set): like smr_conn_output() != 0,
  * without generating object bytes or changing any state. */
@@ -285,7 +327,8 @@ int smr_conn_has_output(const struct smr_ctx *x, const struct smr_conn *c);
  * one writev: crr sends its status record and response together, object
  * mode a response head and the start of its body. Returns the count. */
 size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, size_t *n);
-/* n bytes of what smr_conn_output() offered were taken by the stack. */
+/* n bytes of what smr_conn_output() offered were taken by the stack (they
+ * count against the pass). */
 void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now);
 unsigned smr_conn_flags(const struct smr_conn *c);
 void smr_conn_shut_done(struct smr_conn *c);
@@ -296,8 +339,11 @@ void smr_conn_free(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
 uint64_t smr_conn_deadline(const struct smr_conn *c);
 void smr_conn_timeout(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
 /* Drain deadlines of stopped tests; call at least every few 100 ms while
- * smr_next_deadline() says one is due. */
-void smr_tick(struct smr_ctx *x, uint64_t now);
+ * smr_next_deadline() says one is due. Returns the throughput tests open:
+ * while there are any, a session's input can change what another one
+ * has to do (Stop, the final Report, pacing), so a backend looks at
+ * every connection after each pass. */
+unsigned smr_tick(struct smr_ctx *x, uint64_t now);
 uint64_t smr_next_deadline(const struct smr_ctx *x);
 
 /* UDP: rewrites buf in place and returns the reply length, 0 to drop.

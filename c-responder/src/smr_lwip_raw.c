@@ -8,6 +8,12 @@
  * into its scratch buffer) is only valid until the next engine call, so it
  * is queued with TCP_WRITE_FLAG_COPY. UDP echo replies reuse the received
  * pbuf. The main thread only wakes for timeouts.
+ *
+ * Each callback from lwIP is one pass of the engine (smr.h, bounded work
+ * per pass): it starts with smr_pass_begin(), so what one callback queues
+ * with tcp_write() is at most SMR_PASS_BYTES, and a UDP probe in lwIP's
+ * input queue waits behind at most that. What a pass leaves goes out from
+ * the next tcp_sent callback, or the timer's pass.
  * Usage: lwip-raw TAP-DEVICE IPV4-ADDRESS [PORT] [CPU]
  */
 #define _GNU_SOURCE
@@ -123,11 +129,13 @@ static void smr_raw_pump(struct smr_conn *c) {
     }
 }
 
-/* Sessions of throughput tests affect each other (Stop, final Report). */
+/* Sessions of throughput tests affect each other (Stop, final Report).
+ * In the order of turns (smr_turn: from the slot after the last one that
+ * moved bytes), so none starves in a pass. */
 static void smr_raw_pump_all(void) {
-    size_t i;
-    for (i = 0; i < smr_r.x.hi; i++)
-        if (smr_r.pcb[i]) smr_raw_pump(&smr_r.x.conns[i]);
+    size_t i, k, first = smr_r.x.turn;
+    for (k = 0; k < smr_r.x.hi; k++)
+        if (smr_r.pcb[i = (k + first) % smr_r.x.hi]) smr_raw_pump(&smr_r.x.conns[i]);
 }
 
 static int smr_raw_tests_open(void) {
@@ -141,6 +149,7 @@ static err_t smr_raw_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t 
     struct smr_conn *c = arg;
     size_t i;
     (void)err;
+    smr_pass_begin(&smr_r.x);
     if (!c) {
         if (p) pbuf_free(p);
         return ERR_OK;
@@ -163,6 +172,7 @@ static err_t smr_raw_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t 
 static err_t smr_raw_sent(void *arg, struct tcp_pcb *pcb, u16_t len) {
     (void)pcb;
     (void)len;
+    smr_pass_begin(&smr_r.x);
     if (arg) smr_raw_pump(arg);
     return ERR_OK;
 }
@@ -172,6 +182,7 @@ static void smr_raw_err(void *arg, err_t err) {
     size_t i;
     (void)err;
     if (!c) return;
+    smr_pass_begin(&smr_r.x);
     i = smr_conn_index(&smr_r.x, c);
     smr_r.pcb[i] = NULL; /* lwIP has freed it */
     smr_raw_log(NULL, c, "aborted", "connection reset");
@@ -185,6 +196,7 @@ static err_t smr_raw_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
     size_t i;
     (void)arg;
     if (err != ERR_OK || !pcb) return ERR_VAL;
+    smr_pass_begin(&smr_r.x);
     c = smr_conn_open(&smr_r.x, smr_now());
     if (!c) {
         tcp_abort(pcb);
@@ -247,6 +259,7 @@ static void smr_raw_timers(void) {
     uint64_t now = smr_now();
     size_t i;
     LOCK_TCPIP_CORE();
+    smr_pass_begin(&smr_r.x);
     for (i = 0; i < smr_r.x.hi; i++) {
         struct smr_conn *c = &smr_r.x.conns[i];
         if (smr_r.pcb[i] && smr_conn_deadline(c) <= now) {
@@ -255,7 +268,7 @@ static void smr_raw_timers(void) {
         }
     }
     smr_tick(&smr_r.x, now);
-    if (smr_raw_tests_open()) smr_raw_pump_all();
+    smr_raw_pump_all(); /* and whatever a pass left with nothing in flight */
     UNLOCK_TCPIP_CORE();
 }
 

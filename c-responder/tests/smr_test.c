@@ -1,13 +1,17 @@
 /*
  * Engine unit tests: every fixture in protocol/vectors.json (the limits
  * table against a stock build's defaults, from smr_stock.c; object mode),
- * then malformed input, limits, object sessions and the throughput-test life
- * cycle. Built with ASan+UBSan (make test). Usage: smr-test vectors.json
+ * then malformed input, limits, object sessions, the throughput-test life
+ * cycle, bounded work per pass and queued rr requests, and admission
+ * (smr_admit.c: allow lists, connect rate, sessions per address). Built
+ * with ASan+UBSan (make test).
+ * Usage: smr-test vectors.json
  *
  * The JSON reader below handles what that file uses (objects, arrays,
  * strings without escapes other than \" and \\, numbers, true/false/null).
  */
 #include "smr.h"
+#include "smr_admit.h"
 #include "smr_stock.h"
 
 #include <stdio.h>
@@ -190,11 +194,12 @@ static struct smr_conn *open_conn(uint64_t now) {
     return c;
 }
 
-/* Takes everything the connection has to send (as if the stack took it). */
+/* Takes everything the connection has to send (as if the stack took it),
+ * one pass per piece. */
 static size_t drain(struct smr_conn *c, uint8_t *out, size_t cap, uint64_t now) {
     size_t got = 0, n;
     const uint8_t *p;
-    while ((n = smr_conn_output(&X, c, &p)) > 0 && got < cap) {
+    while ((smr_pass_begin(&X), n = smr_conn_output(&X, c, &p)) > 0 && got < cap) {
         if (n > cap - got) n = cap - got;
         memcpy(out + got, p, n);
         smr_conn_sent(&X, c, n, now);
@@ -386,6 +391,9 @@ static void rr_stamps(void) {
               "response %d: block fields", i);
         CHECK(c->served == (uint32_t)i + 1 && out[48] == 0 && out[99] == 0, "response %d counted, payload after", i);
     }
+    CHECK(smr_conn_want(c) == 1, "stamped: one request per read (one kernel stamp each)");
+    smr_conn_input(&X, c, (const uint8_t *)"x", 1, 1);
+    CHECK(smr_conn_want(c) == 0, "and none while a response is owed");
     smr_conn_free(&X, c, 2);
     h[15] = 47; /* no room for the block: the flag is ignored */
     c = open_conn(0);
@@ -694,6 +702,168 @@ static void life_cycle(void) {
     CHECK(drain(c, out, sizeof out, 101) == 128 && out[8] == 1, "immediate final report");
 }
 
+/* ---- bounded work per pass (smr.h) ---- */
+
+static const uint8_t probe_dg[64] = {'S', 'M', 'T', 'U', 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7};
+
+/* A backend's loop as smr.h describes it, against bulk data: a 1 MiB rr
+ * response and two sources writing 60,000 bytes a call. Each pass begins,
+ * answers the datagrams that have come, then takes what the connections
+ * offer in the order of their turns (smr_turn), as a stack that takes
+ * everything (so only the engine's bound stops a pass). A probe arrives
+ * after the first chunk of pass 3. Asserted: no pass moves more than
+ * SMR_PASS_BYTES, the probe is answered at the start of the next pass
+ * (after at most one pass of bulk data), no busy connection waits more
+ * passes for its turn than there are connections, and every byte of the
+ * response goes out. */
+static void passes_bound_bulk(void) {
+    static const uint8_t snap[8] = {0, 1, 0, 8, 0, 0, 0, 1};
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0x10, 0, 0};
+    uint8_t out[256], dg[64];
+    struct smr_conn *conn[3], *ctl;
+    uint64_t rr_sent = 0, after_probe = 0;
+    size_t most = 0, got[3] = {0, 0, 0};
+    int pass, i, j, pending = 0, answered = -1, arrived = -1, last[3] = {0, 0, 0}, gap = 0, order[3];
+    uint32_t id;
+    fresh(8);
+    ctl = control(&id, 0);
+    conn[1] = data(5, id, 60000, 0);
+    conn[2] = data(5, id, 60000, 0);
+    smr_conn_input(&X, ctl, snap, 8, 0);
+    drain(ctl, out, sizeof out, 0);
+    conn[0] = open_conn(0);
+    smr_conn_input(&X, conn[0], rr, 16, 0);
+    drain(conn[0], out, 8, 0);
+    smr_conn_input(&X, conn[0], (const uint8_t *)"x", 1, 0);
+    for (pass = 0; pass < 60; pass++) {
+        size_t moved = 0;
+        smr_pass_begin(&X);
+        if (pending) {
+            memcpy(dg, probe_dg, sizeof dg);
+            CHECK(smr_udp_input(&X, dg, sizeof dg, 1) == sizeof dg && dg[5] == 2, "probe answered");
+            pending = 0;
+            answered = pass;
+        }
+        /* The order of turns. */
+        for (i = 0; i < 3; i++) {
+            for (j = i; j > 0 && smr_turn(&X, conn[order[j - 1]]) > smr_turn(&X, conn[i]); j--) order[j] = order[j - 1];
+            order[j] = i;
+        }
+        for (i = 0; i < 3; i++) {
+            struct smr_conn *c = conn[order[i]];
+            const uint8_t *p[2];
+            size_t n[2], k, calls = 0;
+            /* (bounded here, so an engine without the bound fails, not hangs) */
+            while (calls++ < 64 && (k = smr_conn_iov(&X, c, p, n)) > 0) {
+                size_t w = n[0] + (k > 1 ? n[1] : 0);
+                moved += w;
+                got[order[i]] += w;
+                if (c != conn[0] || rr_sent < 1u << 20) { /* busy: how long since its last turn */
+                    if (pass - last[order[i]] > gap) gap = pass - last[order[i]];
+                    last[order[i]] = pass;
+                }
+                if (c == conn[0]) rr_sent += w;
+                if (arrived >= 0 && answered < 0) after_probe += w;
+                smr_conn_sent(&X, c, w, 1);
+                if (pass == 3 && arrived < 0) {
+                    arrived = pass; /* the probe comes in while this chunk is written */
+                    pending = 1;
+                }
+            }
+        }
+        if (moved > most) most = moved;
+    }
+    CHECK(most > 0 && most <= SMR_PASS_BYTES, "no pass moves more than %u bytes (most: %zu)", SMR_PASS_BYTES, most);
+    CHECK(answered == arrived + 1, "the probe is answered at the next pass (came in pass %d, answered in %d)",
+          arrived, answered);
+    CHECK(after_probe <= SMR_PASS_BYTES, "the probe waits behind %llu bytes of bulk, one pass at most",
+          (unsigned long long)after_probe);
+    CHECK(got[0] && got[1] && got[2] && gap <= 3,
+          "every connection gets its turn, none waits more than 3 passes (%zu, %zu, %zu; longest wait %d)", got[0],
+          got[1], got[2], gap);
+    CHECK(rr_sent == 1u << 20 && !smr_conn_has_output(&X, conn[0]), "the whole 1 MiB response went (%llu)",
+          (unsigned long long)rr_sent);
+    /* Turns begin after the last connection that moved bytes. */
+    smr_conn_input(&X, conn[1], out, 1, 2);
+    CHECK(smr_turn(&X, conn[1]) == SMR_MAX_CONNS + SMR_SPARE_CONNS - 1 &&
+              smr_turn(&X, &X.conns[smr_conn_index(&X, conn[1]) + 1]) == 0,
+          "after a read, that connection's turn comes last, the next slot's first");
+    /* Reads count too: what a pass read leaves less to write. A spent pass
+     * offers nothing, and still answers UDP. */
+    smr_pass_begin(&X);
+    CHECK(smr_conn_read_max(&X, conn[1]) == SMR_PASS_BYTES, "a fresh pass may read SMR_PASS_BYTES");
+    smr_conn_input(&X, conn[1], out, 200, 2);
+    CHECK(X.pass_left == SMR_PASS_BYTES - 200 && smr_conn_read_max(&X, conn[1]) == SMR_PASS_BYTES - 200,
+          "200 bytes read: less left to read");
+    {
+        const uint8_t *p;
+        size_t n, written = 0, calls = 0;
+        while (calls++ < 1000 && (n = smr_conn_output(&X, conn[2], &p)) > 0) {
+            written += n;
+            smr_conn_sent(&X, conn[2], n, 2);
+        }
+        CHECK(written == SMR_PASS_BYTES - 200, "and less to write (%zu)", written);
+        CHECK(smr_conn_output(&X, conn[2], &p) == 0 && smr_conn_has_output(&X, conn[2]) &&
+                  smr_conn_read_max(&X, conn[1]) == 0,
+              "spent: nothing offered, nothing to read, output still due");
+    }
+    memcpy(dg, probe_dg, sizeof dg);
+    CHECK(smr_udp_input(&X, dg, sizeof dg, 3) == sizeof dg, "a spent pass still answers a probe");
+    for (i = 0; i < 3; i++) smr_conn_free(&X, conn[i], 4);
+    smr_conn_free(&X, ctl, 4);
+}
+
+/* rr without stamps reads every queued request at once and answers them
+ * back to back in one piece (at most SMR_TX_CHUNK), reading no further
+ * while it owes SMR_RR_QUEUE bytes; with stamps, one request at a time. */
+static void rr_queued_requests(void) {
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 64, 0, 0, 0, 64};
+    static const uint8_t big[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0x10, 0, 0};
+    static uint8_t req[SMR_RR_QUEUE + 64];
+    uint8_t out[256];
+    const uint8_t *p[2];
+    size_t n[2];
+    struct smr_conn *c;
+    fresh(2);
+    c = open_conn(0);
+    smr_conn_input(&X, c, rr, 16, 0);
+    drain(c, out, 8, 0);
+    CHECK(smr_conn_want(c) == SMR_RX_ANY, "rr reads whatever has come");
+    smr_pass_begin(&X);
+    CHECK(smr_conn_input(&X, c, req, 10 * 64 + 30, 1) == 670, "ten requests and part of one taken in one call");
+    CHECK(smr_conn_iov(&X, c, p, n) == 1 && n[0] == 640 && p[0] == smr_payload, "ten responses in one write");
+    smr_conn_sent(&X, c, 100, 1);
+    CHECK(smr_conn_output(&X, c, p) == 540, "a short write: the rest of them next");
+    smr_conn_sent(&X, c, 540, 1);
+    CHECK(!smr_conn_has_output(&X, c), "all ten answered");
+    smr_conn_input(&X, c, req, 34, 1);
+    CHECK(smr_conn_has_output(&X, c) && drain(c, out, sizeof out, 1) == 64, "the eleventh completed");
+    smr_pass_begin(&X);
+    smr_conn_input(&X, c, req, SMR_RR_QUEUE, 2);
+    CHECK(smr_conn_want(c) == 0, "owing %u bytes: no more reads", SMR_RR_QUEUE);
+    smr_conn_sent(&X, c, 64, 2);
+    CHECK(smr_conn_want(c) == SMR_RX_ANY, "one response out: reads again");
+    smr_conn_free(&X, c, 3);
+    /* Large responses: one SMR_TX_CHUNK at a time, every byte. */
+    c = open_conn(0);
+    smr_conn_input(&X, c, big, 16, 0);
+    drain(c, out, 8, 0);
+    smr_conn_input(&X, c, (const uint8_t *)"xyz", 3, 1);
+    {
+        uint64_t total = 0;
+        size_t k, most = 0;
+        for (;;) {
+            smr_pass_begin(&X);
+            if (!(k = smr_conn_output(&X, c, p))) break;
+            most = k > most ? k : most;
+            total += k;
+            smr_conn_sent(&X, c, k, 1);
+        }
+        CHECK(total == 3u << 20 && most <= SMR_TX_CHUNK, "three 1 MiB responses, %zu bytes a call at most", most);
+    }
+    smr_conn_free(&X, c, 3);
+}
+
 /* ---- limits: the C defaults of a stock build against the table ---- */
 
 /* Key n of object o (a string token), or -1. */
@@ -983,6 +1153,7 @@ static void obj_session_pipelined(void) {
         int due;
         if (off < len) off += smr_conn_input(&X, c, in + off, 1 + step % 37 < len - off ? 1 + step % 37 : len - off, 2);
         due = smr_conn_has_output(&X, c);
+        smr_pass_begin(&X);
         k = step % 3 ? smr_conn_iov(&X, c, p, n) : (n[0] = smr_conn_output(&X, c, &p[0])) > 0;
         r.bad += !due != !k; /* has_output agrees with what is offered */
         if (!k && off == len) break;
@@ -1080,6 +1251,101 @@ static void garbage(void) {
     CHECK(X.hi == 0, "garbage leaves no slot behind");
 }
 
+/* ---- admission (smr_admit.c) ---- */
+
+static int allowed(const struct smr_admit *m, uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+    const uint8_t v4[4] = {a, b, c, d};
+    return smr_admit_allowed(m, v4, 4);
+}
+
+/* --allow: networks of both families, prefixes on and off byte edges. */
+static void admit_allow(void) {
+    static const uint8_t ten[4] = {10, 0, 0, 0}, lan[4] = {192, 168, 4, 0}, one[4] = {198, 18, 0, 7};
+    static const uint8_t fd[16] = {0xfd}, fd12[16] = {0xfd, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                         fe[16] = {0xfe, 0x12};
+    struct smr_admit m;
+    int k;
+    memset(&m, 0, sizeof m);
+    CHECK(allowed(&m, 1, 2, 3, 4) && smr_admit_allowed(&m, fe, 16), "no --allow: every address may connect");
+    CHECK(smr_admit_add(&m, ten, 4, 8) == 0 && allowed(&m, 10, 200, 3, 4) && !allowed(&m, 11, 0, 0, 1),
+          "10.0.0.0/8 takes 10.200.3.4, not 11.0.0.1");
+    CHECK(!smr_admit_allowed(&m, fd12, 16), "an IPv4 list refuses IPv6 addresses");
+    CHECK(smr_admit_add(&m, lan, 4, 22) == 0 && allowed(&m, 192, 168, 7, 255) && allowed(&m, 192, 168, 4, 0) &&
+              !allowed(&m, 192, 168, 8, 0) && !allowed(&m, 192, 168, 3, 255),
+          "192.168.4.0/22: 4.0 to 7.255 only");
+    CHECK(smr_admit_add(&m, one, 4, 32) == 0 && allowed(&m, 198, 18, 0, 7) && !allowed(&m, 198, 18, 0, 6),
+          "a /32 is one address");
+    CHECK(smr_admit_add(&m, fd, 16, 8) == 0 && smr_admit_allowed(&m, fd12, 16) && !smr_admit_allowed(&m, fe, 16),
+          "fd00::/8 takes fd12::1, not fe12::");
+    CHECK(smr_admit_add(&m, ten, 4, 33) == -1 && smr_admit_add(&m, fd, 16, 129) == -1 &&
+              smr_admit_add(&m, ten, 5, 8) == -1,
+          "a prefix longer than the address, or a length of 5, is refused");
+    for (k = (int)m.nallow; k < SMR_MAX_ALLOW; k++) smr_admit_add(&m, ten, 4, 0);
+    CHECK(smr_admit_add(&m, ten, 4, 8) == -1 && m.nallow == SMR_MAX_ALLOW, "a full list takes no more");
+    CHECK(allowed(&m, 11, 0, 0, 1), "0.0.0.0/0 takes every IPv4 address");
+}
+
+/* Tags are FNV-1a (the published 32-bit vectors), buckets refill at the
+ * rate, a second or more refills them whole, and two tags on one slot
+ * start it again. */
+static void admit_rate(void) {
+    const uint64_t s = 1000000000ull;
+    struct smr_admit m;
+    uint32_t a = 7, b = 7 + SMR_BUCKETS, i, ok = 0;
+    memset(&m, 0, sizeof m);
+    CHECK(smr_admit_tag((const uint8_t *)"", 0) == 0x811c9dc5u &&
+              smr_admit_tag((const uint8_t *)"a", 1) == 0xe40c292cu &&
+              smr_admit_tag((const uint8_t *)"foobar", 6) == 0xbf9cf968u,
+          "tags are FNV-1a");
+    for (i = 0; i < 1000; i++) ok += (uint32_t)smr_admit_rate(&m, a, i);
+    CHECK(ok == 1000, "no --max-connects-per-second: no limit (%u of 1000)", ok);
+    m.max_cps = 2;
+    CHECK(smr_admit_rate(&m, a, 1 * s) && smr_admit_rate(&m, a, 1 * s) && !smr_admit_rate(&m, a, 1 * s),
+          "2 per second: the third at once is refused");
+    CHECK(!smr_admit_rate(&m, a, 1 * s + s / 4), "a quarter second: half a token");
+    CHECK(smr_admit_rate(&m, a, 1 * s + s / 2) && !smr_admit_rate(&m, a, 1 * s + s / 2), "half a second: one token");
+    CHECK(smr_admit_rate(&m, a + 1, 1 * s + s / 2), "another address has its own bucket");
+    CHECK(smr_admit_rate(&m, a, 100 * s) && smr_admit_rate(&m, a, 100 * s) && !smr_admit_rate(&m, a, 100 * s),
+          "after a long pause: full, never more than 2");
+    CHECK(smr_admit_rate(&m, a, ~(uint64_t)0 / 2) && smr_admit_rate(&m, a, ~(uint64_t)0 / 2) &&
+              !smr_admit_rate(&m, a, ~(uint64_t)0 / 2),
+          "centuries later: still 2 (no overflow)");
+    CHECK(smr_admit_rate(&m, b, 200 * s), "a tag on a used slot starts it full");
+    CHECK(smr_admit_rate(&m, a, 200 * s) && smr_admit_rate(&m, a, 200 * s), "and the slot's old tag starts again");
+}
+
+/* The whole decision for a connection, with the engine counting sessions
+ * of an address that are still sending their header. */
+static void admit_tcp(void) {
+    static const uint8_t lo[4] = {127, 0, 0, 1}, lo2[4] = {127, 0, 0, 2}, ten[4] = {10, 0, 0, 9};
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1};
+    struct smr_admit m;
+    struct smr_conn *c, *d;
+    uint32_t tag, tag2;
+    uint8_t out[64];
+    memset(&m, 0, sizeof m);
+    fresh(8);
+    m.max_idle = 1;
+    smr_admit_add(&m, lo, 4, 8);
+    CHECK(!smr_admit_tcp(&m, &X, ten, 4, 0, &tag), "not on the allow list: refused");
+    CHECK(smr_admit_tcp(&m, &X, lo, 4, 0, &tag) && tag == smr_admit_tag(lo, 4), "127.0.0.1 admitted, tagged");
+    c = open_conn(0);
+    c->client = tag;
+    CHECK(!smr_admit_tcp(&m, &X, lo, 4, 0, &tag), "one session still sending its header: the next is refused");
+    CHECK(smr_admit_tcp(&m, &X, lo2, 4, 0, &tag2) && tag2 != tag, "another address is not");
+    smr_conn_input(&X, c, rr, 16, 0);
+    drain(c, out, sizeof out, 0);
+    CHECK(smr_admit_tcp(&m, &X, lo, 4, 0, &tag), "once its header is in, the address may connect again");
+    d = open_conn(0);
+    d->client = tag;
+    m.max_idle = 0;
+    m.max_cps = 1;
+    CHECK(smr_admit_tcp(&m, &X, lo, 4, 1, &tag) && !smr_admit_tcp(&m, &X, lo, 4, 2, &tag),
+          "no idle limit; one connect per second");
+    smr_conn_free(&X, c, 3);
+    smr_conn_free(&X, d, 3);
+}
+
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
     static char buf[1 << 20];
@@ -1128,9 +1394,14 @@ int main(int argc, char **argv) {
     rr_and_limits();
     operator_limits();
     rr_stamps();
+    passes_bound_bulk();
+    rr_queued_requests();
     crr_once();
     life_cycle();
     garbage();
+    admit_allow();
+    admit_rate();
+    admit_tcp();
     printf("smr-test: %d vectors; checks: %d passed, %d failed\n", counted, passed, failed);
     printf("smr-test: sizeof(struct smr_conn) = %zu, sizeof(struct smr_test) = %zu\n", sizeof(struct smr_conn),
            sizeof(struct smr_test));
