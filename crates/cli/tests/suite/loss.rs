@@ -82,8 +82,8 @@ impl Drop for Relay {
 
 /// ping through a relay dropping every 5th request and every 7th reply:
 /// lost up and down are what the relay dropped of the timed datagrams.
-fn split_through_a_relay(srv: &Server, extra: &[&str]) {
-    let relay = Relay::start(srv.addr, 5, 7);
+fn split_through_a_relay(to: SocketAddr, extra: &[&str]) {
+    let relay = Relay::start(to, 5, 7);
     let target = relay.addr.to_string();
     // On a schedule, so a lost datagram costs no wait.
     let mut args = vec![
@@ -132,9 +132,17 @@ fn split_through_a_relay(srv: &Server, extra: &[&str]) {
 #[test]
 fn ping_splits_loss_up_and_down_against_serve() {
     let srv = Server::start(&[]);
-    split_through_a_relay(&srv, &[]);
+    split_through_a_relay(srv.addr, &[]);
     // With stamps asked, the count block follows the stamp block.
-    split_through_a_relay(&srv, &["--timestamps", "--size", "128"]);
+    split_through_a_relay(srv.addr, &["--timestamps", "--size", "128"]);
+}
+
+#[test]
+fn ping_splits_loss_up_and_down_against_the_c_responder() {
+    let c = crate::c_responder::CServer::start(&[]);
+    split_through_a_relay(c.target().parse().unwrap(), &[]);
+    split_through_a_relay(c.target().parse().unwrap(), &["--timestamps", "--size", "128"]);
+    c.finish();
 }
 
 #[test]
