@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/kill9.sh - kill -9 a suite at random moments, many times (issue 15):
+# bench/kill9.sh - kill -9 a suite at random moments, many times (the
+# store's durability evidence, docs/reliability.md):
 # each round starts `stackmeter suite udp-echo` (about 70 ms per test, so
 # it is often inside a commit) against two `serve` processes, reads the
 # ids of the tests committed so far, kills the suite with SIGKILL after a

@@ -85,7 +85,7 @@ for o in d["summary"]["by_object"]:
 EOF
 echo
 
-echo "## 1b. The same load through a proxy (seed 003's question)"
+echo "## 1b. The same load through a proxy (the proxy-load question)"
 echo
 echo "| path | Mbit/s (mean, 95% CI) | KB/s | wall s | errors |"
 echo "|---|---|---|---|---|"

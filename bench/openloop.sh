@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench/openloop.sh - the two many-connection goals of issue 13, side by side,
-# against both responders (Rust `stackmeter serve`, as started by default and
-# with `--spin-us SPIN_US` as "rust-spin", and the C responder):
+# bench/openloop.sh - the two many-connection goals (an open-loop schedule
+# kept at 100,000 requests/s, and -P 1000 flows moving what -P 8 do), side
+# by side, against both responders (Rust `stackmeter serve`, as started by
+# default and with `--spin-us SPIN_US` as "rust-spin", and the C responder):
 #  1. open-loop rr 64:64 at RATES requests/s over CONNS connections (each
 #     count in CONNS its own rows): requested
 #     vs achieved rate, send lag p50/p99, latency p50/p99 (from the intended

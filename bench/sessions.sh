@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/sessions.sh - the responder's sessions (issue 13 goal 5; a
+# bench/sessions.sh - the responder's sessions on its event loop (a
 # benchmark, not a test). Prints a Markdown report on stdout, progress on
 # stderr; exits 0 unless it cannot run at all.
 #  1. Where a session runs: rr p50 against `serve --threads 64` (a latency

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench/soak.sh - a soak of both responders (issue 15): for SECONDS (default
-# 600) `stackmeter serve` and the C responder each serve mixed valid clients
-# in loops (rr, ping, stream, load), while a junk sender beside them throws
-# random bytes at their TCP and UDP ports (random connections, random
-# headers, idle connections, resets, random datagrams). Before and after,
-# with no client connected, it samples each responder's resident memory,
-# open descriptors and threads from /proc.
+# bench/soak.sh - a soak of both responders (docs/reliability.md): for
+# SECONDS (default 600) `stackmeter serve` and the C responder each serve
+# mixed valid clients in loops (rr, ping, stream, load), while a junk sender
+# beside them throws random bytes at their TCP and UDP ports (random
+# connections, random headers, idle connections, resets, random datagrams).
+# Before and after, with no client connected, it samples each responder's
+# resident memory, open descriptors and threads from /proc.
 #
 # Passes (exit 0) when no valid client failed, and at the end descriptors
 # and threads equal the start and resident memory grew by at most RSS_TOL_KB

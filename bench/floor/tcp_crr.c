@@ -1,8 +1,9 @@
 /*
  * tcp_crr.c - the floor of a connect/request/response/close transaction:
- * the least a blocking program does for stackmeter's crr (seed 002's
- * connection latency, netperf's TCP_CRR), so "stackmeter crr / floor" is
- * what stackmeter's client and responder add to the kernel's own cost.
+ * the least a blocking program does for stackmeter's crr (the link
+ * characterisation's connection latency, netperf's TCP_CRR), so "stackmeter
+ * crr / floor" is what stackmeter's client and responder add to the
+ * kernel's own cost.
  *
  * One transaction, as stackmeter's crr does it: the client makes a socket
  * (TCP_NODELAY, 5 s timeouts), reads the clock, connects, sends an 8-byte

@@ -824,8 +824,8 @@ size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c) {
 }
 
 size_t smr_turn(const struct smr_ctx *x, const struct smr_conn *c) {
-    size_t n = SMR_MAX_CONNS + SMR_SPARE_CONNS;
-    return (smr_conn_index(x, c) + n - x->turn % n) % n;
+    size_t i = smr_conn_index(x, c); /* x->turn is 1 + a slot: at most their count */
+    return i >= x->turn ? i - x->turn : i + SMR_MAX_CONNS + SMR_SPARE_CONNS - x->turn;
 }
 
 /* c moved bytes: the next turn begins after it. */
@@ -1107,28 +1107,43 @@ static void smr_udp_stream(struct smr_ctx *x, const uint8_t *b, size_t len, uint
     t->udp_last_ns = rx_ns;
 }
 
+/* The entry of (peer, id) among n entries of `size` bytes from `first`,
+ * each starting with a struct smr_slot: found, or else the least recently
+ * used taken over and zeroed beyond its slot (*fresh = 1). */
+static void *smr_lookup(struct smr_ctx *x, void *first, size_t n, size_t size, const void *peer, size_t plen,
+                        uint32_t id, int *fresh) {
+    uint8_t k[SMR_PEER_KEY] = {0}, *e = first, *old = first;
+    struct smr_slot *s;
+    size_t i;
+    memcpy(k, peer, plen < SMR_PEER_KEY ? plen : SMR_PEER_KEY);
+    for (i = 0; i < n; i++, e += size) {
+        s = (struct smr_slot *)(void *)e;
+        if (s->used && s->id == id && memcmp(s->key, k, SMR_PEER_KEY) == 0) break;
+        if (s->used < ((struct smr_slot *)(void *)old)->used) old = e;
+    }
+    *fresh = i == n;
+    if (*fresh) {
+        e = old;
+        memset(e, 0, size);
+        s = (struct smr_slot *)(void *)e;
+        memcpy(s->key, k, SMR_PEER_KEY);
+        s->id = id;
+    }
+    ((struct smr_slot *)(void *)e)->used = ++x->slot_uses;
+    return e;
+}
+
 #ifndef SMR_NO_AUTH
 /* The replay window of peer (docs/protocol.md 10.2): 1 if seq is new. */
 static int smr_replay_ok(struct smr_ctx *x, const uint8_t *b, const void *peer, size_t plen) {
-    uint8_t k[SMR_PEER_KEY] = {0};
     uint64_t seq = get64(b + 8), back;
-    struct smr_peer *p = NULL, *old = &x->peers[0];
-    size_t i;
-    memcpy(k, peer, plen < SMR_PEER_KEY ? plen : SMR_PEER_KEY);
-    for (i = 0; i < SMR_AUTH_PEERS && !p; i++) {
-        if (x->peers[i].used && memcmp(x->peers[i].key, k, SMR_PEER_KEY) == 0) p = &x->peers[i];
-        if (x->peers[i].used < old->used) old = &x->peers[i];
-    }
-    x->peer_uses++;
-    if (!p) {
-        p = old;
-        memcpy(p->key, k, SMR_PEER_KEY);
+    int fresh;
+    struct smr_peer *p = smr_lookup(x, x->peers, SMR_AUTH_PEERS, sizeof *p, peer, plen, 0, &fresh);
+    if (fresh) {
         p->highest = seq;
         p->seen = 1;
-        p->used = x->peer_uses;
         return 1;
     }
-    p->used = x->peer_uses;
     if (seq > p->highest) {
         back = seq - p->highest;
         p->seen = back >= 64 ? 1 : p->seen << back | 1;
@@ -1141,6 +1156,14 @@ static int smr_replay_ok(struct smr_ctx *x, const uint8_t *b, const void *peer, 
     return 1;
 }
 #endif
+
+/* The count of requests with count id `id` from `peer`, this one included
+ * (docs/protocol.md 4.4): a new (address, id) starts at 1. */
+static uint64_t smr_count(struct smr_ctx *x, const void *peer, size_t plen, uint32_t id) {
+    int fresh;
+    struct smr_count *c = smr_lookup(x, x->counts, SMR_COUNT_PEERS, sizeof *c, peer, plen, id, &fresh);
+    return ++c->received;
+}
 
 size_t smr_udp_seal(const struct smr_ctx *x, uint8_t *b, size_t len) {
 #ifndef SMR_NO_AUTH
@@ -1162,6 +1185,7 @@ size_t smr_udp_input(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns) 
 }
 
 size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx_ns, const void *peer, size_t plen) {
+    size_t count;
     if (len < SMR_UDP_HDR || memcmp(b, "SMTU", 4) != 0) return 0;
 #ifndef SMR_NO_AUTH
     if (x->cfg.key_len) {
@@ -1172,9 +1196,6 @@ size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx
         if (!smr_mac_ok(mac, b + len, SMR_MAC_LEN) || b[4] != 1) return 0;
         if (b[5] == 1 && !smr_replay_ok(x, b, peer, plen)) return 0;
     }
-#else
-    (void)peer;
-    (void)plen;
 #endif
     if (b[5] == 4 && b[4] == 1) {
         smr_udp_stream(x, b, len, rx_ns);
@@ -1188,9 +1209,16 @@ size_t smr_udp_input_from(struct smr_ctx *x, uint8_t *b, size_t len, uint64_t rx
         b[7] = 0;
         return SMR_UDP_HDR;
     }
+    /* A count block: after the stamp block's place when stamps are asked. */
+    count = (b[7] & 2) ? SMR_UDP_HDR + SMR_BLOCK_LEN : SMR_UDP_HDR;
+    if (!(b[7] & 8) || len < count + 16 || memcmp(b + count, "SMTC", 4) != 0) count = 0;
     b[5] = 2;
     b[6] = 0;
     b[7] = (b[7] & 2) && STAMPS(x) && len >= SMR_UDP_HDR + SMR_BLOCK_LEN ? 3 : 1;
+    if (count) {
+        put64(b + count + 8, smr_count(x, peer, plen, get32(b + count + 4)));
+        b[7] |= 8;
+    }
     put64(b + 24, rx_ns);
     put64(b + 32, rx_ns);
     return len;

@@ -143,6 +143,13 @@
 #define SMR_AUTH_PEERS 16
 #endif
 #define SMR_PEER_KEY 20 /* bytes of a peer address the window is keyed by */
+/* Count blocks (docs/protocol.md 4.4): how many of a client's echo
+ * requests arrived, kept per (client address, count id) for
+ * SMR_COUNT_PEERS clients (about 36 bytes each), the least recently used
+ * forgotten first. */
+#ifndef SMR_COUNT_PEERS
+#define SMR_COUNT_PEERS 8
+#endif
 
 /* Refusal codes (docs/protocol.md section 3). */
 enum smr_refusal {
@@ -190,11 +197,24 @@ struct smr_config {
 #endif
 };
 
+/* What a per-client table entry is found by: the client's address (its
+ * first SMR_PEER_KEY bytes) and an id; the least recently used goes first. */
+struct smr_slot {
+    uint32_t used; /* 0: free; else the context's use counter */
+    uint32_t id;   /* a count id (4.4); 0 for a replay window */
+    uint8_t key[SMR_PEER_KEY];
+};
+
+/* One client's count of counted echo requests (docs/protocol.md 4.4). */
+struct smr_count {
+    struct smr_slot slot;
+    uint64_t received;
+};
+
 /* The replay window of one client address (docs/protocol.md 10.2). */
 struct smr_peer {
+    struct smr_slot slot;
     uint64_t highest, seen; /* seen bit i: sequence highest - i came */
-    uint32_t used;          /* 0: free; else the context's use counter */
-    uint8_t key[SMR_PEER_KEY];
 };
 
 /* One TCP connection. Object sessions reuse fields that are idle after the
@@ -274,12 +294,13 @@ struct smr_ctx {
      * "aborted"; detail: a short reason. May be NULL. */
     void (*log)(void *user, const struct smr_conn *c, const char *what, const char *detail);
     uint32_t list_len; /* body length of LIST (set by smr_init) */
+    uint32_t slot_uses; /* the per-client tables' use counter */
 #ifndef SMR_NO_AUTH
     uint8_t seed[16];     /* random bytes from the backend, for nonces */
     uint32_t challenges;  /* challenges given: each nonce's counter */
-    uint32_t peer_uses;
     struct smr_peer peers[SMR_AUTH_PEERS];
 #endif
+    struct smr_count counts[SMR_COUNT_PEERS];
     struct smr_test tests[SMR_MAX_TESTS];
     struct smr_conn conns[SMR_MAX_CONNS + SMR_SPARE_CONNS];
     uint8_t gen[SMR_GEN_CHUNK]; /* object bytes of the last output call */

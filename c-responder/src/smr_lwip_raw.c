@@ -1,5 +1,5 @@
 /*
- * lwIP raw callback API backend: the "in-stack module" of seed 000. The
+ * lwIP raw callback API backend: the "in-stack module" of the latency-grid scenario (docs/scenarios.md). The
  * engine runs inside lwIP's tcpip thread (callbacks hold the core lock):
  * received pbufs go straight into the engine, responses are queued with
  * tcp_write() from the static payload buffer without copying, refilled from

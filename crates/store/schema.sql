@@ -48,7 +48,7 @@ CREATE TABLE runs (
     cpus         INTEGER NOT NULL,
     command      TEXT NOT NULL,            -- JSON array of arguments
     settings     TEXT NOT NULL             -- JSON object: suite settings (repeat, quick, ...)
-);
+, uid TEXT);
 
 CREATE TABLE tests (
     id             INTEGER PRIMARY KEY,
@@ -68,9 +68,13 @@ CREATE TABLE tests (
     error          TEXT,
     params         TEXT NOT NULL,          -- JSON: the test's parameters
     document       TEXT NOT NULL           -- JSON: the whole stackmeter/1 document
-);
+, uid TEXT);
+
+CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
 
 CREATE INDEX tests_by_label ON tests(label, test);
 
 CREATE INDEX tests_by_run ON tests(run_id, seq);
+
+CREATE UNIQUE INDEX tests_by_uid ON tests(uid);
 

@@ -7,6 +7,8 @@
 //! off mid-way (responder gone, stalled, or no reply); 6 a `--fail-on`
 //! regression gate failed; 130 interrupted (Ctrl-C).
 
+mod agent;
+mod fleet;
 mod lab;
 mod measure;
 mod out;
@@ -16,7 +18,7 @@ mod signal;
 mod store;
 mod suite;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Measure and compare network stacks: request/response latency, connect
 /// time, UDP echo, throughput and many-client loads, against a stackmeter
@@ -38,6 +40,8 @@ struct Cli {
 enum Command {
     /// Run a responder (TCP and UDP on each address) until killed.
     Serve(serve::ServeArgs),
+    /// Run a responder that also probes its peers (ping, rr) and serves each pair's latency and loss on /metrics for Prometheus.
+    Agent(agent::AgentArgs),
     #[command(flatten)]
     Measure(stackmeter_engine::spec::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,
@@ -51,10 +55,13 @@ enum Command {
     Show(store::ShowArgs),
     /// Write stored results as CSV or JSON.
     Export(store::ExportArgs),
-    /// Look after the results store (`store check`: integrity).
+    /// Look after the results store: `store check` (integrity), `store copy SRC DST`
+    /// (SQLite and PostgreSQL, either way), `store flush` (send what was spooled).
     Store(store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
     Report(store::ReportArgs),
+    /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
+    Fleet(fleet::FleetArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
     Lab(lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
@@ -74,12 +81,18 @@ enum Command {
     },
 }
 
+/// The command line as clap sees it, with what only the libraries know
+/// filled in: the built-in plans' names come from the plan list.
+fn cli_command() -> clap::Command {
+    Cli::command().mut_subcommand("suite", |s| s.mut_arg("plan", |a| a.help(suite::plan_help())))
+}
+
 fn main() {
     std::process::exit(run());
 }
 
 fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match cli_command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -89,19 +102,25 @@ fn run() -> i32 {
     // Only the commands that talk to a responder, or are one, read it.
     let talks = matches!(
         cli.command,
-        Command::Serve(_) | Command::Measure(_) | Command::Suite(_) | Command::Lab(_)
+        Command::Serve(_)
+            | Command::Agent(_)
+            | Command::Measure(_)
+            | Command::Suite(_)
+            | Command::Lab(_)
+            | Command::Fleet(_)
     );
-    if talks {
-        match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
-            Ok(Some(key)) => stackmeter_engine::secret::install(key),
-            Ok(None) => {}
+    let secret = match talks {
+        true => match stackmeter_engine::secret::load(cli.secret_file.as_deref()) {
+            Ok(key) => key,
             Err(e) => return out::fail(2, e),
-        }
-    }
+        },
+        false => None,
+    };
     match cli.command {
-        Command::Serve(a) => serve::run(a),
-        Command::Measure(t) => measure::run(t),
-        Command::Suite(a) => suite::run(a),
+        Command::Serve(a) => serve::run(a, secret),
+        Command::Agent(a) => agent::run(a, secret),
+        Command::Measure(t) => measure::run(t, secret),
+        Command::Suite(a) => suite::run(a, secret),
         Command::Compare(a) => store::compare(a),
         Command::Runs(a) => store::runs(a),
         Command::Show(a) => store::show(a),
@@ -109,9 +128,10 @@ fn run() -> i32 {
         Command::Report(a) => store::report(a),
         Command::Store(a) => store::store(a),
         Command::Lab(a) => lab::run(a),
+        Command::Fleet(a) => fleet::run(a, secret),
         Command::Completions { shell } => {
             let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "stackmeter", &mut out);
+            clap_complete::generate(shell, &mut cli_command(), "stackmeter", &mut out);
             out::finish(&String::from_utf8_lossy(&out))
         }
         Command::Man { command } => man(command.as_deref()),
@@ -134,7 +154,7 @@ fn schema(name: Option<&str>) -> i32 {
 
 /// The main manual page, or one command's.
 fn man(command: Option<&str>) -> i32 {
-    let mut cmd = Cli::command();
+    let mut cmd = cli_command();
     cmd.build();
     let page = match command {
         None => cmd,

@@ -4,13 +4,14 @@
 //! as they come: as table rows in text, as JSON lines with --json-lines.
 
 use crate::out::{fail, print};
-use stackmeter_engine::run::Event;
+use stackmeter_engine::execute::Event;
 use stackmeter_engine::spec::TestCommand;
+use stackmeter_proto::auth::Key;
 use stackmeter_results::render::{json, text};
 use stackmeter_results::view::{Block, Table};
 use stackmeter_results::{render, Document, Format, Render, Style};
 
-pub fn run(cmd: TestCommand) -> i32 {
+pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     let planned = match cmd.plan() {
         Ok(p) => p,
         Err(e) => return crate::out::error(&e),
@@ -27,14 +28,15 @@ pub fn run(cmd: TestCommand) -> i32 {
         planned.spec.name(),
         planned.flags.target.as_deref().unwrap_or("(embedded responder)")
     );
-    let mut live = Live {
+    let mut live = LivePrinter {
         format,
         style: planned.flags.output.format.style(),
         json_lines: planned.flags.output.json_lines,
+        head: None,
         table: None,
         progress: crate::progress::Progress::test(format != Format::Json, what, planned.spec.planned_seconds()),
     };
-    let single = stackmeter_engine::measure::measure(&planned, &mut |ev| live.event(ev));
+    let single = stackmeter_engine::single::single(&planned, secret, &mut |ev| live.event(ev));
     live.progress.finish();
     let single = match single {
         Ok(s) => s,
@@ -43,6 +45,10 @@ pub fn run(cmd: TestCommand) -> i32 {
     let m = single.measured;
     if let Err(code) = print(&live.end(&m.doc)) {
         return code;
+    }
+    // Spooled: kept on this host, not lost; the line says how to send it.
+    if let Some(note) = &single.spooled {
+        eprintln!("stackmeter: {note}");
     }
     // Not stored: printed above, but lost to `show` and `compare`, so the
     // command fails (exit 1) unless the test itself failed.
@@ -56,17 +62,20 @@ pub fn run(cmd: TestCommand) -> i32 {
 }
 
 /// Printing while a test runs.
-struct Live {
+struct LivePrinter {
     format: Format,
     style: Style,
     json_lines: bool,
+    /// The head of the live table, printed with its first row (text): a
+    /// test that fails before its first row prints no empty table.
+    head: Option<(String, Table)>,
     /// The live table whose head was printed (text).
     table: Option<Table>,
     /// On a terminal: elapsed time, and a bar when the length is known.
     progress: crate::progress::Progress,
 }
 
-impl Live {
+impl LivePrinter {
     fn event(&mut self, ev: Event) {
         // Write errors are left to the final print, which reports them.
         match ev {
@@ -74,18 +83,27 @@ impl Live {
                 let v = doc.view(&self.style);
                 let head = text::live_head(&v);
                 if let (false, Some(Block::Table(t))) = (head.is_empty(), v.live_split().map(|i| &v.blocks[i])) {
-                    self.table = Some(t.clone());
-                    self.progress.print(&head);
+                    self.head = Some((head, t.clone()));
                 }
             }
             Event::Started(_) => {}
-            Event::Row(row) => match (&self.table, self.json_lines) {
-                (Some(t), _) => self.progress.print(&text::live_row(t, &row.cells(&self.style))),
-                (None, true) => {
-                    let _ = print(&json::line(&row));
+            Event::Row(row) => {
+                if let Some((head, t)) = self.head.take() {
+                    self.progress.print(&head);
+                    self.table = Some(t);
                 }
-                (None, false) => {}
-            },
+                self.row(row);
+            }
+        }
+    }
+
+    fn row(&mut self, row: stackmeter_results::Live<'_>) {
+        match (&self.table, self.json_lines) {
+            (Some(t), _) => self.progress.print(&text::live_row(t, &row.cells(&self.style))),
+            (None, true) => {
+                let _ = print(&json::line(&row));
+            }
+            (None, false) => {}
         }
     }
 

@@ -4,6 +4,7 @@ use crate::out::fail;
 use clap::Args;
 use stackmeter_engine::sizes::ObjectSizes;
 use stackmeter_proto::admit::{Advertised, Cidr};
+use stackmeter_proto::auth::Key;
 use stackmeter_proto::limits;
 use stackmeter_responder::{Config, Log, ObjectSource, DEFAULT_SIZES};
 use std::net::SocketAddr;
@@ -14,7 +15,7 @@ pub struct ServeArgs {
     /// Address to listen on, TCP and UDP; repeat for more. Default: 0.0.0.0:24680 and [::]:24680.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Vec<SocketAddr>,
-    /// Concurrent TCP sessions; more are refused as busy. Default: as many as the open-files limit holds (idle sessions wait on an event loop, about 1 KiB each).
+    /// Concurrent TCP sessions; more are refused as busy. Default: as many as the open-files limit holds (idle sessions wait on an event loop, about 1.4 KiB each).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=(1 << 24)))]
     pub max_sessions: Option<u64>,
     /// rr and object sessions with 64 KiB messages or more given a thread of their own when their data starts (a small-message one only when none has one), and as many sinks and sources of throughput tests; the rest run on the event loop (0: all of them).
@@ -89,7 +90,7 @@ fn rate_bits(s: &str) -> Result<u64, String> {
     }
 }
 
-pub fn run(a: ServeArgs) -> i32 {
+pub fn run(a: ServeArgs, secret: Option<Key>) -> i32 {
     let port = stackmeter_proto::DEFAULT_PORT;
     let defaults = a.listen.is_empty();
     let listen = match defaults {
@@ -134,7 +135,7 @@ pub fn run(a: ServeArgs) -> i32 {
         },
         busy_poll_us,
         udp_batch: a.udp_batch as usize,
-        secret: stackmeter_engine::secret::current(),
+        secret,
         limits: Advertised {
             max_test_s: a.max_test_seconds,
             max_tests_per_client: a.max_tests_per_client,

@@ -1,12 +1,14 @@
 //! The commands that read the results store: `compare`, `runs`, `show`,
-//! `export`, `report` and `store check`. The engine reads; this chooses
-//! the format and where the output goes.
+//! `export`, `report`, and `store check`, `store copy`, `store flush`. The
+//! engine and the store crate do the work; this chooses the format and
+//! where the output goes.
 
 use crate::out::{fail, finish};
 use clap::{Args, Subcommand, ValueEnum};
 use stackmeter_engine::flags::{DbFlags, FormatArg, FormatFlags, GateFlags, MetricArg};
 use stackmeter_engine::stored::{self, Export};
 use stackmeter_results::{render, Format, Style};
+use stackmeter_store::Store;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -102,17 +104,37 @@ pub struct StoreArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum StoreCommand {
-    /// Check the store: SQLite's integrity_check and foreign_key_check, and
-    /// that every stored document reads back. Prints the counts and "ok"
-    /// (exit 0), or one line per problem (exit 1).
+    /// Check the store: on SQLite its integrity_check and foreign_key_check,
+    /// on PostgreSQL the schema version and rows without their parent; on
+    /// both, that every stored document reads back. Prints the counts and
+    /// "ok" (exit 0), or one line per problem (exit 1).
     Check {
+        #[command(flatten)]
+        db: DbFlags,
+    },
+    /// Copy every run (tests, figures, histograms, intervals) from SRC to
+    /// DST, each an SQLite file or a postgres:// URL. Ids may change; a run
+    /// DST already has (the same run, by its identity) is not copied again.
+    Copy {
+        /// The store to read.
+        #[arg(value_name = "SRC")]
+        src: PathBuf,
+        /// The store to write (created if needed).
+        #[arg(value_name = "DST")]
+        dst: PathBuf,
+    },
+    /// Send the results kept in the spool while the PostgreSQL store could
+    /// not be reached ($XDG_DATA_HOME/stackmeter/spool, else
+    /// ~/.local/share/stackmeter/spool) to the store, and remove what was
+    /// sent. Repeating a flush that failed half way duplicates nothing.
+    Flush {
         #[command(flatten)]
         db: DbFlags,
     },
 }
 
 /// Runs `f` on the store `db` names; an error is reported with its code.
-fn with_store(db: &DbFlags, f: impl FnOnce(&stackmeter_store::Store) -> Result<i32, stackmeter_engine::Error>) -> i32 {
+fn with_store(db: &DbFlags, f: impl FnOnce(&Store) -> Result<i32, stackmeter_engine::Error>) -> i32 {
     match stackmeter_engine::record::open(db).and_then(|s| f(&s)) {
         Ok(code) => code,
         Err(e) => crate::out::error(&e),
@@ -126,6 +148,27 @@ pub fn compare(a: CompareArgs) -> i32 {
     with_store(&a.db, |s| {
         let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
         let c = stored::compare(&side_a, &side_b, a.metric.name());
+        if c.sections.is_empty() {
+            let tests = |side: &(String, Vec<stackmeter_store::StoredTest>)| {
+                let mut names: Vec<&str> = Vec::new();
+                for t in &side.1 {
+                    if !names.contains(&t.doc.body.test_name()) {
+                        names.push(t.doc.body.test_name());
+                    }
+                }
+                names.join(", ")
+            };
+            return Ok(fail(
+                crate::out::NOTHING_TO_COMPARE,
+                format!(
+                    "nothing to compare: A ({}: {}) and B ({}: {}) have no test and figure in common",
+                    a.a,
+                    tests(&side_a),
+                    a.b,
+                    tests(&side_b)
+                ),
+            ));
+        }
         match finish(&render(&c, a.format.into(), &Style::default())) {
             0 => Ok(crate::out::gate(&a.gate.failures(std::slice::from_ref(&c)))),
             code => Ok(code),
@@ -182,15 +225,19 @@ pub fn report(a: ReportArgs) -> i32 {
 pub fn store(a: StoreArgs) -> i32 {
     match a.command {
         StoreCommand::Check { db } => check(&db),
+        StoreCommand::Copy { src, dst } => copy(&src, &dst),
+        StoreCommand::Flush { db } => flush(&db),
     }
 }
 
 fn check(db: &DbFlags) -> i32 {
-    // Opening creates a missing file: a check of nothing must not.
-    match stackmeter_engine::record::db_path(db) {
-        Ok(path) if !path.exists() => return fail(1, format!("no results store at {}", path.display())),
-        Err(e) => return crate::out::error(&e),
-        Ok(_) => {}
+    // Opening creates a missing file (or the tables): a check of nothing must not.
+    let at = stackmeter_engine::record::location(db);
+    match at.as_ref().map(|at| (at, Store::exists(at))) {
+        Ok((at, Ok(false))) => return fail(1, format!("no results store at {at}")),
+        Ok((_, Err(e))) => return crate::out::error(&e.into()),
+        Err(e) => return crate::out::error(e),
+        Ok((_, Ok(true))) => {}
     }
     with_store(db, |s| {
         let c = s.check()?;
@@ -205,6 +252,57 @@ fn check(db: &DbFlags) -> i32 {
             format!("the results store has {} problem(s)", c.problems.len()),
         ))
     })
+}
+
+fn copy(src: &std::path::Path, dst: &std::path::Path) -> i32 {
+    let parse = |p: &std::path::Path| {
+        stackmeter_engine::record::location(&DbFlags {
+            db: Some(p.to_path_buf()),
+        })
+    };
+    let run = || -> Result<i32, stackmeter_engine::Error> {
+        let (from, to) = (parse(src)?, parse(dst)?);
+        if from == to {
+            return Err(stackmeter_engine::Error::Usage(format!(
+                "store copy: SRC and DST are the same store ({from})"
+            )));
+        }
+        if !Store::exists(&from)? {
+            return Err(stackmeter_engine::Error::Local(format!("no results store at {from}")));
+        }
+        let source = Store::open(&from)?;
+        let mut dest = Store::open(&to)?;
+        let c = stackmeter_store::copy(&source, &mut dest)?;
+        Ok(finish(&format!(
+            "copied {} run(s) with {} test(s) from {from} to {to}; {} run(s) were there already\n",
+            c.runs, c.tests, c.already
+        )))
+    };
+    run().unwrap_or_else(|e| crate::out::error(&e))
+}
+
+fn flush(db: &DbFlags) -> i32 {
+    let run = || -> Result<i32, stackmeter_engine::Error> {
+        let to = stackmeter_engine::record::location(db)?;
+        let spool = stackmeter_engine::record::spool()
+            .ok_or_else(|| stackmeter_engine::Error::Local("no spool folder: set HOME or XDG_DATA_HOME".into()))?;
+        if spool.is_empty()? {
+            return Ok(finish(&format!("nothing spooled in {}\n", spool.dir().display())));
+        }
+        let mut store = Store::open(&to)?;
+        let sent = stackmeter_store::flush(&spool, &mut store)?;
+        for s in &sent.skipped {
+            eprintln!("stackmeter: left in the spool: {s}");
+        }
+        Ok(finish(&format!(
+            "sent {} run(s) and {} test(s) from {} to {to}; {} run(s) were there already\n",
+            sent.runs,
+            sent.tests,
+            spool.dir().display(),
+            sent.already
+        )))
+    };
+    run().unwrap_or_else(|e| crate::out::error(&e))
 }
 
 fn write(path: &std::path::Path, text: &str) -> i32 {

@@ -8,11 +8,12 @@ use clap::Args;
 use stackmeter_engine::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
 use stackmeter_engine::suite::{Member, SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
+use stackmeter_proto::auth::Key;
 use stackmeter_results::{render, Format, Placement};
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
-    /// Built-in plan (latency-grid, bps, link, udp-echo, udp-echo-rt, proxy, rrul) or a TOML plan file (docs/suite.md).
+    /// A built-in plan or a TOML plan file (the help lists the built-in ones: [`plan_help`]).
     #[arg(default_value = "latency-grid")]
     pub plan: String,
     /// A target as LABEL=ADDR (HOST, HOST:PORT); two or more. The first is the baseline.
@@ -48,7 +49,16 @@ pub struct SuiteArgs {
     pub store: StoreFlags,
 }
 
-pub fn run(a: SuiteArgs) -> i32 {
+/// The plan argument's help, naming every built-in plan.
+pub fn plan_help() -> String {
+    let names: Vec<&str> = stackmeter_engine::plan::BUILTIN.iter().map(|(n, _)| *n).collect();
+    format!(
+        "Built-in plan ({}) or a TOML plan file (docs/suite.md)",
+        names.join(", ")
+    )
+}
+
+pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     let format = match a.output.format() {
         Ok(f) => f,
         Err(e) => return fail(2, e),
@@ -73,7 +83,7 @@ pub fn run(a: SuiteArgs) -> i32 {
     }
     let progress = crate::progress::Progress::suite(format == Format::Text, 0);
     let ((plan, conf), store) = store;
-    match config(&a, plan, conf) {
+    match config(&a, plan, conf, secret) {
         Ok((cfg, responders)) => execute(&a, format, store, cfg, responders, progress),
         Err(e) => {
             progress.finish();
@@ -117,6 +127,7 @@ fn config(
     a: &SuiteArgs,
     plan: stackmeter_engine::plan::Plan,
     confidence: Option<(f64, f64)>,
+    secret: Option<Key>,
 ) -> Result<(SuiteConfig, LocalResponders), stackmeter_engine::Error> {
     let responders = LocalResponders::default();
     let mut placement = Placement::default();
@@ -162,6 +173,7 @@ fn config(
         metric: a.metric.name().into(),
         note,
         placement,
+        secret,
     };
     Ok((cfg, responders))
 }
@@ -169,7 +181,7 @@ fn config(
 fn execute(
     a: &SuiteArgs,
     format: Format,
-    mut store: Option<stackmeter_store::Store>,
+    mut store: Option<stackmeter_store::Writer>,
     cfg: SuiteConfig,
     responders: LocalResponders,
     progress: crate::progress::Progress,
@@ -177,19 +189,20 @@ fn execute(
     if let Some(n) = &cfg.note {
         progress.print_err(&format!("stackmeter: warning: {n}"));
     }
-    let env = stackmeter_engine::run::env(stackmeter_sys::unix_now());
-    let run_id = match store
-        .as_ref()
+    let env = stackmeter_engine::execute::env(stackmeter_sys::unix_now());
+    let run = match store
+        .as_mut()
         .map(|s| stackmeter_engine::suite::begin_run(s, &cfg, &env))
     {
-        Some(Ok(id)) => Some(id),
+        Some(Ok(key)) => Some(key),
         Some(Err(e)) => {
             progress.finish();
             return crate::out::error(&e);
         }
         None => None,
     };
-    let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run_id), &mut |ev| match ev {
+    let run_id = run.and_then(|k| k.id);
+    let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run), &mut |ev| match ev {
         SuiteEvent::Test {
             done,
             total,
@@ -212,6 +225,10 @@ fn execute(
         );
     }
     let code = finish(&render(o, format, &a.output.style()));
+    // Spooled: kept on this host, not lost; the line says how to send it.
+    if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
+        eprintln!("stackmeter: {note}");
+    }
     match done.failure {
         Some(_) if done.interrupted() => {
             let kept = match run_id {

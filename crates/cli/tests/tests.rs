@@ -11,12 +11,22 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackmeter");
 
+#[path = "suite/agent.rs"]
+mod agent;
+#[path = "suite/fleet.rs"]
+mod fleet;
+#[path = "suite/k8s.rs"]
+mod k8s;
 #[path = "suite/knobs.rs"]
 mod knobs;
 #[path = "suite/load.rs"]
 mod load;
+#[path = "suite/loss.rs"]
+mod loss;
 #[path = "suite/plain.rs"]
 mod plain;
+#[path = "suite/readme.rs"]
+mod readme;
 #[path = "suite/rrul.rs"]
 mod rrul;
 #[path = "suite/sessions.rs"]
@@ -59,7 +69,7 @@ impl Server {
     /// responder, which prints the same lines under its own name) and waits
     /// for the address it prints.
     fn spawn(mut cmd: Command) -> Server {
-        let mut child = cmd
+        let mut child = sandbox(&mut cmd)
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -136,8 +146,24 @@ fn spawn_json(test: &str, target: &str, args: &[&str]) -> Child {
 
 fn stackmeter() -> Command {
     let mut c = Command::new(BIN);
-    c.env("STACKMETER_DB", TEST_DB);
+    sandbox(&mut c);
     c
+}
+
+/// Gives a command (stackmeter itself, or a wrapper that starts it: `ip
+/// netns exec`, `unshare`, `script`) the tests' own HOME, data and config
+/// folders and results store, so no test reads or writes the user's.
+/// scripts/test checks that the user's store and stackmeter folders are
+/// unchanged after the tests.
+fn sandbox(c: &mut Command) -> &mut Command {
+    let home = concat!(env!("CARGO_TARGET_TMPDIR"), "/home");
+    c.env("HOME", home)
+        .env(
+            "XDG_DATA_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/home/.local/share"),
+        )
+        .env("XDG_CONFIG_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/home/.config"))
+        .env("STACKMETER_DB", TEST_DB)
 }
 
 /// The results store every test's measuring commands write to.
@@ -520,6 +546,26 @@ fn closed_port_is_exit_3_naming_the_target() {
         );
         assert!(err.contains("refused") || err.contains("unreachable"), "{test}: {err}");
     }
+    // Nothing measured: no empty table before the error, for a test that
+    // prints its table as it goes too.
+    for args in [vec!["rr", &target], vec!["stream", &target, "--time", "1"]] {
+        let test = args[0];
+        let out = run(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The first line, perhaps the knobs in force, then why.
+        assert!(text.lines().count() <= 3, "{test}: {text}");
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .starts_with("nothing measured: cannot reach"),
+            "{test}: {text}"
+        );
+        assert!(
+            !text.contains("samples") && !text.contains("interval"),
+            "{test}: {text}"
+        );
+    }
 }
 
 #[test]
@@ -531,6 +577,13 @@ fn bad_command_lines_are_exit_2_naming_the_item() {
     assert_eq!(out.status.code(), Some(2));
     let out = run(&["rr", "no.such.host.invalid"]);
     assert_eq!(out.status.code(), Some(3));
+    // A port that is not one is a typo on the command line, not a target
+    // that cannot be reached.
+    for bad in ["127.0.0.1:99999", "[::1]:0", "localhost:http"] {
+        let out = run(&["rr", bad, "--no-store"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is not a port"), "{}", stderr(&out));
+    }
     assert!(stderr(&out).contains("no.such.host.invalid"));
     let out = run(&["rr", "--affinity", "4000", "--sizes", "1:1", "-n", "1"]);
     assert_eq!(out.status.code(), Some(2));
@@ -665,7 +718,7 @@ fn udp_counter_deltas(text: &str) -> (i64, i64) {
 fn in_private_netns(test: &str, args: &str) -> Option<(Value, i64, i64)> {
     let probe = Command::new("unshare").args(["-n", "true"]).output();
     if !matches!(probe, Ok(ref o) if o.status.success()) {
-        crate::missing("{test}", "needs root and unshare(1)");
+        crate::missing(test, "needs root and unshare(1)");
         return None;
     }
     let dir = std::env::temp_dir().join(format!("stackmeter-{test}-{}", std::process::id()));
@@ -675,7 +728,7 @@ fn in_private_netns(test: &str, args: &str) -> Option<(Value, i64, i64)> {
         "ip link set lo up && grep '^Udp:' /proc/net/snmp && '{BIN}' {args} --json > '{}' && grep '^Udp:' /proc/net/snmp",
         json_path.display()
     );
-    let out = Command::new("unshare")
+    let out = sandbox(&mut Command::new("unshare"))
         .args(["-n", "sh", "-c", &script])
         .output()
         .unwrap();

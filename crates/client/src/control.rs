@@ -1,11 +1,13 @@
 //! The client side of a throughput test's control session: open it, learn
 //! the test id, ask for Reports (Snapshot), end the test (Stop).
 
-use crate::conn::{lost, open_session, recv_exact, send_all};
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::open_session;
+use crate::sockets::{lost, recv_exact, send_all};
 use stackmeter_proto::admit::Advertised;
 use stackmeter_proto::control::{parse_welcome_limits, ClientRecord, Report, ServerRecord, HEAD_LEN};
-use stackmeter_proto::session::SessionHeader;
+use stackmeter_proto::header::SessionHeader;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -24,11 +26,11 @@ pub(crate) struct Control {
 
 impl Control {
     /// Opens the control session and reads the Welcome.
-    pub(crate) fn open(addr: SocketAddr, timeout: Duration) -> Result<Control, ClientError> {
-        let stream = open_session(addr, &SessionHeader::control(), timeout)?;
+    pub(crate) fn open(endpoint: &Endpoint, timeout: Duration) -> Result<Control, ClientError> {
+        let stream = open_session(endpoint, &SessionHeader::control(), timeout)?;
         let mut c = Control {
             stream,
-            addr,
+            addr: endpoint.addr,
             test_id: 0,
             limits: Advertised::default(),
             next: 0,

@@ -1,10 +1,13 @@
-//! crr: connect, one request/response, close; repeated (seed 002's
-//! "connection establish latency").
+//! crr: connect, one request/response, close; repeated (the "connection
+//! establish latency" of the link-characterisation scenario,
+//! docs/scenarios.md).
 
-use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::{answer, read_status};
 use crate::outcome::{summary_us, Outcome, RowHistogram};
-use stackmeter_proto::session::{Mode, SessionHeader};
+use crate::sockets::{connect, lost, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_results::{CrrParams, CrrResult};
 use stackmeter_stats::Recorder;
 use std::net::{SocketAddr, TcpStream};
@@ -14,8 +17,8 @@ use std::time::{Duration, Instant};
 /// (connect call to `close` returned). The socket is created and its
 /// options set before the first clock read: only connect, send, receive and
 /// close are timed.
-pub fn crr(addr: SocketAddr, spec: &CrrParams) -> Outcome<CrrResult> {
-    outcome(run(addr, spec), spec)
+pub fn crr(endpoint: &Endpoint, spec: &CrrParams) -> Outcome<CrrResult> {
+    outcome(run(endpoint, spec), spec)
 }
 
 /// A crr run's row and its two histograms as an [`Outcome`] (a responder
@@ -50,23 +53,92 @@ pub(crate) fn outcome(
     }
 }
 
-fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
-    let timeout = Duration::from_millis(spec.timeout_ms);
+fn run(endpoint: &Endpoint, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
     let h = SessionHeader {
         mode: Mode::Crr,
         req_size: spec.req_bytes,
         resp_size: spec.resp_bytes,
-        flags: crate::auth::flags(0),
+        flags: endpoint.flags(0),
     };
-    // Header and request leave in one send (with a secret, the proof and
-    // the request do, after the challenge: one more round trip per
-    // connection, docs/tests.md).
-    let auth = crate::auth::secret().is_some();
     let mut msg = h.emit().to_vec();
     let hlen = msg.len();
     msg.resize(msg.len() + spec.req_bytes as usize, 0);
-    let mut rx_buf = AlignedBuf::new((spec.resp_bytes as usize).min(CHUNK));
-    let rx = rx_buf.bytes_mut();
+    let mut rx = AlignedBuf::new((spec.resp_bytes as usize).min(CHUNK));
+    let mut x = Responder {
+        endpoint,
+        auth: endpoint.secret.is_some(),
+        msg,
+        hlen,
+        resp: spec.resp_bytes as u64,
+        rx: rx.bytes_mut(),
+    };
+    connections(endpoint.addr, spec, &mut x)
+}
+
+/// What one connection of a crr run carries: the responder's here, a
+/// plain target's in `plain/tcp.rs`.
+pub(crate) trait Transaction {
+    /// The request and the response on the connected stream `s` of
+    /// connection `i`, inside the timed span. Implementations are
+    /// `#[inline(always)]`, so the loop makes no call there that the
+    /// transaction itself does not make.
+    fn carry(&mut self, s: &mut TcpStream, i: u64) -> Result<(), ClientError>;
+
+    /// Connection `i` after its last clock read.
+    fn after(&mut self, i: u64) -> Result<(), ClientError>;
+}
+
+/// A responder's crr transaction: the session header and the request in
+/// one send (with a secret, the proof and the request, after the
+/// challenge: one more round trip per connection, docs/tests.md), then
+/// the status record and the response.
+struct Responder<'a> {
+    endpoint: &'a Endpoint,
+    /// The endpoint has a secret.
+    auth: bool,
+    /// The header, then the request.
+    msg: Vec<u8>,
+    hlen: usize,
+    resp: u64,
+    rx: &'a mut [u8],
+}
+
+impl Transaction for Responder<'_> {
+    #[inline(always)]
+    fn carry(&mut self, s: &mut TcpStream, i: u64) -> Result<(), ClientError> {
+        let addr = self.endpoint.addr;
+        let during = |what: &str| format!("{what} (connection {i})");
+        if self.auth {
+            // Header, challenge, then the proof and the request together.
+            let (header, request) = self.msg.split_at(self.hlen);
+            send_all(s, header).map_err(|e| lost(addr, &during("sending the header"), &e))?;
+            answer(s, self.endpoint, header, request)?;
+        } else {
+            send_all(s, &self.msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
+        }
+        read_status(s, addr, &self.msg)?;
+        recv_exact(s, self.resp, self.rx).map_err(|e| lost(addr, &during("receiving the response"), &e))
+    }
+
+    fn after(&mut self, _: u64) -> Result<(), ClientError> {
+        Ok(())
+    }
+}
+
+/// The connections of a crr run, against a responder or a plain target
+/// alike: `spec.warmup` untimed, then `spec.iterations` timed. Each socket
+/// is made and its options set before the first clock read; `connect` is
+/// timed (call to established), and from the same start the whole
+/// transaction: `connect`, [`Transaction::carry`], `close`. Then
+/// [`Transaction::after`]. Ctrl-C ends the run after the connection in
+/// progress; the row holds what was timed.
+#[inline(always)]
+pub(crate) fn connections<X: Transaction>(
+    addr: SocketAddr,
+    spec: &CrrParams,
+    x: &mut X,
+) -> Result<(CrrResult, Recorder, Recorder), ClientError> {
+    let timeout = Duration::from_millis(spec.timeout_ms);
     let (mut connect_rec, mut total_rec) = (Recorder::new(), Recorder::new());
     let mut start = None;
     let mut end = Instant::now();
@@ -80,19 +152,10 @@ fn run(addr: SocketAddr, spec: &CrrParams) -> Result<(CrrResult, Recorder, Recor
         connect(&sock, addr, timeout)?;
         let t1 = Instant::now();
         let mut s = TcpStream::from(sock);
-        let during = |what: &str| format!("{what} (connection {i})");
-        if auth {
-            // Header, challenge, then the proof and the request together.
-            send_all(&mut s, &msg[..hlen]).map_err(|e| lost(addr, &during("sending the header"), &e))?;
-            crate::auth::answer(&mut s, addr, &msg[..hlen], &msg[hlen..])?;
-        } else {
-            send_all(&mut s, &msg).map_err(|e| lost(addr, &during("sending the request"), &e))?;
-        }
-        read_status(&mut s, addr)?;
-        recv_exact(&mut s, spec.resp_bytes as u64, rx)
-            .map_err(|e| lost(addr, &during("receiving the response"), &e))?;
+        x.carry(&mut s, i)?;
         drop(s);
         let t2 = Instant::now();
+        x.after(i)?;
         if i >= spec.warmup {
             start.get_or_insert(t0);
             connect_rec.record(t1.duration_since(t0).as_nanos() as u64);

@@ -41,6 +41,18 @@ pub enum ClientError {
         /// What broke, and where in the test.
         what: String,
     },
+    /// The target answered as a plain server does, not as a stackmeter
+    /// responder: the request came back byte for byte (an echo server), or
+    /// nothing came back at all (a discard server). Nothing was measured.
+    #[error("{addr}: this looks like a plain {} server, not a stackmeter responder ({why}); to measure it as one, add {}", kind.name(), kind.flag())]
+    PlainTarget {
+        /// The target.
+        addr: SocketAddr,
+        /// What kind of plain server.
+        kind: Plain,
+        /// What gave it away.
+        why: &'static str,
+    },
     /// A local failure (socket creation, options).
     #[error("local error: {0}")]
     Local(#[from] io::Error),
@@ -50,6 +62,33 @@ pub enum ClientError {
     Interrupted,
 }
 
+/// The plain servers a target can turn out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plain {
+    /// It sends back what it got.
+    Echo,
+    /// It reads and sends nothing.
+    Discard,
+}
+
+impl Plain {
+    /// "echo", "discard".
+    pub fn name(self) -> &'static str {
+        match self {
+            Plain::Echo => "echo",
+            Plain::Discard => "discard",
+        }
+    }
+
+    /// The flag that measures such a server.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Plain::Echo => "--echo",
+            Plain::Discard => "--discard (stream), or a longer --timeout-ms if it is a slow responder",
+        }
+    }
+}
+
 impl ClientError {
     /// The process exit code for this error (documented in README.md).
     pub fn exit_code(&self) -> i32 {
@@ -57,6 +96,7 @@ impl ClientError {
             ClientError::Resolve { .. } | ClientError::Unreachable { .. } => 3,
             ClientError::Refused { .. } => 4,
             ClientError::Lost { .. } => 5,
+            ClientError::PlainTarget { .. } => 8,
             ClientError::Local(_) => 1,
             ClientError::Interrupted => 130,
         }
@@ -87,7 +127,7 @@ pub(crate) fn connect_reason(e: &io::Error, timeout_ms: u64) -> String {
         Some(libc::EADDRNOTAVAIL) => {
             "no free local port (ephemeral ports exhausted, usually by TIME_WAIT: see docs/tests.md#crr)".into()
         }
-        Some(libc::ENETUNREACH) | Some(libc::EHOSTUNREACH) => format!("{e} (no route)"),
+        Some(libc::ENETUNREACH | libc::EHOSTUNREACH) => format!("{e} (no route)"),
         _ => e.to_string(),
     }
 }

@@ -1,5 +1,6 @@
-//! load: many clients list and fetch objects from one target at once (seed
-//! 003), every byte checked, per-request latency by object.
+//! load: many clients list and fetch objects from one target at once (the
+//! proxy-load scenario, docs/scenarios.md), every byte checked,
+//! per-request latency by object.
 //!
 //! Before the first run one untimed LIST fetches the catalogue; pattern
 //! objects' expected bytes are generated once and shared read-only by every
@@ -14,14 +15,16 @@
 //! the barrier's release (the earliest clock read of any client right after
 //! it) to the last client's end.
 
-use crate::conn::{connect, lost, read_status, recv_exact, send_all, tcp_socket, AlignedBuf};
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::open_objects;
 use crate::outcome::summary_us;
+use crate::sockets::{lost, recv_exact, send_all, AlignedBuf};
 use stackmeter_proto::objects::{self as obj, Catalogue, Op, Response};
 use stackmeter_results::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 use stackmeter_stats::{mean_ci95, Recorder};
 use std::io::{self, Read};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -88,11 +91,12 @@ struct Sample {
     ns: u64,
 }
 
-/// Runs `params.repeat` runs against `addr`.
-pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
+/// Runs `params.repeat` runs against the responder at `endpoint`.
+pub fn load(endpoint: &Endpoint, params: &LoadParams) -> LoadOutcome {
+    let addr = endpoint.addr;
     let mut params = params.clone();
     let timeout = Duration::from_millis(params.timeout_ms);
-    let cat = match catalogue(addr, timeout) {
+    let cat = match catalogue(endpoint, timeout) {
         Ok(c) => Arc::new(c),
         Err(e) => {
             return LoadOutcome {
@@ -124,7 +128,7 @@ pub fn load(addr: SocketAddr, params: &LoadParams) -> LoadOutcome {
             error = Some(e);
             break;
         }
-        match one_run(addr, &cat, &params, run, timeout) {
+        match one_run(endpoint, &cat, &params, run, timeout) {
             // Interrupted mid-run: its clients stopped early, so its rates
             // are not a run's; the finished runs stand.
             Ok(_) if crate::error::check_interrupt().is_err() => {
@@ -208,18 +212,6 @@ fn by_object(cat: &Cat, recs: &[Recorder]) -> Vec<ObjectLatency> {
         .collect()
 }
 
-/// Connects and opens an object session (header, status).
-fn open(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
-    let s = tcp_socket(addr, timeout)?;
-    connect(&s, addr, timeout)?;
-    let mut stream = TcpStream::from(s);
-    let header = crate::auth::extend(&obj::emit_header());
-    send_all(&mut stream, &header).map_err(|e| lost(addr, "sending the object session header", &e))?;
-    crate::auth::answer(&mut stream, addr, &header, &[])?;
-    read_status(&mut stream, addr)?;
-    Ok(stream)
-}
-
 /// The untimed LIST before the first run.
 /// Reads exactly `buf.len()` bytes.
 fn recv_all(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<()> {
@@ -230,8 +222,9 @@ fn recv_all(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<()> {
 /// own limit on synthetic objects).
 const MAX_PATTERN_BYTES: u64 = 1 << 30;
 
-fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
-    let mut s = open(addr, timeout)?;
+fn catalogue(endpoint: &Endpoint, timeout: Duration) -> Result<Cat, ClientError> {
+    let addr = endpoint.addr;
+    let mut s = open_objects(endpoint, timeout)?;
     let bad = |what: String| ClientError::Lost { addr, what };
     let mut req = [0u8; obj::REQUEST_LEN];
     let n = obj::emit_request(Op::List, b"", &mut req).unwrap_or(0);
@@ -254,7 +247,11 @@ fn catalogue(addr: SocketAddr, timeout: Duration) -> Result<Cat, ClientError> {
     }
     // The client keeps the expected bytes of every pattern object: bound
     // what a (broken or hostile) catalogue can make it allocate.
-    let pattern_bytes: u64 = c.entries().filter(|e| e.is_pattern()).map(|e| e.size).sum();
+    let pattern_bytes: u64 = c
+        .entries()
+        .filter(stackmeter_proto::objects::Entry::is_pattern)
+        .map(|e| e.size)
+        .sum();
     if pattern_bytes > MAX_PATTERN_BYTES {
         return Err(bad(format!(
             "the catalogue lists {pattern_bytes} bytes of pattern objects, more than the {MAX_PATTERN_BYTES} this client checks"
@@ -298,7 +295,7 @@ struct ClientRun {
 }
 
 fn one_run(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     cat: &Arc<Cat>,
     p: &LoadParams,
     run: u32,
@@ -308,11 +305,11 @@ fn one_run(
     let mut handles = Vec::new();
     for _ in 0..p.clients {
         let (cat, b) = (cat.clone(), barrier.clone());
-        let (each, rx) = (p.fetch_each, rx_size(p.clients));
+        let (each, rx, endpoint) = (p.fetch_each, rx_size(p.clients), *endpoint);
         let h = std::thread::Builder::new()
             .name("stackmeter-load".into())
             .stack_size(256 << 10)
-            .spawn(move || client(addr, &cat, each, rx, &b, timeout));
+            .spawn(move || client(&endpoint, &cat, each, rx, &b, timeout));
         match h {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -399,7 +396,7 @@ fn one_run(
 }
 
 /// One client's run: connect before the barrier, then LIST and FETCH.
-fn client(addr: SocketAddr, cat: &Cat, each: u32, rx: usize, barrier: &Barrier, timeout: Duration) -> ClientRun {
+fn client(endpoint: &Endpoint, cat: &Cat, each: u32, rx: usize, barrier: &Barrier, timeout: Duration) -> ClientRun {
     let mut c = ClientRun {
         samples: Vec::with_capacity((1 + cat.objects.len() * each as usize).min(1024)),
         bytes: 0,
@@ -413,7 +410,7 @@ fn client(addr: SocketAddr, cat: &Cat, each: u32, rx: usize, barrier: &Barrier, 
     };
     let mut rx_buf = AlignedBuf::new(rx);
     let mut list_buf = vec![0u8; cat.list_body.len()];
-    let conn = open(addr, timeout);
+    let conn = open_objects(endpoint, timeout);
     barrier.wait();
     c.start = Some(Instant::now());
     let mut s = match conn {
@@ -488,7 +485,7 @@ fn requests(
                 }
                 Err((got, Fail::Soft(e))) => {
                     c.bytes += got;
-                    soft(c, e)
+                    soft(c, e);
                 }
                 Err((got, Fail::Hard(e))) => {
                     c.bytes += got;

@@ -27,27 +27,30 @@
 //! first design): pinned to one CPU, 2c threads paid a context switch per
 //! request and response, and c spinning senders took the CPU from each
 //! other in scheduler slices of milliseconds; at 100,000 requests/s on 4
-//! connections the schedule slipped by milliseconds (issue 13: perf showed
-//! a third of the time in clock reads and spinning, a sixth in scheduler
-//! wake-ups, 23,000 context switches a second; bench/openloop.sh
-//! measures). Requests pipeline on a connection when replies are slower
+//! connections the schedule slipped by milliseconds (perf showed a third
+//! of the time in clock reads and spinning, a sixth in scheduler wake-ups,
+//! 23,000 context switches a second; bench/openloop.sh measures).
+//! Requests pipeline on a connection when replies are slower
 //! than the schedule, as they would for a real client under load.
 
-use crate::conn::{lost, open_session, recv_exact, send_all, AlignedBuf, CHUNK};
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::open_session;
 use crate::outcome::{levels, summary_us, Outcome};
-use stackmeter_proto::session::{Mode, SessionHeader};
+use crate::sockets::{lost, recv_exact, send_all, AlignedBuf, CHUNK};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_results::{OpenLoopParams, RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
 use stackmeter_sys::epoll::{Epoll, Events, Interest};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// Runs every size pair open-loop against `addr`, one row each.
-pub fn rr_open(addr: SocketAddr, spec: &RrParams, ol: &OpenLoopParams) -> Outcome<RrResult> {
-    crate::outcome::per_pair(&spec.sizes, |pair| one(addr, pair, spec, ol))
+/// Runs every size pair open-loop against the responder at `endpoint`, one
+/// row each.
+pub fn rr_open(endpoint: &Endpoint, spec: &RrParams, ol: &OpenLoopParams) -> Outcome<RrResult> {
+    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec, ol))
 }
 
 /// Send offsets in nanoseconds from the start of `n` requests at `rate`
@@ -89,7 +92,7 @@ const BEHIND: u32 = 32;
 const CHECK_EVERY: Duration = Duration::from_millis(1);
 
 /// One connection of the run.
-struct Link {
+struct Connection {
     s: TcpStream,
     /// Its index, which is also its epoll token.
     j: u64,
@@ -127,11 +130,12 @@ struct Plan<'a> {
 }
 
 fn one(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     pair: SizePair,
     spec: &RrParams,
     ol: &OpenLoopParams,
 ) -> Result<(RrResult, Recorder), ClientError> {
+    let addr = endpoint.addr;
     let c = ol.connections.max(1) as u64;
     let n = ((ol.rate * ol.time_s).floor() as u64).max(c);
     let timeout = Duration::from_millis(spec.timeout_ms);
@@ -145,10 +149,10 @@ fn one(
     stackmeter_proto::pattern::fill(0, &mut req);
     // Open every connection and warm it (closed loop) before the start.
     let ep = Epoll::new().map_err(ClientError::Local)?;
-    let mut links = Vec::new();
+    let mut conns = Vec::new();
     let mut rx = AlignedBuf::new(CHUNK.max(64 << 10));
     for j in 0..c {
-        let mut s = open_session(addr, &h, timeout)?;
+        let mut s = open_session(endpoint, &h, timeout)?;
         for i in 0..spec.warmup {
             send_all(&mut s, &req)
                 .and_then(|_| recv_exact(&mut s, pair.resp as u64, rx.bytes_mut()))
@@ -156,7 +160,7 @@ fn one(
         }
         s.set_nonblocking(true)?;
         ep.add(s.as_raw_fd(), j, Interest::Read).map_err(ClientError::Local)?;
-        links.push(Link {
+        conns.push(Connection {
             s,
             j,
             sent: 0,
@@ -188,7 +192,7 @@ fn one(
         last: start,
     };
     let mut ev = Events::with_capacity((c as usize).min(256));
-    drive(&plan, &mut links, &ep, &mut ev, rx.bytes_mut(), &req, interval, &mut t)
+    drive(&plan, &mut conns, &ep, &mut ev, rx.bytes_mut(), &req, interval, &mut t)
         .map_err(|(what, e)| lost(addr, &what, &e))?;
     // The planned time, or what ran of it when Ctrl-C cut it short.
     let planned = match stackmeter_sys::interrupt::interrupted() {
@@ -226,7 +230,7 @@ type Broke = (String, io::Error);
 #[allow(clippy::too_many_arguments)]
 fn drive(
     p: &Plan,
-    links: &mut [Link],
+    conns: &mut [Connection],
     ep: &Epoll,
     ev: &mut Events,
     buf: &mut [u8],
@@ -251,7 +255,7 @@ fn drive(
         }
         let now = Instant::now();
         if now >= check {
-            overdue(links, now, p.timeout)?;
+            overdue(conns, now, p.timeout)?;
             check = now + CHECK_EVERY;
         }
         let due = (next < end).then(|| p.start + Duration::from_nanos(p.sched[next]));
@@ -274,7 +278,7 @@ fn drive(
                     let count = (m - off).div_ceil(p.c as usize);
                     let at = if off == 0 { now } else { Instant::now() };
                     waited |= send_on(
-                        links,
+                        conns,
                         first % p.c as usize,
                         &p.reqs[..count * req.len()],
                         count as u64,
@@ -316,13 +320,13 @@ fn drive(
         behind = 0;
         if let Some(i) = pending.next() {
             let token = ev.get(i).map_or(u64::MAX, |r| r.token);
-            receive(p, links, token, buf, t)?;
+            receive(p, conns, token, buf, t)?;
             continue;
         }
         let wait = match due {
             _ if sent => Duration::ZERO,
             Some(due) => (due - now).saturating_sub(SPIN),
-            None if links.iter().all(|l| l.done == l.sent) => return Ok(()),
+            None if conns.iter().all(|l| l.done == l.sent) => return Ok(()),
             None => CHECK_EVERY,
         };
         let n = ep
@@ -332,13 +336,13 @@ fn drive(
     }
 }
 
-/// Sends `count` requests (`req`, back to back) on link `k` with one
+/// Sends `count` requests (`req`, back to back) on connection `k` with one
 /// `send`; should the socket not take them whole (the responder is far
-/// behind), finishes while reading every link's responses, for at most the
+/// behind), finishes while reading every connection's responses, for at most the
 /// timeout.
 #[allow(clippy::too_many_arguments)]
 fn send_on(
-    links: &mut [Link],
+    conns: &mut [Connection],
     k: usize,
     req: &[u8],
     count: u64,
@@ -349,13 +353,13 @@ fn send_on(
     buf: &mut [u8],
     t: &mut Tally,
 ) -> io::Result<bool> {
-    if links[k].done == links[k].sent {
-        links[k].since = now;
+    if conns[k].done == conns[k].sent {
+        conns[k].since = now;
     }
     let mut rest = req;
     let mut blocked: Option<Instant> = None;
     while !rest.is_empty() {
-        match (&links[k].s).write(rest) {
+        match (&conns[k].s).write(rest) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(k) => rest = &rest[k..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -368,22 +372,22 @@ fn send_on(
                 // its own full send buffer would never read this request.
                 ep.wait(ev, Some(Duration::from_micros(100)))?;
                 for r in ev.iter() {
-                    receive(p, links, r.token, buf, t).map_err(|(_, e)| e)?;
+                    receive(p, conns, r.token, buf, t).map_err(|(_, e)| e)?;
                 }
             }
             Err(e) => return Err(e),
         }
     }
-    links[k].sent += count;
+    conns[k].sent += count;
     Ok(blocked.is_some())
 }
 
-/// Reads connection `token` (a link index), found ready by the last wait:
+/// Reads connection `token` (a connection index), found ready by the last wait:
 /// one `recv` (level-triggered: the rest comes on the next wait), and
 /// records every response it completes.
-fn receive(p: &Plan, links: &mut [Link], token: u64, buf: &mut [u8], t: &mut Tally) -> Result<(), Broke> {
+fn receive(p: &Plan, conns: &mut [Connection], token: u64, buf: &mut [u8], t: &mut Tally) -> Result<(), Broke> {
     {
-        let Some(l) = links.get_mut(token as usize) else {
+        let Some(l) = conns.get_mut(token as usize) else {
             return Ok(());
         };
         let j = l.j;
@@ -430,8 +434,8 @@ fn receive(p: &Plan, links: &mut [Link], token: u64, buf: &mut [u8], t: &mut Tal
 
 /// Fails when a connection owes a response and nothing came for the whole
 /// timeout since its last progress.
-fn overdue(links: &[Link], now: Instant, timeout: Duration) -> Result<(), Broke> {
-    for (j, l) in links.iter().enumerate() {
+fn overdue(conns: &[Connection], now: Instant, timeout: Duration) -> Result<(), Broke> {
+    for (j, l) in conns.iter().enumerate() {
         if l.done < l.sent && now.duration_since(l.since) > timeout {
             return Err((
                 format!("receiving response {} on connection {j}", l.done),

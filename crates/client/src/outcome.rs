@@ -1,8 +1,9 @@
 //! What a test returns: the rows it finished, the error that stopped it,
-//! and the full distribution behind each row's figures; and the helpers
-//! every timed loop shares to turn samples into a row's figures.
+//! and the full distribution behind each row's figures (a stream test:
+//! its intervals and summary); and the helpers every timed loop shares to
+//! turn samples into a row's figures.
 
-use stackmeter_results::Levels;
+use stackmeter_results::{Interval, Levels, StreamSummary};
 use stackmeter_stats::{bimodal, Recorder, Summary};
 
 /// Rows a test finished, and the error that stopped it, if one did.
@@ -15,6 +16,35 @@ pub struct Outcome<T> {
     /// The full distribution behind each finished row's figures, in
     /// nanoseconds (for the results store and reports).
     pub histograms: Vec<RowHistogram>,
+}
+
+/// What a stream test produced (against a responder or a plain target):
+/// every interval it finished, the summary if it got that far, and the
+/// error that stopped it, if any.
+#[derive(Debug, Default)]
+pub struct StreamOutcome {
+    /// Interval rows, omitted ones included.
+    pub intervals: Vec<Interval>,
+    /// Totals over the measured window.
+    pub summary: Option<StreamSummary>,
+    /// Why the test stopped early.
+    pub error: Option<crate::error::ClientError>,
+    /// The responder set the drain-timeout flag on its final report.
+    pub drain_timeout: bool,
+    /// What the reader must know that only the run could tell (a plain
+    /// target that sent no report).
+    pub warnings: Vec<String>,
+}
+
+impl StreamOutcome {
+    /// What `run` filled in as it went, with the error it returned.
+    pub(crate) fn of(run: impl FnOnce(&mut StreamOutcome) -> Result<(), crate::error::ClientError>) -> StreamOutcome {
+        let mut out = StreamOutcome::default();
+        if let Err(e) = run(&mut out) {
+            out.error.get_or_insert(e);
+        }
+        out
+    }
 }
 
 /// Every sample behind one figure of one row.

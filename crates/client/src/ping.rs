@@ -1,5 +1,5 @@
 //! ping: UDP echo round trips with loss, order, payload and slow-answer
-//! accounting (seed 004).
+//! accounting (the UDP-echo scenario, docs/scenarios.md).
 //!
 //! Back to back (`interval` 0): one datagram outstanding; the clock is read
 //! right before `send` and right after the matching `recv`. With an
@@ -7,11 +7,11 @@
 //! and each RTT runs from that datagram's own send time, so a slow reply
 //! never delays the next send.
 
+use crate::endpoint::Endpoint;
 use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
 use crate::stamps::Collector;
-use stackmeter_proto::auth::MAC_LEN;
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS, FLAG_STAMPS, HEADER_LEN, STAMPED_MIN};
 use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};
@@ -25,8 +25,8 @@ pub const SLOW_LISTED: usize = 10;
 
 /// Runs the echo test. A test with no reply at all ends with an error
 /// next to its (complete) row.
-pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
-    let mut st = match State::new(addr, spec) {
+pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
+    let mut st = match State::new(endpoint, spec) {
         Ok(s) => s,
         Err(e) => {
             return Outcome {
@@ -45,12 +45,12 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
     let error = match run {
         Err(e) => Some(e),
         Ok(()) if row.received == 0 && row.sent > 0 => Some(ClientError::Lost {
-            addr,
+            addr: endpoint.addr,
             what: format!(
                 "no reply to any of {} datagrams within {} ms{}",
                 row.sent,
                 spec.timeout_ms,
-                if spec.echo { "" } else { crate::auth::no_reply_hint() }
+                if spec.echo { "" } else { endpoint.no_reply_hint() }
             ),
         }),
         Ok(()) => None,
@@ -72,8 +72,26 @@ pub fn ping(addr: SocketAddr, spec: &PingParams) -> Outcome<PingResult> {
     }
 }
 
+/// Two count ids for a test's warm-up and timed datagrams, when they are
+/// counted: not to a plain echo server, and only when the datagrams hold
+/// the count block at its place.
+fn count_ids(spec: &PingParams) -> Option<(u32, u32)> {
+    let at = if spec.timestamps.is_some() {
+        STAMPED_MIN
+    } else {
+        HEADER_LEN
+    };
+    if spec.echo || spec.size < at + udp::COUNT_LEN {
+        return None;
+    }
+    // Different for every test from this host: the clock and the process.
+    let t = stackmeter_sys::wall_ns() ^ (u64::from(std::process::id()) << 32);
+    let id = (t ^ (t >> 29)) as u32;
+    Some((id, id.wrapping_add(1)))
+}
+
 struct State<'a> {
-    addr: SocketAddr,
+    endpoint: Endpoint,
     spec: &'a PingParams,
     timeout: Duration,
     slow: Duration,
@@ -103,10 +121,20 @@ struct State<'a> {
     /// from a reused port is ahead of the responder's replay window).
     sealed: bool,
     base: u64,
+    /// The count ids of the warm-up and the timed datagrams
+    /// (docs/protocol.md 4.4); `None`: not counted (an echo target, or
+    /// datagrams too short for the count block).
+    count_ids: Option<(u32, u32)>,
+    /// The highest timed datagram whose reply carried a count, and the
+    /// count.
+    counted: Option<(u64, u64)>,
+    /// The timed datagrams whose reply came after the timeout.
+    late_seqs: Vec<u64>,
 }
 
 impl<'a> State<'a> {
-    fn new(addr: SocketAddr, spec: &'a PingParams) -> Result<State<'a>, ClientError> {
+    fn new(endpoint: &Endpoint, spec: &'a PingParams) -> Result<State<'a>, ClientError> {
+        let addr = endpoint.addr;
         let timeout = Duration::from_millis(spec.timeout_ms);
         let local: SocketAddr = if addr.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
@@ -119,7 +147,7 @@ impl<'a> State<'a> {
         sock.set_read_timeout(Some(timeout))?;
         let total = (spec.warmup + spec.count) as usize;
         // A plain echo target speaks no protocol: no secret there.
-        let sealed = crate::auth::secret().is_some() && !spec.echo;
+        let sealed = endpoint.secret.is_some() && !spec.echo;
         let stamps = match &spec.timestamps {
             Some(p) => {
                 use std::os::fd::AsRawFd;
@@ -130,13 +158,13 @@ impl<'a> State<'a> {
             None => None,
         };
         Ok(State {
-            addr,
+            endpoint: *endpoint,
             spec,
             timeout,
             slow: Duration::from_micros(spec.slow_us),
             interval: Duration::from_micros(spec.interval_us),
             sock,
-            tx: vec![0u8; spec.size + if sealed { MAC_LEN } else { 0 }],
+            tx: vec![0u8; spec.size + if sealed { endpoint.trailer() } else { 0 }],
             rx: stackmeter_sys::AlignedBuf::new(65536),
             sent_at: vec![None; total],
             seen: vec![false; total],
@@ -155,6 +183,9 @@ impl<'a> State<'a> {
             stamps,
             sealed,
             base: if sealed { stackmeter_sys::wall_ns() } else { 0 },
+            count_ids: count_ids(spec),
+            counted: None,
+            late_seqs: Vec::new(),
         })
     }
 
@@ -178,8 +209,12 @@ impl<'a> State<'a> {
         // Cannot fail: the size was checked to be >= HEADER_LEN.
         let _ = h.emit(&mut self.tx);
         pattern::fill(wire, &mut self.tx[HEADER_LEN..body]);
+        if let Some((warm, timed)) = self.count_ids {
+            let id = if seq < self.spec.warmup { warm } else { timed };
+            udp::ask_count(&mut self.tx[..body], id);
+        }
         if self.sealed {
-            crate::auth::seal(&mut self.tx);
+            self.endpoint.seal(&mut self.tx);
         }
     }
 
@@ -327,9 +362,9 @@ impl<'a> State<'a> {
         let rx = self.rx.bytes_mut();
         let n = match self.sealed {
             false => n,
-            true => match crate::auth::open(&rx[..n]) {
+            true => match self.endpoint.open(&rx[..n]) {
                 Ok(body) => body,
-                Err(true) => return Err(crate::auth::unsealed_reply(self.addr)),
+                Err(true) => return Err(self.endpoint.unsealed_reply()),
                 Err(false) => {
                     self.r.mismatched += 1;
                     return Ok(());
@@ -340,28 +375,48 @@ impl<'a> State<'a> {
             self.r.mismatched += 1;
             return Ok(());
         };
+        // A request came back: an echo server (a responder never sends one).
+        if h.kind == Kind::EchoRequest as u8 {
+            return Err(ClientError::PlainTarget {
+                addr: self.endpoint.addr,
+                kind: crate::error::Plain::Echo,
+                why: "the datagrams came back as they were sent, still requests",
+            });
+        }
         if h.kind == Kind::Refused as u8 {
             let code = Refusal::from_u8(h.code)
                 .map(|r| r.name().to_string())
                 .unwrap_or(format!("code {}", h.code));
             return Err(ClientError::Refused {
-                addr: self.addr,
+                addr: self.endpoint.addr,
                 code,
                 reason: format!("UDP echo refused (responder speaks v{})", h.version),
             });
         }
-        // A stamp block replaces the first 48 payload bytes.
+        // A stamp block replaces the first 48 payload bytes, and a count
+        // block the 16 after it (or the first 16).
         let mut block = self.stamps.as_ref().and_then(|_| udp::reply_block(&rx[..n]));
-        let payload = match block {
-            Some(_) => pattern::matches_from(h.seq, STAMPED_MIN - HEADER_LEN, &rx[STAMPED_MIN..n]),
-            None => h.flags & FLAG_STAMPS == 0 && pattern::matches(h.seq, &rx[HEADER_LEN..n]),
-        };
+        let asked_stamps = self.stamps.is_some();
+        let count = self.count_ids.and_then(|_| udp::reply_count(&rx[..n], asked_stamps));
+        let skip = if self.count_ids.is_some() { udp::COUNT_LEN } else { 0 };
+        let from = if asked_stamps { STAMPED_MIN } else { HEADER_LEN } + skip;
+        // The stamps flag and the block agree, and every payload byte after
+        // the blocks' places is the pattern.
+        let payload = block.is_some() == (h.flags & FLAG_STAMPS != 0)
+            && from <= n
+            && pattern::matches_from(h.seq, from - HEADER_LEN, &rx[from..n]);
         // Sequence numbers from here on are the datagrams' indexes.
         h.seq = h.seq.wrapping_sub(self.base);
         if let Some(b) = block.as_mut() {
             b.prev_tx = b.prev_tx.map(|(id, ns)| (id.wrapping_sub(self.base), ns));
         }
         let intact = n == self.spec.size && h.kind == Kind::EchoReply as u8 && payload;
+        if let (Some((_, timed)), Some((id, received))) = (self.count_ids, count) {
+            let later = self.counted.is_none_or(|(s, _)| h.seq > s);
+            if id == timed && h.seq >= self.spec.warmup && later {
+                self.counted = Some((h.seq, received));
+            }
+        }
         let server = (h.flags & FLAG_SERVER_TS != 0 && h.server_tx >= h.server_rx).then(|| h.server_tx - h.server_rx);
         self.tally(h.seq, intact, server, t1, Some((c_rx, block)))
     }
@@ -398,6 +453,7 @@ impl<'a> State<'a> {
         let rtt = t1.duration_since(sent);
         if rtt > self.timeout {
             self.r.late += 1;
+            self.late_seqs.push(seq);
             return Ok(());
         }
         self.r.received += 1;
@@ -437,17 +493,17 @@ impl<'a> State<'a> {
             let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
             if self.r.received == 0 {
                 return ClientError::Unreachable {
-                    addr: self.addr,
+                    addr: self.endpoint.addr,
                     reason,
                 };
             }
             return ClientError::Lost {
-                addr: self.addr,
+                addr: self.endpoint.addr,
                 what: format!("responder gone mid-test: {reason}"),
             };
         }
         ClientError::Lost {
-            addr: self.addr,
+            addr: self.endpoint.addr,
             what: format!("UDP: {e}"),
         }
     }
@@ -469,6 +525,33 @@ impl<'a> State<'a> {
             r.timestamps = Some(ts);
             r.split_us = split;
         }
+        r.loss_split = self.counted.map(|(hi, received)| self.split(hi, received));
         r
+    }
+
+    /// Loss each way from the count in the reply to timed datagram `hi`
+    /// (docs/protocol.md 4.4): of the timed datagrams up to it, the
+    /// responder received `received`; the replies back on time and late
+    /// say the rest.
+    fn split(&self, hi: u64, received: u64) -> stackmeter_results::LossSplit {
+        let w = self.spec.warmup as usize;
+        let upto = hi as usize + 1;
+        let sent = (upto - w) as u64;
+        let back = self.seen[w..upto].iter().filter(|s| **s).count() as u64;
+        let late = self.late_upto(upto);
+        let on_time = back - late;
+        let after_sent = self.r.sent - sent;
+        let after_back = self.seen[upto..].iter().filter(|s| **s).count() as u64 - (self.r.late - late);
+        stackmeter_results::LossSplit {
+            up: sent.saturating_sub(received),
+            down: received.saturating_sub(on_time),
+            down_late: late.min(received),
+            unknown: after_sent.saturating_sub(after_back),
+        }
+    }
+
+    /// Late replies among the timed datagrams before index `upto`.
+    fn late_upto(&self, upto: usize) -> u64 {
+        self.late_seqs.iter().filter(|&&s| (s as usize) < upto).count() as u64
     }
 }

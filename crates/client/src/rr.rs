@@ -1,112 +1,220 @@
-//! rr: request/response over one TCP connection per size pair (seed 000).
+//! rr: request/response over one TCP connection per size pair (the
+//! latency-grid scenario, docs/scenarios.md).
 
-use crate::conn::{lost, open_session, open_stamped_session, recv_exact, send_all, AlignedBuf, CHUNK};
+use crate::endpoint::Endpoint;
 use crate::error::ClientError;
+use crate::handshake::open_session;
 use crate::outcome::{levels, summary_us, Outcome};
+use crate::sockets::{lost, recv_exact, send_all, tcp_connect, AlignedBuf, CHUNK};
 use crate::stamps::Collector;
-use stackmeter_proto::session::{Mode, SessionHeader, FLAG_STAMPS};
+use stackmeter_proto::header::{Mode, SessionHeader, FLAG_STAMPS};
 use stackmeter_proto::stamps::{Block, BLOCK_LEN};
 use stackmeter_results::{RrParams, RrResult, SizePair};
 use stackmeter_stats::Recorder;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-/// Runs every size pair against `addr`. Stops at the first error, keeping
-/// the rows already measured.
-pub fn rr(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
-    crate::outcome::per_pair(&spec.sizes, |pair| one(addr, pair, spec))
+/// Runs every size pair against the responder at `endpoint`. Stops at the
+/// first error, keeping the rows already measured.
+pub fn rr(endpoint: &Endpoint, spec: &RrParams) -> Outcome<RrResult> {
+    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec))
 }
 
-/// One request/response exchange: the measured path.
-#[inline(always)]
-fn exchange(s: &mut TcpStream, req: &[u8], resp: u64, rx: &mut [u8]) -> io::Result<()> {
-    send_all(s, req)?;
-    recv_exact(s, resp, rx)
-}
-
-/// [`exchange`] with `--timestamps`: the response read with `recvmsg`
-/// (the kernel's receive stamp of its last byte is returned), its first
-/// [`BLOCK_LEN`] bytes, the responder's stamp block, kept in `block`.
-#[inline(always)]
-fn exchange_stamped(
-    s: &mut TcpStream,
-    req: &[u8],
-    resp: u64,
-    rx: &mut [u8],
-    block: &mut [u8; BLOCK_LEN],
-) -> io::Result<Option<u64>> {
-    send_all(s, req)?;
-    crate::conn::recv_exact_stamped(s.as_raw_fd(), resp, rx, block)
-}
-
-fn one(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
-    let Some(p) = &spec.timestamps else {
-        return plain(addr, pair, spec);
-    };
-    let h = SessionHeader {
+fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
+    let timeout = Duration::from_millis(spec.timeout_ms);
+    let mut h = SessionHeader {
         mode: Mode::Rr,
         req_size: pair.req,
         resp_size: pair.resp,
-        flags: FLAG_STAMPS,
+        flags: 0,
     };
-    let timeout = Duration::from_millis(spec.timeout_ms);
-    let mut s = open_stamped_session(addr, &h, timeout, p)?;
+    let Some(p) = &spec.timestamps else {
+        // Without timestamps: the loop as it always was.
+        let mut s = open_session(endpoint, &h, timeout)?;
+        let mut rx = AlignedBuf::new(rx_len(pair));
+        let mut x = Buffers::new(&mut s, pair, &[], rx.bytes_mut());
+        return exchanges(endpoint.addr, pair, spec, &mut x);
+    };
+    h.flags = FLAG_STAMPS;
+    // Kernel timestamps are turned on after the connect and before the
+    // header is sent, so a send stamp's key is the byte's offset in the
+    // stream.
+    let mut s = tcp_connect(endpoint.addr, timeout)?;
+    crate::stamps::enable(s.as_raw_fd(), p, s.local_addr()?)?;
+    let before = crate::handshake::start(&mut s, endpoint, &h)?;
     std::thread::sleep(crate::stamps::SETTLE);
     let fd = s.as_raw_fd();
-    let mut req = vec![0u8; pair.req as usize];
-    stackmeter_proto::pattern::fill(0, &mut req);
-    let mut rx_buf = AlignedBuf::new((pair.resp as usize).min(CHUNK));
-    let rx = rx_buf.bytes_mut();
-    let resp = pair.resp as u64;
-    let broke = |i: u64, e: io::Error| {
-        let during = format!("exchanging {}:{} (transaction {i})", pair.req, pair.resp);
-        lost(addr, &during, &e)
+    let mut rx = AlignedBuf::new(rx_len(pair));
+    let mut x = Stamped {
+        b: Buffers::new(&mut s, pair, &[], rx.bytes_mut()),
+        fd,
+        before,
+        block: [0u8; BLOCK_LEN],
+        c: Collector::new(p, (spec.warmup + spec.iterations) as usize, spec.warmup as usize),
     };
-    let total = spec.warmup + spec.iterations;
-    let mut c = Collector::new(p, total as usize, spec.warmup as usize);
-    let mut block = [0u8; BLOCK_LEN];
-    // With OPT_ID set before the header went out, a TCP send stamp's key is
-    // the offset of the send's last byte in the stream (header included).
-    let header_len = h.emit().len() as u64;
-    let after = |c: &mut Collector, i: u64, block: &[u8; BLOCK_LEN]| {
-        let end = (header_len + (i + 1) * pair.req as u64 - 1) as u32;
-        stackmeter_sys::tstamp::drain_tx(fd, |k, ns| {
+    let (mut row, rec) = exchanges(endpoint.addr, pair, spec, &mut x)?;
+    let (ts, split) = x.c.finish();
+    row.timestamps = Some(ts);
+    row.split_us = split;
+    Ok((row, rec))
+}
+
+/// One exchange of an rr row, and what is done with its result: the
+/// responder's plain and stamped exchanges here, a plain target's in
+/// `plain/tcp.rs`.
+pub(crate) trait Exchange {
+    /// What the measured path returns on success (a kernel stamp).
+    type Out;
+
+    /// The measured path: the request sent and the response received,
+    /// between the two clock reads. Implementations are
+    /// `#[inline(always)]`, so the loop has no call between its reads that
+    /// the exchange itself does not make.
+    fn once(&mut self) -> io::Result<Self::Out>;
+
+    /// Exchange `i` after its second clock read: `timed` holds its two
+    /// reads (none in the warm-up), `out` what [`Exchange::once`] returned.
+    fn after(&mut self, i: u64, timed: Option<(Instant, Instant)>, out: Self::Out) -> Result<(), ClientError>;
+}
+
+/// One size pair's connection and buffers, ready before the first clock
+/// read: the request (its first bytes a plain target's prefix, then the
+/// payload pattern), and where the response goes (the receive buffer is
+/// at most [`CHUNK`]: a longer response is read in pieces). As an
+/// [`Exchange`]: rr against a responder without timestamps.
+pub(crate) struct Buffers<'a> {
+    pub(crate) s: &'a mut TcpStream,
+    pub(crate) req: Vec<u8>,
+    pub(crate) resp: u64,
+    pub(crate) rx: &'a mut [u8],
+}
+
+impl<'a> Buffers<'a> {
+    /// The buffers of `pair` on `s`, the request starting with `prefix`;
+    /// `rx` holds [`rx_len`] bytes.
+    pub(crate) fn new(s: &'a mut TcpStream, pair: SizePair, prefix: &[u8], rx: &'a mut [u8]) -> Buffers<'a> {
+        Buffers {
+            s,
+            req: request(pair.req, prefix),
+            resp: pair.resp as u64,
+            rx,
+        }
+    }
+}
+
+impl Exchange for Buffers<'_> {
+    type Out = ();
+
+    #[inline(always)]
+    fn once(&mut self) -> io::Result<()> {
+        send_all(self.s, &self.req)?;
+        recv_exact(self.s, self.resp, self.rx)
+    }
+
+    fn after(&mut self, _: u64, _: Option<(Instant, Instant)>, _: ()) -> Result<(), ClientError> {
+        Ok(())
+    }
+}
+
+/// A request of `len` bytes: `prefix` (a plain target's; empty for a
+/// responder), then the payload pattern.
+pub(crate) fn request(len: u32, prefix: &[u8]) -> Vec<u8> {
+    let mut req = vec![0u8; len as usize];
+    stackmeter_proto::pattern::fill(0, &mut req);
+    let n = prefix.len().min(req.len());
+    req[..n].copy_from_slice(&prefix[..n]);
+    req
+}
+
+/// The receive buffer's length for `pair`.
+pub(crate) fn rx_len(pair: SizePair) -> usize {
+    (pair.resp as usize).min(CHUNK)
+}
+
+/// rr with `--timestamps`: each response read with `recvmsg` (the
+/// kernel's receive stamp of its last byte is returned), its first
+/// [`BLOCK_LEN`] bytes, the responder's stamp block, kept in `block`; after
+/// the clock reads, the send stamps from the error queue and the block go
+/// to the collector.
+struct Stamped<'a> {
+    b: Buffers<'a>,
+    fd: RawFd,
+    /// Bytes the client wrote before the data phase (header and proof).
+    before: u64,
+    block: [u8; BLOCK_LEN],
+    c: Collector,
+}
+
+impl Exchange for Stamped<'_> {
+    type Out = Option<u64>;
+
+    #[inline(always)]
+    fn once(&mut self) -> io::Result<Option<u64>> {
+        send_all(self.b.s, &self.b.req)?;
+        crate::sockets::recv_exact_stamped(self.fd, self.b.resp, self.b.rx, &mut self.block)
+    }
+
+    fn after(&mut self, i: u64, timed: Option<(Instant, Instant)>, c_rx: Option<u64>) -> Result<(), ClientError> {
+        if let Some((t0, t1)) = timed {
+            self.c.timed(i, t0, t1, c_rx);
+        }
+        // With OPT_ID set before the header went out, a TCP send stamp's
+        // key is the offset of the send's last byte in the stream (the
+        // header, and with a secret the proof, included).
+        let end = (self.before + (i + 1) * self.b.req.len() as u64 - 1) as u32;
+        let c = &mut self.c;
+        stackmeter_sys::tstamp::drain_tx(self.fd, |k, ns| {
             if k == end {
                 c.sent_stamp(i, ns);
             }
         });
-        if let Some(b) = Block::parse(block) {
-            c.block(i, &b);
+        if let Some(b) = Block::parse(&self.block) {
+            self.c.block(i, &b);
         }
+        Ok(())
+    }
+}
+
+/// The exchanges of one size pair, against a responder or a plain target
+/// alike: `spec.warmup` untimed, then `spec.iterations` timed, each
+/// between two clock reads with only [`Exchange::once`] (the measured
+/// path) between them, and [`Exchange::after`] once the second read is
+/// done. Ctrl-C ends the timed exchanges after the one in progress: the
+/// row holds the samples so far, and `per_pair` stops after it.
+#[inline(always)]
+pub(crate) fn exchanges<X: Exchange>(
+    addr: SocketAddr,
+    pair: SizePair,
+    spec: &RrParams,
+    x: &mut X,
+) -> Result<(RrResult, Recorder), ClientError> {
+    let broke = |i: u64, e: io::Error| {
+        let during = format!("exchanging {}:{} (transaction {i})", pair.req, pair.resp);
+        lost(addr, &during, &e)
     };
     for i in 0..spec.warmup {
         crate::error::check_interrupt()?;
-        exchange_stamped(&mut s, &req, resp, rx, &mut block).map_err(|e| broke(i, e))?;
-        after(&mut c, i, &block);
+        let r = x.once().map_err(|e| broke(i, e))?;
+        x.after(i, None, r)?;
     }
     let mut rec = Recorder::new();
     let start = Instant::now();
     let mut end = start;
     for n in 0..spec.iterations {
-        let i = spec.warmup + n;
         let t0 = Instant::now();
-        let r = exchange_stamped(&mut s, &req, resp, rx, &mut block);
+        let r = x.once();
         let t1 = Instant::now();
-        let c_rx = r.map_err(|e| broke(i, e))?;
+        let r = r.map_err(|e| broke(spec.warmup + n, e))?;
         rec.record(t1.duration_since(t0).as_nanos() as u64);
         end = t1;
-        c.timed(i, t0, t1, c_rx);
-        after(&mut c, i, &block);
+        x.after(spec.warmup + n, Some((t0, t1)), r)?;
         if stackmeter_sys::interrupt::interrupted() {
             break;
         }
     }
-    let mut row = row(addr, pair, spec, &rec, start, end)?;
-    let (ts, split) = c.finish();
-    row.timestamps = Some(ts);
-    row.split_us = split;
+    let row = row(addr, pair, spec, &rec, start, end)?;
     Ok((row, rec))
 }
 
@@ -141,46 +249,4 @@ fn row(
         timestamps: None,
         split_us: None,
     })
-}
-
-/// One size pair without timestamps: the loop as it always was.
-fn plain(addr: SocketAddr, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
-    let h = SessionHeader {
-        mode: Mode::Rr,
-        req_size: pair.req,
-        resp_size: pair.resp,
-        flags: 0,
-    };
-    let mut s = open_session(addr, &h, Duration::from_millis(spec.timeout_ms))?;
-    let mut req = vec![0u8; pair.req as usize];
-    stackmeter_proto::pattern::fill(0, &mut req);
-    let mut rx_buf = AlignedBuf::new((pair.resp as usize).min(CHUNK));
-    let rx = rx_buf.bytes_mut();
-    let resp = pair.resp as u64;
-    let broke = |i: u64, e: io::Error| {
-        let during = format!("exchanging {}:{} (transaction {i})", pair.req, pair.resp);
-        lost(addr, &during, &e)
-    };
-    for i in 0..spec.warmup {
-        crate::error::check_interrupt()?;
-        exchange(&mut s, &req, resp, rx).map_err(|e| broke(i, e))?;
-    }
-    let mut rec = Recorder::new();
-    let start = Instant::now();
-    let mut end = start;
-    for i in 0..spec.iterations {
-        let t0 = Instant::now();
-        let r = exchange(&mut s, &req, resp, rx);
-        let t1 = Instant::now();
-        r.map_err(|e| broke(spec.warmup + i, e))?;
-        rec.record(t1.duration_since(t0).as_nanos() as u64);
-        end = t1;
-        // Ctrl-C: keep the samples so far as this pair's row; per_pair
-        // stops after it.
-        if stackmeter_sys::interrupt::interrupted() {
-            break;
-        }
-    }
-    let row = row(addr, pair, spec, &rec, start, end)?;
-    Ok((row, rec))
 }

@@ -6,14 +6,15 @@
 //! clock, the responder's receive and send on its own), and an optional
 //! TCP probe thread does 1:1 request/response on its own connection on
 //! the same schedule. The stamps become phases, one-way delays and induced
-//! latency in `stackmeter_results::rrul::assemble` (pure).
+//! latency in `stackmeter_stats::phases::assemble` (pure).
 
+use crate::endpoint::Endpoint;
 use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
-use stackmeter_proto::session::{Mode, SessionHeader};
-use stackmeter_proto::udp::{Header, Kind, FLAG_SERVER_TS};
-use stackmeter_results::rrul::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
+use stackmeter_proto::header::{Mode, SessionHeader};
+use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS};
 use stackmeter_results::{Direction, Interval, RrulParams, StreamParams};
+use stackmeter_stats::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_sys::monotonic_ns;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -26,15 +27,18 @@ use std::time::Duration;
 pub struct RrulOutcome {
     /// The assembled phases (those that ran).
     pub result: Assembled,
+    /// The client clock (ns) when the test began: the time axis's zero.
+    pub origin_ns: u64,
     /// UDP probe round trips per phase.
     pub histograms: Vec<RowHistogram>,
     /// Why it stopped early.
     pub error: Option<ClientError>,
 }
 
-/// Runs the phases of `p` against `addr`; `cpu` pins the load streams'
-/// workers; `live` sees each load interval.
-pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn FnMut(&Interval)) -> RrulOutcome {
+/// Runs the phases of `p` against the responder at `endpoint`; `cpu` pins the
+/// load streams' workers; `live` sees each load interval.
+pub fn rrul(endpoint: &Endpoint, p: &RrulParams, cpu: Option<usize>, live: &mut dyn FnMut(&Interval)) -> RrulOutcome {
+    let addr = endpoint.addr;
     let mut raw = RawRrul {
         origin_ns: monotonic_ns(),
         ..RawRrul::default()
@@ -43,7 +47,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
     let interval = Duration::from_secs_f64(p.probe_interval_ms / 1e3);
     let timeout = Duration::from_millis(p.timeout_ms);
     let mut error = None;
-    let udp = match UdpProbe::open(addr, p.probe_size, timeout) {
+    let udp = match UdpProbe::open(endpoint, p.probe_size, timeout) {
         Ok(u) => Some(u),
         Err(e) => {
             error = Some(e);
@@ -51,7 +55,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
         }
     };
     let tcp = match (p.tcp_probe, &error) {
-        (true, None) => match tcp_probe_session(addr, timeout) {
+        (true, None) => match tcp_probe_session(endpoint, timeout) {
             Ok(s) => Some(s),
             Err(e) => {
                 error = Some(e);
@@ -68,7 +72,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
             let st = stop.clone();
             scope.spawn(move || tcp_probe(s, interval, &st))
         });
-        error = phases(addr, p, cpu, live, &mut raw.phases).err();
+        error = phases(endpoint, p, cpu, live, &mut raw.phases).err();
         stop.store(true, Ordering::Release);
         match probes.join() {
             Ok(Ok(v)) => raw.probes = v,
@@ -87,17 +91,18 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
     let synced = p.clock == "synced" || (p.clock == "auto" && addr.ip().is_loopback());
     let result = assemble(&raw, synced);
     let histograms = result
-        .rtt
+        .phases
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.count() > 0)
-        .map(|(row, r)| RowHistogram {
+        .filter(|(_, p)| p.rtt.count() > 0)
+        .map(|(row, p)| RowHistogram {
             row,
             metric: "rtt_us",
-            ns: r.clone(),
+            ns: p.rtt.clone(),
         })
         .collect();
     RrulOutcome {
+        origin_ns: raw.origin_ns,
         result,
         histograms,
         error,
@@ -106,7 +111,7 @@ pub fn rrul(addr: SocketAddr, p: &RrulParams, cpu: Option<usize>, live: &mut dyn
 
 /// Runs every phase in order, keeping those that finished.
 fn phases(
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     p: &RrulParams,
     cpu: Option<usize>,
     live: &mut dyn FnMut(&Interval),
@@ -139,7 +144,7 @@ fn phases(
                     iperf2: false,
                     batch: 1,
                 };
-                let o = crate::stream::stream(addr, &sp, cpu, &mut |row: &Interval| {
+                let o = crate::stream::stream(endpoint, &sp, cpu, &mut |row: &Interval| {
                     intervals.push((monotonic_ns(), row.recv_mbps, row.sent_mbps));
                     live(row);
                 });
@@ -186,15 +191,19 @@ fn idle(d: Duration) {
 /// The UDP probe: a connected socket and its buffers.
 struct UdpProbe {
     sock: UdpSocket,
-    addr: SocketAddr,
+    endpoint: Endpoint,
     size: usize,
 }
 
 impl UdpProbe {
-    fn open(addr: SocketAddr, size: usize, timeout: Duration) -> Result<UdpProbe, ClientError> {
-        let sock = crate::stream::udp_socket(addr, timeout)?;
+    fn open(endpoint: &Endpoint, size: usize, timeout: Duration) -> Result<UdpProbe, ClientError> {
+        let sock = crate::sockets::udp_socket(endpoint.addr, timeout)?;
         sock.set_nonblocking(true)?;
-        Ok(UdpProbe { sock, addr, size })
+        Ok(UdpProbe {
+            sock,
+            endpoint: *endpoint,
+            size,
+        })
     }
 
     /// Sends on schedule until `stop`, then waits `timeout` for the last
@@ -202,19 +211,21 @@ impl UdpProbe {
     fn run(self, interval: Duration, timeout: Duration, stop: &AtomicBool) -> Result<Vec<RawProbe>, ClientError> {
         stackmeter_sys::tight_timers();
         let mut probes: Vec<RawProbe> = Vec::with_capacity(1 << 12);
-        let mut tx = vec![0u8; self.size + crate::auth::trailer()];
+        let mut tx = vec![0u8; self.size + self.endpoint.trailer()];
         let mut rx = vec![0u8; 65536];
         let start = monotonic_ns();
         let step = interval.as_nanos().max(1) as u64;
         let mut seq: u64 = 0;
         // With a secret, sequence numbers on the wire start at the wall
         // clock (the replay window of a reused port, docs/protocol.md 10.2).
-        let base = if crate::auth::secret().is_some() {
+        let base = if self.endpoint.secret.is_some() {
             stackmeter_sys::wall_ns()
         } else {
             0
         };
         let mut until = u64::MAX;
+        // One count id for this test's probes (docs/protocol.md 4.4).
+        let count_id = (start ^ u64::from(std::process::id()).rotate_left(32)) as u32;
         loop {
             let now = monotonic_ns();
             if until == u64::MAX && stop.load(Ordering::Acquire) {
@@ -229,12 +240,19 @@ impl UdpProbe {
                 Header::request(seq.wrapping_add(base), c_tx)
                     .emit(&mut tx)
                     .map_err(|_| short(self.size))?;
-                crate::auth::seal(&mut tx);
+                // Ask to be counted, for loss each way (a probe too short
+                // for the block asks for nothing).
+                udp::ask_count(&mut tx[..self.size], count_id);
+                self.endpoint.seal(&mut tx);
+                let probe = RawProbe {
+                    c_tx,
+                    ..RawProbe::default()
+                };
                 match self.sock.send(&tx) {
-                    Ok(_) => probes.push(RawProbe { c_tx, reply: None }),
+                    Ok(_) => probes.push(probe),
                     // A full buffer under load: the probe is lost at the sender.
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => probes.push(RawProbe { c_tx, reply: None }),
-                    Err(e) => return Err(lost(self.addr, "sending a probe", &e)),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => probes.push(probe),
+                    Err(e) => return Err(lost(self.endpoint.addr, "sending a probe", &e)),
                 }
                 seq += 1;
                 continue;
@@ -249,12 +267,12 @@ impl UdpProbe {
                     Ok(n) => n,
                     Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => break,
                     // An ICMP error (nothing listens) surfaces here.
-                    Err(e) => return Err(lost(self.addr, "receiving a probe reply", &e)),
+                    Err(e) => return Err(lost(self.endpoint.addr, "receiving a probe reply", &e)),
                 };
                 let c_rx = monotonic_ns();
-                let n = match crate::auth::open(&rx[..n]) {
+                let n = match self.endpoint.open(&rx[..n]) {
                     Ok(n) => n,
-                    Err(true) => return Err(crate::auth::unsealed_reply(self.addr)),
+                    Err(true) => return Err(self.endpoint.unsealed_reply()),
                     Err(false) => continue,
                 };
                 let Ok(mut h) = Header::parse(&rx[..n]) else { continue };
@@ -264,9 +282,15 @@ impl UdpProbe {
                 }
                 if let Some(p) = probes.get_mut(h.seq as usize) {
                     // A reply after the timeout counts as lost, as
-                    // ping's late replies do.
+                    // ping's late replies do; its count still says what
+                    // reached the responder.
                     if p.reply.is_none() && c_rx.saturating_sub(p.c_tx) <= timeout.as_nanos() as u64 {
                         p.reply = Some((h.server_rx, h.server_tx, c_rx));
+                    }
+                    if let Some((id, received)) = udp::reply_count(&rx[..n], false) {
+                        if id == count_id {
+                            p.counted = Some(received);
+                        }
                     }
                 }
             }
@@ -288,14 +312,14 @@ fn lost(addr: SocketAddr, during: &str, e: &io::Error) -> ClientError {
 }
 
 /// An rr session of 1-byte requests and replies for the TCP probe.
-fn tcp_probe_session(addr: SocketAddr, timeout: Duration) -> Result<std::net::TcpStream, ClientError> {
+fn tcp_probe_session(endpoint: &Endpoint, timeout: Duration) -> Result<std::net::TcpStream, ClientError> {
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: 1,
         resp_size: 1,
         flags: 0,
     };
-    crate::conn::open_session(addr, &h, timeout)
+    crate::handshake::open_session(endpoint, &h, timeout)
 }
 
 /// 1:1 transactions on schedule until `stop` (a slow one delays the next;

@@ -33,9 +33,9 @@ pub fn normal_quantile(p: f64) -> f64 {
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
         if normal_cdf(mid) < p {
-            lo = mid
+            lo = mid;
         } else {
-            hi = mid
+            hi = mid;
         }
     }
     0.5 * (lo + hi)
@@ -87,9 +87,9 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
         if t_central(mid, df) < central {
-            lo = mid
+            lo = mid;
         } else {
-            hi = mid
+            hi = mid;
         }
     }
     0.5 * (lo + hi)

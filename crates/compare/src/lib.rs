@@ -6,10 +6,12 @@
 //! output is the two medians, the ratio B/A with a 95% bootstrap interval,
 //! the Mann-Whitney U p-value, and a verdict that is only "faster" or
 //! "slower" when both the interval excludes 1 and p < 0.05
-//! (`../shared/METHODS.md`: benchstat's test, criterion's interval).
-//! Summaries across rows use the geometric mean of the ratios with a
-//! log-t interval; the arithmetic mean of percentages seed 000 printed is
-//! computed too, for comparison, and labelled as such by the renderers.
+//! (docs/methods.md, "Comparing A and B": benchstat's test, criterion's
+//! interval). Summaries across rows use the geometric mean of the ratios
+//! with a bootstrap interval over the repetitions; the arithmetic mean of
+//! percentages that hand-made tables print (the latency grid's "Average
+//! ... faster", docs/scenarios.md) is computed too, for comparison, and
+//! labelled as such by the renderers.
 
 pub mod converge;
 pub mod dist;
@@ -22,6 +24,6 @@ pub use converge::{converged, Convergence};
 pub use median::{hodges_lehmann, median};
 pub use mwu::mann_whitney_u;
 pub use row::{
-    compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
+    compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
     MIN_REPETITIONS,
 };

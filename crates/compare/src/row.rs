@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 pub const ALPHA: f64 = 0.05;
 /// Bootstrap resamples behind each ratio interval.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
-/// Fewer repetitions than this on a side give no verdict. METHODS.md asks
-/// for 5-10 per side; below 4 the Mann-Whitney normal approximation cannot
-/// even reach p < 0.05, and 4 against 4 reaches it only when the two sides
-/// do not overlap at all.
+/// Fewer repetitions than this on a side give no verdict. docs/methods.md
+/// asks for at least 5 per side; below 4 the Mann-Whitney normal
+/// approximation cannot even reach p < 0.05, and 4 against 4 reaches it only
+/// when the two sides do not overlap at all.
 pub const MIN_REPETITIONS: usize = 5;
 /// Seed of the bootstrap generator: fixed, so the same data always gives
 /// the same interval.
@@ -65,9 +65,9 @@ pub struct RowStats {
     pub ratio_ci: (f64, f64),
     /// Two-sided Mann-Whitney U p-value.
     pub p_value: f64,
-    /// How much better B is than A, in percent of A, as seed 000 wrote it
-    /// ("72.4% faster" is 72.4; slower is negative): (A - B) / A for
-    /// times, (B - A) / A for rates.
+    /// How much better B is than A, in percent of A, as hand-made tables
+    /// write it ("72.4% faster" is 72.4; slower is negative): (A - B) / A
+    /// for times, (B - A) / A for rates.
     pub percent: f64,
     /// Which way is better.
     pub direction: Direction,
@@ -121,10 +121,10 @@ fn bootstrap_ratio(a: &[f64], b: &[f64], rng: &mut Rng) -> (f64, f64) {
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
     let mut ratios = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
     for _ in 0..BOOTSTRAP_RESAMPLES {
-        for x in ra.iter_mut() {
+        for x in &mut ra {
             *x = a[rng.index(a.len())];
         }
-        for x in rb.iter_mut() {
+        for x in &mut rb {
             *x = b[rng.index(b.len())];
         }
         ra.sort_by(f64::total_cmp);
@@ -144,7 +144,7 @@ fn bootstrap_ratio(a: &[f64], b: &[f64], rng: &mut Rng) -> (f64, f64) {
 
 /// The summary across rows.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Summary {
+pub struct Overall {
     /// Rows summarised.
     pub rows: usize,
     /// Geometric mean of the per-row cost ratios (B/A for times, A/B for
@@ -161,14 +161,14 @@ pub struct Summary {
     pub geomean_percent: f64,
     /// Every row is a rate (higher is better).
     pub all_rates: bool,
-    /// Arithmetic mean of the rows' percentages: what seed 000 printed as
-    /// "Average ... faster". Kept for comparison; it overweights large
-    /// changes and is not symmetric (Fleming & Wallace 1986).
+    /// Arithmetic mean of the rows' percentages: what hand-made tables
+    /// print as "Average ... faster". Kept for comparison; it overweights
+    /// large changes and is not symmetric (Fleming & Wallace 1986).
     pub mean_of_percentages: f64,
 }
 
 /// Summarises rows; `None` when there are none.
-pub fn summarize(rows: &[RowStats]) -> Option<Summary> {
+pub fn summarize(rows: &[RowStats]) -> Option<Overall> {
     let logs: Vec<f64> = rows
         .iter()
         .map(|r| match r.direction {
@@ -185,7 +185,7 @@ pub fn summarize(rows: &[RowStats]) -> Option<Summary> {
     let geomean_ci = None;
     let geomean_ratio = m.exp();
     let all_rates = rows.iter().all(|r| r.direction == Direction::HigherIsBetter);
-    Some(Summary {
+    Some(Overall {
         rows: rows.len(),
         geomean_ratio,
         geomean_ci,
@@ -330,8 +330,9 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_percentages() {
-        // Seed 000, 10 KB row: application 290.580 us, io-sock 80.321 us.
+    fn latency_grid_percentages() {
+        // The latency grid's write-up, 10 KB row: application 290.580 us,
+        // io-sock 80.321 us.
         let r = compare(&[290.580; 5], &[80.321; 5], Direction::LowerIsBetter).unwrap();
         assert!((r.percent - 72.358).abs() < 0.01, "{}", r.percent);
         assert!((r.difference + 210.259).abs() < 1e-9);
@@ -347,7 +348,8 @@ mod tests {
 
     #[test]
     fn summary_geomean_and_mean_of_percentages() {
-        // Seed 000 test 1: four rows, "Average io-sock performance: 47.4% faster".
+        // The latency grid's write-up, 1-byte requests: four rows, "Average
+        // io-sock performance: 47.4% faster".
         let rows: Vec<RowStats> = [
             (346.243, 322.807),
             (290.580, 80.321),

@@ -31,6 +31,9 @@ impl Error {
 
 impl From<stackmeter_store::StoreError> for Error {
     fn from(e: stackmeter_store::StoreError) -> Error {
-        Error::Local(e.to_string())
+        match e.is_bad_url() {
+            true => Error::Usage(e.to_string()),
+            false => Error::Local(e.to_string()),
+        }
     }
 }

@@ -99,9 +99,11 @@ impl OutputFlags {
 /// Where results are stored (every command that reads or writes them).
 #[derive(Args, Debug, Clone, Default)]
 pub struct DbFlags {
-    /// Results store (SQLite file). Default: $STACKMETER_DB, else
-    /// $XDG_DATA_HOME/stackmeter/results.db, else ~/.local/share/stackmeter/results.db.
-    #[arg(long, value_name = "PATH")]
+    /// Results store: an SQLite file, or a PostgreSQL database
+    /// (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE). Default:
+    /// $STACKMETER_DB, else $XDG_DATA_HOME/stackmeter/results.db, else
+    /// ~/.local/share/stackmeter/results.db.
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

@@ -1,15 +1,16 @@
 //! `stackmeter lab up|status|down`: real second stacks on this machine.
 //!
-//! The seeds compare two implementations of one job (in-stack module vs
-//! application on QNX io-sock; kernel stack vs lwIP). `lab up` makes those
-//! comparisons reproducible on one Linux host: one TAP device per user-space
-//! stack (host side 198.18.N.1/24, the stack 198.18.N.2, from the
-//! benchmarking range 198.18.0.0/15), lwIP's raw callback API responder
-//! (`lwip-raw`, the in-stack module) and its sockets API responder
-//! (`lwip-sock`, the application) on them, and the C responder on the kernel
-//! stack (`kernel-c`, 127.0.0.1:24690), all pinned to one CPU. It prints one
-//! `LABEL=ADDR:PORT` line per target once each answers a real rr probe, and
-//! records what it made in a state file so `status` and `down` find it.
+//! The user scenarios (docs/scenarios.md) compare two implementations of one
+//! job (in-stack module vs application on QNX io-sock; kernel stack vs lwIP).
+//! `lab up` makes those comparisons reproducible on one Linux host: one TAP
+//! device per user-space stack (host side 198.18.N.1/24, the stack
+//! 198.18.N.2, from the benchmarking range 198.18.0.0/15), lwIP's raw
+//! callback API responder (`lwip-raw`, the in-stack module) and its sockets
+//! API responder (`lwip-sock`, the application) on them, and the C responder
+//! on the kernel stack (`kernel-c`, 127.0.0.1:24690), all pinned to one CPU.
+//! It prints one `LABEL=ADDR:PORT` line per target once each answers a real
+//! rr probe, and records what it made in a state file so `status` and `down`
+//! find it.
 //!
 //! The binaries come from `c-responder/` (`make -C c-responder all lwip`):
 //! `--bin-dir`, else `$STACKMETER_RESPONDER_DIR`, else the `c-responder/`
@@ -182,8 +183,8 @@ fn probe(addr: SocketAddr) -> std::io::Result<()> {
     let mut s = TcpStream::connect_timeout(&addr, t)?;
     s.set_read_timeout(Some(t))?;
     s.set_write_timeout(Some(t))?;
-    let h = stackmeter_proto::session::SessionHeader {
-        mode: stackmeter_proto::session::Mode::Rr,
+    let h = stackmeter_proto::header::SessionHeader {
+        mode: stackmeter_proto::header::Mode::Rr,
         req_size: 1,
         resp_size: 1,
         flags: 0,

@@ -1,14 +1,14 @@
 //! The stackmeter engine: everything between the command line and the
 //! library crates that measure, store and judge.
 //!
-//! - [`spec`]: one typed specification per test (rr, crr, ping, stream,
-//!   udp-max, load), built from flags and from plan steps by one
-//!   validator, every default and limit written once; the measuring
-//!   commands as one clap subcommand group;
+//! - [`spec`]: one typed specification per test (the list of tests is
+//!   `stackmeter_results::TestKind`), built from flags and from plan steps
+//!   by one validator, every default and limit written once; the
+//!   measuring commands as one clap subcommand group;
 //! - [`sizes`], [`rate`]: the size and rate syntax of flags and plans;
-//! - [`run`]: one specification against one target, as one typed
-//!   [`run::Measured`] (document, histograms, error); [`measure`] wraps it
-//!   for a single command (store, target, placement);
+//! - [`execute`]: one specification against one target, as one typed
+//!   [`execute::Measured`] (document, histograms, error); [`single`] wraps
+//!   it for a single measuring command (store, target, placement);
 //! - [`plan`] and [`suite`]: plans (built-in ones are TOML too) and the
 //!   suite engine, with a typed outcome and progress as events;
 //! - [`target`]: the target resolved, or responders started for it;
@@ -19,16 +19,18 @@
 //! them with `stackmeter_results::render`.
 
 pub mod error;
+pub mod execute;
 pub mod flags;
+pub mod fleet;
 pub mod knobs;
 pub mod lab;
-pub mod measure;
+pub mod located;
 pub mod plan;
 pub mod rate;
 pub mod record;
 pub mod report;
-pub mod run;
 pub mod secret;
+pub mod single;
 pub mod sizes;
 pub mod spec;
 pub mod stored;

@@ -1,12 +1,14 @@
-//! Suite plans: TOML files of steps, each one test with its keys (the
-//! test's flags in snake case, docs/suite.md). The built-in plans, named
-//! after the seed scenarios, are TOML files too (`crates/engine/plans/`),
-//! parsed by the same code. `--quick` applies a step's `quick` table, or
-//! else scales its counts and durations down.
+//! Suite plans: TOML files of steps, each one test with its keys (the test's
+//! flags in snake case, docs/suite.md). The built-in plans, named after the
+//! user scenarios (docs/scenarios.md) and rrul, are TOML files too
+//! (`crates/engine/plans/`), parsed by the same code. `--quick` applies a
+//! step's `quick` table, or else scales its counts and durations down.
 
 use crate::error::Error;
-use crate::spec::{from_table, Spec, TESTS};
+use crate::located::{At, Key};
+use crate::spec::{from_table, KeyError, Spec};
 use stackmeter_results::KnobRequest;
+use stackmeter_results::TestKind;
 
 /// A named step.
 #[derive(Clone, Debug)]
@@ -129,18 +131,69 @@ pub const BUILTIN: [(&str, &str); 7] = [
 pub fn builtin(name: &str, quick: bool) -> Option<Plan> {
     let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
     // Cannot fail: the built-in plans are tested below.
-    Some(parse(name, text, quick).expect("built-in plans parse"))
+    let mut plan = parse(text, quick).expect("built-in plans parse");
+    plan.name = name.into();
+    Some(plan)
 }
 
-/// Parses a TOML plan. Errors name the step and the key.
-pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
-    let mut top: toml::Table = toml::from_str(text).map_err(|e| format!("plan {name}: {}", e.message()))?;
+/// What is wrong with a plan (or the steps of a fleet file), and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanError {
+    /// Where in the file.
+    pub at: At,
+    /// The step or variant it is about ("step 2 (rr)"), if any.
+    pub context: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl PlanError {
+    fn new(at: At, context: impl Into<String>, message: impl Into<String>) -> PlanError {
+        PlanError {
+            at,
+            context: context.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The error shown at its place in `text`, the text of file `name`
+    /// (see [`crate::located::show`]).
+    pub fn show(&self, name: &str, text: &str) -> String {
+        crate::located::show(name, text, &self.at, &self.to_string())
+    }
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.context.is_empty() {
+            true => f.write_str(&self.message),
+            false => write!(f, "{}: {}", self.context, self.message),
+        }
+    }
+}
+
+fn name(k: &str) -> Key {
+    Key::Name(k.to_string())
+}
+
+/// Parses a TOML plan. Errors say where they are ([`PlanError`]).
+pub fn parse(text: &str, quick: bool) -> Result<Plan, PlanError> {
+    let mut top: toml::Table = toml::from_str(text).map_err(|e| {
+        let at = e.span().map_or(At::File, At::Span);
+        PlanError::new(at, "", e.message().replace('`', "'"))
+    })?;
     if !matches!(top.remove("description"), None | Some(toml::Value::String(_))) {
-        return Err(format!("plan {name}: 'description' must be a string"));
+        return Err(PlanError::new(
+            At::Path(vec![name("description")]),
+            "",
+            "'description' must be a string",
+        ));
     }
     if let Some(k) = top.keys().find(|k| *k != "step" && *k != "variant") {
-        return Err(format!(
-            "plan {name}: unknown key '{k}' (a plan has description, [[step]] and [[variant]])"
+        return Err(PlanError::new(
+            At::Path(vec![name(k)]),
+            "",
+            format!("unknown key '{k}' (a plan has description, [[step]] and [[variant]])"),
         ));
     }
     let mut variants: Vec<Variant> = Vec::new();
@@ -148,82 +201,141 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Plan, String> {
         None => {}
         Some(toml::Value::Array(raw)) => {
             for (i, v) in raw.into_iter().enumerate() {
-                let at = format!("plan {name}, variant {}", i + 1);
+                let at = At::Path(vec![name("variant"), Key::Index(i)]);
+                let context = format!("variant {}", i + 1);
                 let toml::Value::Table(t) = v else {
-                    return Err(format!("{at}: not a table"));
+                    return Err(PlanError::new(at, context, "not a table"));
                 };
-                variants.push(variant(t).map_err(|e| format!("{at}: {e}"))?);
+                variants.push(variant(t).map_err(|e| PlanError::new(at, context, e))?);
             }
-            check_variants(&variants).map_err(|e| format!("plan {name}: {e}"))?;
+            check_variants(&variants).map_err(|e| PlanError::new(At::Path(vec![name("variant")]), "", e))?;
         }
-        Some(_) => return Err(format!("plan {name}: 'variant' must be [[variant]] tables")),
+        Some(_) => {
+            return Err(PlanError::new(
+                At::Path(vec![name("variant")]),
+                "",
+                "'variant' must be [[variant]] tables",
+            ))
+        }
     }
     let raw = match top.remove("step") {
         Some(toml::Value::Array(raw)) if !raw.is_empty() => raw,
-        _ => return Err(format!("plan {name}: no [[step]]")),
+        _ => return Err(PlanError::new(At::File, "", "no [[step]]")),
     };
-    let mut steps: Vec<Step> = Vec::new();
-    for (i, v) in raw.into_iter().enumerate() {
-        let toml::Value::Table(mut t) = v else {
-            return Err(format!("plan {name}, step {}: not a table", i + 1));
-        };
-        let test = match t.remove("test") {
-            Some(toml::Value::String(s)) => s,
-            _ => {
-                return Err(format!(
-                    "plan {name}, step {}: no test = \"...\" ({})",
-                    i + 1,
-                    TESTS.join(", ")
-                ))
-            }
-        };
-        let at = format!("plan {name}, step {} ({test})", i + 1);
-        let step_name = match t.remove("name") {
-            None => test.clone(),
-            Some(toml::Value::String(s)) => s,
-            Some(_) => return Err(format!("{at}: 'name' must be a string")),
-        };
-        let spec = step_spec(&test, t, quick).map_err(|e| format!("{at}: {e}"))?;
-        if steps.iter().any(|x| x.name == step_name) {
-            return Err(format!(
-                "{at}: two steps named '{step_name}': give each a distinct name"
-            ));
-        }
-        steps.push(Step { name: step_name, spec });
-    }
+    let steps = steps(raw, quick)?;
     Ok(Plan {
-        name: name.into(),
+        name: String::new(),
         steps,
         variants,
     })
 }
 
+/// The `[[step]]` tables of a plan or a fleet file as steps; errors point
+/// at `step`, its index and the key.
+pub fn steps(raw: Vec<toml::Value>, quick: bool) -> Result<Vec<Step>, PlanError> {
+    let mut steps: Vec<Step> = Vec::new();
+    for (i, v) in raw.into_iter().enumerate() {
+        let here = |k: Option<&str>| {
+            let mut p = vec![name("step"), Key::Index(i)];
+            p.extend(k.map(name));
+            At::Path(p)
+        };
+        let toml::Value::Table(mut t) = v else {
+            return Err(PlanError::new(here(None), format!("step {}", i + 1), "not a table"));
+        };
+        let kind = match t.remove("test") {
+            Some(toml::Value::String(s)) => TestKind::from_name(&s).ok_or_else(|| {
+                PlanError::new(
+                    here(Some("test")),
+                    format!("step {}", i + 1),
+                    format!("unknown test '{s}' ({})", TestKind::names()),
+                )
+            })?,
+            _ => {
+                return Err(PlanError::new(
+                    here(None),
+                    format!("step {}", i + 1),
+                    format!("no test = \"...\" ({})", TestKind::names()),
+                ))
+            }
+        };
+        let test = kind.name();
+        let context = format!("step {} ({test})", i + 1);
+        let step_name = match t.remove("name") {
+            None => test.to_string(),
+            Some(toml::Value::String(s)) => s,
+            Some(_) => return Err(PlanError::new(here(Some("name")), context, "'name' must be a string")),
+        };
+        let spec = step_spec(kind, t, quick).map_err(|(in_quick, e)| {
+            let mut p = vec![name("step"), Key::Index(i)];
+            if in_quick {
+                p.push(name("quick"));
+            }
+            p.extend(e.key.as_deref().map(name));
+            let message = match in_quick {
+                true => format!("in its quick table: {}", e.message),
+                false => e.message,
+            };
+            PlanError::new(At::Path(p), context.clone(), message)
+        })?;
+        if steps.iter().any(|x| x.name == step_name) {
+            return Err(PlanError::new(
+                here(Some("name")),
+                context,
+                format!("two steps named '{step_name}': give each a distinct name"),
+            ));
+        }
+        steps.push(Step { name: step_name, spec });
+    }
+    Ok(steps)
+}
+
 /// One step's keys as a specification. With `quick`, its `quick` table
 /// replaces keys; without one the test's own scaling applies. The step and
 /// its `quick` table are checked either way, so whether a plan is valid
-/// does not depend on `--quick`.
-fn step_spec(test: &str, mut t: toml::Table, quick: bool) -> Result<Spec, String> {
+/// does not depend on `--quick`. The error says whether it is in the
+/// `quick` table.
+fn step_spec(kind: TestKind, mut t: toml::Table, quick: bool) -> Result<Spec, (bool, KeyError)> {
     let overrides = match t.remove("quick") {
         None => None,
         Some(toml::Value::Table(q)) => Some(q),
-        Some(_) => return Err("'quick' must be a table of keys, e.g. quick = { iterations = 20 }".into()),
+        Some(_) => {
+            return Err((
+                false,
+                KeyError {
+                    key: Some("quick".into()),
+                    message: "'quick' must be a table of keys, e.g. quick = { iterations = 20 }".into(),
+                },
+            ))
+        }
     };
-    if test == "load" && (t.contains_key("repeat") || overrides.as_ref().is_some_and(|q| q.contains_key("repeat"))) {
-        return Err("'repeat' does not apply in a plan: each suite repetition is one load run (suite --repeat)".into());
+    if kind == TestKind::Load {
+        let in_quick = overrides.as_ref().is_some_and(|q| q.contains_key("repeat"));
+        if t.contains_key("repeat") || in_quick {
+            return Err((
+                in_quick && !t.contains_key("repeat"),
+                KeyError {
+                    key: Some("repeat".into()),
+                    message:
+                        "'repeat' does not apply in a plan: each suite repetition is one load run (suite --repeat)"
+                            .into(),
+                },
+            ));
+        }
     }
-    let full = from_table(test, t.clone(), false)?;
+    let full = from_table(kind, t.clone(), false).map_err(|e| (false, e))?;
     let quicker = match overrides {
         Some(q) => {
             let mut merged = t.clone();
             merged.extend(q);
-            Some(from_table(test, merged, false).map_err(|e| format!("in its quick table: {e}"))?)
+            Some(from_table(kind, merged, false).map_err(|e| (true, e))?)
         }
         None => None,
     };
     let mut spec = match (quick, quicker) {
         (false, _) => full,
         (true, Some(q)) => q,
-        (true, None) => from_table(test, t, true)?,
+        (true, None) => from_table(kind, t, true).map_err(|e| (false, e))?,
     };
     if let Spec::Load(l) = &mut spec {
         // One run per repetition, so repetitions of A and B interleave.
@@ -246,7 +358,9 @@ pub fn load(name: &str, quick: bool) -> Result<Plan, Error> {
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("cannot read plan {name}: {e}")))?;
-    parse(name, &text, quick).map_err(Error::Usage)
+    let mut plan = parse(&text, quick).map_err(|e| Error::Usage(e.show(&format!("plan {name}"), &text)))?;
+    plan.name = name.into();
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -279,7 +393,6 @@ mod tests {
     #[test]
     fn a_plan_file_parses() {
         let p = parse(
-            "t.toml",
             r#"
 description = "mine"
 [[step]]
@@ -316,7 +429,6 @@ size = "1:64"
     #[test]
     fn throughput_and_load_steps_parse() {
         let p = parse(
-            "t.toml",
             r#"
 [[step]]
 name = "bps"
@@ -346,7 +458,7 @@ fetch_each = 2
                 assert_eq!(
                     (s.direction, s.length, s.time_s, s.nodelay),
                     (Direction::Bidir, 64, 30.0, false)
-                )
+                );
             }
             _ => panic!(),
         }
@@ -366,40 +478,82 @@ fetch_each = 2
 
     #[test]
     fn plan_errors_name_the_step_and_key() {
-        let e = parse("t.toml", "[[step]]\ntest = \"rr\"\ncount = 5\n", false).unwrap_err();
-        assert!(e.contains("step 1 (rr)") && e.contains("'count'"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"iperf\"\n", false).unwrap_err();
-        assert!(e.contains("unknown test 'iperf'"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"stream\"\nrate = \"10M\"\n", false).unwrap_err();
-        assert!(e.contains("'rate' applies to UDP"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"load\"\nlength = 64\n", false).unwrap_err();
-        assert!(e.contains("'length' does not apply to load"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"udp-max\"\nloss = 2.0\n", false).unwrap_err();
-        assert!(e.contains("'loss'"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"rr\"\nbogus = 1\n", false).unwrap_err();
-        assert!(e.contains("bogus"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"ping\"\nsize = 10\n", false).unwrap_err();
-        assert!(e.contains("40 to 65507"), "{e}");
-        let e = parse(
-            "t.toml",
-            "[[step]]\ntest = \"stream\"\nudp = true\nparallel = 64\n",
-            false,
-        )
-        .unwrap_err();
-        assert!(e.contains("'parallel' 64"), "{e}");
-        let e = parse("t.toml", "[[step]]\ntest = \"load\"\nrepeat = 3\n", false).unwrap_err();
-        assert!(e.contains("'repeat' does not apply in a plan"), "{e}");
-        assert!(parse("t.toml", "step = []\n", false)
+        let e = parse("[[step]]\ntest = \"rr\"\ncount = 5\n", false)
             .unwrap_err()
+            .to_string();
+        assert!(e.contains("step 1 (rr)") && e.contains("'count'"), "{e}");
+        let e = parse("[[step]]\ntest = \"iperf\"\n", false).unwrap_err().to_string();
+        assert!(e.contains("unknown test 'iperf'"), "{e}");
+        let e = parse("[[step]]\ntest = \"stream\"\nrate = \"10M\"\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'rate' applies to UDP"), "{e}");
+        let e = parse("[[step]]\ntest = \"load\"\nlength = 64\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'length' does not apply to load"), "{e}");
+        let e = parse("[[step]]\ntest = \"udp-max\"\nloss = 2.0\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'loss'"), "{e}");
+        let e = parse("[[step]]\ntest = \"rr\"\nbogus = 1\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bogus"), "{e}");
+        let e = parse("[[step]]\ntest = \"ping\"\nsize = 10\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("40 to 65507"), "{e}");
+        let e = parse("[[step]]\ntest = \"stream\"\nudp = true\nparallel = 64\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'parallel' 64"), "{e}");
+        let e = parse("[[step]]\ntest = \"load\"\nrepeat = 3\n", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'repeat' does not apply in a plan"), "{e}");
+        assert!(parse("step = []\n", false)
+            .unwrap_err()
+            .to_string()
             .contains("no [[step]]"));
         // Validity does not depend on --quick: a bad value fails both ways,
         // and a typo in a quick table fails in a full run too.
         for quick in [false, true] {
-            let e = parse("t.toml", "[[step]]\ntest = \"udp-max\"\nwidth = 0.0\n", quick).unwrap_err();
+            let e = parse("[[step]]\ntest = \"udp-max\"\nwidth = 0.0\n", quick)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("'width'"), "{e}");
-            let e = parse("t.toml", "[[step]]\ntest = \"rr\"\nquick = { iteration = 5 }\n", quick).unwrap_err();
+            let e = parse("[[step]]\ntest = \"rr\"\nquick = { iteration = 5 }\n", quick)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("quick table") && e.contains("'iteration'"), "{e}");
         }
+    }
+
+    /// Every error points at its line: a syntax error where the parser
+    /// stopped, a bad value at the value, a key a test does not take at
+    /// the key's step, a key in a quick table inside it.
+    #[test]
+    fn plan_errors_show_their_line_and_column() {
+        let show = |text: &str| parse(text, false).unwrap_err().show("plan bad.toml", text);
+        let s = show("description = \"x\"\n[[step]\ntest = \"rr\"\n");
+        assert!(s.starts_with("plan bad.toml:2:"), "{s}");
+        assert!(s.contains("\n 2 | [[step]\n"), "{s}");
+        let s = show("[[step]]\ntest = \"rr\"\n\n[[step]]\ntest = \"udp-max\"\nloss = 2.0\n");
+        assert!(s.starts_with("plan bad.toml:6:8: step 2 (udp-max): 'loss' 2"), "{s}");
+        assert!(s.ends_with(" 6 | loss = 2.0\n   |        ^^^"), "{s}");
+        let s = show("[[step]]\ntest = \"rr\"\ncount = 5\n");
+        assert!(
+            s.starts_with("plan bad.toml:3:9: step 1 (rr): 'count' does not apply to rr"),
+            "{s}"
+        );
+        let s = show("[[step]]\ntest = \"rr\"\nquick = { iterations = 0 }\n");
+        assert!(
+            s.starts_with("plan bad.toml:3:24: step 1 (rr): in its quick table: 'iterations' 0"),
+            "{s}"
+        );
+        let s = show("[[step]]\ntest = \"iperf\"\n");
+        assert!(s.starts_with("plan bad.toml:2:8: step 1: unknown test 'iperf'"), "{s}");
     }
 
     #[test]
@@ -420,13 +574,15 @@ fetch_each = 2
             }
         );
         let e = parse(
-            "t",
             "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\npriority = \"rt\"\n[[step]]\ntest = \"ping\"\n",
             false,
         )
-        .unwrap_err();
-        assert!(e.starts_with("plan t, variant 2: priority 'rt': expected"), "{e}");
-        let e = parse("t", "[[variant]]\nname = \"a\"\n[[step]]\ntest = \"ping\"\n", false).unwrap_err();
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("variant 2: priority 'rt': expected"), "{e}");
+        let e = parse("[[variant]]\nname = \"a\"\n[[step]]\ntest = \"ping\"\n", false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("one variant compares nothing"), "{e}");
         assert!(variant_flag("a,busy_poll=soon")
             .unwrap_err()

@@ -1,4 +1,6 @@
-//! Storing results: the store the flags name, a single command's run of
+//! Storing results: the store the flags name (an SQLite file or a
+//! PostgreSQL URL), the writer a measuring command stores through (it
+//! spools when PostgreSQL cannot be reached), a single command's run of
 //! one test, the histograms and interval series that go beside each
 //! document, and marking a run cut short as partial.
 
@@ -6,34 +8,43 @@ use crate::error::Error;
 use crate::flags::{DbFlags, StoreFlags};
 use stackmeter_client::RowHistogram;
 use stackmeter_results::{Body, Document};
-use stackmeter_store::{NewHistogram, NewRun, NewTest, Store};
-use std::path::PathBuf;
+use stackmeter_store::{Location, NewHistogram, NewRun, NewTest, Spool, Store, StoreError, Writer};
 
-/// The store path from `--db`, `$STACKMETER_DB` or the user's data folder.
-pub fn db_path(a: &DbFlags) -> Result<PathBuf, Error> {
-    if let Some(p) = &a.db {
-        return Ok(p.clone());
-    }
-    stackmeter_store::default_path(|k| std::env::var(k).ok()).ok_or_else(|| {
-        Error::Local("no place for the results store: set HOME, XDG_DATA_HOME or STACKMETER_DB, or pass --db".into())
-    })
+/// The store from `--db`, `$STACKMETER_DB` or the user's data folder.
+pub fn location(a: &DbFlags) -> Result<Location, Error> {
+    let parsed = match &a.db {
+        Some(p) => Location::parse(p.as_os_str()),
+        None => stackmeter_store::default_location(|k| std::env::var(k).ok()).ok_or_else(|| {
+            Error::Local(
+                "no place for the results store: set HOME, XDG_DATA_HOME or STACKMETER_DB, or pass --db".into(),
+            )
+        })?,
+    };
+    parsed.map_err(|e| StoreError::BadUrl(e).into())
+}
+
+/// The spool in the user's data folder, if there is one.
+pub fn spool() -> Option<Spool> {
+    stackmeter_store::default_spool_dir(|k| std::env::var(k).ok()).map(Spool::new)
 }
 
 /// Opens the store for reading or writing.
 pub fn open(a: &DbFlags) -> Result<Store, Error> {
-    Ok(Store::open(&db_path(a)?)?)
+    Ok(Store::open(&location(a)?)?)
 }
 
-/// The store a measuring command writes to, or `None` with `--no-store`.
-/// Opened before measuring, so a bad `--db` costs no measurement.
-pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Store>, Error> {
+/// The writer of a measuring command, or `None` with `--no-store`.
+/// Opened before measuring, so a bad `--db` (a bad URL, a wrong password,
+/// an unknown database) costs no measurement; a PostgreSQL server that
+/// cannot be reached is not an error: the results go to the spool.
+pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Writer>, Error> {
     if a.no_store {
         return Ok(None);
     }
     if matches!(&a.label, Some(l) if l.trim().is_empty()) {
         return Err(Error::Usage("--label must not be empty".into()));
     }
-    open(&a.db).map(Some)
+    Ok(Some(Writer::open(&location(&a.db)?, spool())?))
 }
 
 /// The histograms as the store keeps them.
@@ -50,8 +61,14 @@ pub fn histograms(h: &[RowHistogram]) -> Vec<NewHistogram> {
 }
 
 /// Stores a single command's document as a run of one test, labelled
-/// `label` (default: the target as given). Returns the run id.
-pub fn save_single(store: &mut Store, label: Option<&str>, doc: &Document, h: &[RowHistogram]) -> Result<i64, Error> {
+/// `label` (default: the target as given). Returns the run id (`None`:
+/// spooled).
+pub fn save_single(
+    store: &mut Writer,
+    label: Option<&str>,
+    doc: &Document,
+    h: &[RowHistogram],
+) -> Result<Option<i64>, Error> {
     let label = label.unwrap_or(&doc.target.name);
     let run = store.begin_run(&NewRun {
         kind: "single",
@@ -61,7 +78,7 @@ pub fn save_single(store: &mut Store, label: Option<&str>, doc: &Document, h: &[
         pid: std::process::id(),
     })?;
     store.add_test(
-        run,
+        &run,
         &NewTest {
             label,
             repetition: 0,
@@ -72,13 +89,13 @@ pub fn save_single(store: &mut Store, label: Option<&str>, doc: &Document, h: &[
         },
     )?;
     let status = if doc.complete { "complete" } else { "partial" };
-    store.finish_run(run, status, &now())?;
-    Ok(run)
+    store.finish_run(&run, status, &now())?;
+    Ok(run.id)
 }
 
 /// The per-interval series of a document (stream tests): total, sent and
 /// received Mbit/s per interval, omitted intervals included.
-pub fn intervals(doc: &Document) -> Vec<stackmeter_store::Interval> {
+pub fn intervals(doc: &Document) -> Vec<stackmeter_store::StoredInterval> {
     let Body::Stream { intervals, .. } = &doc.body else {
         return Vec::new();
     };
@@ -89,7 +106,7 @@ pub fn intervals(doc: &Document) -> Vec<stackmeter_store::Interval> {
             ("sent", i.sent_mbps),
             ("received", i.recv_mbps),
         ] {
-            out.push(stackmeter_store::Interval {
+            out.push(stackmeter_store::StoredInterval {
                 row: 0,
                 series: series.into(),
                 seq,

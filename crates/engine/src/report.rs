@@ -42,7 +42,7 @@ fn source(store: &Store, name: String, tests: Vec<StoredTest>) -> Result<ReportS
             let hist =
                 stackmeter_stats::serial::decode(&h.data).map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
             let key = HistKey {
-                test: t.doc.body.test_name().into(),
+                test: t.doc.body.kind(),
                 step: t.step.clone(),
                 row: stackmeter_results::row_label(&figs, h.row),
                 metric: h.metric.clone(),

@@ -3,6 +3,10 @@
 //! else the text of `STACKMETER_SECRET`. A file must be a regular file
 //! that neither group nor others may read or write (as ssh wants its
 //! keys), of 1 to 4096 bytes after trailing line ends are removed.
+//!
+//! The key is a value, not a setting of the process: the binary reads it
+//! once and hands it on, to `serve`'s responder, and to every test
+//! (`run::How::secret`) and the embedded responder it measures.
 
 use stackmeter_proto::auth::{trim_secret, Key, MAX_SECRET_LEN};
 use std::path::{Path, PathBuf};
@@ -51,15 +55,4 @@ fn read_file(path: &Path) -> Result<Key, String> {
     }
     let bytes = std::fs::read(path).map_err(|e| format!("secret file {shown}: {e}"))?;
     Key::new(trim_secret(&bytes)).map_err(|e| format!("secret file {shown}: {e}"))
-}
-
-/// Makes `key` this process's secret: every session and datagram the
-/// client sends, and the embedded responder.
-pub fn install(key: Key) {
-    stackmeter_client::auth::set_secret(key);
-}
-
-/// The secret installed, if any (`serve` runs its responder with it).
-pub fn current() -> Option<Key> {
-    stackmeter_client::auth::secret()
 }

@@ -114,7 +114,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_grid() {
+    fn latency_grid_pairs() {
         let v = pairs("1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1").unwrap();
         assert_eq!(v.len(), 8);
         assert_eq!(v[3], SizePair { req: 1, resp: 1 << 20 });

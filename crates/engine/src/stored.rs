@@ -169,7 +169,7 @@ pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
                 .collect();
             rows.push(SpectrumRow {
                 label: t.label.clone(),
-                test: t.doc.body.test_name().into(),
+                test: t.doc.body.kind(),
                 step: t.step.clone(),
                 repetition: t.repetition,
                 row: stackmeter_results::row_label(&figs, h.row),

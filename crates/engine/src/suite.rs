@@ -5,11 +5,12 @@
 //! as events; nothing here prints.
 
 use crate::error::Error;
+use crate::execute::Event;
 use crate::plan::Plan;
-use crate::run::Event;
 use stackmeter_client::ClientError;
+use stackmeter_proto::auth::Key;
 use stackmeter_results::{Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target};
-use stackmeter_store::{NewRun, NewTest, RunInfo, Store, StoredTest};
+use stackmeter_store::{NewRun, NewTest, RunInfo, RunKey, StoredTest, Writer};
 use std::net::SocketAddr;
 
 /// A target of a suite.
@@ -58,6 +59,8 @@ pub struct SuiteConfig {
     /// Where the measuring thread (already pinned by the caller) and the
     /// local responders run.
     pub placement: Placement,
+    /// The shared secret the targets ask for, if any.
+    pub secret: Option<Key>,
 }
 
 impl SuiteConfig {
@@ -109,8 +112,9 @@ impl SuiteRun {
 }
 
 /// Runs the suite; with a store, every test is committed to `run` as it
-/// finishes and the run is marked complete or partial at the end.
-pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
+/// finishes (or spooled, once PostgreSQL cannot be reached) and the run is
+/// marked complete or partial at the end.
+pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
     let per_rep = cfg.plan.steps.len() * cfg.targets.len();
     let mut done: Vec<(usize, usize, Document)> = Vec::new();
     let mut failure = None;
@@ -132,11 +136,12 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                     embedded: false,
                     kind: step.spec.target_kind(),
                 };
-                let how = crate::run::How {
+                let how = crate::execute::How {
                     placement: cfg.placement.clone(),
                     knobs: t.info.knobs.clone(),
+                    secret: cfg.secret,
                 };
-                let m = crate::run::run(&step.spec, target, t.addr, how, &mut |_: Event| {});
+                let m = crate::execute::execute(&step.spec, target, t.addr, how, &mut |_: Event| {});
                 if matches!(m.error, Some(ClientError::Interrupted)) {
                     // Cut short by Ctrl-C: half a repetition would bias
                     // the comparison, so it is neither stored nor judged.
@@ -145,7 +150,7 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
                 }
                 if let Some((s, run)) = store.as_mut() {
                     let saved = s.add_test(
-                        *run,
+                        run,
                         &NewTest {
                             label: &t.info.label,
                             repetition: rep,
@@ -183,10 +188,10 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Store, i64)>, on: &mut dyn
             break;
         }
     }
-    let run_id = store.as_ref().map(|(_, id)| *id);
+    let run_id = store.as_ref().and_then(|(_, key)| key.id);
     if let Some((s, run)) = store {
         let status = if failure.is_some() { "partial" } else { "complete" };
-        if let Err(e) = s.finish_run(run, status, &crate::record::now()) {
+        if let Err(e) = s.finish_run(&run, status, &crate::record::now()) {
             on(SuiteEvent::Warning(format!("run not marked {status}: {e}")));
         }
     }
@@ -208,7 +213,7 @@ fn finished<'a>(cfg: &'a SuiteConfig, done: &'a [(usize, usize, Document)]) -> V
 }
 
 /// Starts a stored run for `cfg`.
-pub fn begin_run(store: &Store, cfg: &SuiteConfig, env: &stackmeter_results::Env) -> Result<i64, Error> {
+pub fn begin_run(store: &mut Writer, cfg: &SuiteConfig, env: &stackmeter_results::Env) -> Result<RunKey, Error> {
     let settings = serde_json::to_value(cfg.settings()).map_err(|e| Error::Local(e.to_string()))?;
     Ok(store.begin_run(&NewRun {
         kind: "suite",

@@ -4,6 +4,7 @@
 //! binary found on this machine.
 
 use crate::error::Error;
+use stackmeter_proto::auth::Key;
 use stackmeter_responder::{Log, ObjectSource, Responder};
 use stackmeter_results::{Target, TargetKind};
 use std::net::{SocketAddr, TcpStream};
@@ -23,16 +24,19 @@ pub struct Chosen {
 
 /// `target` resolved (a port it does not name is `kind`'s default), or
 /// with none a responder started in this process on 127.0.0.1 (pinned to
-/// `responder_cpu`, serving `objects`). A plain target must be named:
-/// there is no embedded echo, discard or iperf 2 server.
+/// `responder_cpu`, serving `objects`, asking for `secret` when there is
+/// one). A plain target must be named: there is no embedded echo, discard
+/// or iperf 2 server.
 pub fn choose(
     target: Option<&str>,
     responder_cpu: Option<usize>,
     objects: ObjectSource,
     kind: TargetKind,
+    secret: Option<Key>,
 ) -> Result<Chosen, Error> {
     let flag = crate::spec::plain::flag(kind);
     if let Some(t) = target {
+        check_port(t)?;
         if responder_cpu.is_some() {
             return Err(Error::Usage(
                 "--responder-affinity applies only to the embedded responder (give no TARGET)".into(),
@@ -78,7 +82,7 @@ pub fn choose(
         log: Log::Quiet,
         objects,
         // The client's secret, if any: the embedded responder asks for it.
-        secret: stackmeter_client::auth::secret(),
+        secret,
         ..Default::default()
     };
     let r = stackmeter_responder::start(cfg)
@@ -94,6 +98,23 @@ pub fn choose(
         addr,
         _responder: Some(r),
     })
+}
+
+/// A port written in TARGET must be one (1-65535): a typo there is a bad
+/// command line (exit 2), not an unreachable target.
+fn check_port(t: &str) -> Result<(), Error> {
+    let port = match t.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:").map(|(_, p)| p),
+        // One colon: HOST:PORT; more: a bare IPv6 address (no port).
+        None => match t.matches(':').count() {
+            1 => t.rsplit_once(':').map(|(_, p)| p),
+            _ => None,
+        },
+    };
+    match port.map(|p| (p, p.parse::<u16>())) {
+        None | Some((_, Ok(1..))) => Ok(()),
+        Some((p, _)) => Err(Error::Usage(format!("TARGET {t}: '{p}' is not a port (1-65535)"))),
+    }
 }
 
 /// Raises the open-files limit to the hard limit (one descriptor per
@@ -296,9 +317,9 @@ impl LocalResponders {
     }
 
     /// Starts one responder pinned to `responder_cpu`, for a suite that
-    /// compares client variants: the C responder (label `c`; seed 004's
-    /// target was a bare C echo loop), or this binary's `serve` (`rust`)
-    /// when there is no C responder.
+    /// compares client variants: the C responder (label `c`; the UDP echo
+    /// write-up's target was a bare C echo loop), or this binary's `serve`
+    /// (`rust`) when there is no C responder.
     pub fn start_one(&self, responder_cpu: Option<usize>) -> Result<Local, Error> {
         if let Some(cpu) = responder_cpu {
             stackmeter_sys::pin_current_thread(cpu)

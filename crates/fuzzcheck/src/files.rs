@@ -11,9 +11,14 @@ pub fn plan(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let [full, quick] = [false, true].map(|q| stackmeter_engine::plan::parse("fuzz.toml", text, q));
+    let [full, quick] = [false, true].map(|q| stackmeter_engine::plan::parse(text, q));
     if let Ok(p) = &full {
         assert!(!p.steps.is_empty(), "a plan without steps was accepted");
+    }
+    // Every error can be shown at its place, whatever the text.
+    if let Err(e) = &full {
+        let shown = e.show("fuzz.toml", text);
+        assert!(shown.starts_with("fuzz.toml"), "{shown}");
     }
     // engine::plan: "whether a plan is valid does not depend on --quick".
     assert_eq!(

@@ -4,8 +4,8 @@
 //! bytes than it was given.
 
 use stackmeter_proto::control::{ClientRecord, Report, ServerRecord, HEAD_LEN};
+use stackmeter_proto::header::{Prefix, SessionHeader};
 use stackmeter_proto::objects::{self as obj, Catalogue, Request, Response};
-use stackmeter_proto::session::{Prefix, SessionHeader};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::status::{self, Refusal, StatusPrefix, MAX_REASON_LEN, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use stackmeter_proto::stream::{UdpRx, STATE_WORDS};
@@ -25,7 +25,7 @@ pub fn session_header(data: &[u8]) {
             // Truncated means "read more"; every other error is a refusal.
             assert_eq!(
                 e.refusal().is_none(),
-                e == stackmeter_proto::session::HeaderError::Truncated
+                e == stackmeter_proto::header::HeaderError::Truncated
             );
         }
     }

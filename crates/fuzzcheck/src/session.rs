@@ -19,12 +19,12 @@
 //! no throughput test slot is left taken.
 
 use stackmeter_proto::control::{ClientRecord, SHORT_LEN};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::limits;
 use stackmeter_proto::machine::{
-    Catalogue, Config, Event, Failure, Figures, Lookup, Next, Reason, Registry, Service, Session, Source,
+    Catalogue, Config, Event, Failure, Lookup, Next, Reason, Registry, ReportInputs, Service, Session, Source,
 };
 use stackmeter_proto::objects::{self as obj, Entry, RESPONSE_LEN};
-use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::status::MAX_STATUS_LEN;
 use stackmeter_proto::udp;
@@ -239,7 +239,7 @@ impl<'r> Driven<'r> {
                     prev_tx: None,
                     hardware: false,
                 }),
-                Next::Report(_) => self.s.report(now, Figures::default()),
+                Next::Report(_) => self.s.report(now, ReportInputs::default()),
                 Next::Wait(_) => return Stop::Idle,
                 Next::Shutdown => self.s.shut_done(),
                 Next::Close => {
@@ -253,7 +253,7 @@ impl<'r> Driven<'r> {
 
     /// Sends what the stack takes of the record and the body, and checks
     /// the body against the session's service.
-    fn send(&mut self, body: Option<stackmeter_proto::machine::Body>) {
+    fn send(&mut self, body: Option<stackmeter_proto::machine::Outgoing>) {
         let record = self.s.record().len();
         assert!(record > 0 || body.is_some(), "an empty send");
         assert!(record <= MAX_RECORD, "a record of {record} bytes");
@@ -266,10 +266,10 @@ impl<'r> Driven<'r> {
             assert!(b.len > 0, "a body of nothing");
             match (self.service, b.source) {
                 (Some(Service::Rr { resp, .. } | Service::Crr { resp, .. }), Source::Payload) => {
-                    assert!(b.len <= resp as u64, "a response body of {} for size {resp}", b.len)
+                    assert!(b.len <= resp as u64, "a response body of {} for size {resp}", b.len);
                 }
                 (Some(Service::Source { write, .. }), Source::Payload) => {
-                    assert!(b.len <= write as u64, "a source write of {} for size {write}", b.len)
+                    assert!(b.len <= write as u64, "a source write of {} for size {write}", b.len);
                 }
                 (Some(Service::Objects), s @ (Source::List | Source::Object(_))) => {
                     let end = b.offset.checked_add(b.len).expect("body end overflows");
@@ -292,7 +292,7 @@ impl<'r> Driven<'r> {
     /// Output never exceeds what the input asked for.
     fn check(&self) {
         match self.service {
-            Some(Service::Rr { req, resp, .. }) | Some(Service::Crr { req, resp }) => {
+            Some(Service::Rr { req, resp, .. } | Service::Crr { req, resp }) => {
                 // A response goes only after its whole request; crr has one.
                 let mut asked = self.data_in / req as u64;
                 if matches!(self.service, Some(Service::Crr { .. })) {
@@ -430,5 +430,8 @@ pub fn session(data: &[u8]) {
     c.s.finish(None);
     // Every test slot is free again.
     let slots: Vec<_> = (0..limits::MAX_TESTS).map(|_| reg.open(now)).collect();
-    assert!(slots.iter().all(|s| s.is_ok()), "a throughput test slot leaked");
+    assert!(
+        slots.iter().all(std::result::Result::is_ok),
+        "a throughput test slot leaked"
+    );
 }

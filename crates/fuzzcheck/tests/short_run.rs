@@ -1,8 +1,9 @@
-//! The stable short run of every fuzz target (issue 15): each file of
-//! `fuzz/corpus/<target>/` (seeds and every crash found so far, kept as
-//! regressions), then seeded mutations of them, through the same bodies
-//! the cargo-fuzz campaigns run. No nightly, no libFuzzer: a failing input
-//! is written to `target/fuzzcheck-failures/` and named in the panic.
+//! The stable short run of every fuzz target (docs/reliability.md): each file
+//! of `fuzz/corpus/<target>/` (starting inputs and every crash found so far,
+//! kept as regressions), then seeded mutations of them, through the same
+//! bodies the cargo-fuzz campaigns run. No nightly, no libFuzzer: a failing
+//! input is written to `target/tmp/fuzzcheck-failures/` and named in the
+//! panic.
 
 use stackmeter_fuzzcheck::{mutate, Rng, TARGETS};
 use std::path::{Path, PathBuf};
@@ -53,7 +54,7 @@ fn run(target: &str, body: fn(&[u8]), input: &[u8], what: &str) {
 #[test]
 fn every_target_has_a_corpus_and_a_campaign_harness() {
     for (name, _) in TARGETS {
-        assert!(corpus(name).len() >= 3, "fuzz/corpus/{name} holds fewer than 3 seeds");
+        assert!(corpus(name).len() >= 3, "fuzz/corpus/{name} holds fewer than 3 inputs");
         let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fuzz/fuzz_targets/{name}.rs"));
         let text = std::fs::read_to_string(&harness).unwrap_or_else(|e| panic!("{}: {e}", harness.display()));
         assert!(

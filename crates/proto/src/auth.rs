@@ -1,6 +1,7 @@
 //! Authentication with a shared secret (docs/protocol.md section 10): the
-//! TCP challenge and proof, the MAC trailer of UDP datagrams and the replay
-//! window, as pure code.
+//! key, the TCP challenge and proof, and the MAC that seals a UDP datagram,
+//! as pure code. Where the MAC goes in a datagram, its flag bit and the
+//! replay window are the datagram's business (`crate::udp`).
 //!
 //! ```text
 //! challenge (responder to client, 24 bytes, after a header with FLAG_AUTH)
@@ -36,12 +37,8 @@ pub const PROOF_LEN: usize = 32;
 pub const MAC_LEN: usize = 16;
 /// Header bytes the proof covers (the flags word included).
 pub const PROOF_HEADER_LEN: usize = 24;
-/// Flag bit of a UDP datagram (byte 7): a MAC trailer follows the datagram.
-pub const FLAG_MAC: u8 = 4;
 /// Longest secret a responder or client takes (bytes of the file).
 pub const MAX_SECRET_LEN: usize = 4096;
-/// Sequence numbers the replay window of one client address remembers.
-pub const REPLAY_WINDOW: u64 = 64;
 
 /// HMAC's block size: the longest key kept as it is.
 const BLOCK: usize = 64;
@@ -140,28 +137,18 @@ impl Key {
         eq(&self.proof(challenge, header), proof)
     }
 
-    /// Seals datagram `d`: its last [`MAC_LEN`] bytes become the trailer
-    /// over the bytes before them, after flags bit 2 ([`FLAG_MAC`]) is set.
-    /// `d` must hold at least the 40-byte header and the trailer.
-    pub fn seal(&self, d: &mut [u8]) {
-        if d.len() < crate::udp::HEADER_LEN + MAC_LEN {
-            return;
-        }
-        d[7] |= FLAG_MAC;
-        let body = d.len() - MAC_LEN;
-        let m = self.mac(&[&d[..body]]);
-        d[body..].copy_from_slice(&m[..MAC_LEN]);
+    /// The MAC trailer of `body`: the first [`MAC_LEN`] bytes of its HMAC.
+    pub fn trailer(&self, body: &[u8]) -> [u8; MAC_LEN] {
+        let m = self.mac(&[body]);
+        let mut t = [0u8; MAC_LEN];
+        t.copy_from_slice(&m[..MAC_LEN]);
+        t
     }
 
-    /// The length of the datagram in `d` without its trailer, if `d` has
-    /// flags bit 2 and a valid trailer; `None` for anything else (drop it).
-    pub fn open(&self, d: &[u8]) -> Option<usize> {
-        if d.len() < crate::udp::HEADER_LEN + MAC_LEN || d[0..4] != crate::udp::MAGIC || d[7] & FLAG_MAC == 0 {
-            return None;
-        }
-        let body = d.len() - MAC_LEN;
-        let m = self.mac(&[&d[..body]]);
-        eq(&m[..MAC_LEN], &d[body..]).then_some(body)
+    /// Whether `trailer` is [`Key::trailer`] of `body`, compared without
+    /// an early exit.
+    pub fn check_trailer(&self, body: &[u8], trailer: &[u8]) -> bool {
+        eq(&self.trailer(body), trailer)
     }
 }
 
@@ -194,53 +181,6 @@ pub fn is_challenge(b: &[u8]) -> bool {
     b.len() >= 4 && b[0..4] == CHALLENGE_MAGIC
 }
 
-/// The replay window of one client address: the highest sequence number
-/// seen and which of the [`REPLAY_WINDOW`] below it came.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReplayWindow {
-    highest: u64,
-    /// Bit i: sequence `highest - i` came.
-    seen: u64,
-    any: bool,
-}
-
-impl ReplayWindow {
-    /// A window that has seen nothing.
-    pub const fn new() -> ReplayWindow {
-        ReplayWindow {
-            highest: 0,
-            seen: 0,
-            any: false,
-        }
-    }
-
-    /// Marks `seq` as seen; false (drop the datagram) if it was seen
-    /// before or is more than 63 below the highest.
-    pub fn accept(&mut self, seq: u64) -> bool {
-        if !self.any {
-            *self = ReplayWindow {
-                highest: seq,
-                seen: 1,
-                any: true,
-            };
-            return true;
-        }
-        if seq > self.highest {
-            let shift = seq - self.highest;
-            self.seen = if shift >= REPLAY_WINDOW { 0 } else { self.seen << shift };
-            self.seen |= 1;
-            self.highest = seq;
-            return true;
-        }
-        let back = self.highest - seq;
-        if back >= REPLAY_WINDOW || self.seen & (1 << back) != 0 {
-            return false;
-        }
-        self.seen |= 1 << back;
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,35 +202,5 @@ mod tests {
         assert_eq!(m[..4], [0x60, 0xe4, 0x31, 0x59]);
         assert_eq!(Key::new(b""), Err(SecretError::Empty));
         assert!(Key::new(&[1u8; MAX_SECRET_LEN + 1]).is_err());
-    }
-
-    #[test]
-    fn seal_open_and_tamper() {
-        let k = Key::new(b"secret").unwrap();
-        let mut d = [0u8; 72];
-        d[..4].copy_from_slice(b"SMTU");
-        k.seal(&mut d);
-        assert_eq!(k.open(&d), Some(56));
-        d[50] ^= 1;
-        assert_eq!(k.open(&d), None);
-        d[50] ^= 1;
-        assert_eq!(Key::new(b"other").unwrap().open(&d), None);
-        d[7] &= !FLAG_MAC;
-        assert_eq!(k.open(&d), None);
-    }
-
-    #[test]
-    fn replay_window() {
-        let mut w = ReplayWindow::new();
-        assert!(w.accept(100));
-        assert!(!w.accept(100));
-        assert!(w.accept(99));
-        assert!(!w.accept(99));
-        assert!(w.accept(170));
-        assert!(!w.accept(106), "more than 63 below the highest");
-        assert!(w.accept(107));
-        assert!(!w.accept(107));
-        assert!(w.accept(1000));
-        assert!(w.accept(999));
     }
 }

@@ -3,11 +3,11 @@
 //! A throughput test (`stream`, `udp-max`) is one control session (mode 3)
 //! plus any number of data sessions: TCP sinks and sources (modes 4 and 5)
 //! and UDP stream datagrams (kind 4), all naming the test id the responder
-//! gave in its [`Welcome`]. The data sessions carry pure payload; counting
-//! happens in the responder, and the client asks for the counts over the
-//! control session whenever its own interval ends ([`ClientRecord::Snapshot`]),
-//! so the responder needs no timer at all and both sides' counts are taken
-//! within one one-way delay of each other.
+//! gave in its Welcome ([`ServerRecord::Welcome`]). The data sessions carry
+//! pure payload; counting happens in the responder, and the client asks for
+//! the counts over the control session whenever its own interval ends
+//! ([`ClientRecord::Snapshot`]), so the responder needs no timer at all and
+//! both sides' counts are taken within one one-way delay of each other.
 //!
 //! Every record starts with a 4-byte head:
 //! ```text

@@ -3,15 +3,19 @@
 //! This crate turns bytes into typed values and back. It does no I/O, reads
 //! no clock and allocates nothing, so the same rules can run in the Rust
 //! responder, the host client, an embedded Rust target, and (transcribed) the
-//! C99 responder. The normative description is `docs/protocol.md`; the byte
-//! fixtures shared with other implementations are in `protocol/vectors.json`.
+//! C99 responder. It is `no_std`: besides `core` it uses only RustCrypto's
+//! `hmac` and `sha2`, without their default features (no std, no alloc),
+//! for the shared secret. The normative description is `docs/protocol.md`;
+//! the byte fixtures shared with other implementations are in
+//! `protocol/vectors.json`.
 //!
 //! Layers, as on the wire:
-//! - [`session`]: the header a client sends at the start of every TCP
+//! - [`header`]: the header a client sends at the start of every TCP
 //!   connection, fixing the mode and the message sizes;
 //! - [`status`]: the responder's answer to that header (accepted, or refused
 //!   with a code and a reason);
-//! - [`udp`]: the header every UDP datagram carries, and the pure echo rule;
+//! - [`udp`]: the header every UDP datagram carries, the pure echo rule,
+//!   and a datagram's MAC trailer: sealing, opening, the replay window;
 //! - [`pattern`]: the deterministic payload bytes a client can verify;
 //! - [`stamps`]: the stamp block a responder writes into replies that ask
 //!   for it (its receive and send times, kernel and application);
@@ -21,24 +25,28 @@
 //! - [`stream`]: receive-side loss, duplicate, reordering and jitter
 //!   counters of a UDP stream;
 //! - [`limits`]: the limits every responder enforces (one table);
-//! - [`auth`]: the shared secret: TCP challenge and proof, the UDP MAC
-//!   trailer and replay window (HMAC-SHA256);
+//! - [`auth`]: the shared secret as a key and its crypto (HMAC-SHA256):
+//!   the TCP challenge and proof, the MAC a UDP trailer carries;
 //! - [`admit`]: who may connect: client networks (CIDR), connections per
 //!   second per address, the limits a Welcome advertises;
 //! - [`machine`]: a responder's protocol logic as a pure state machine (one
 //!   [`machine::Session`] per TCP connection, one [`machine::Registry`] of
-//!   throughput tests), driven by the responder's own I/O and clock.
+//!   throughput tests), driven by the responder's own I/O and clock. Its
+//!   registry counts in 64-bit atomics, so it exists only on targets that
+//!   have them; the wire formats above build everywhere, a Cortex-M3
+//!   (`thumbv7m-none-eabi`, checked by scripts/test) included.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 pub mod admit;
 pub mod auth;
 pub mod control;
+pub mod header;
 pub mod limits;
+#[cfg(target_has_atomic = "64")]
 pub mod machine;
 pub mod objects;
 pub mod pattern;
-pub mod session;
 pub mod stamps;
 pub mod status;
 pub mod stream;
@@ -48,7 +56,7 @@ pub mod udp;
 pub const VERSION: u8 = 1;
 
 /// The four bytes every TCP session header and every status record start
-/// with ("SMTR"); [`session::MAGIC`] names it for the header.
+/// with ("SMTR"); [`header::MAGIC`] names it for the header.
 pub const TCP_MAGIC: [u8; 4] = *b"SMTR";
 
 /// The port a responder listens on (TCP and UDP) when none is given.

@@ -5,9 +5,13 @@
 //! (`tests/vectors.rs`) and the C engine's tests check their constants
 //! against it, so the Rust host responder and the C99 responder cannot
 //! drift apart. A responder may be configured lower (an embedded build with
-//! less RAM); these are the defaults a stock build ships with.
+//! less RAM); these are the defaults a stock build ships with, except the
+//! session count, which is what every responder holds at least (`serve`
+//! holds as many as its open-files limit allows).
 
-/// Concurrent TCP sessions; one more is refused with `Busy`.
+/// Concurrent TCP sessions every responder holds at least (the C
+/// responder's default; `serve` defaults to its open-files limit); one more
+/// than a responder's limit is refused with `Busy`.
 pub const MAX_SESSIONS: usize = 1024;
 /// Largest request, response or source write size; larger is `TooLarge`.
 pub const MAX_MSG: u32 = 64 << 20;

@@ -1,5 +1,6 @@
 //! Object mode (session mode 16): a catalogue of named objects a client can
-//! list and fetch over one TCP session, as seed 003's file server did.
+//! list and fetch over one TCP session, as the proxy-load scenario's file
+//! server did (docs/scenarios.md).
 //!
 //! After the 16-byte session header (mode 16, bytes 8..16 reserved) and the
 //! "accepted" status record, the client sends requests and the responder
@@ -33,7 +34,7 @@
 //! instead, computed by the responder when it builds its catalogue.
 
 use crate::be16;
-use crate::session::{HeaderError, Prefix};
+use crate::header::{HeaderError, Prefix};
 
 /// The session mode number of object sessions.
 pub const MODE: u8 = 16;
@@ -201,11 +202,18 @@ pub fn parse_header(b: &[u8]) -> Result<(), HeaderError> {
 /// The 16 header bytes of an object session.
 pub fn emit_header() -> [u8; HEADER_LEN] {
     let mut b = [0u8; HEADER_LEN];
-    b[0..4].copy_from_slice(&crate::session::MAGIC);
+    b[0..4].copy_from_slice(&crate::header::MAGIC);
     b[4] = crate::VERSION;
     b[5] = MODE;
     b[6..8].copy_from_slice(&(HEADER_LEN as u16).to_be_bytes());
     b
+}
+
+/// The header of an object session with header flags `flags`
+/// ([`crate::header::FLAG_AUTH`]): the 16 bytes of [`emit_header`]
+/// without a flag, the 24-byte form that carries the flags word with one.
+pub fn emit_header_with(flags: u32) -> crate::header::HeaderBytes {
+    crate::header::emit(MODE, 0, 0, flags)
 }
 
 /// One catalogue entry, borrowing its name from the catalogue bytes.
@@ -526,6 +534,16 @@ mod tests {
             Catalogue::parse(&[0, 0, 0x10, 1]).unwrap_err(),
             CatalogueError::TooMany(4097)
         );
+    }
+
+    #[test]
+    fn a_header_with_flags_is_the_long_form_of_the_plain_one() {
+        assert_eq!(*emit_header_with(0), emit_header());
+        let h = emit_header_with(crate::header::FLAG_AUTH);
+        assert_eq!(h.len(), crate::header::EXT_HEADER_LEN);
+        assert_eq!(parse_header(&h), Ok(()));
+        assert_eq!(h[..6], emit_header()[..6]);
+        assert_eq!(crate::be32(&h, 16), crate::header::FLAG_AUTH);
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //!
 //! In UDP the block sits at offset 40 (right after the datagram header) of
 //! a reply whose request set [`crate::udp::FLAG_STAMPS`]; in a TCP rr
-//! session that asked for it ([`crate::session::FLAG_STAMPS`]) every
+//! session that asked for it ([`crate::header::FLAG_STAMPS`]) every
 //! response starts with it.
 
 use crate::be64;

@@ -3,10 +3,11 @@
 //!
 //! The responder keeps one [`UdpRx`] per stream of a test and feeds it every
 //! stream data datagram with its arrival time. Pure: the caller reads the
-//! clock. Loss is counted from what arrived, never from what a sender says
-//! it sent (`../shared/METHODS.md`): `expected` is the highest sequence
-//! number seen plus one, so datagrams lost after the last one that arrived
-//! are not visible here; the client adds them from its own sent count.
+//! clock. Loss is counted from what arrived, never from what a sender says it
+//! sent (docs/methods.md, "UDP rates and loss"): `expected` is the highest
+//! sequence number seen plus one, so datagrams lost after the last one that
+//! arrived are not visible here; the client adds them from its own sent
+//! count.
 //!
 //! Duplicates are detected within a window of [`WINDOW`] sequence numbers
 //! below the highest seen; an older datagram is counted as received and

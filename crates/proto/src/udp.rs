@@ -10,7 +10,9 @@
 //!      7    1 flags: bit 0 = server timestamps valid (replies);
 //!                     bit 1 = stamps requested (requests) / stamp block
 //!                     at offset 40 (replies), see crate::stamps;
-//!                     bit 2 = a 16-byte MAC trailer follows, see crate::auth
+//!                     bit 2 = a 16-byte MAC trailer follows ([`seal`]);
+//!                     bit 3 = count block (requests: count me; replies:
+//!                     valid), see [`ask_count`]
 //!      8    8 sequence number, chosen by the client
 //!     16    8 client timestamp (ns; opaque to the responder, echoed)
 //!     24    8 server receive timestamp (ns, responder's clock; 0 if none)
@@ -23,14 +25,18 @@
 //! short to hold the header, or with another magic, are dropped silently.
 //! The [`answer`] function is the whole rule, shared by every responder.
 
+use crate::auth::{Key, MAC_LEN};
 use crate::{be64, status::Refusal};
 
 /// The four bytes every stackmeter datagram starts with.
 pub const MAGIC: [u8; 4] = *b"SMTU";
 /// Header length; also the smallest valid datagram.
 pub const HEADER_LEN: usize = 40;
-/// Flag bit: a MAC trailer follows the datagram ([`crate::auth::FLAG_MAC`]).
-pub const FLAG_MAC: u8 = crate::auth::FLAG_MAC;
+/// Flag bit: a MAC trailer of [`MAC_LEN`] bytes follows the datagram
+/// ([`seal`], [`open`]).
+pub const FLAG_MAC: u8 = 4;
+/// Sequence numbers the replay window of one client address remembers.
+pub const REPLAY_WINDOW: u64 = 64;
 /// Flag bit: the server timestamps in this reply are valid.
 pub const FLAG_SERVER_TS: u8 = 1;
 /// Flag bit: in a request, "write your stamp block into the reply"; in a
@@ -39,6 +45,14 @@ pub const FLAG_SERVER_TS: u8 = 1;
 pub const FLAG_STAMPS: u8 = 2;
 /// The shortest datagram with room for a stamp block.
 pub const STAMPED_MIN: usize = HEADER_LEN + crate::stamps::BLOCK_LEN;
+/// Flag bit: in a request, "count what you receive from me" (a count
+/// block follows, [`ask_count`]); in a reply, the count block is valid
+/// ([`reply_count`]). docs/protocol.md 4.4.
+pub const FLAG_COUNT: u8 = 8;
+/// The four bytes a count block starts with ("SMTC").
+pub const COUNT_MAGIC: [u8; 4] = *b"SMTC";
+/// Length of a count block.
+pub const COUNT_LEN: usize = 16;
 
 /// What a datagram is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,19 +227,13 @@ pub fn answer_stamped(d: &mut [u8], rx_ns: u64) -> Answer {
 
 /// The echo rule of a responder with a secret (docs/protocol.md 10.2):
 /// `d` is the whole datagram, trailer included, whose trailer
-/// [`crate::auth::Key::open`] found valid, `body` its length without the
+/// [`open`] found valid, `body` its length without the
 /// trailer, and `window` the replay window of its source address. Another
 /// version, a kind other than 1, or a replayed sequence number is dropped;
 /// anything else is answered as [`answer`] (or [`answer_stamped`]) answers
-/// the body, and the driver seals the reply (`Key::seal` on `d[..len +
+/// the body, and the driver seals the reply ([`seal`] on `d[..len +
 /// MAC_LEN]`, the request's length) right before the send.
-pub fn answer_sealed(
-    d: &mut [u8],
-    body: usize,
-    rx_ns: u64,
-    stamps: bool,
-    window: &mut crate::auth::ReplayWindow,
-) -> Answer {
+pub fn answer_sealed(d: &mut [u8], body: usize, rx_ns: u64, stamps: bool, window: &mut ReplayWindow) -> Answer {
     let h = match Header::parse(&d[..body.min(d.len())]) {
         Ok(h) => h,
         Err(_) => return Answer::Drop(DropReason::Unauthenticated),
@@ -264,6 +272,87 @@ pub fn reply_block(d: &[u8]) -> Option<crate::stamps::Block> {
     crate::stamps::Block::parse(&d[HEADER_LEN..STAMPED_MIN])
 }
 
+/// Where a request's count block is, and its count id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountAsk {
+    /// Offset of the block: after the header, or after the stamp block
+    /// when the request asks for stamps too.
+    pub offset: usize,
+    /// The client's count id.
+    pub id: u32,
+}
+
+/// Where the count block of a datagram with flags `flags` goes.
+fn count_offset(flags: u8) -> usize {
+    match flags & FLAG_STAMPS != 0 {
+        true => STAMPED_MIN,
+        false => HEADER_LEN,
+    }
+}
+
+/// The count block echo request `d` asks with: flags bit 3, room for the
+/// block at its place, and its magic; `None` for anything else (the
+/// request is answered as if it asked for nothing).
+pub fn count_ask(d: &[u8]) -> Option<CountAsk> {
+    if d.len() < HEADER_LEN || d[0..4] != MAGIC || d[5] != Kind::EchoRequest as u8 || d[7] & FLAG_COUNT == 0 {
+        return None;
+    }
+    let offset = count_offset(d[7]);
+    let b = d.get(offset..offset + COUNT_LEN)?;
+    if b[0..4] != COUNT_MAGIC {
+        return None;
+    }
+    Some(CountAsk {
+        offset,
+        id: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+    })
+}
+
+/// Writes `received` into the count block of reply `d` (made from the
+/// request `ask` came from, by the echo rule) and sets flags bit 3. Does
+/// nothing to a datagram that is not an echo reply or too short.
+pub fn put_count(d: &mut [u8], ask: CountAsk, received: u64) {
+    if d.len() < ask.offset + COUNT_LEN || d[5] != Kind::EchoReply as u8 {
+        return;
+    }
+    d[7] |= FLAG_COUNT;
+    d[ask.offset + 8..ask.offset + COUNT_LEN].copy_from_slice(&received.to_be_bytes());
+}
+
+/// Makes request `d` (its header already written) ask to be counted under
+/// `id`: sets flags bit 3 and writes the block at its place. False, and
+/// nothing changed, when `d` is too short to hold it.
+pub fn ask_count(d: &mut [u8], id: u32) -> bool {
+    if d.len() < HEADER_LEN {
+        return false;
+    }
+    let offset = count_offset(d[7]);
+    let Some(b) = d.get_mut(offset..offset + COUNT_LEN) else {
+        return false;
+    };
+    b[0..4].copy_from_slice(&COUNT_MAGIC);
+    b[4..8].copy_from_slice(&id.to_be_bytes());
+    b[8..16].fill(0);
+    d[7] |= FLAG_COUNT;
+    true
+}
+
+/// The count a reply carries, as (count id, received), when the responder
+/// counted (flags bit 3 and the block's magic). `stamps_asked` says whether
+/// the request asked for a stamp block (the count block then follows it).
+pub fn reply_count(d: &[u8], stamps_asked: bool) -> Option<(u32, u64)> {
+    if d.len() < HEADER_LEN || d[7] & FLAG_COUNT == 0 {
+        return None;
+    }
+    let offset = if stamps_asked { STAMPED_MIN } else { HEADER_LEN };
+    let b = d.get(offset..offset + COUNT_LEN)?;
+    if b[0..4] != COUNT_MAGIC {
+        return None;
+    }
+    let id = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    Some((id, be64(b, 8)))
+}
+
 fn rule(d: &mut [u8], rx_ns: u64, stamps: bool) -> Answer {
     let h = match Header::parse(d) {
         Ok(h) => h,
@@ -297,6 +386,89 @@ fn rule(d: &mut [u8], rx_ns: u64, stamps: bool) -> Answer {
 pub fn stamp_tx(d: &mut [u8], tx_ns: u64) {
     if d.len() >= HEADER_LEN && d[5] == Kind::EchoReply as u8 {
         d[32..40].copy_from_slice(&tx_ns.to_be_bytes());
+    }
+}
+
+/// Seals datagram `d` with `key`: its last [`MAC_LEN`] bytes become the
+/// trailer over the bytes before them, after [`FLAG_MAC`] is set. `d` must
+/// hold at least the header and the trailer; a shorter one is left alone.
+pub fn seal(key: &Key, d: &mut [u8]) {
+    if d.len() < HEADER_LEN + MAC_LEN {
+        return;
+    }
+    d[7] |= FLAG_MAC;
+    let body = d.len() - MAC_LEN;
+    let t = key.trailer(&d[..body]);
+    d[body..].copy_from_slice(&t);
+}
+
+/// The length of datagram `d` without its trailer, if it is a stackmeter
+/// datagram with [`FLAG_MAC`] and a trailer `key` made; `None` for
+/// anything else (drop it).
+pub fn open(key: &Key, d: &[u8]) -> Option<usize> {
+    if d.len() < HEADER_LEN + MAC_LEN || !is_sealed(d) {
+        return None;
+    }
+    let body = d.len() - MAC_LEN;
+    key.check_trailer(&d[..body], &d[body..]).then_some(body)
+}
+
+/// Whether `d` is a stackmeter datagram that says it carries a trailer
+/// ([`FLAG_MAC`]), valid or not.
+pub fn is_sealed(d: &[u8]) -> bool {
+    d.len() >= 8 && d[0..4] == MAGIC && d[7] & FLAG_MAC != 0
+}
+
+/// Whether `d` is a stackmeter datagram without [`FLAG_MAC`]: what an
+/// unauthenticated responder answers to a client that has a secret.
+pub fn is_unsealed(d: &[u8]) -> bool {
+    d.len() >= 8 && d[0..4] == MAGIC && d[7] & FLAG_MAC == 0
+}
+
+/// The replay window of one client address: the highest sequence number
+/// seen and which of the [`REPLAY_WINDOW`] below it came.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayWindow {
+    highest: u64,
+    /// Bit i: sequence `highest - i` came.
+    seen: u64,
+    any: bool,
+}
+
+impl ReplayWindow {
+    /// A window that has seen nothing.
+    pub const fn new() -> ReplayWindow {
+        ReplayWindow {
+            highest: 0,
+            seen: 0,
+            any: false,
+        }
+    }
+
+    /// Marks `seq` as seen; false (drop the datagram) if it was seen
+    /// before or is more than 63 below the highest.
+    pub fn accept(&mut self, seq: u64) -> bool {
+        if !self.any {
+            *self = ReplayWindow {
+                highest: seq,
+                seen: 1,
+                any: true,
+            };
+            return true;
+        }
+        if seq > self.highest {
+            let shift = seq - self.highest;
+            self.seen = if shift >= REPLAY_WINDOW { 0 } else { self.seen << shift };
+            self.seen |= 1;
+            self.highest = seq;
+            return true;
+        }
+        let back = self.highest - seq;
+        if back >= REPLAY_WINDOW || self.seen & (1 << back) != 0 {
+            return false;
+        }
+        self.seen |= 1 << back;
+        true
     }
 }
 
@@ -375,5 +547,64 @@ mod tests {
         assert_eq!(answer(&mut d[..39], 1), Answer::Drop(DropReason::TooShort));
         d[0] = 0;
         assert_eq!(answer(&mut d, 1), Answer::Drop(DropReason::BadMagic));
+    }
+
+    #[test]
+    fn seal_open_and_tamper() {
+        let k = Key::new(b"secret").unwrap();
+        let mut d = [0u8; 72];
+        d[..4].copy_from_slice(b"SMTU");
+        seal(&k, &mut d);
+        assert_eq!(open(&k, &d), Some(56));
+        d[50] ^= 1;
+        assert_eq!(open(&k, &d), None);
+        d[50] ^= 1;
+        assert_eq!(open(&Key::new(b"other").unwrap(), &d), None);
+        d[7] &= !FLAG_MAC;
+        assert_eq!(open(&k, &d), None);
+    }
+
+    #[test]
+    fn replay_window() {
+        let mut w = ReplayWindow::new();
+        assert!(w.accept(100));
+        assert!(!w.accept(100));
+        assert!(w.accept(99));
+        assert!(!w.accept(99));
+        assert!(w.accept(170));
+        assert!(!w.accept(106), "more than 63 below the highest");
+        assert!(w.accept(107));
+        assert!(!w.accept(107));
+        assert!(w.accept(1000));
+        assert!(w.accept(999));
+    }
+
+    #[test]
+    fn a_counted_request_gets_its_count_and_nothing_else_changes() {
+        let mut d = request(64, 5);
+        assert!(ask_count(&mut d, 0xabcd));
+        let ask = count_ask(&d).unwrap();
+        assert_eq!(ask, CountAsk { offset: 40, id: 0xabcd });
+        let payload = d[56..64].to_vec();
+        assert_eq!(answer(&mut d, 1000), Answer::Reply(64));
+        put_count(&mut d, ask, 3);
+        assert_eq!(d[7], FLAG_SERVER_TS | FLAG_COUNT);
+        assert_eq!(reply_count(&d, false), Some((0xabcd, 3)));
+        assert_eq!(d[56..64], payload[..], "the rest of the payload is echoed");
+        // Too short to hold it: asks for nothing.
+        let mut short = request(50, 1);
+        assert!(!ask_count(&mut short[..50], 1));
+        assert_eq!(count_ask(&short[..50]), None);
+        // With stamps asked, the block follows the stamp block.
+        let mut d = [0u8; 120];
+        Header::request(1, 0).emit(&mut d).unwrap();
+        d[7] |= FLAG_STAMPS;
+        assert!(ask_count(&mut d, 9));
+        assert_eq!(count_ask(&d).unwrap().offset, STAMPED_MIN);
+        // An uncounted reply (an older responder) says nothing.
+        let mut e = request(64, 2);
+        assert!(ask_count(&mut e, 4));
+        assert_eq!(answer(&mut e, 1), Answer::Reply(64));
+        assert_eq!(reply_count(&e, false), None);
     }
 }

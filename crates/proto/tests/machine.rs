@@ -7,12 +7,12 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use stackmeter_proto::control::{self, ClientRecord, ServerRecord};
+use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::machine::{
-    Catalogue, Config, Cpu, Deadline, Event, Failure, Figures, Lookup, Next, Reason, Registry, ReportDue, Service,
-    Session, Source, ANY,
+    Catalogue, Config, CpuTime, Deadline, Event, Failure, Lookup, Next, Reason, Registry, ReportDue, ReportInputs,
+    Service, Session, Source, ANY,
 };
 use stackmeter_proto::objects::{self as obj, Entry, Response};
-use stackmeter_proto::session::{Mode, SessionHeader};
 use stackmeter_proto::stamps::Block;
 use stackmeter_proto::status::{Refusal, StatusPrefix};
 use stackmeter_proto::udp;
@@ -333,7 +333,7 @@ fn header_vectors_accept_or_refuse_with_their_code_in_any_chunking() {
 fn the_version_is_judged_before_the_rest_is_read() {
     let reg = Registry::new();
     let mut p = Peer::new(&reg, cfg());
-    let mut h = header(Mode::Rr, 1, 1).to_vec();
+    let mut h = header(Mode::Rr, 1, 1).clone();
     h[4] = 2;
     h.extend_from_slice(b"more bytes a later version might mean");
     p.send(&h);
@@ -375,7 +375,7 @@ fn stamped_rr_starts_each_response_with_a_block_carrying_the_previous_send_stamp
         mode: Mode::Rr,
         req_size: 2,
         resp_size: 100,
-        flags: stackmeter_proto::session::FLAG_STAMPS,
+        flags: stackmeter_proto::header::FLAG_STAMPS,
     };
     p.send(&h.emit());
     assert_eq!(p.run(), Stop::NeedInput(2));
@@ -604,7 +604,7 @@ fn a_throughput_test_counts_sinks_sources_and_udp_and_drains_before_its_final_re
             is_final: false
         })
     );
-    c.s.report(c.now, Figures::default());
+    c.s.report(c.now, ReportInputs::default());
     assert_eq!(c.run(), Stop::NeedInput(8));
     let r = report_of(&c.take());
     assert_eq!((r.id, r.flags, r.sessions, r.elapsed_ns), (1, 0, 2, 50 * MS));
@@ -622,7 +622,7 @@ fn a_throughput_test_counts_sinks_sources_and_udp_and_drains_before_its_final_re
     assert_eq!(c.run(), Stop::Wait(2_060 * MS));
     assert_eq!(src.run(), Stop::Closed);
     assert!(src.shut, "the source half-closes");
-    src.s.finish(Some(Cpu { user_ns: 1, sys_ns: 2 }));
+    src.s.finish(Some(CpuTime { user_ns: 1, sys_ns: 2 }));
     c.s.tick(61 * MS);
     assert!(matches!(c.run(), Stop::Wait(_)), "the sink is still open");
     sink.s.eof();
@@ -636,13 +636,13 @@ fn a_throughput_test_counts_sinks_sources_and_udp_and_drains_before_its_final_re
             is_final: true
         })
     );
-    let cpu = Cpu {
+    let cpu = CpuTime {
         user_ns: 10,
         sys_ns: 20,
     };
     c.s.report(
         62 * MS,
-        Figures {
+        ReportInputs {
             tcp: None,
             cpu: Some(cpu),
         },
@@ -676,7 +676,7 @@ fn the_final_report_goes_at_the_drain_deadline_when_sessions_stay_open() {
     assert!(matches!(c.run(), Stop::Wait(_)));
     c.s.tick(deadline);
     assert!(matches!(c.run(), Stop::Report(ReportDue { is_final: true, .. })));
-    c.s.report(deadline, Figures::default());
+    c.s.report(deadline, ReportInputs::default());
     c.run();
     let r = report_of(&c.take());
     assert_eq!(r.flags & control::FLAG_DRAIN_TIMEOUT, control::FLAG_DRAIN_TIMEOUT);
@@ -692,7 +692,7 @@ fn control_records_skip_unknown_types_of_any_length_and_bad_lengths_abort() {
     c.chunk = 7;
     c.send(&unknown).send(&ClientRecord::Snapshot(3).emit());
     assert!(matches!(c.run(), Stop::Report(_)));
-    c.s.report(0, Figures::default());
+    c.s.report(0, ReportInputs::default());
     c.run();
     assert_eq!(report_of(&c.take()).id, 3);
     c.send(&[0, 1, 0, 4]);
@@ -849,7 +849,7 @@ fn act() -> impl Strategy<Value = Act> {
             h[5] = if m == 0 { 16 } else { m };
             h[8..12].copy_from_slice(&(a % 4).to_be_bytes());
             h[12..16].copy_from_slice(&b.to_be_bytes());
-            Act::Bytes(h.to_vec())
+            Act::Bytes(h.clone())
         }),
         1 => Just(Act::Eof),
         1 => Just(Act::Timeout),
@@ -891,12 +891,12 @@ proptest! {
             // A stalled peer takes no output: records stay queued.
             let budget = if stalled { p.got.len() } else { p.got.len() + 100_000 };
             match p.pump(budget) {
-                Stop::Report(_) => p.s.report(now, Figures::default()),
+                Stop::Report(_) => p.s.report(now, ReportInputs::default()),
                 Stop::Closed => break,
                 _ => {}
             }
             if let Stop::Report(_) = c.pump(100_000) {
-                c.s.report(now, Figures::default());
+                c.s.report(now, ReportInputs::default());
             }
         }
     }

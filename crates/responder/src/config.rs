@@ -12,7 +12,7 @@ use std::time::Duration;
 /// Default cap on one request or response: 64 MiB.
 pub const DEFAULT_MAX_MSG: u32 = limits::MAX_MSG;
 /// Default cap on concurrent TCP sessions of this responder: idle sessions
-/// wait on the event loop at about 1 KiB each, so the open-files limit is
+/// wait on the event loop at about 1.4 KiB each, so the open-files limit is
 /// the real bound. The protocol's table value (`limits::MAX_SESSIONS`) is
 /// what every responder holds at least, the C one's default.
 pub const DEFAULT_MAX_SESSIONS: usize = 1 << 20;

@@ -7,7 +7,7 @@
 //! `--max-idle-per-client`: closed before a byte is read or written),
 //! refuses beyond `--max-sessions` with `Busy` (record and lingering close
 //! driven here, no thread), and drives every session's machine with
-//! non-blocking calls (`session.rs`, `Mode::Loop`) as far as its socket
+//! non-blocking calls (`conn.rs`, `Drive::Loop`) as far as its socket
 //! lets it. Readiness comes from epoll (level-triggered, `stackmeter_sys::
 //! epoll`); deadlines from one array of wake times swept every
 //! [`SWEEP`], so a timeout costs no timer per session.
@@ -33,7 +33,7 @@
 //! small-message sessions never get a thread (a blocked thread pays the
 //! wake-up the loop no longer does).
 
-use crate::session::{finish, Conn, Mode, Stop};
+use crate::conn::{finish, Conn, Drive, Stop};
 use crate::shared::{spawn, Shared, CHUNK};
 use stackmeter_proto::machine::{Deadline, Registry, Session};
 use stackmeter_sys::epoll::{Epoll, Events, Interest};
@@ -222,7 +222,7 @@ impl<'a> Loop<'a> {
         }
         let fd = stream.as_raw_fd();
         let slot = Box::new(Slot {
-            conn: Conn::new(stream, peer, sh, Mode::Loop),
+            conn: Conn::new(stream, peer, sh, Drive::Loop),
             s,
             interest: Interest::Read,
             counted,
@@ -325,7 +325,7 @@ impl<'a> Loop<'a> {
         self.wake[i] = wake;
         if slot.interest != want {
             slot.interest = want;
-            if let Err(e) = self.ep.modify(slot.conn.stream.as_raw_fd(), i as u64, want) {
+            if let Err(e) = self.ep.modify(slot.conn.stream().as_raw_fd(), i as u64, want) {
                 self.shared.cfg.log.line(format_args!("cannot watch a session: {e}"));
                 slot.s.abort(format_args!("epoll: {e}"));
                 self.drive(i);
@@ -377,17 +377,17 @@ impl<'a> Loop<'a> {
         };
         self.release(i);
         let sh = self.shared;
-        let _ = self.ep.delete(slot.conn.stream.as_raw_fd());
+        let _ = self.ep.delete(slot.conn.stream().as_raw_fd());
         let Slot { conn, s, counted, .. } = *slot;
         let peer = conn.peer();
-        let parts = conn.into_parts();
+        let link = conn.into_link();
         // What the session holds of its address, given back here if no
         // thread starts (the closure, with the connection, is then gone).
-        let held = parts.held();
+        let held = link.held();
         let shared = self.owner.clone();
         let spawned = spawn("session", move || {
             shared.pin();
-            match Conn::from_parts(parts, &shared) {
+            match Conn::from_link(link, &shared) {
                 Ok(c) => finish(c, s),
                 Err(e) => shared.cfg.log.line(format_args!("warning: {peer}: cannot block: {e}")),
             }

@@ -7,29 +7,31 @@
 //! mid-transfer only ends its own session.
 //!
 //! Threading: every TCP session starts on an event loop (one per listener,
-//! `events.rs`), where an idle one costs about a kilobyte and no thread.
+//! `events.rs`), where an idle one costs about 1.4 KiB and no thread.
 //! An rr or object session whose data starts moves to a thread of its own
 //! (large messages while fewer than `threads` have one, small ones only
 //! alone): blocking `recv`/`send` on a dedicated thread is the shortest
 //! path a reply can take (no readiness call between data and reply), so the
 //! responder adds as little as the minimal C ping-pong that bench/ uses as
-//! the floor. Throughput sessions always get a thread. One
-//! thread per UDP socket. The number of sessions is capped (`max_sessions`).
+//! the floor. A throughput test's control session always gets a thread,
+//! its sinks and sources while fewer than `threads` have one; the rest
+//! share the loop. One thread per UDP socket. The number of sessions is
+//! capped (`max_sessions`; `serve` sets it from the open-files limit).
 //!
 //! The protocol itself, every rule of every mode, is the pure session
 //! machine of `stackmeter_proto::machine`; this crate is its I/O driver
-//! (`session.rs`, blocking or non-blocking), the event loop (`events.rs`;
+//! (`conn.rs`, blocking or non-blocking), the event loop (`events.rs`;
 //! `tcp.rs`, a thread per session, where there is no epoll), the UDP echo and
 //! stream counting (`udp.rs`) and the object catalogue (`objects.rs`).
 
 mod config;
+mod conn;
 #[cfg(target_os = "linux")]
 mod events;
 mod log;
 mod monitor;
 mod objects;
 mod peers;
-mod session;
 mod shared;
 mod sources;
 #[cfg(not(target_os = "linux"))]

@@ -11,7 +11,7 @@
 //! path and must still be regular files of at least their listed size.
 
 use crate::log::Log;
-use stackmeter_proto::machine::{Body, Catalogue, Lookup, Reason, Source};
+use stackmeter_proto::machine::{Catalogue, Lookup, Outgoing, Reason, Source};
 use stackmeter_proto::objects::{self as obj, Entry};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -33,8 +33,8 @@ pub enum ObjectSource {
     Dir(PathBuf),
 }
 
-/// The default synthetic catalogue: seed 003 served 10 files from 4 KB to
-/// 8.8 MB; these four span the same range.
+/// The default synthetic catalogue: the proxy-load write-up's file server
+/// held 10 files from 4 KB to 8.8 MB; these four span the same range.
 pub const DEFAULT_SIZES: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 8800 << 10];
 
 /// Most bytes of synthetic objects a responder materialises.
@@ -240,7 +240,7 @@ impl<'a> Files<'a> {
     /// The next bytes of body `b` (any prefix of what it names): a slice of
     /// the LIST body or a pattern object, or a piece of the file read now.
     /// An error is a file that became unreadable or shorter mid-way.
-    pub(crate) fn bytes(&mut self, b: Body) -> Result<&[u8], String> {
+    pub(crate) fn bytes(&mut self, b: Outgoing) -> Result<&[u8], String> {
         let Some(store) = self.store else {
             return Err("no catalogue".into());
         };

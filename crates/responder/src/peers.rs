@@ -44,7 +44,7 @@ impl Peers {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Peer>> {
         // A thread that panicked holding the lock left counts, not broken
         // invariants: carry on with them.
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// A new connection from `ip` at `now_ns`: counted as waiting, or

@@ -122,8 +122,8 @@ pub(crate) fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> io::Result
 }
 
 /// A CPU time as the machine takes it.
-pub(crate) fn cpu(c: stackmeter_sys::CpuTime) -> machine::Cpu {
-    machine::Cpu {
+pub(crate) fn cpu(c: stackmeter_sys::CpuTime) -> machine::CpuTime {
+    machine::CpuTime {
         user_ns: c.user_ns,
         sys_ns: c.sys_ns,
     }

@@ -52,6 +52,6 @@ impl Sources {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, u32, TcpStream)>> {
-        self.list.lock().unwrap_or_else(|p| p.into_inner())
+        self.list.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

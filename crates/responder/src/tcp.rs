@@ -5,13 +5,13 @@
 //! closed at once, before a byte is read or written.
 //!
 //! Each accepted connection gets its own thread running the session driver
-//! (`session.rs`). A connection beyond `max_sessions` is refused from the
+//! (`conn.rs`). A connection beyond `max_sessions` is refused from the
 //! accept thread without blocking it: the status record (at most 263 bytes,
 //! which a new socket's send buffer takes whole) goes out non-blocking, and
 //! the lingering close runs on a short-lived thread of its own, at most
 //! [`MAX_LINGERING`] at once.
 
-use crate::session::{self, Conn, Mode, Stop, SMALL};
+use crate::conn::{self, Conn, Drive, Stop, SMALL};
 use crate::shared::{spawn, Shared};
 use stackmeter_proto::machine::Session;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -61,7 +61,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let s = shared.clone();
         let spawned = spawn("session", move || {
             s.pin();
-            session::run(stream, peer, &s);
+            conn::run(stream, peer, &s);
             s.counters.active.fetch_sub(1, Ordering::AcqRel);
         });
         if let Err(e) = spawned {
@@ -78,7 +78,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 fn refuse_busy(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     let mut s = Session::busy(shared.registry.clone(), shared.machine, stackmeter_sys::monotonic_ns());
     let _ = stream.set_nonblocking(true);
-    let mut c = Conn::new(stream, peer, shared, Mode::Loop);
+    let mut c = Conn::new(stream, peer, shared, Drive::Loop);
     let mut small = [0u8; SMALL];
     if c.drive(&mut s, &mut small) == Stop::Closed {
         return;
@@ -88,11 +88,11 @@ fn refuse_busy(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
         lingering.fetch_sub(1, Ordering::AcqRel);
         return;
     }
-    let parts = c.into_parts();
+    let link = c.into_link();
     let sh = shared.clone();
     let spawned = spawn("linger", move || {
-        if let Ok(c) = Conn::from_parts(parts, &sh) {
-            session::finish(c, s);
+        if let Ok(c) = Conn::from_link(link, &sh) {
+            conn::finish(c, s);
         }
         sh.counters.lingering.fetch_sub(1, Ordering::AcqRel);
     });

@@ -17,10 +17,10 @@
 
 use crate::shared::{cpu, Shared};
 use stackmeter_proto::admit;
-use stackmeter_proto::auth::{ReplayWindow, MAC_LEN};
+use stackmeter_proto::auth::MAC_LEN;
 use stackmeter_proto::machine::{TestRef, UdpCount};
 use stackmeter_proto::stamps::Block;
-use stackmeter_proto::udp::{self, Answer};
+use stackmeter_proto::udp::{self, Answer, ReplayWindow};
 use stackmeter_sys::tstamp;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
@@ -113,11 +113,22 @@ pub(crate) fn echo_loop(sock: UdpSocket, shared: Arc<Shared>) {
 }
 
 /// What the loop keeps between datagrams.
-#[derive(Default)]
 struct State {
     cache: Cache,
     st: Stamping,
-    windows: Windows,
+    windows: Lru<SocketAddr, ReplayWindow>,
+    counts: Lru<(SocketAddr, u32), u64>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            cache: Cache::default(),
+            st: Stamping::default(),
+            windows: Lru::new(WINDOWS),
+            counts: Lru::new(COUNTS),
+        }
+    }
 }
 
 /// One datagram (`buf`, its trailer included) received at `rx` (and
@@ -135,7 +146,12 @@ fn datagram(
 ) {
     let fd = sock.as_raw_fd();
     let log = shared.cfg.log;
-    let State { cache, st, windows } = state;
+    let State {
+        cache,
+        st,
+        windows,
+        counts,
+    } = state;
     if !admit::allowed(&shared.cfg.allow, peer.ip()) {
         return Shared::bump(&shared.counters.udp_dropped);
     }
@@ -143,7 +159,7 @@ fn datagram(
     // then its length without the trailer (docs/protocol.md 10.2).
     let key = shared.cfg.secret;
     let full = buf.len();
-    let n = match key.map(|k| k.open(&buf[..full])) {
+    let n = match key.map(|k| udp::open(&k, &buf[..full])) {
         None => full,
         Some(Some(body)) => body,
         Some(None) => return Shared::bump(&shared.counters.udp_unauthenticated),
@@ -160,6 +176,8 @@ fn datagram(
             Err(e) => log.line(format_args!("warning: udp: no kernel timestamps: {e}")),
         }
     }
+    // Read before the echo rule rewrites the request into its reply.
+    let count = udp::count_ask(&buf[..n]);
     let answer = match (key.is_some(), st.on) {
         (true, stamped) => udp::answer_sealed(&mut buf[..full], n, rx, stamped, windows.get(peer)),
         (false, true) => udp::answer_stamped(&mut buf[..n], rx),
@@ -167,6 +185,11 @@ fn datagram(
     };
     // The reply's length on the wire: with a secret, its trailer after it.
     let wire = |len: usize| len + if key.is_some() { MAC_LEN } else { 0 };
+    if let (Answer::Reply(len), Some(ask)) = (answer, count) {
+        let received = counts.get((peer, ask.id));
+        *received += 1;
+        udp::put_count(&mut buf[..len], ask, *received);
+    }
     match answer {
         Answer::Reply(len) if udp::stamps_due(&buf[..len]) => {
             let seq = u64::from_be_bytes([buf[8], buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15]]);
@@ -181,7 +204,7 @@ fn datagram(
             udp::put_block(&mut buf[..len], &Block { app, ..block });
             udp::stamp_tx(&mut buf[..len], tx);
             if let Some(k) = key {
-                k.seal(&mut buf[..wire(len)]);
+                udp::seal(&k, &mut buf[..wire(len)]);
             }
             if tstamp::send_to_stamped(fd, &buf[..wire(len)], &peer).is_ok() {
                 Shared::bump(&shared.counters.udp_replies);
@@ -201,7 +224,7 @@ fn datagram(
         Answer::Reply(len) => {
             udp::stamp_tx(&mut buf[..len], st.clock());
             if let Some(k) = key {
-                k.seal(&mut buf[..wire(len)]);
+                udp::seal(&k, &mut buf[..wire(len)]);
             }
             if sock.send_to(&buf[..wire(len)], peer).is_ok() {
                 Shared::bump(&shared.counters.udp_replies);
@@ -216,23 +239,38 @@ fn datagram(
 /// used is forgotten when a new one comes (docs/protocol.md 10.2).
 const WINDOWS: usize = 4096;
 
-/// The replay windows of a responder with a secret, by client address
-/// (address and port: one per client socket).
-#[derive(Default)]
-struct Windows {
-    map: HashMap<SocketAddr, (ReplayWindow, u64)>,
+/// Count ids (with their client address) whose counts are kept, the
+/// least recently used forgotten first (docs/protocol.md 4.4).
+const COUNTS: usize = 4096;
+
+/// Per-client state of at most `cap` clients, forgetting the least
+/// recently used: the replay windows of a responder with a secret (by
+/// client address and port: one per client socket), and the counts of
+/// requests that ask to be counted (by address and count id).
+struct Lru<K, V> {
+    map: HashMap<K, (V, u64)>,
     uses: u64,
+    cap: usize,
 }
 
-impl Windows {
-    fn get(&mut self, peer: SocketAddr) -> &mut ReplayWindow {
+impl<K: std::hash::Hash + Eq + Copy, V: Default> Lru<K, V> {
+    fn new(cap: usize) -> Lru<K, V> {
+        Lru {
+            map: HashMap::new(),
+            uses: 0,
+            cap,
+        }
+    }
+
+    /// `key`'s state, made (from its default) if it is new.
+    fn get(&mut self, key: K) -> &mut V {
         self.uses += 1;
-        if self.map.len() >= WINDOWS && !self.map.contains_key(&peer) {
-            if let Some(old) = self.map.iter().min_by_key(|(_, (_, used))| *used).map(|(a, _)| *a) {
+        if self.map.len() >= self.cap && !self.map.contains_key(&key) {
+            if let Some(old) = self.map.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| *k) {
                 self.map.remove(&old);
             }
         }
-        let e = self.map.entry(peer).or_insert((ReplayWindow::new(), 0));
+        let e = self.map.entry(key).or_insert((V::default(), 0));
         e.1 = self.uses;
         &mut e.0
     }

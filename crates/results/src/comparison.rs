@@ -1,15 +1,17 @@
 //! The comparison of two sets of results (A the baseline, B the
-//! candidate) as one typed value, and its view: seed 000's table (A, B,
-//! difference, "% faster") with the statistics that make a verdict
+//! candidate) as one typed value, and its view: the latency grid's table
+//! (A, B, difference, "% faster") with the statistics that make a verdict
 //! defensible. Used by `compare`, by `suite` (which prints it at the end),
 //! by `show` of a suite run and by `report`.
 
 use crate::chart::{Axis, Chart, Kind, Series};
 use crate::doc::figures;
 use crate::doc::Document;
+use crate::kind::TestKind;
+use crate::units::num;
 use crate::view::{Block, Col, Table, View};
 use serde::Serialize;
-use stackmeter_compare::{compare, geomean_interval, summarize, Direction, RowStats, Summary, Verdict};
+use stackmeter_compare::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict};
 
 /// How the verdicts were reached, printed under every comparison.
 pub const METHOD: &str = "each repetition gives one figure per row; A and B are the medians over repetitions; \
@@ -43,7 +45,7 @@ pub struct Comparison {
     /// One section per test and figure.
     pub sections: Vec<Section>,
     /// Across every row of every section.
-    pub summary: Option<Summary>,
+    pub summary: Option<Overall>,
     /// Things to know (rows only one side has, convergence not reached).
     pub notes: Vec<String>,
 }
@@ -51,8 +53,8 @@ pub struct Comparison {
 /// Rows of one figure of one test.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Section {
-    /// Test name ("rr").
-    pub test: String,
+    /// The test.
+    pub test: TestKind,
     /// Plan step, if any.
     pub step: String,
     /// "rtt", "connect", "rate", ...
@@ -81,7 +83,7 @@ pub struct Row {
     pub values_b: Vec<f64>,
 }
 
-type Key = (String, String, String, String); // test, step, series, stat
+type Key = (TestKind, String, String, String); // test, step, series, stat
 
 /// (section key, unit, lower_is_better, row label) -> values, in first-seen order.
 fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, String, bool, String, Vec<f64>)> {
@@ -91,12 +93,7 @@ fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, Stri
             if !f.compared || !(f.stat == metric || f.stat == "value") {
                 continue;
             }
-            let key = (
-                doc.body.test_name().to_string(),
-                step.clone(),
-                f.series.clone(),
-                f.stat.clone(),
-            );
+            let key = (doc.body.kind(), step.clone(), f.series.clone(), f.stat.clone());
             match out.iter_mut().find(|e| e.0 == key && e.3 == f.row_label) {
                 Some(e) => e.4.push(f.value),
                 None => out.push((
@@ -142,7 +139,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         {
             Some(s) => s.rows.push(row),
             None => sections.push(Section {
-                test: key.0.clone(),
+                test: key.0,
                 step: key.1.clone(),
                 series: key.2.clone(),
                 stat: key.3.clone(),
@@ -223,7 +220,7 @@ impl Comparison {
 impl Section {
     /// "rr rtt mean (us, lower is better)".
     pub fn title(&self) -> String {
-        let step = crate::figures::step_suffix(&self.test, &self.step);
+        let step = crate::figures::step_suffix(self.test.name(), &self.step);
         let stat = if self.stat == "value" {
             String::new()
         } else {
@@ -240,7 +237,7 @@ impl Section {
 /// "72.4% faster", "12.0% slower".
 fn percent_words(p: f64) -> String {
     if p >= 0.0 {
-        format!("{:.1}% faster", p)
+        format!("{p:.1}% faster")
     } else {
         format!("{:.1}% slower", -p)
     }
@@ -256,20 +253,6 @@ fn verdict_words(r: &RowStats) -> String {
             percent_words(r.percent),
             stackmeter_compare::MIN_REPETITIONS
         ),
-    }
-}
-
-/// A value with a sensible number of digits.
-pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e6 {
-        format!("{:.4e}", v)
-    } else if a >= 1000.0 {
-        format!("{:.1}", v)
-    } else if a >= 1.0 {
-        format!("{:.3}", v)
-    } else {
-        format!("{:.4}", v)
     }
 }
 
@@ -302,15 +285,28 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         } else {
             (s.geomean_ratio, s.geomean_ci, "")
         };
+        let rows = || c.sections.iter().flat_map(|x| x.rows.iter());
+        // A side with one repetition has no spread: no interval, and no
+        // verdict unless some row earned one.
+        let single = rows().any(|r| r.stats.n_a < 2 || r.stats.n_b < 2);
+        let judged = rows().any(|r| r.stats.verdict != Verdict::TooFewRepetitions);
+        let ci = ci.filter(|_| !single);
         let spans = matches!(ci, Some((lo, hi)) if lo <= 1.0 && hi >= 1.0);
+        let words = match (judged, spans) {
+            (false, _) => format!(
+                "no verdict (no row has {} or more repetitions a side), point estimate ",
+                stackmeter_compare::MIN_REPETITIONS
+            ),
+            (true, true) => "~ no significant difference, point estimate ".into(),
+            (true, false) => String::new(),
+        };
         let ci = ci
             .map(|(lo, hi)| format!(", 95% CI {lo:.3}-{hi:.3}"))
             .unwrap_or_default();
         out.push(format!(
-            "Overall, B ({}) vs A ({}): {}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
+            "Overall, B ({}) vs A ({}): {words}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
             c.b,
             c.a,
-            if spans { "~ no significant difference, point estimate " } else { "" },
             percent_words(s.geomean_percent),
             s.rows,
         ));
@@ -335,17 +331,19 @@ fn cells(r: &Row) -> Vec<String> {
             num(s.difference)
         },
         verdict_words(s),
-        format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+        // One repetition on a side has no spread to resample.
+        match s.n_a < 2 || s.n_b < 2 {
+            true => "-".into(),
+            false => format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+        },
         p_value(s.p_value),
         format!("{}/{}", s.n_a, s.n_b),
     ]
 }
 
-fn cols(c: &Comparison, unit: &str, test: &str) -> Vec<Col> {
-    // A row is a size pair or a datagram size, or an rrul phase.
-    let row = if test == "rrul" { "Phase" } else { "Size" };
+fn cols(c: &Comparison, unit: &str, test: TestKind) -> Vec<Col> {
     vec![
-        Col::text(row, 0),
+        Col::text(test.row_label(), 0),
         Col::num(&format!("A: {} ({unit})", c.a), 0),
         Col::num(&format!("B: {} ({unit})", c.b), 0),
         Col::num(&format!("Difference ({unit})"), 0),
@@ -358,18 +356,41 @@ fn cols(c: &Comparison, unit: &str, test: &str) -> Vec<Col> {
 
 /// B/A per row: a dot at the ratio of medians and its 95% interval as a
 /// whisker, around the line at 1 (no bars: a bar's base would be an
-/// arbitrary cut of the axis).
+/// arbitrary cut of the axis). On a log axis, where 0.5 and 2 are as far
+/// from 1, unless a ratio or a bound is 0 or below; either way the axis
+/// ends on labelled values around every point and interval, however far
+/// from 1 they are.
 fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
     let (mut lo, mut hi) = (1.0f64, 1.0f64);
     for r in &s.rows {
-        lo = lo.min(r.stats.ratio_ci.0).min(r.stats.ratio);
-        hi = hi.max(r.stats.ratio_ci.1).max(r.stats.ratio);
+        let ci = match r.stats.n_a < 2 || r.stats.n_b < 2 {
+            true => (r.stats.ratio, r.stats.ratio),
+            false => r.stats.ratio_ci,
+        };
+        for v in [r.stats.ratio, ci.0, ci.1] {
+            if v.is_finite() {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
     }
-    let pad = 0.05 * (hi - lo + 0.1);
-    let base = (lo - pad).max(0.0);
+    let y = if lo > 0.0 {
+        Axis::log("B / A", lo / 1.05, hi * 1.05)
+    } else {
+        let pad = 0.05 * (hi - lo);
+        Axis::linear("B / A", lo - pad, hi + pad)
+    };
     let points = s.rows.iter().enumerate().map(|(i, r)| (i as f64, r.stats.ratio));
     let bars = Series {
-        errors: s.rows.iter().map(|r| r.stats.ratio_ci).collect(),
+        // One repetition on a side has no interval (the table prints "-").
+        errors: s
+            .rows
+            .iter()
+            .map(|r| match r.stats.n_a < 2 || r.stats.n_b < 2 {
+                true => (f64::NAN, f64::NAN),
+                false => r.stats.ratio_ci,
+            })
+            .collect(),
         kind: Kind::Points { radius: 4.0 },
         ..Series::line(format!("B/A: {} / {}, 95% interval", c.b, c.a), 1, points.collect())
     };
@@ -378,11 +399,19 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
         hline: Some(1.0),
         ..Chart::new(
             "comparison",
-            "B / A per row, with 95% interval",
+            format!("{}: B / A per row, with 95% interval", figure_name(s)),
             Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
-            Axis::linear("B / A", base, hi + pad),
+            y.snapped(),
             vec![bars],
         )
+    }
+}
+
+/// The section's figure as a chart names it: "rtt mean", "down".
+fn figure_name(s: &Section) -> String {
+    match s.stat.as_str() {
+        "value" => s.series.clone(),
+        stat => format!("{} {stat}", s.series),
     }
 }
 
@@ -405,13 +434,20 @@ fn repetitions_chart(c: &Comparison, s: &Section) -> Chart {
     let all = s.rows.iter().flat_map(|r| r.values_a.iter().chain(&r.values_b));
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let pad = 0.05 * (hi - lo).max(hi.abs() * 0.01).max(1e-9);
+    // Figures that cannot be negative keep the axis at 0 or above.
+    let bottom = match lo >= 0.0 {
+        true => (lo - pad).max(0.0),
+        false => lo - pad,
+    };
     Chart {
         categories: s.rows.iter().map(|r| r.label.clone()).collect(),
         ..Chart::new(
             "repetitions",
-            format!("{}: every repetition", s.series),
+            format!("{}: every repetition", figure_name(s)),
             Axis::linear("", -0.6, s.rows.len() as f64 - 0.4),
-            Axis::linear(s.unit.clone(), (lo - pad).min(lo), hi + pad),
+            Axis::linear(figure_name(s), bottom, hi + pad)
+                .unit(s.unit.clone())
+                .snapped(),
             vec![
                 side(&format!("A: {}", c.a), 0, -0.2, |r| &r.values_a),
                 side(&format!("B: {}", c.b), 1, 0.2, |r| &r.values_b),
@@ -430,7 +466,7 @@ impl crate::render::Render for Comparison {
         for s in &self.sections {
             v.push(Block::Heading(s.title()));
             v.push(Block::Table(Table {
-                cols: cols(self, &s.unit, &s.test),
+                cols: cols(self, &s.unit, s.test),
                 rows: s.rows.iter().map(cells).collect(),
                 ..Table::default()
             }));

@@ -1,5 +1,5 @@
-//! crr: connect, request, response, close per connection (seed 002's
-//! connection setup latency). Its parameters, row and view.
+//! crr: connect, request, response, close per connection (a link
+//! datasheet's connection establish latency). Its parameters, row and view.
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs};

@@ -2,11 +2,12 @@
 //! placement, environment, completeness, warnings) around one [`Body`],
 //! the test's parameters and rows. Each test's own types and view live in
 //! its module (`rr.rs`, `crr.rs`, `ping.rs`, `stream.rs`, `udp_max.rs`,
-//! `load.rs`); this file ties them together and adds what every test's
+//! `load.rs`, `rrul/`); this file ties them together and adds what every test's
 //! view ends with.
 
 use crate::crr::{CrrParams, CrrResult};
 use crate::figures::{Figure, Figures};
+use crate::kind::TestKind;
 use crate::load::{LoadParams, LoadRun, LoadSummary};
 use crate::ping::{PingParams, PingResult};
 use crate::plain::{NotMeasured, TargetKind};
@@ -123,7 +124,8 @@ pub enum Body {
         /// One row.
         results: Vec<PingResult>,
     },
-    /// Many clients listing and fetching objects (seed 003).
+    /// Many clients listing and fetching objects (through a proxy, if the
+    /// target is one).
     Load {
         /// Parameters.
         params: LoadParams,
@@ -168,16 +170,34 @@ pub enum Body {
 }
 
 impl Body {
+    /// Which test this is.
+    pub fn kind(&self) -> TestKind {
+        match self {
+            Body::Rr { .. } => TestKind::Rr,
+            Body::Crr { .. } => TestKind::Crr,
+            Body::Ping { .. } => TestKind::Ping,
+            Body::Load { .. } => TestKind::Load,
+            Body::Stream { .. } => TestKind::Stream,
+            Body::UdpMax { .. } => TestKind::UdpMax,
+            Body::Rrul { .. } => TestKind::Rrul,
+        }
+    }
+
     /// The test's name as in the JSON `test` key.
     pub fn test_name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// True when not one row was measured (a test that failed at once).
+    pub fn is_empty(&self) -> bool {
         match self {
-            Body::Rr { .. } => "rr",
-            Body::Crr { .. } => "crr",
-            Body::Ping { .. } => "ping",
-            Body::Load { .. } => "load",
-            Body::Stream { .. } => "stream",
-            Body::UdpMax { .. } => "udp-max",
-            Body::Rrul { .. } => "rrul",
+            Body::Rr { results, .. } => results.is_empty(),
+            Body::Crr { results, .. } => results.is_empty(),
+            Body::Ping { results, .. } => results.iter().all(|r| r.sent == 0),
+            Body::Load { results, .. } => results.is_empty(),
+            Body::Stream { intervals, summary, .. } => intervals.is_empty() && summary.is_none(),
+            Body::UdpMax { result, .. } => result.is_none(),
+            Body::Rrul { phases, .. } => phases.is_empty(),
         }
     }
 }
@@ -203,10 +223,16 @@ impl Body {
             why: why.into(),
         };
         match (body, body.target_kind()) {
-            (Body::Ping { .. }, TargetKind::Echo) => vec![item(
-                "server_us",
-                "time inside the responder; an echo server writes no timestamps into its replies",
-            )],
+            (Body::Ping { .. }, TargetKind::Echo) => vec![
+                item(
+                    "server_us",
+                    "time inside the responder; an echo server writes no timestamps into its replies",
+                ),
+                item(
+                    "loss_split",
+                    "loss each way; an echo server keeps no count of what it received, so a lost round trip cannot be put on either way",
+                ),
+            ],
             (Body::Rr { .. } | Body::Crr { .. }, TargetKind::Echo | TargetKind::Raw) => vec![item(
                 "status",
                 "the responder's acceptance of the sizes, its status record; a plain server cannot refuse a size, so a wrong one shows as a timeout",
@@ -289,6 +315,11 @@ impl crate::render::Render for Document {
         {
             v.line(self.knobs.line());
         }
+        if let (true, Some(e)) = (self.body.is_empty(), &self.error) {
+            // Nothing was measured: no empty tables, only why.
+            v.line(format!("nothing measured: {e}"));
+            return v;
+        }
         let counts = match &self.body {
             Body::Rr { params, results } => crate::rr::view(&mut v, params, results),
             Body::Crr { params, results } => crate::crr::view(&mut v, params, results),
@@ -350,7 +381,8 @@ impl crate::render::Render for Document {
     }
 }
 
-/// Says when a tail percentile rests on one or two samples (METHODS.md);
+/// Says when a tail percentile rests on one or two samples (docs/methods.md,
+/// "Tails need samples");
 /// `counts` are the sample counts behind the view's percentiles.
 fn tail_note(v: &mut View, counts: &[u64]) {
     let Some(&n) = counts.iter().min() else { return };

@@ -1,8 +1,8 @@
-//! The real-time knobs of a test (seed 004: `nice -n -20`, `chrt --rr
-//! 99`, plus locked memory and busy polling): what was asked for, and what
-//! the kernel reported in force on the measuring thread when the test
-//! ended. Every document carries them, so two results that differ only in
-//! their knobs say so.
+//! The real-time knobs of a test (`nice -n -20` and `chrt --rr 99`, as the
+//! UDP echo write-up used them, plus locked memory and busy polling): what
+//! was asked for, and what the kernel reported in force on the measuring
+//! thread when the test ended. Every document carries them, so two results
+//! that differ only in their knobs say so.
 
 use serde::{Deserialize, Serialize};
 

@@ -2,14 +2,14 @@
 //! Markdown, JSON and HTML.
 //!
 //! A test produces one [`Document`]: an envelope around the test's own
-//! parameters and rows (one module per test: `rr`, `crr`, `ping`,
-//! `stream`, `udp_max`, `load`, each with its types and its view). A
-//! [`Comparison`], a [`SuiteOutcome`] and a [`Report`] are typed values
-//! built from documents. Every value has one view ([`view`]); each format
-//! has one renderer ([`render`]), so text, Markdown and HTML cannot
-//! disagree, and JSON is the typed value itself: the versioned schema
-//! `stackmeter/1` described in `docs/json.md`, which later commands (store,
-//! compare, report) read back.
+//! parameters and rows (one module per test: `rr`, `crr`, `ping`, `stream`,
+//! `udp_max`, `load`, `rrul`, each with its types and its view; the list of
+//! tests is [`TestKind`]). A [`Comparison`], a [`SuiteOutcome`] and a
+//! [`Report`] are typed values built from documents. Every value has one view
+//! ([`view`]); each format has one renderer ([`render`](mod@render)), so
+//! text, Markdown and HTML cannot disagree, and JSON is the typed value
+//! itself: the versioned schema `stackmeter/1` described in `docs/json.md`,
+//! which later commands (store, compare, report) read back.
 //!
 //! Pure: no I/O, no clock (times arrive as values).
 
@@ -18,6 +18,9 @@ mod comparison;
 mod crr;
 mod doc;
 mod figures;
+pub mod fleet;
+mod heatmap;
+mod kind;
 mod knobs;
 mod latency;
 mod live;
@@ -39,15 +42,16 @@ mod units;
 pub mod view;
 pub mod warnings;
 
-pub use comparison::{build as compare, num, Comparison, Row, Section, Side};
+pub use comparison::{build as compare, Comparison, Row, Section, Side};
 pub use crr::{CrrParams, CrrResult};
 pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{row_label, Figure, Figures};
+pub use kind::TestKind;
 pub use knobs::{KnobRequest, KnobState, Knobs};
 pub use latency::{LatencyUs, Levels};
 pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
-pub use ping::{PingParams, PingResult, Slow};
+pub use ping::{LossSplit, PingParams, PingResult, Slow};
 pub use plain::{NotMeasured, TargetKind};
 pub use render::{render, Format, Render, Style};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
@@ -57,8 +61,8 @@ pub use runs::{RunList, RunRow};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
-    Cpu, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
+    CpuShare, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };
 pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
-pub use units::{bit_rate, byte_rate, format_size, packet_rate, Units};
+pub use units::{bit_rate, byte_rate, format_size, num, packet_rate, Units};

@@ -1,5 +1,5 @@
 //! load: many clients listing and fetching objects at once, every byte
-//! checked (seed 003). Its parameters, runs, summary and view.
+//! checked (the proxy load). Its parameters, runs, summary and view.
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs};
@@ -7,7 +7,7 @@ use crate::units::format_size;
 use crate::units::{bit_rate, byte_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::Interval;
+use stackmeter_stats::MeanCi;
 
 /// load parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -87,13 +87,13 @@ pub struct LoadRun {
 #[allow(non_snake_case)]
 pub struct LoadSummary {
     /// Wall time per run, seconds.
-    pub wall_s: Interval,
+    pub wall_s: MeanCi,
     /// Aggregate rate, KiB/s (K = 1024; the key says kB for the first schema version).
-    pub rate_kBps: Interval,
+    pub rate_kBps: MeanCi,
     /// Aggregate rate, Mbit/s.
-    pub rate_mbps: Interval,
+    pub rate_mbps: MeanCi,
     /// Requests per second.
-    pub requests_per_s: Interval,
+    pub requests_per_s: MeanCi,
     /// FETCH latency per object, every run's histograms merged.
     pub by_object: Vec<ObjectLatency>,
     /// Every FETCH of every run.
@@ -147,7 +147,7 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
     let mut counts = Vec::new();
     if let Some(s) = s {
         // The mean and its interval, each written by `f` (with its unit).
-        let iv = |i: &Interval, f: &dyn Fn(f64) -> String| {
+        let iv = |i: &MeanCi, f: &dyn Fn(f64) -> String| {
             if i.n < 2 {
                 format!("{} (one run: no interval)", f(i.mean))
             } else {
@@ -207,8 +207,8 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
-/// load's figures, seed 003's: the fetch latency of each object by size,
-/// the total time and the transfer rate of each run.
+/// load's figures, the proxy-load write-up's: the fetch latency of each
+/// object by size, the total time and the transfer rate of each run.
 pub(crate) fn figures(f: &mut Figures, runs: &[LoadRun]) {
     for (i, r) in runs.iter().enumerate() {
         for o in &r.by_object {

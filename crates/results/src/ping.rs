@@ -1,6 +1,6 @@
 //! ping: UDP echo round trips with loss, order, payload checks, slow
-//! answers and the time inside the responder (seed 004). Its parameters,
-//! row and view.
+//! answers and the time inside the responder (the UDP echo scenario). Its
+//! parameters, row and view.
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
@@ -34,7 +34,7 @@ pub struct PingParams {
     pub timestamps: Option<StampParams>,
 }
 
-/// A slow answer, as seed 004 printed them.
+/// A slow answer: a round trip above the `--slow-us` threshold.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Slow {
     /// Sequence number (0 = first timed datagram).
@@ -87,6 +87,27 @@ pub struct PingResult {
     /// up to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_us: Option<SplitUs>,
+    /// Loss each way, where the responder counted what it received
+    /// (docs/protocol.md 4.4); `None`: it did not count (an older
+    /// responder, or a plain echo server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_split: Option<LossSplit>,
+}
+
+/// Timed datagrams lost each way, from the responder's count of what it
+/// received.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LossSplit {
+    /// Lost on the way to the responder.
+    pub up: u64,
+    /// Received by the responder, lost on the way back (late replies
+    /// included: they count as lost).
+    pub down: u64,
+    /// Of `down`, the replies that came back after the timeout.
+    pub down_late: u64,
+    /// Sent after the last reply that carried a count: lost, but no reply
+    /// says which way.
+    pub unknown: u64,
 }
 
 impl PingResult {
@@ -110,6 +131,7 @@ impl PingResult {
             levels: None,
             timestamps: None,
             split_us: None,
+            loss_split: None,
         }
     }
 }
@@ -140,6 +162,18 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
             " sent {}, received {}, lost {} ({pct:.3}%), late {}, duplicates {}, reordered {}, mismatched {}, slow (> {} us) {}",
             r.sent, r.received, r.lost, r.late, r.duplicates, r.reordered, r.mismatched, p.slow_us, r.slow
         ));
+        match (&r.loss_split, p.echo) {
+            (Some(l), _) => {
+                v.line(format!(
+                    " lost on the way to the responder {}, on the way back {} (of them {} late), after the last counted reply {} (docs/protocol.md 4.4)",
+                    l.up, l.down, l.down_late, l.unknown
+                ));
+            }
+            (None, false) if r.lost > 0 => {
+                v.line(" loss each way not known: this responder did not count the datagrams it received (an older responder; docs/protocol.md 4.4)");
+            }
+            _ => {}
+        }
         v.blank();
         let mut cols = vec![Col::text("", 21), Col::num("samples", 7)];
         let tails = tails(r.rtt_us.iter().chain(&r.server_us));

@@ -7,7 +7,7 @@
 //! Such a target runs none of the responder's side of the protocol: no
 //! session header, no status record, no counters, no timestamps. So every
 //! figure that comes from the responder is missing, and the document says
-//! which ([`not_measured`]), in every format.
+//! which ([`crate::Body::not_measured`]), in every format.
 
 use crate::crr::CrrParams;
 use crate::ping::PingParams;

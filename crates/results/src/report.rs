@@ -15,8 +15,8 @@ use serde::Serialize;
 /// Which row and figure a merged histogram belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HistKey {
-    /// Test name ("rr").
-    pub test: String,
+    /// The test.
+    pub test: crate::TestKind,
     /// Plan step ("" outside suites).
     pub step: String,
     /// Row label ("1 B:1 KiB").
@@ -97,10 +97,10 @@ impl crate::render::Render for Report {
             v.push(Block::Heading("Latency distributions".into()));
             v.extend(lat);
         }
-        let lul = load_charts(&self.sources);
-        if !lul.is_empty() {
+        let lul = load_view(&self.sources, style);
+        if !lul.blocks.is_empty() {
             v.push(Block::Heading("Latency under load (rrul)".into()));
-            v.blocks.extend(lul.into_iter().map(Block::Chart));
+            v.extend(lul);
         }
         let iv = interval_charts(&self.sources);
         if !iv.is_empty() {
@@ -148,9 +148,9 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let hi = hs.iter().map(|(_, _, h)| h.max()).max().unwrap_or(1).max(2) as f64 / 1000.0;
         let (lo, hi) = (lo * 0.95, (hi * 1.05).max(lo * 1.5));
         let metric = key.metric.trim_end_matches("_us");
-        let step = step_suffix(&key.test, &key.step);
+        let step = step_suffix(key.test.name(), &key.step);
         let title = format!("{}{step} {} {}", key.test, key.row, metric);
-        let x = || Axis::log(format!("{metric} (us, log scale)"), lo, hi);
+        let x = || Axis::log(metric, lo, hi).unit("us");
         let mut qmax: f64 = 10.0;
         let pct: Vec<Series> = hs
             .iter()
@@ -165,7 +165,7 @@ fn latency_charts(sources: &[ReportSource]) -> View {
             "percentiles",
             format!("{title}: latency by percentile"),
             Axis::percentiles(qmax),
-            Axis::log(format!("{metric} (us, log scale)"), lo, hi),
+            Axis::log(metric, lo, hi).unit("us").snapped(),
             pct,
         );
         // 40 log-spaced bins over the common range, as a share of each
@@ -192,7 +192,7 @@ fn latency_charts(sources: &[ReportSource]) -> View {
                 }
             })
             .collect();
-        let y = Axis::linear("share of samples", 0.0, (ymax * 1.1).max(0.01));
+        let y = Axis::linear("share of samples", 0.0, ymax.max(0.01)).snapped();
         let hist = Chart::new("histogram", format!("{title}: latency histogram"), x(), y, series);
         v.push(Block::Heading(title));
         v.push(Block::Chart(percentiles));
@@ -205,10 +205,10 @@ fn latency_charts(sources: &[ReportSource]) -> View {
 /// source's tests overlaid (a line each, coloured by source), so targets
 /// are compared interval by interval.
 fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
-    let mut groups: Vec<(String, String)> = Vec::new();
+    let mut groups: Vec<(crate::TestKind, String)> = Vec::new();
     for s in sources {
         for t in &s.tests {
-            let key = (t.doc.body.test_name().to_string(), t.step.clone());
+            let key = (t.doc.body.kind(), t.step.clone());
             if !t.intervals.is_empty() && !groups.contains(&key) {
                 groups.push(key);
             }
@@ -219,10 +219,7 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
         let (mut tmax, mut vmax, mut unit) = (1e-3f64, 1e-9f64, String::new());
         let mut series = Vec::new();
         for (k, s) in sources.iter().enumerate() {
-            let mine = s
-                .tests
-                .iter()
-                .filter(|t| t.doc.body.test_name() == test && t.step == step);
+            let mine = s.tests.iter().filter(|t| t.doc.body.kind() == test && t.step == step);
             for t in mine {
                 let total: Vec<(f64, f64)> = t
                     .intervals
@@ -238,12 +235,12 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
                 series.push(Series::line(format!("{} (test {})", s.name, t.id), k, total));
             }
         }
-        let step = step_suffix(&test, &step);
+        let step = step_suffix(test.name(), &step);
         out.push(Chart::new(
             "intervals",
             format!("{test}{step}: total per interval, every source"),
-            Axis::linear("time (s)", 0.0, tmax),
-            Axis::linear(unit, 0.0, vmax * 1.1),
+            Axis::linear("time", 0.0, tmax).unit("s"),
+            Axis::linear("total", 0.0, vmax).unit(unit).snapped(),
             series,
         ));
     }
@@ -251,13 +248,14 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
 }
 
 /// rrul: induced latency per phase of every source side by side, then
-/// each source's latest run against time.
-fn load_charts(sources: &[ReportSource]) -> Vec<Chart> {
-    fn rrul(s: &ReportSource) -> Vec<&crate::doc::Body> {
+/// each source's latest run as its command printed it (the phase table
+/// with the induced p50 and p99, its notes) and against time.
+fn load_view(sources: &[ReportSource], style: &crate::render::Style) -> View {
+    use crate::doc::Body;
+    fn rrul(s: &ReportSource) -> Vec<&ReportTest> {
         s.tests
             .iter()
-            .map(|t| &t.doc.body)
-            .filter(|b| matches!(b, crate::doc::Body::Rrul { .. }))
+            .filter(|t| matches!(t.doc.body, crate::doc::Body::Rrul { .. }))
             .collect()
     }
     let sides: Vec<(String, Vec<&[crate::rrul::Induced]>)> = sources
@@ -265,32 +263,66 @@ fn load_charts(sources: &[ReportSource]) -> Vec<Chart> {
         .map(|s| {
             let runs = rrul(s)
                 .into_iter()
-                .filter_map(|b| match b {
-                    crate::doc::Body::Rrul { induced, .. } => Some(induced.as_slice()),
+                .filter_map(|t| match &t.doc.body {
+                    Body::Rrul { induced, .. } => Some(induced.as_slice()),
                     _ => None,
                 })
                 .collect();
             (s.name.clone(), runs)
         })
         .collect();
-    let mut out: Vec<Chart> = crate::rrul::induced_chart(&sides).into_iter().collect();
+    let mut v = View::new();
+    if let Some(c) = crate::rrul::induced_chart(&sides) {
+        v.push(Block::Chart(c));
+    }
     for s in sources {
-        if let Some(crate::doc::Body::Rrul {
+        let Some(t) = rrul(s).last().copied() else {
+            continue;
+        };
+        let Body::Rrul {
             phases,
             series,
             throughput,
             ..
-        }) = rrul(s).last()
-        {
-            out.extend(crate::rrul::time_charts(
-                &format!("{} (latest run): ", s.name),
-                phases,
-                series,
-                throughput,
-            ));
+        } = &t.doc.body
+        else {
+            continue;
+        };
+        v.push(Block::Heading(format!("{}: latest rrul run (test {})", s.name, t.id)));
+        // Its own view, but the charts named after the source.
+        for b in crate::render::Render::view(&t.doc, style).blocks {
+            match b {
+                Block::Title(l) => {
+                    v.line(l);
+                }
+                Block::Chart(_) => {}
+                other => {
+                    v.push(other);
+                }
+            }
+        }
+        let prefix = format!("{} (test {}): ", s.name, t.id);
+        for c in crate::rrul::time_charts(&prefix, phases, series, throughput) {
+            v.push(Block::Chart(c));
         }
     }
-    out
+    v
+}
+
+/// Where the test's threads ran, in words ("client CPU 1, responder CPU
+/// 0"; an external responder's CPU is not known to the client).
+fn placement(d: &Document) -> String {
+    let p = &d.placement;
+    let client = match p.client_cpu {
+        Some(c) => format!("client CPU {c}"),
+        None => "client not pinned".into(),
+    };
+    match (p.client_cpu, p.responder_cpu, d.target.embedded) {
+        (None, None, true) => "not pinned (client and responder)".into(),
+        (_, Some(r), _) => format!("{client}, responder CPU {r}"),
+        (_, None, true) => format!("{client}, responder not pinned"),
+        (_, None, false) => format!("{client}, responder CPU not known"),
+    }
 }
 
 /// Where and how each source ran.
@@ -305,7 +337,7 @@ fn environment(sources: &[ReportSource]) -> Table {
         "kernel",
         "CPU",
         "CPUs",
-        "placement (client/responder CPU)",
+        "placement",
         "stackmeter",
         "command",
     ];
@@ -320,7 +352,6 @@ fn environment(sources: &[ReportSource]) -> Table {
         let mut targets: Vec<String> = s.tests.iter().map(|t| t.doc.target.address.clone()).collect();
         targets.dedup();
         let d = &first.doc;
-        let cpu = |c: Option<usize>| c.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
         t.rows.push(vec![
             s.name.clone(),
             s.tests.len().to_string(),
@@ -331,7 +362,7 @@ fn environment(sources: &[ReportSource]) -> Table {
             d.env.kernel.clone(),
             d.env.cpu_model.clone(),
             d.env.cpus.to_string(),
-            format!("{}/{}", cpu(d.placement.client_cpu), cpu(d.placement.responder_cpu)),
+            placement(d),
             d.env.version.clone(),
             d.env.command.join(" "),
         ]);

@@ -1,6 +1,6 @@
 //! rr: request/response round trips over one TCP connection per size
-//! pair (seed 000's two tables), closed loop or on an open-loop schedule.
-//! Its parameters, rows and view.
+//! pair (the latency grid's two tables), closed loop or on an open-loop
+//! schedule. Its parameters, rows and view.
 
 use crate::figures::Figures;
 use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};

@@ -15,6 +15,11 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("report", schema_for!(crate::report::Report).to_value()),
         ("percentiles", schema_for!(crate::spectrum::Spectrum).to_value()),
         ("row", schema_for!(crate::live::Live<'static>).to_value()),
+        ("fleet-report", schema_for!(crate::fleet::FleetReport).to_value()),
+        (
+            "fleet-comparison",
+            schema_for!(crate::fleet::FleetComparison).to_value(),
+        ),
     ]
 }
 

@@ -24,8 +24,8 @@ pub struct SpectrumPoint {
 pub struct SpectrumRow {
     /// Target label.
     pub label: String,
-    /// Test name.
-    pub test: String,
+    /// The test.
+    pub test: crate::TestKind,
     /// Plan step ("" outside suites).
     pub step: String,
     /// Repetition (0 outside suites).
@@ -53,7 +53,7 @@ pub struct Spectrum {
 
 impl SpectrumRow {
     fn title(&self) -> String {
-        let step = step_suffix(&self.test, &self.step);
+        let step = step_suffix(self.test.name(), &self.step);
         format!(
             "{} {}{step} {} {} (repetition {}, {} samples)",
             self.label,
@@ -81,7 +81,9 @@ impl SpectrumRow {
             "percentiles",
             self.title(),
             Axis::percentiles(xmax),
-            Axis::log("us", lo, hi),
+            Axis::log(self.metric.trim_end_matches("_us"), lo, hi)
+                .unit("us")
+                .snapped(),
             vec![Series::line(self.label.clone(), 0, pts)],
         )
     }
@@ -144,7 +146,7 @@ mod tests {
             run: 1,
             rows: vec![SpectrumRow {
                 label: "a".into(),
-                test: "load".into(),
+                test: crate::TestKind::Load,
                 step: String::new(),
                 repetition: 0,
                 row: "4 KiB".into(),

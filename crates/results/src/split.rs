@@ -73,8 +73,7 @@ pub struct SplitUs {
     /// of `back_path`), when the responder sent its kernel stamps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responder_stack_out: Option<LatencyUs>,
-    /// `responder_app` as a share of each exchange's round trip (seed 004
-    /// found 25%).
+    /// `responder_app` as a share of each exchange's round trip.
     pub responder_app_share: Share,
     /// Timed exchanges split.
     pub samples: u64,

@@ -1,8 +1,8 @@
-//! stream: TCP or paced UDP throughput per interval and in total (seed
-//! 001's per-second bps table, seed 002's throughput rows). Its
+//! stream: TCP or paced UDP throughput per interval and in total (the bps
+//! tool's per-second table, a link datasheet's throughput rows). Its
 //! parameters, intervals, summary and view.
 //!
-//! Naming follows seed 001's `bps` table, from the client's point of view:
+//! Naming follows the `bps` tool's table, from the client's point of view:
 //! **sent** is the client-to-target direction and **received** the
 //! target-to-client direction. Each is counted where it is received: sent
 //! bytes by the responder (its Report), received bytes by the client. What
@@ -171,7 +171,7 @@ pub struct UdpFigures {
     pub jitter_us: f64,
 }
 
-/// min / median / max of the interval rates (seed 002's min/typ/max).
+/// min / median / max of the interval rates (a datasheet's min/typ/max).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     /// Lowest interval.
@@ -199,7 +199,7 @@ pub struct SenderBytes {
 
 /// CPU time of one side during the test.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Cpu {
+pub struct CpuShare {
     /// User-mode seconds.
     pub user_s: f64,
     /// Kernel seconds.
@@ -212,10 +212,10 @@ pub struct Cpu {
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuUse {
     /// The client's measuring threads (getrusage per thread).
-    pub client: Cpu,
+    pub client: CpuShare,
     /// The responder's whole process, as it reported it; `None` when it
     /// cannot measure (an embedded stack).
-    pub responder: Option<Cpu>,
+    pub responder: Option<CpuShare>,
 }
 
 /// The stream summary over the measured window (omit period excluded).

@@ -1,6 +1,6 @@
 //! udp-max: the highest UDP rate whose loss stays at or under a goal,
-//! found by MLRsearch-style trials (seed 002's "UDP throughput at 0%
-//! loss"). Its parameters, answer, trials and view.
+//! found by MLRsearch-style trials (a link datasheet's "UDP throughput
+//! at 0% loss"). Its parameters, answer, trials and view.
 
 use crate::figures::Figures;
 use crate::units::format_size;

@@ -96,6 +96,20 @@ pub fn byte_rate(bytes_per_s: f64) -> String {
     }
 }
 
+/// A value with a sensible number of digits.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{v:.4e}")
+    } else if a >= 1000.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

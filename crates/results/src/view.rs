@@ -9,6 +9,8 @@
 //! disagree with another about what a value holds. JSON is the exception:
 //! it serializes the typed value itself (`render::json`).
 
+pub use crate::heatmap::Heatmap;
+
 /// The blocks of one value, top to bottom.
 #[derive(Clone, Debug, Default)]
 pub struct View {
@@ -31,6 +33,8 @@ pub enum Block {
     Table(Table),
     /// A chart: drawn in HTML only (text and Markdown leave it out).
     Chart(crate::chart::Chart),
+    /// A matrix of values: a coloured grid in HTML, a table elsewhere.
+    Heatmap(crate::heatmap::Heatmap),
     /// Something the reader must know to trust the figures.
     Warning(String),
     /// A remark on the figures (small samples, method).

@@ -19,18 +19,18 @@ const DOC: &str = r#"{
   "warnings": []
 }"#;
 
-fn doc() -> Document {
+pub(crate) fn doc() -> Document {
     serde_json::from_str(DOC).unwrap()
 }
 
-fn tmp(name: &str) -> PathBuf {
+pub(crate) fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("stackmeter-store-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("results.db")
 }
 
-fn add_one(s: &mut Store, label: &str) -> (i64, i64) {
+pub(crate) fn add_one(s: &mut Store, label: &str) -> (i64, i64) {
     let d = doc();
     let run = s
         .begin_run(&NewRun {
@@ -79,31 +79,62 @@ fn schema_matches_the_golden_file() {
     assert_eq!(s.version().unwrap(), MIGRATIONS.len() as i64);
 }
 
+/// A run and test as a stackmeter of schema version 1 or 2 wrote them
+/// (no identity columns yet).
+fn add_old(s: &Store, label: &str) {
+    s.conn
+        .sqlite()
+        .execute_batch(&format!(
+            "INSERT INTO runs (started, kind, status, pid, tool_version, hostname, kernel, cpu_model, cpus, command, settings)
+             VALUES ('2026-11-21T02:30:00Z', 'single', 'complete', 42, '0.1.0', 'h', 'k', 'c', 2, '[]', '{{}}');
+             INSERT INTO tests (run_id, seq, label, repetition, step, test, started, target_name, target_address,
+                                embedded, complete, params, document)
+             VALUES (last_insert_rowid(), 0, '{label}', 0, '', 'rr', '2026-11-21T02:30:00Z', 'embedded', '127.0.0.1:1',
+                     1, 1, '{{}}', '{}');",
+            DOC.replace('\'', "''")
+        ))
+        .unwrap();
+}
+
 #[test]
 fn an_old_store_is_migrated_and_keeps_its_runs() {
     let path = tmp("migrate");
     {
-        let mut old = Store::open_at_version(&path, 1).unwrap();
+        let old = Store::open_at_version(&path, 1).unwrap();
         assert_eq!(old.version().unwrap(), 1);
-        add_one(&mut old, "before");
+        add_old(&old, "before");
         assert!(old.intervals(1).is_err(), "version 1 has no intervals table");
     }
+    {
+        let v2 = Store::open_at_version(&path, 2).unwrap();
+        add_old(&v2, "before");
+    }
     let mut s = Store::open(&path).unwrap();
-    assert_eq!(s.version().unwrap(), 2);
-    assert_eq!(s.tests_with_label("before").unwrap().len(), 1);
+    assert_eq!(s.version().unwrap(), MIGRATIONS.len() as i64);
+    assert_eq!(s.tests_with_label("before").unwrap().len(), 2);
+    // Runs from before identities got one each, from who wrote them and when.
+    let runs = s.runs().unwrap();
+    assert_eq!(runs[0].uid, "run:h:42:2026-11-21T02:30:00Z:1");
+    assert_ne!(runs[0].uid, runs[1].uid);
     let (_, t) = add_one(&mut s, "after");
     assert!(s.intervals(t).unwrap().is_empty());
+    assert_eq!(
+        s.runs().unwrap()[2].uid.len(),
+        32,
+        "a new run's identity is 128 random bits"
+    );
     // Opening again changes nothing.
     drop(s);
     let s = Store::open(&path).unwrap();
-    assert_eq!(s.runs().unwrap().len(), 2);
+    assert_eq!(s.runs().unwrap().len(), 3);
+    assert!(s.check().unwrap().problems.is_empty());
 }
 
 #[test]
 fn a_newer_store_is_refused_with_a_clear_error() {
     let path = tmp("newer");
     {
-        let c = Connection::open(&path).unwrap();
+        let c = rusqlite::Connection::open(&path).unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
     }
     let e = Store::open(&path).err().unwrap();
@@ -133,6 +164,7 @@ fn a_test_reads_back_whole() {
     );
     let figures: i64 = s
         .conn
+        .sqlite()
         .query_row(
             "SELECT COUNT(*) FROM figures WHERE test_id = ?1 AND series = 'rtt'",
             [test],
@@ -154,23 +186,102 @@ fn an_unwritable_path_is_a_clear_error() {
 }
 
 #[test]
-fn default_path_follows_the_environment() {
+fn default_location_follows_the_environment() {
     let env = |pairs: &'static [(&'static str, &'static str)]| {
         move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
     };
+    let at = |pairs| default_location(env(pairs)).map(|l| l.unwrap().to_string());
+    assert_eq!(at(&[("STACKMETER_DB", "/x.db"), ("HOME", "/h")]), Some("/x.db".into()));
     assert_eq!(
-        default_path(env(&[("STACKMETER_DB", "/x.db"), ("HOME", "/h")])),
-        Some("/x.db".into())
+        at(&[("STACKMETER_DB", "postgres://u:pw@db.example/results"), ("HOME", "/h")]),
+        Some("postgres://u@db.example/results".into())
     );
     assert_eq!(
-        default_path(env(&[("XDG_DATA_HOME", "/d"), ("HOME", "/h")])),
+        at(&[("XDG_DATA_HOME", "/d"), ("HOME", "/h")]),
         Some("/d/stackmeter/results.db".into())
     );
     assert_eq!(
-        default_path(env(&[("XDG_DATA_HOME", ""), ("HOME", "/h")])),
+        at(&[("XDG_DATA_HOME", ""), ("HOME", "/h")]),
         Some("/h/.local/share/stackmeter/results.db".into())
     );
-    assert_eq!(default_path(env(&[])), None);
+    assert!(default_location(env(&[])).is_none());
+    assert_eq!(
+        default_spool_dir(env(&[("HOME", "/h")])),
+        Some("/h/.local/share/stackmeter/spool".into())
+    );
+}
+
+#[test]
+fn a_url_is_postgres_and_never_shows_its_password() {
+    let parse = |s: &str| Location::parse(std::ffi::OsStr::new(s));
+    for (given, shown, command) in [
+        (
+            "postgres://meter:s3cr%40t@db.example:5433/results",
+            "postgres://meter@db.example:5433/results",
+            "postgres://meter:PASSWORD@db.example:5433/results",
+        ),
+        (
+            "postgresql://meter@10.0.0.7/results?connect_timeout=3",
+            "postgresql://meter@10.0.0.7/results?connect_timeout=3",
+            "postgresql://meter@10.0.0.7/results?connect_timeout=3",
+        ),
+        (
+            "postgres://db.example/results?user=meter&password=hunter2&connect_timeout=3",
+            "postgres://db.example/results?user=meter&connect_timeout=3",
+            "postgres://db.example/results?user=meter&password=PASSWORD&connect_timeout=3",
+        ),
+    ] {
+        let l = parse(given).unwrap();
+        assert!(l.is_postgres());
+        assert_eq!(l.to_string(), shown);
+        assert_eq!(format!("{l:?}"), shown);
+        // Quoted for the shell where it needs to be ('?', '&').
+        let quoted = if command.contains('?') {
+            format!("'{command}'")
+        } else {
+            command.to_string()
+        };
+        assert_eq!(l.for_command(), quoted);
+    }
+    // A path stays a path, whatever it looks like.
+    assert_eq!(parse("results.db").unwrap(), Location::Sqlite("results.db".into()));
+    assert_eq!(
+        parse("./postgres/x.db").unwrap(),
+        Location::Sqlite("./postgres/x.db".into())
+    );
+    // Bad URLs say what is wrong, without the password.
+    for (given, says) in [
+        ("postgres://meter:pw@db.example:notaport/results", "invalid"),
+        ("postgres://meter:pw@db.example:5432", "no database name"),
+        ("postgres://meter:pw@/results", "no host"),
+        ("postgres:/db.example/results", "expected postgres://"),
+        ("postgres://db.example/results?colour=blue", "colour"),
+    ] {
+        let e = parse(given).unwrap_err();
+        let line = StoreError::BadUrl(e).to_string();
+        assert!(line.starts_with("bad results store URL "), "{line}");
+        assert!(line.contains(says), "{given}: {line}");
+        assert!(!line.contains("pw@"), "{line}");
+    }
+}
+
+#[test]
+fn migrations_read_the_same_in_postgres_words() {
+    assert_eq!(
+        schema::postgres("id INTEGER PRIMARY KEY, n INTEGER NOT NULL, x REAL, b BLOB, realm TEXT, -- REAL_ish INTEGERS"),
+        "id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, n BIGINT NOT NULL, x DOUBLE PRECISION, b BYTEA, realm TEXT, -- REAL_ish INTEGERS"
+    );
+    let got = postgres_schema();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema-postgres.sql");
+    if std::env::var_os("STACKMETER_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "rerun with STACKMETER_UPDATE_GOLDEN=1 and check schema-postgres.sql in"
+    );
+    assert_eq!(backend::dollar_params("a = ?1 AND b = ?12"), "a = $1 AND b = $12");
 }
 
 #[test]
@@ -209,6 +320,7 @@ fn check_passes_a_sound_store_and_names_each_problem() {
     assert_eq!((sound.runs, sound.tests, sound.problems.len()), (3, 3, 0), "{sound:?}");
     // A figure whose test is gone, and a document that no longer reads.
     s.conn
+        .sqlite()
         .execute_batch(
             "PRAGMA foreign_keys = OFF;
              INSERT INTO figures VALUES (999, 0, 'x', 'rtt', 'mean', 'us', 1.0, 1, 1);
@@ -245,4 +357,116 @@ fn check_finds_a_damaged_page() {
         Ok(c) => assert!(!c.problems.is_empty(), "a zeroed page went unnoticed: {c:?}"),
         Err(e) => assert!(e.to_string().contains("malformed"), "{e}"),
     }
+}
+
+#[test]
+fn a_copy_into_sqlite_keeps_everything_and_is_not_repeated() {
+    let mut src = Store::open(&tmp("copy-src")).unwrap();
+    let (run, test) = add_one(&mut src, "a");
+    add_one(&mut src, "b");
+    src.finish_run(run, "complete", "2026-11-21T02:31:00Z").unwrap();
+    let mut dst = Store::open(&tmp("copy-dst")).unwrap();
+    add_one(&mut dst, "already-there");
+    let first = copy(&src, &mut dst).unwrap();
+    assert_eq!(
+        first,
+        Copied {
+            runs: 2,
+            tests: 2,
+            already: 0
+        }
+    );
+    let again = copy(&src, &mut dst).unwrap();
+    assert_eq!(
+        again,
+        Copied {
+            runs: 0,
+            tests: 0,
+            already: 2
+        }
+    );
+    let runs = dst.runs().unwrap();
+    assert_eq!(runs.len(), 3);
+    let copied = &runs[1];
+    assert_eq!(
+        (copied.status.as_str(), copied.uid.as_str()),
+        ("complete", src.run(run).unwrap().unwrap().uid.as_str())
+    );
+    let t = &dst.tests_of_run(copied.id).unwrap()[0];
+    assert_eq!(t.label, "a");
+    assert_eq!(
+        dst.histograms(t.id).unwrap()[0].data,
+        src.histograms(test).unwrap()[0].data
+    );
+    assert!(dst.check().unwrap().problems.is_empty());
+}
+
+#[test]
+fn spooled_results_are_sent_once_even_when_a_flush_is_repeated() {
+    let dir = tmp("spool").with_file_name("spool");
+    let spool = Spool::new(&dir);
+    // An unreachable PostgreSQL (nothing listens on port 1): the writer spools.
+    let down = Location::parse(std::ffi::OsStr::new("postgres://meter:pw@127.0.0.1:1/results")).unwrap();
+    let mut w = Writer::open(&down, Some(spool.clone())).unwrap();
+    let d = doc();
+    let new_run = NewRun {
+        kind: "suite",
+        plan: Some("p"),
+        env: &d.env,
+        settings: serde_json::json!({}),
+        pid: 42,
+    };
+    let key = w.begin_run(&new_run).unwrap();
+    assert_eq!(key.id, None);
+    for rep in 0..3 {
+        let t = NewTest {
+            label: "a",
+            repetition: rep,
+            step: "s",
+            doc: &d,
+            histograms: vec![],
+            intervals: vec![],
+        };
+        w.add_test(&key, &t).unwrap();
+    }
+    w.finish_run(&key, "complete", "2026-11-21T02:31:00Z").unwrap();
+    let note = w.note().unwrap();
+    assert!(
+        note.starts_with("cannot reach results store postgres://meter@127.0.0.1:1/results: "),
+        "{note}"
+    );
+    assert!(note.contains("3 test(s) of 1 run(s) kept in"), "{note}");
+    assert!(
+        note.ends_with("stackmeter store flush --db postgres://meter:PASSWORD@127.0.0.1:1/results"),
+        "{note}"
+    );
+    let files = || std::fs::read_dir(&dir).map(std::iter::Iterator::count).unwrap_or(0);
+    assert_eq!(files(), 4, "a run file and three test files");
+    // A flush whose files could not be removed after the commit: the
+    // same files are sent again, and nothing is doubled.
+    let kept = tmp("spool-copy").with_file_name("kept");
+    std::fs::create_dir_all(&kept).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), kept.join(e.file_name())).unwrap();
+    }
+    let mut store = Store::open(&tmp("spool-dst")).unwrap();
+    let sent = flush(&spool, &mut store).unwrap();
+    assert_eq!((sent.runs, sent.tests, sent.already), (1, 3, 0));
+    assert_eq!(files(), 0, "sent files are removed");
+    let again = flush(&Spool::new(&kept), &mut store).unwrap();
+    assert_eq!((again.runs, again.tests, again.already), (0, 0, 1));
+    let runs = store.runs().unwrap();
+    assert_eq!((runs.len(), runs[0].tests, runs[0].status.as_str()), (1, 3, "complete"));
+    assert_eq!(flush(&spool, &mut store).unwrap(), Flushed::default());
+}
+
+#[test]
+fn locks_need_postgres() {
+    let sqlite = Locks::acquire(
+        &Location::Sqlite("x.db".into()),
+        &[1],
+        std::time::Duration::from_millis(10),
+    );
+    assert!(matches!(sqlite, Err(LockError::NotPostgres(_))));
 }

@@ -7,6 +7,8 @@
 //! socket options makes the caller fall back. Linux only; elsewhere the
 //! calls fail with `Unsupported`.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
@@ -106,7 +108,7 @@ impl RecvBatch {
     /// 0: one datagram).
     pub fn message(&mut self, i: usize) -> (&mut [u8], Option<SocketAddr>, usize) {
         #[cfg(target_os = "linux")]
-        let peer = crate::sockaddr(&self.addrs[i]);
+        let peer = crate::socket::sockaddr(&self.addrs[i]);
         #[cfg(not(target_os = "linux"))]
         let peer = None;
         let len = self.lens[i];
@@ -137,14 +139,14 @@ fn gro_size(h: &libc::msghdr) -> u16 {
 /// receive when it can (UDP GRO); [`RecvBatch::message`] says their size.
 #[cfg(target_os = "linux")]
 pub fn enable_gro(fd: RawFd) -> io::Result<()> {
-    crate::setsockopt_int(fd, SOL_UDP, UDP_GRO, 1)
+    crate::socket::setsockopt_int(fd, SOL_UDP, UDP_GRO, 1)
 }
 
 /// Makes each send on `fd` a train of `size`-byte datagrams (UDP GSO):
 /// a buffer of k * size bytes leaves as k datagrams.
 #[cfg(target_os = "linux")]
 pub fn set_gso(fd: RawFd, size: u16) -> io::Result<()> {
-    crate::setsockopt_int(fd, SOL_UDP, UDP_SEGMENT, size as libc::c_int)
+    crate::socket::setsockopt_int(fd, SOL_UDP, UDP_SEGMENT, size as libc::c_int)
 }
 
 /// Sends each of `bufs` as one datagram on the connected socket `fd` with

@@ -1,13 +1,19 @@
 //! Readiness of many sockets from one thread (Linux `epoll`).
 //!
 //! The open-loop rr client and the many-flow stream client drive hundreds
-//! of connections from one thread; a thread per connection cost more in
-//! context switches than the network stack it measured (issue 13). The
-//! responder's event loop (`stackmeter-responder`'s `events.rs`) holds tens
-//! of thousands of idle sessions on one thread. This is the one wrapper around `epoll_create1`, `epoll_ctl` and `epoll_pwait2`
-//! (nanosecond timeouts: a schedule of 10 us gaps cannot wait in
-//! milliseconds). The sockets themselves stay plain: data moves with the
-//! ordinary `send`/`recv` calls, so an LD_PRELOAD stack still sees them.
+//! of connections from one thread (or a few); a thread per connection cost
+//! more in context switches than the network stack it measured (a sender
+//! and a receiver thread per open-loop connection let the schedule slip by
+//! milliseconds at 100,000 requests/s; a thread per flow halved the total
+//! at `-P 1000`). The responder's event loop (`stackmeter-responder`'s
+//! `events.rs`) holds tens of thousands of idle sessions on one thread.
+//! This is the one wrapper around `epoll_create1`, `epoll_ctl` and
+//! `epoll_pwait2` (nanosecond timeouts: a schedule of 10 us gaps cannot
+//! wait in milliseconds). The sockets themselves stay plain: data moves
+//! with the ordinary `send`/`recv` calls, so an LD_PRELOAD stack still sees
+//! them.
+
+#![allow(unsafe_code)] // This module wraps C library calls.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -4,6 +4,8 @@
 //! prints and stores what finished, marked partial, instead of dying
 //! mid-write. A second Ctrl-C is counted too, for "quit at once".
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);

@@ -1,9 +1,11 @@
-//! Real-time knobs (seed 004: `nice -n -20`, `chrt --rr 99`): the calling
-//! thread's scheduling policy and priority or nice value, locking the
+//! Real-time knobs (as `nice -n -20` and `chrt --rr 99` set them): the
+//! calling thread's scheduling policy and priority or nice value, locking the
 //! process's memory (`mlockall`), and busy polling on a socket
 //! (`SO_BUSY_POLL`); and reading each back from the kernel, so a result
 //! records what was in force rather than what was asked for. Linux only;
 //! elsewhere setting fails with `Unsupported` and reading says "other".
+
+#![allow(unsafe_code)] // This module wraps C library calls.
 
 use std::io;
 
@@ -181,7 +183,7 @@ pub fn memlock_limit_kib() -> Option<u64> {
 /// receive) on `fd`.
 #[cfg(target_os = "linux")]
 pub fn set_busy_poll(fd: std::os::fd::RawFd, us: u32) -> io::Result<()> {
-    crate::setsockopt_int(
+    crate::socket::setsockopt_int(
         fd,
         libc::SOL_SOCKET,
         libc::SO_BUSY_POLL,

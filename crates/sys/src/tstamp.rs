@@ -9,6 +9,8 @@
 //! the C library, so an `LD_PRELOAD` stack still sees `recvmsg`/`sendmsg`.
 //! On other systems every call fails with `Unsupported`.
 
+#![allow(unsafe_code)] // This module wraps C library calls.
+
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::RawFd;
@@ -24,7 +26,7 @@ pub enum Kind {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::*;
+    use super::{io, IpAddr, Kind, RawFd, SocketAddr};
 
     const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
     const CONTROL: usize = 256;
@@ -151,7 +153,7 @@ mod imp {
     }
 
     fn to_addr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
-        crate::sockaddr(ss)
+        crate::socket::sockaddr(ss)
     }
 
     fn from_addr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// A suite of many short tests (about 70 ms each on loopback) against two
 /// responders, storing into `db`.
 fn suite(db: &Path, a: &Server, b: &Server, repeat: &str) -> Child {
-    Command::new(BIN)
+    crate::sandbox(&mut Command::new(BIN))
         .args(["suite", "udp-echo", "--json", "--repeat", repeat, "--target"])
         .arg(format!("a={}", a.target()))
         .arg("--target")
@@ -111,7 +111,7 @@ fn two_suites_and_many_commands_write_one_store_at_once() {
     let suites: Vec<Child> = (0..2).map(|_| suite(&db, &a, &b, "15")).collect();
     let singles: Vec<Child> = (0..8)
         .map(|i| {
-            Command::new(BIN)
+            crate::sandbox(&mut Command::new(BIN))
                 .args([
                     "ping",
                     "-c",

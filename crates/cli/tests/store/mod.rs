@@ -1,7 +1,9 @@
 //! Results store, suite, compare and report, end to end: the real binary,
 //! real responder processes, a real SQLite file, a real browser.
 
+mod charts;
 mod durability;
+mod postgres;
 
 use super::{json_of, stderr, Server, BIN};
 use serde_json::Value;
@@ -18,7 +20,7 @@ fn db(name: &str) -> PathBuf {
 }
 
 fn sm(db: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    crate::sandbox(&mut Command::new(BIN))
         .args(args)
         .env("STACKMETER_DB", db)
         .env("STACKMETER_C_RESPONDER", "")
@@ -223,6 +225,13 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
 /// Runs headless Chromium on a local file and returns the DOM after its
 /// scripts ran.
 fn chromium_dump_dom(page: &Path) -> String {
+    chromium(page, &["--dump-dom"])
+}
+
+/// Runs headless Chromium on a local file with `args` (`--dump-dom`,
+/// `--screenshot=FILE`, `--window-size=W,H`), in a fresh profile with
+/// nothing started that would reach the network, and returns its stdout.
+fn chromium(page: &Path, args: &[&str]) -> String {
     let browser = ["chromium", "chromium-browser"]
         .into_iter()
         .find(|b| {
@@ -232,11 +241,23 @@ fn chromium_dump_dom(page: &Path) -> String {
                 .is_ok_and(|o| o.status.success())
         })
         .expect("chromium is installed (.ci/run installs it)");
-    let profile = page.with_file_name("chromium-profile");
+    let profile = page.with_extension("chromium-profile");
+    let _ = std::fs::remove_dir_all(&profile);
     let child = Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+        .args([
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--force-device-scale-factor=1",
+        ])
+        .args(args)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("file://{}", page.display()))
+        .env("HOME", &profile)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -252,6 +273,7 @@ fn chromium_dump_dom(page: &Path) -> String {
         panic!("chromium did not finish within 90 s");
     };
     let out = out.unwrap();
+    let _ = std::fs::remove_dir_all(&profile);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -270,7 +292,7 @@ fn the_default_suite_starts_its_own_responders() {
 fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
     let db = db("sigint");
     let (a, b) = (Server::start(&[]), Server::start(&[]));
-    let mut child = Command::new(BIN)
+    let mut child = crate::sandbox(&mut Command::new(BIN))
         .args(["suite", "udp-echo", "--repeat", "30", "--target"])
         .arg(format!("a={}", a.target()))
         .arg("--target")
@@ -468,4 +490,40 @@ fn suite_labels(v: &Value) -> Vec<&str> {
         .iter()
         .map(|t| t["label"].as_str().unwrap())
         .collect()
+}
+
+/// One run a side earns no verdict, in the rows or overall, and no
+/// interval; two runs of different tests have nothing to compare, which is
+/// an error of its own (exit 7), said in one line.
+#[test]
+fn compare_of_single_runs_gives_no_verdict_and_of_different_tests_an_error() {
+    let db = db("single-compare");
+    let srv = Server::start(&[]);
+    for label in ["a", "b"] {
+        ok(sm(
+            &db,
+            &["rr", &srv.target(), "--sizes", "1:1,1:1K", "-n", "50", "--label", label],
+        ));
+    }
+    let text = stdout(&ok(sm(&db, &["compare", "a", "b"])));
+    assert!(
+        text.contains("Overall, B (b) vs A (a): no verdict (no row has 5 or more repetitions a side)"),
+        "{text}"
+    );
+    assert!(!text.contains("95% CI 0."), "no interval from one run: {text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 B:1 B"))
+        .expect("a row");
+    assert!(row.contains("(no verdict: n < 5)") && row.contains(" - "), "{row}");
+    ok(sm(&db, &["ping", &srv.target(), "-c", "20", "--label", "p"]));
+    let out = sm(&db, &["compare", "a", "p"]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("A (a: rr) and B (p: ping) have no test and figure in common"),
+        "{err}"
+    );
 }

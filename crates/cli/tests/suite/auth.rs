@@ -30,7 +30,7 @@ pub(crate) fn request(seq: u64, len: usize, key: Option<&Key>) -> Vec<u8> {
     d[5] = 1;
     d[8..16].copy_from_slice(&seq.to_be_bytes());
     if let Some(k) = key {
-        k.seal(&mut d);
+        stackmeter_proto::udp::seal(k, &mut d);
     }
     d
 }
@@ -57,7 +57,11 @@ fn udp_rules(target: &str, key: &Key) {
     let d = request(1000, 56 + MAC_LEN, Some(key));
     let r = exchange(&s, &d).expect("a sealed request is answered");
     assert_eq!(r.len(), d.len(), "the reply is as long as the request");
-    assert_eq!(key.open(&r), Some(56), "the reply carries a valid MAC");
+    assert_eq!(
+        stackmeter_proto::udp::open(key, &r),
+        Some(56),
+        "the reply carries a valid MAC"
+    );
     assert_eq!(r[5], 2);
     assert!(exchange(&s, &d).is_none(), "a replayed request is not answered");
     assert!(exchange(&s, &request(1001, 72, None)).is_none(), "unsealed: no reply");
@@ -68,7 +72,7 @@ fn udp_rules(target: &str, key: &Key) {
     );
     let mut v2 = request(1003, 72, None);
     v2[4] = 2;
-    key.seal(&mut v2);
+    stackmeter_proto::udp::seal(key, &mut v2);
     assert!(
         exchange(&s, &v2).is_none(),
         "another version: no reply, not even 40 bytes"
@@ -132,6 +136,26 @@ fn client_side(target: &str, secret: &str, wrong: &str, stream: bool) {
     ]);
     assert!(out.status.success(), "stamps and MACs together: {}", stderr(&out));
     assert_eq!(json_of(&out)["results"][0]["received"], 20);
+    // rr's send stamps are keyed by stream offset: the proof counts.
+    let out = run(&[
+        "rr",
+        target,
+        "--timestamps",
+        "--sizes",
+        "64:64",
+        "-n",
+        "100",
+        "--json",
+        "--secret-file",
+        secret,
+    ]);
+    assert!(out.status.success(), "rr stamps and a secret: {}", stderr(&out));
+    let s = &json_of(&out)["results"][0]["split_us"];
+    assert_eq!(
+        (s["samples"].as_u64(), s["incomplete"].as_u64()),
+        (Some(100), Some(0)),
+        "{s}"
+    );
     if stream {
         for extra in [&[][..], &["--udp", "-b", "20M"][..]] {
             let mut a = vec!["stream", target, "-t", "1", "--json", "--secret-file", secret];

@@ -1,9 +1,10 @@
-//! Hostile clients (issue 15): idle connections from one address do not
-//! keep another out, floods of junk leave a valid client's results alone,
-//! no UDP reply is larger than its request, and the operator's limits per
-//! address and per test are enforced and named. Every client here is a
-//! real socket; 127.0.0.2 and 127.0.0.3 are other loopback addresses, so
-//! the responders see other clients.
+//! Hostile clients (docs/tests.md, "A responder exposed to others"): idle
+//! connections from one address do not keep another out, floods of junk
+//! leave a valid client's results alone, no UDP reply is larger than its
+//! request, and the operator's limits per address and per test are
+//! enforced and named. Every client here is a real socket; 127.0.0.2 and
+//! 127.0.0.3 are other loopback addresses, so the responders see other
+//! clients.
 
 use super::auth::{exchange, request, secret_file};
 use super::c_responder::CServer;
@@ -69,7 +70,7 @@ fn flood(to: SocketAddr, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> 
         while !stop.load(Ordering::Relaxed) {
             for _ in 0..200 {
                 // Random bytes, half of them behind a valid-looking magic.
-                for b in junk.iter_mut() {
+                for b in &mut junk {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
@@ -142,7 +143,7 @@ fn no_amplification(target: &str, key: &Key) {
         if len >= 104 {
             d[7] = 2; // stamps asked for
         }
-        key.seal(&mut d);
+        stackmeter_proto::udp::seal(key, &mut d);
         let r = exchange(&s, &d).expect("answered");
         assert_eq!(r.len(), d.len(), "reply to {len} bytes");
     }

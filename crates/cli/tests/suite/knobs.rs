@@ -1,7 +1,7 @@
-//! Real-time knobs (issue: seed 004's `nice`/`chrt` experiment): read back
-//! from the kernel while the test runs (/proc, not our own flags), recorded
-//! in the document, refused in one line when the process may not use them,
-//! and compared as suite variants.
+//! Real-time knobs (the UDP echo write-up's `nice`/`chrt` experiment): read
+//! back from the kernel while the test runs (/proc, not our own flags),
+//! recorded in the document, refused in one line when the process may not
+//! use them, and compared as suite variants.
 
 use super::{json_of, run, stackmeter, stderr, Server};
 use serde_json::Value;
@@ -94,7 +94,7 @@ fn client_knobs_are_in_force_while_the_test_runs_and_recorded() {
 /// Runs `stackmeter ARGS` without CAP_SYS_NICE and CAP_IPC_LOCK, with a
 /// memory-lock limit of 64 KiB and no real-time priority allowed.
 fn unprivileged(args: &[&str]) -> std::process::Output {
-    std::process::Command::new("setpriv")
+    super::sandbox(&mut std::process::Command::new("setpriv"))
         .args([
             "--bounding-set=-sys_nice,-ipc_lock,-net_admin",
             "--inh-caps=-sys_nice,-ipc_lock,-net_admin",
@@ -102,7 +102,6 @@ fn unprivileged(args: &[&str]) -> std::process::Output {
         .args(["prlimit", "--memlock=65536:65536", "--rtprio=0:0", "--nice=0:0"])
         .arg(super::BIN)
         .args(args)
-        .env("STACKMETER_DB", super::TEST_DB)
         .output()
         .expect("setpriv and prlimit run (util-linux)")
 }
@@ -149,7 +148,7 @@ fn serve_runs_every_thread_at_the_priority_asked() {
 }
 
 #[test]
-fn seed_004_plan_compares_client_priorities_as_variants() {
+fn udp_echo_rt_plan_compares_client_priorities_as_variants() {
     if !super::is_root() {
         return;
     }

@@ -1,6 +1,7 @@
-//! `stackmeter lab` end to end (root only; a visible skip otherwise): up,
-//! an rr and a ping against each lwIP target, status, down, and nothing
-//! left behind (no TAP device, no responder process, no state).
+//! `stackmeter lab` end to end (root only; a visible skip otherwise, a
+//! failure when CI is set): up, an rr and a ping against each lwIP target,
+//! status, down, and nothing left behind (no TAP device, no responder
+//! process, no state).
 
 use super::{is_root, json_of, run, stderr};
 use std::path::PathBuf;

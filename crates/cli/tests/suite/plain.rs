@@ -1,8 +1,9 @@
 //! Plain targets: servers this project did not write. socat as UDP and
 //! TCP echo and as a discard server, a 20-line C `recvfrom`/`sendto` loop
-//! like seed 004's, a fixed-reply C server like seed 000's io-sock module
-//! (it reads the reply size from the first byte), and Debian's `iperf -s`
-//! (iperf 2), whose own report the stream figure must match within 3%.
+//! like the UDP echo scenario's, a fixed-reply C server like the latency
+//! grid's io-sock module (it reads the reply size from the first byte),
+//! and Debian's `iperf -s` (iperf 2), whose own report the stream figure
+//! must match within 3%.
 
 use super::{check_latency, json_of, stackmeter, stderr};
 use serde_json::Value;
@@ -99,7 +100,8 @@ fn start_c(bin: &std::path::Path) -> (Peer, u16) {
     (peer, port)
 }
 
-/// Seed 004's server: recvfrom, sendto, forever (port chosen by the kernel).
+/// The UDP echo scenario's server: recvfrom, sendto, forever (port chosen by
+/// the kernel).
 const UDP_ECHO_C: &str = r#"
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -123,8 +125,8 @@ int main(void) {
 }
 "#;
 
-/// Seed 000's io-sock module, in spirit: per request one byte; the reply
-/// is that byte times 1024 bytes ('x'), or 1 byte for 0. One connection
+/// The latency grid's io-sock module, in spirit: per request one byte; the
+/// reply is that byte times 1024 bytes ('x'), or 1 byte for 0. One connection
 /// at a time, until the client closes.
 const FIXED_REPLY_C: &str = r#"
 #include <arpa/inet.h>
@@ -439,4 +441,80 @@ fn stream_iperf2_udp_reads_the_servers_report() {
         "no per-interval loss from an iperf 2 server"
     );
     assert_eq!(doc["not_measured"][0]["figure"], "intervals[].udp");
+}
+
+/// A plain server measured as if it were a responder: each test says in
+/// one line what it looks like and which flag measures it, exits 8, and
+/// stores nothing (not even under the label the valid run would use).
+#[test]
+fn a_plain_server_measured_as_a_responder_says_which_flag_to_add() {
+    let (tcp, udp, discard) = (super::closed_port(), super::closed_port(), super::closed_port());
+    let _echo = spawn(Command::new("socat").args([
+        &format!("TCP-LISTEN:{tcp},bind=127.0.0.1,reuseaddr,fork,nodelay"),
+        "EXEC:cat",
+    ]));
+    let _uecho =
+        spawn(Command::new("socat").args(["-T", "5", &format!("UDP4-RECVFROM:{udp},bind=127.0.0.1,fork"), "PIPE"]));
+    let _discard = spawn(Command::new("socat").args([
+        "-u",
+        &format!("TCP-LISTEN:{discard},bind=127.0.0.1,reuseaddr,fork"),
+        "OPEN:/dev/null",
+    ]));
+    wait_tcp(tcp);
+    wait_udp_echo(udp);
+    wait_tcp(discard);
+    let db = std::env::temp_dir().join(format!("stackmeter-plain-{}.db", std::process::id()));
+    let db = db.to_str().unwrap();
+    let cases: [(Vec<String>, &str); 5] = [
+        (
+            vec!["rr".into(), format!("127.0.0.1:{tcp}"), "-n".into(), "5".into()],
+            "echo server",
+        ),
+        (
+            vec!["crr".into(), format!("127.0.0.1:{tcp}"), "-n".into(), "5".into()],
+            "echo server",
+        ),
+        (
+            vec!["stream".into(), format!("127.0.0.1:{tcp}"), "-t".into(), "1".into()],
+            "echo server",
+        ),
+        (
+            vec!["ping".into(), format!("127.0.0.1:{udp}"), "-c".into(), "5".into()],
+            "echo server",
+        ),
+        (
+            vec![
+                "rr".into(),
+                format!("127.0.0.1:{discard}"),
+                "-n".into(),
+                "5".into(),
+                "--timeout-ms".into(),
+                "500".into(),
+            ],
+            "discard server",
+        ),
+    ];
+    for (args, what) in cases {
+        let out = stackmeter()
+            .args(&args)
+            .args(["--db", db, "--label", "plain"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(8), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&format!("looks like a plain {what}")), "{args:?}: {err}");
+        let flag = if what == "echo server" {
+            "add --echo"
+        } else {
+            "add --discard"
+        };
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    let runs = stackmeter().args(["runs", "--db", db]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&runs.stdout).contains("no stored runs"),
+        "nothing stored"
+    );
+    let _ = std::fs::remove_file(db);
 }

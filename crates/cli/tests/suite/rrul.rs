@@ -61,7 +61,9 @@ fn rrul_runs_every_phase_with_probes_through_them() {
         // Each way is part of the round trip.
         assert!(f(&p["owd_up_us"]["p50"]) + f(&p["owd_down_us"]["p50"]) <= f(&p["rtt_us"]["max"]) + 1.0);
         sent += n;
-        assert_eq!(p["probe_loss_up"], Value::Null, "v1 echo keeps no per-client count");
+        // The responder counts the probes it receives: loss splits each way.
+        assert_eq!(p["probe_loss_up"], 0.0, "{p}");
+        assert_eq!(p["probe_loss_down"], 0.0, "{p}");
     }
     assert_eq!(v["series"].as_array().unwrap().len() as u64, sent);
     // Loopback: the responder stamps this host's clock.

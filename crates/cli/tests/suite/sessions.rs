@@ -1,7 +1,8 @@
-//! The event-driven responder (issue 13 goal 5): idle sessions wait on the
-//! event loop at a small, measured cost and leave a measuring session
-//! alone; every mode's data phase works on the loop as on a thread, and a
-//! mix of both serves clients at once. Real sockets, the real `serve`.
+//! The event-driven responder (every session starts on an event loop):
+//! idle sessions wait on the loop at a small, measured cost and leave a
+//! measuring session alone; every mode's data phase works on the loop as
+//! on a thread, and a mix of both serves clients at once. Real sockets, the
+//! real `serve`.
 
 use super::{header, json_of, run, spawn_json, stderr, Server};
 use socket2::{Domain, Socket, Type};

@@ -1,6 +1,7 @@
 //! stream and udp-max end to end: real serve processes, loopback, and (as
-//! root) a three-namespace network with a tbf rate limit on the router, the
-//! way `../shared/LAB.md` says a real bottleneck behaves.
+//! root) a three-namespace network with a tbf rate limit on the router: a
+//! tbf on the sender's own interface slows the sender instead of dropping
+//! its datagrams (docs/lab.md, "A bottleneck on one machine").
 
 use super::*;
 use std::path::PathBuf;
@@ -106,7 +107,7 @@ fn stream_up_down_bidir_count_at_the_receivers() {
 }
 
 #[test]
-fn stream_text_prints_seed_001_columns_and_a_summary() {
+fn stream_text_prints_the_bps_columns_and_a_summary() {
     let srv = Server::start(&[]);
     let out = run(&[
         "stream",
@@ -120,7 +121,7 @@ fn stream_text_prints_seed_001_columns_and_a_summary() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    // Seed 001's columns: sent, received and total, each as a bit rate and
+    // The bps tool's columns: sent, received and total, each as a bit rate and
     // a message rate, one spelling (Mbit/s, kpps) scaled to the value.
     assert!(
         text.contains("sent msgs") && text.contains("received") && text.contains("total msgs"),
@@ -325,7 +326,8 @@ fn responder_killed_mid_stream_is_exit_5_with_the_intervals_so_far() {
 }
 
 /// A shared library that wraps the libc socket calls, counts them, and
-/// writes the counts to $SHIM_OUT at exit: seed 001's LD_PRELOAD use.
+/// writes the counts to $SHIM_OUT at exit: an LD_PRELOAD stack, as the bps
+/// throughput runs used one.
 fn build_shim(dir: &std::path::Path) -> Option<PathBuf> {
     let src = dir.join("shim.c");
     let so = dir.join("shim.so");
@@ -568,9 +570,8 @@ impl Bottleneck {
 
     /// Runs stackmeter in the client namespace.
     pub(crate) fn client(&self, args: &[&str]) -> Value {
-        let out = Command::new("ip")
+        let out = super::sandbox(&mut Command::new("ip"))
             .args(["netns", "exec", &self.names[0], BIN])
-            .env("STACKMETER_DB", super::TEST_DB)
             .args(args)
             .output()
             .unwrap();
@@ -697,7 +698,7 @@ fn a_long_run_shows_progress_on_a_terminal_only() {
     // "dumb", as CI runners often have it).
     let srv = Server::start(&[]);
     let cmd = format!("{} stream {} -t 3 -i 1 --no-store", super::BIN, srv.target());
-    let out = std::process::Command::new("script")
+    let out = super::sandbox(&mut std::process::Command::new("script"))
         .args(["-qfc", &cmd, "/dev/null"])
         .env("TERM", "xterm")
         .output()

@@ -71,7 +71,8 @@ fn both(prefix: &[&str], target: &str, clock: &str, what: &str) {
     ];
     for (args, n) in runs {
         let mut cmd = Command::new(prefix.first().copied().unwrap_or(BIN));
-        cmd.args(prefix.iter().skip(1))
+        super::sandbox(&mut cmd)
+            .args(prefix.iter().skip(1))
             .args(if prefix.is_empty() { &[][..] } else { &[BIN][..] })
             .args(args)
             .args(["--json", "--no-store"]);

@@ -1,10 +1,11 @@
-//! What every test's specification shares: the options trait, the error a setting gives, the checks and defaults
-//! several tests use, and `Ran`, what running a test returns.
+//! What every test's specification shares: the options trait, the error a
+//! setting gives, the checks and defaults several tests use, and `Ran`,
+//! what running a test returns.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
 use stackmeter_client::{ClientError, RowHistogram};
-use stackmeter_results::Body;
+use stackmeter_results::{Body, TestKind};
 
 /// Bound on every network wait unless a test says otherwise, ms.
 pub const TIMEOUT_MS: u64 = 5_000;
@@ -60,8 +61,8 @@ impl std::error::Error for SpecError {}
 
 /// The options of one test: flags and plan keys in one struct.
 pub trait Options: clap::Args + DeserializeOwned + Default {
-    /// The test's name in plans and on the command line.
-    const TEST: &'static str;
+    /// Which test these options are of (its name in plans and on the command line).
+    const KIND: TestKind;
     /// The checked parameters (what the client runs and the document records).
     type Params;
     /// Checks every setting and builds the parameters.

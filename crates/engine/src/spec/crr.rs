@@ -1,10 +1,12 @@
 //! crr: connect, request, response, close, one connection per transaction
-//! (seed 002's connection setup latency). Its options, checks and run.
+//! (the connection establish latency of a link's datasheet). Its options,
+//! checks and run.
 
 use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, CrrParams};
-use std::net::SocketAddr;
 
 const ITERATIONS: u64 = 1000;
 const WARMUP: u64 = 10;
@@ -42,7 +44,7 @@ pub struct CrrOptions {
 super::common::defaults_from_flags!(CrrOptions);
 
 impl Options for CrrOptions {
-    const TEST: &'static str = "crr";
+    const KIND: TestKind = TestKind::Crr;
 
     type Params = CrrParams;
 
@@ -82,11 +84,11 @@ impl Options for CrrOptions {
     }
 }
 
-/// Runs crr against `addr`.
-pub(crate) fn run(p: &CrrParams, addr: SocketAddr) -> Ran {
+/// Runs crr against `endpoint`.
+pub(crate) fn run(p: &CrrParams, endpoint: &Endpoint) -> Ran {
     let o = match p.echo || p.raw {
-        true => stackmeter_client::crr_plain(addr, p),
-        false => stackmeter_client::crr(addr, p),
+        true => stackmeter_client::crr_plain(endpoint.addr, p),
+        false => stackmeter_client::crr(endpoint, p),
     };
     Ran::rows(o, |results| Body::Crr {
         params: p.clone(),

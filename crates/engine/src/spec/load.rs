@@ -1,11 +1,12 @@
 //! load: many clients at once, each listing and fetching every object of
-//! the target's catalogue, every byte checked (seed 003). Its options,
-//! checks and run.
+//! the target's catalogue, every byte checked (the proxy load). Its
+//! options, checks and run.
 
 use super::common::{at_least_one, within, Options, Ran, SpecError};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, LoadParams};
-use std::net::SocketAddr;
 
 const CLIENTS: u32 = 50;
 const MAX_CLIENTS: u32 = 10_000;
@@ -38,7 +39,7 @@ pub struct LoadOptions {
 super::common::defaults_from_flags!(LoadOptions);
 
 impl Options for LoadOptions {
-    const TEST: &'static str = "load";
+    const KIND: TestKind = TestKind::Load;
 
     type Params = LoadParams;
 
@@ -57,9 +58,9 @@ impl Options for LoadOptions {
     }
 }
 
-/// Runs the load against `addr`.
-pub(crate) fn run(p: &LoadParams, addr: SocketAddr) -> Ran {
-    let o = stackmeter_client::load(addr, p);
+/// Runs the load against `endpoint`.
+pub(crate) fn run(p: &LoadParams, endpoint: &Endpoint) -> Ran {
+    let o = stackmeter_client::load(endpoint, p);
     Ran::new(
         Body::Load {
             params: o.params,

@@ -1,9 +1,13 @@
-//! Test specifications: what to measure, checked once, and the list of
-//! tests (the `Spec` and `TestCommand` enums and their dispatch: adding a
-//! test adds a line to each here).
+//! Test specifications: what to measure, checked once, and their
+//! dispatch. The list of tests is `stackmeter_results::TestKind`; every
+//! `match` here is exhaustive over it, over [`Spec`] or over
+//! [`TestCommand`], so a new test is a compile error at each place that
+//! must learn about it (and
+//! `every_test_kind_has_a_command_keys_a_view_and_a_schema` below fails if
+//! the subcommand is missing).
 //!
 //! Each test has one options struct (one file each: `rr.rs`, `crr.rs`,
-//! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`). It is both the
+//! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`, `rrul.rs`). It is both the
 //! command's flags (`clap::Args`, the doc comments are the help text) and
 //! a plan step's keys (`serde::Deserialize`, the same names in snake
 //! case), every default is a constant written once beside it, and one
@@ -34,11 +38,11 @@ use crate::error::Error;
 use crate::flags::{ObjectFlags, RunFlags};
 use clap::{Args, Subcommand};
 use common::Ran;
+use stackmeter_client::Endpoint;
 use stackmeter_responder::ObjectSource;
 use stackmeter_results::{
-    Body, CrrParams, Live, LoadParams, PingParams, RrParams, RrulParams, StreamParams, UdpMaxParams,
+    Body, CrrParams, Live, LoadParams, PingParams, RrParams, RrulParams, StreamParams, TestKind, UdpMaxParams,
 };
-use std::net::SocketAddr;
 
 /// A checked test: the parameters its client runs and its document records.
 #[derive(Clone, Debug)]
@@ -157,17 +161,22 @@ fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
 }
 
 impl Spec {
+    /// Which test this is.
+    pub fn kind(&self) -> TestKind {
+        match self {
+            Spec::Rr(_) => TestKind::Rr,
+            Spec::Crr(_) => TestKind::Crr,
+            Spec::Ping(_) => TestKind::Ping,
+            Spec::Stream(_) => TestKind::Stream,
+            Spec::UdpMax(_) => TestKind::UdpMax,
+            Spec::Load(_) => TestKind::Load,
+            Spec::Rrul(_) => TestKind::Rrul,
+        }
+    }
+
     /// The test's name, as on the command line and in the JSON `test` key.
     pub fn name(&self) -> &'static str {
-        match self {
-            Spec::Rr(_) => RrOptions::TEST,
-            Spec::Crr(_) => CrrOptions::TEST,
-            Spec::Ping(_) => PingOptions::TEST,
-            Spec::Stream(_) => StreamOptions::TEST,
-            Spec::UdpMax(_) => UdpMaxOptions::TEST,
-            Spec::Load(_) => LoadOptions::TEST,
-            Spec::Rrul(_) => RrulOptions::TEST,
-        }
+        self.kind().name()
     }
 
     /// What kind of target the test measures: a stackmeter responder, or a
@@ -235,18 +244,18 @@ impl Spec {
         }
     }
 
-    /// Runs the test against `addr`, the measuring thread already placed;
-    /// `cpu` is passed to tests that start threads of their own; `live`
-    /// sees rows as they finish.
-    pub(crate) fn run(&self, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+    /// Runs the test against `endpoint` (the target's address and secret),
+    /// the measuring thread already placed; `cpu` is passed to tests that
+    /// start threads of their own; `live` sees rows as they finish.
+    pub(crate) fn run(&self, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
         match self {
-            Spec::Rr(p) => rr::run(p, addr),
-            Spec::Crr(p) => crr::run(p, addr),
-            Spec::Ping(p) => ping::run(p, addr),
-            Spec::Stream(p) => stream::run(p, addr, cpu, live),
-            Spec::UdpMax(p) => udp_max::run(p, addr, cpu, live),
-            Spec::Load(p) => load::run(p, addr),
-            Spec::Rrul(p) => rrul::run(p, addr, cpu),
+            Spec::Rr(p) => rr::run(p, endpoint),
+            Spec::Crr(p) => crr::run(p, endpoint),
+            Spec::Ping(p) => ping::run(p, endpoint),
+            Spec::Stream(p) => stream::run(p, endpoint, cpu, live),
+            Spec::UdpMax(p) => udp_max::run(p, endpoint, cpu, live),
+            Spec::Load(p) => load::run(p, endpoint),
+            Spec::Rrul(p) => rrul::run(p, endpoint, cpu),
         }
     }
 }
@@ -258,71 +267,90 @@ impl From<SpecError> for Error {
     }
 }
 
-/// Test names a plan step may give.
-pub const TESTS: [&str; 7] = [
-    RrOptions::TEST,
-    CrrOptions::TEST,
-    PingOptions::TEST,
-    StreamOptions::TEST,
-    UdpMaxOptions::TEST,
-    LoadOptions::TEST,
-    RrulOptions::TEST,
-];
-
 /// The keys a test's options take, in flag order.
 pub fn keys<O: Options>() -> Vec<String> {
-    O::augment_args(clap::Command::new(O::TEST))
+    O::augment_args(clap::Command::new(O::KIND.name()))
         .get_arguments()
         .map(|a| a.get_id().to_string())
         .collect()
 }
 
-/// A plan step's keys (without `name`, `test` and `quick`) as the named
-/// test's specification; `quick` scales it down. Errors name the key.
-pub fn from_table(test: &str, table: toml::Table, quick: bool) -> Result<Spec, String> {
-    match test {
-        RrOptions::TEST => table_params::<RrOptions>(table, quick).map(Spec::Rr),
-        CrrOptions::TEST => table_params::<CrrOptions>(table, quick).map(Spec::Crr),
-        PingOptions::TEST => table_params::<PingOptions>(table, quick).map(Spec::Ping),
-        StreamOptions::TEST => table_params::<StreamOptions>(table, quick).map(Spec::Stream),
-        UdpMaxOptions::TEST => table_params::<UdpMaxOptions>(table, quick).map(Spec::UdpMax),
-        LoadOptions::TEST => table_params::<LoadOptions>(table, quick).map(Spec::Load),
-        RrulOptions::TEST => table_params::<RrulOptions>(table, quick).map(Spec::Rrul),
-        other => Err(format!("unknown test '{other}' ({})", TESTS.join(", "))),
+/// A plan step's keys (without `name`, `test` and `quick`) as the
+/// specification of a `kind` test; `quick` scales it down. Errors name the key.
+pub fn from_table(kind: TestKind, table: toml::Table, quick: bool) -> Result<Spec, KeyError> {
+    match kind {
+        TestKind::Rr => table_params::<RrOptions>(table, quick).map(Spec::Rr),
+        TestKind::Crr => table_params::<CrrOptions>(table, quick).map(Spec::Crr),
+        TestKind::Ping => table_params::<PingOptions>(table, quick).map(Spec::Ping),
+        TestKind::Stream => table_params::<StreamOptions>(table, quick).map(Spec::Stream),
+        TestKind::UdpMax => table_params::<UdpMaxOptions>(table, quick).map(Spec::UdpMax),
+        TestKind::Load => table_params::<LoadOptions>(table, quick).map(Spec::Load),
+        TestKind::Rrul => table_params::<RrulOptions>(table, quick).map(Spec::Rrul),
     }
 }
 
-fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params, String> {
+/// A plan step's keys that do not make a specification: which key (when
+/// one is to blame) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyError {
+    /// The key, as written in the step.
+    pub key: Option<String>,
+    /// What is wrong, naming the key as a plan does (`'time' 0: ...`).
+    pub message: String,
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<SpecError> for KeyError {
+    fn from(e: SpecError) -> KeyError {
+        KeyError {
+            key: Some(e.key.to_string()),
+            message: e.as_key(),
+        }
+    }
+}
+
+fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params, KeyError> {
     let known = keys::<O>();
     if let Some(k) = table
         .keys()
         .find(|k| !known.contains(k) && !aliases::<O>().contains(&k.as_str()))
     {
-        return Err(format!(
-            "'{k}' does not apply to {} (its keys: {})",
-            O::TEST,
-            known.join(", ")
-        ));
+        return Err(KeyError {
+            key: Some(k.clone()),
+            message: format!(
+                "'{k}' does not apply to {} (its keys: {})",
+                O::KIND.name(),
+                known.join(", ")
+            ),
+        });
     }
     let mut o: O = toml::Value::Table(table)
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().replace('`', "'"))?;
+        .map_err(|e: toml::de::Error| KeyError {
+            key: None,
+            message: e.message().replace('`', "'"),
+        })?;
     // Checked as written first, so a step is valid or not whatever --quick says.
-    let params = o.params().map_err(|e| e.as_key())?;
+    let params = o.params()?;
     if !quick {
         return Ok(params);
     }
     o.quick();
-    o.params().map_err(|e| e.as_key())
+    Ok(o.params()?)
 }
 
 /// Plan keys of the first plan format that still work (seconds had an
 /// `_s` suffix there).
 fn aliases<O: Options>() -> &'static [&'static str] {
-    match O::TEST {
-        StreamOptions::TEST => &["time_s", "interval_s", "omit_s"],
-        UdpMaxOptions::TEST => &["trial_s", "duration_sum_s"],
-        _ => &[],
+    match O::KIND {
+        TestKind::Stream => &["time_s", "interval_s", "omit_s"],
+        TestKind::UdpMax => &["trial_s", "duration_sum_s"],
+        TestKind::Rr | TestKind::Crr | TestKind::Ping | TestKind::Load | TestKind::Rrul => &[],
     }
 }
 
@@ -340,16 +368,66 @@ mod tests {
     #[test]
     fn a_plan_step_takes_the_plain_target_keys() {
         let table: toml::Table = toml::from_str("echo = true\ncount = 50").unwrap();
-        let Spec::Ping(p) = from_table("ping", table, false).unwrap() else {
+        let Spec::Ping(p) = from_table(TestKind::Ping, table, false).unwrap() else {
             panic!("a ping step")
         };
         assert!(p.echo && p.count == 50);
         let table: toml::Table = toml::from_str("raw = \"1:1K\"\nrequest_prefix = \"01\"").unwrap();
-        let spec = from_table("rr", table, false).unwrap();
+        let spec = from_table(TestKind::Rr, table, false).unwrap();
         assert_eq!(spec.target_kind(), stackmeter_results::TargetKind::Raw);
         let table: toml::Table = toml::from_str("iperf2 = true\ndirection = \"down\"").unwrap();
-        let e = from_table("stream", table, false).unwrap_err();
-        assert_eq!(e, "'direction' down: a plain target (--iperf2) only receives: up only");
+        let e = from_table(TestKind::Stream, table, false).unwrap_err();
+        assert_eq!(
+            e.message,
+            "'direction' down: a plain target (--iperf2) only receives: up only"
+        );
+        assert_eq!(e.key.as_deref(), Some("direction"));
+    }
+
+    /// The one list of tests is complete everywhere: each kind has a
+    /// subcommand, plan keys that give a specification of that kind, an
+    /// empty document that renders, and a place in the JSON Schema.
+    #[test]
+    fn every_test_kind_has_a_command_keys_a_view_and_a_schema() {
+        let cmd = <TestCommand as clap::Subcommand>::augment_subcommands(clap::Command::new("stackmeter"));
+        let schema = serde_json::to_string(&stackmeter_results::schema::schemas()).unwrap();
+        for &kind in TestKind::ALL {
+            assert!(
+                cmd.find_subcommand(kind.name()).is_some(),
+                "{kind}: no subcommand in TestCommand"
+            );
+            let spec = from_table(kind, toml::Table::new(), false).unwrap();
+            assert_eq!(spec.kind(), kind);
+            let body = spec.empty_body();
+            assert_eq!(body.kind(), kind);
+            let doc = stackmeter_results::Document {
+                schema: stackmeter_results::SCHEMA.into(),
+                target: stackmeter_results::Target {
+                    name: "t".into(),
+                    address: "127.0.0.1:1".into(),
+                    embedded: false,
+                    kind: spec.target_kind(),
+                },
+                body,
+                placement: Default::default(),
+                knobs: Default::default(),
+                env: Default::default(),
+                complete: true,
+                error: None,
+                warnings: Vec::new(),
+                not_measured: Vec::new(),
+            };
+            let text = stackmeter_results::render(&doc, stackmeter_results::Format::Text, &Default::default());
+            assert!(
+                text.contains(&format!("stackmeter {kind} ")),
+                "{kind}: its view:\n{text}"
+            );
+            assert!(
+                schema.contains(&format!("\"{kind}\"")),
+                "{kind}: not in the JSON Schema"
+            );
+        }
+        assert_eq!(cmd.get_subcommands().count(), TestKind::ALL.len());
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! ping: UDP echo round trips with loss, order, payload checks and slow
-//! answers (seed 004). Its options, checks and run.
+//! answers (the UDP echo experiment). Its options, checks and run.
 
 use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, within, ClockKind, Options, Ran, SpecError, StampKind,
     UDP_MAX, UDP_MIN,
 };
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, PingParams};
-use std::net::SocketAddr;
 
 const SIZE: u32 = 64;
 /// The default size with `--timestamps`: room for the stamp block.
@@ -55,7 +56,7 @@ pub struct PingOptions {
 super::common::defaults_from_flags!(PingOptions);
 
 impl Options for PingOptions {
-    const TEST: &'static str = "ping";
+    const KIND: TestKind = TestKind::Ping;
 
     type Params = PingParams;
 
@@ -98,13 +99,13 @@ impl Options for PingOptions {
     }
 }
 
-/// Runs ping against `addr`.
-pub(crate) fn run(p: &PingParams, addr: SocketAddr) -> Ran {
+/// Runs ping against `endpoint`.
+pub(crate) fn run(p: &PingParams, endpoint: &Endpoint) -> Ran {
     let p = &PingParams {
-        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
         ..p.clone()
     };
-    Ran::rows(stackmeter_client::ping(addr, p), |results| Body::Ping {
+    Ran::rows(stackmeter_client::ping(endpoint, p), |results| Body::Ping {
         params: p.clone(),
         results,
     })

@@ -1,16 +1,18 @@
-//! rr: request/response round trips per size pair (seed 000), closed loop
-//! (one outstanding) or open loop (`--rate`, latency from the scheduled
-//! send time). Its options, checks and run.
+//! rr: request/response round trips per size pair (the latency grid),
+//! closed loop (one outstanding) or open loop (`--rate`, latency from the
+//! scheduled send time). Its options, checks and run.
 
 use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
 };
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, OpenLoopParams, RrParams};
-use std::net::SocketAddr;
 
-/// Seed 000's grid: 1-byte requests with 1 KiB..1 MiB replies, and back.
-pub const SEED_000_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
+/// The latency grid (docs/scenarios.md): 1-byte requests with 1 KiB..1 MiB
+/// replies, and back.
+pub const GRID_SIZES: &str = "1:1K,1:10K,1:100K,1:1M,1K:1,10K:1,100K:1,1M:1";
 const ITERATIONS: u64 = 100;
 const WARMUP: u64 = 10;
 const CONNECTIONS: u32 = 1;
@@ -35,7 +37,7 @@ pub enum Arrival {
 #[serde(default, deny_unknown_fields)]
 pub struct RrOptions {
     /// Comma-separated REQUEST:RESPONSE byte sizes, one connection each (K = 1024, M = 1048576).
-    #[arg(long, value_name = "LIST", default_value = SEED_000_SIZES)]
+    #[arg(long, value_name = "LIST", default_value = GRID_SIZES)]
     pub sizes: String,
     /// Timed transactions per size.
     #[arg(long, short = 'n', default_value_t = ITERATIONS)]
@@ -80,7 +82,7 @@ pub struct RrOptions {
 super::common::defaults_from_flags!(RrOptions);
 
 impl Options for RrOptions {
-    const TEST: &'static str = "rr";
+    const KIND: TestKind = TestKind::Rr;
 
     type Params = RrParams;
 
@@ -88,7 +90,7 @@ impl Options for RrOptions {
         let plain = super::plain::pairs(
             "sizes",
             &self.sizes,
-            (SEED_000_SIZES, super::plain::ECHO_SIZES),
+            (GRID_SIZES, super::plain::ECHO_SIZES),
             self.echo,
             self.raw.as_deref(),
             self.request_prefix.as_deref(),
@@ -197,16 +199,16 @@ impl RrOptions {
     }
 }
 
-/// Runs rr against `addr`.
-pub(crate) fn run(p: &RrParams, addr: SocketAddr) -> Ran {
+/// Runs rr against `endpoint`.
+pub(crate) fn run(p: &RrParams, endpoint: &Endpoint) -> Ran {
     let p = &RrParams {
-        timestamps: resolve_clock(p.timestamps.as_ref(), addr),
+        timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
         ..p.clone()
     };
     let o = match &p.open_loop {
-        Some(ol) => stackmeter_client::rr_open(addr, p, ol),
-        None if p.echo || p.raw => stackmeter_client::rr_plain(addr, p),
-        None => stackmeter_client::rr(addr, p),
+        Some(ol) => stackmeter_client::rr_open(endpoint, p, ol),
+        None if p.echo || p.raw => stackmeter_client::rr_plain(endpoint.addr, p),
+        None => stackmeter_client::rr(endpoint, p),
     };
     Ran::rows(o, |results| Body::Rr {
         params: p.clone(),

@@ -3,8 +3,9 @@
 
 use super::common::{seconds, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, RrulParams};
-use std::net::SocketAddr;
 
 const PHASES: &str = "idle,down,up,bidir,idle";
 const PHASE_TIME: f64 = 5.0;
@@ -76,7 +77,7 @@ fn size_or_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Err
 super::common::defaults_from_flags!(RrulOptions);
 
 impl Options for RrulOptions {
-    const TEST: &'static str = "rrul";
+    const KIND: TestKind = TestKind::Rrul;
 
     type Params = RrulParams;
 
@@ -134,10 +135,10 @@ impl Options for RrulOptions {
     }
 }
 
-/// Runs rrul against `addr`.
-pub(crate) fn run(p: &RrulParams, addr: SocketAddr, cpu: Option<usize>) -> Ran {
-    let o = stackmeter_client::rrul(addr, p, cpu, &mut |_| {});
-    let r = o.result;
+/// Runs rrul against `endpoint`.
+pub(crate) fn run(p: &RrulParams, endpoint: &Endpoint, cpu: Option<usize>) -> Ran {
+    let o = stackmeter_client::rrul(endpoint, p, cpu, &mut |_| {});
+    let r = stackmeter_results::rrul::RrulRows::build(&o.result, o.origin_ns);
     Ran::new(
         Body::Rrul {
             params: p.clone(),

@@ -1,10 +1,11 @@
 //! stream: TCP up, down or both ways, or paced UDP, per interval and in
-//! total (seed 001's bps table). Its options, checks and run.
+//! total (the bps tool's table). Its options, checks and run.
 
 use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, Direction, Live, StreamParams};
-use std::net::SocketAddr;
 
 const TCP_LENGTH: u32 = 128 << 10;
 const UDP_LENGTH: u32 = 1472;
@@ -12,7 +13,8 @@ const TIME: f64 = 10.0;
 const INTERVAL: f64 = 1.0;
 const UDP_RATE: &str = "10M";
 /// Most connections per direction. Each is a session on the responder,
-/// which holds `limits::MAX_SESSIONS` (1024) with the control session; the
+/// and every responder holds at least `limits::MAX_SESSIONS` (1024) with
+/// the control session; the
 /// client carries them on one thread per CPU (client/flows.rs).
 const MAX_PARALLEL: u32 = 1000;
 /// Most interval rows one test prints.
@@ -107,7 +109,7 @@ pub struct StreamOptions {
 super::common::defaults_from_flags!(StreamOptions);
 
 impl Options for StreamOptions {
-    const TEST: &'static str = "stream";
+    const KIND: TestKind = TestKind::Stream;
 
     type Params = StreamParams;
 
@@ -244,12 +246,12 @@ impl StreamOptions {
     }
 }
 
-/// Runs a stream test against `addr`; `live` sees each interval as it ends.
-pub(crate) fn run(p: &StreamParams, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+/// Runs a stream test against `endpoint`; `live` sees each interval as it ends.
+pub(crate) fn run(p: &StreamParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
     let mut live_interval = |i: &stackmeter_results::Interval| live(Live::Interval(i));
     let o = match p.plain() {
-        true => stackmeter_client::stream_plain(addr, p, cpu, &mut live_interval),
-        false => stackmeter_client::stream(addr, p, cpu, &mut live_interval),
+        true => stackmeter_client::stream_plain(endpoint.addr, p, cpu, &mut live_interval),
+        false => stackmeter_client::stream(endpoint, p, cpu, &mut live_interval),
     };
     let mut ran = Ran::new(
         Body::Stream {

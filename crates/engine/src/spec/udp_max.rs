@@ -1,11 +1,12 @@
 //! udp-max: the highest UDP rate whose loss stays at or under a goal,
-//! MLRsearch-style (seed 002's UDP throughput at 0% loss). Its options,
-//! checks and run.
+//! MLRsearch-style (a link datasheet's UDP throughput at 0% loss). Its
+//! options, checks and run.
 
 use super::common::{seconds, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use serde::Deserialize;
+use stackmeter_client::Endpoint;
+use stackmeter_results::TestKind;
 use stackmeter_results::{Body, Live, TrialRow, UdpMaxParams};
-use std::net::SocketAddr;
 
 const LENGTH: &str = "1472";
 const TRIAL: f64 = 1.0;
@@ -67,7 +68,7 @@ pub struct UdpMaxOptions {
 super::common::defaults_from_flags!(UdpMaxOptions);
 
 impl Options for UdpMaxOptions {
-    const TEST: &'static str = "udp-max";
+    const KIND: TestKind = TestKind::UdpMax;
 
     type Params = UdpMaxParams;
 
@@ -127,9 +128,11 @@ impl Options for UdpMaxOptions {
     }
 }
 
-/// Runs the search against `addr`; `live` sees each trial as it ends.
-pub(crate) fn run(p: &UdpMaxParams, addr: SocketAddr, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
-    let o = stackmeter_client::udp_max(addr, p, cpu, &mut |n, trial| live(Live::Trial(TrialRow { n, trial })));
+/// Runs the search against `endpoint`; `live` sees each trial as it ends.
+pub(crate) fn run(p: &UdpMaxParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+    let o = stackmeter_client::udp_max(endpoint, p, cpu, &mut |n, trial| {
+        live(Live::Trial(TrialRow { n, trial }));
+    });
     Ran::new(
         Body::UdpMax {
             params: p.clone(),

@@ -8,7 +8,7 @@
 //! the machine decides what every byte means and what to answer. Times are
 //! nanoseconds on any monotonic clock the driver chooses (the same one
 //! everywhere). CPU time and TCP_INFO come in as plain values
-//! ([`Figures`], [`Cpu`]), the objects through the [`Catalogue`] trait.
+//! ([`ReportInputs`], [`CpuTime`]), the objects through the [`Catalogue`] trait.
 //!
 //! # Call order
 //!
@@ -28,7 +28,7 @@
 //!                                 -> session.stamp(block): the last read's
 //!                                 kernel and application receive times
 //!                                 and this application send time
-//!   Report(due)                -> gather Figures -> session.report(now, f)
+//!   Report(due)                -> gather ReportInputs -> session.report(now, f)
 //!   Wait(until)                -> sleep a little -> session.tick(now)
 //!   Shutdown                   -> half-close -> session.shut_done()
 //!   Close                      -> close the socket, leave the loop
@@ -63,9 +63,9 @@
 //! - `text`: reasons formatted without allocation.
 
 mod config;
-mod header;
+mod header_reader;
 mod objects;
-mod records;
+mod record_reader;
 mod registry;
 mod session;
 mod step;
@@ -73,7 +73,7 @@ mod text;
 
 pub use config::Config;
 pub use objects::{Catalogue, Lookup, NoObjects};
-pub use registry::{Cpu, Figures, Full, Registry, TcpFigures, TestRef, UdpCount};
+pub use registry::{CpuTime, Full, Registry, ReportInputs, TcpFigures, TestRef, UdpCount};
 pub use session::Session;
-pub use step::{Body, Deadline, Event, Failure, Next, ReportDue, Service, Source, ANY};
+pub use step::{Deadline, Event, Failure, Next, Outgoing, ReportDue, Service, Source, ANY};
 pub use text::Reason;

@@ -41,7 +41,7 @@ const UDP_QUIET_NS: u64 = limits::UDP_QUIET_MS * 1_000_000;
 
 /// CPU time spent on a test, as the driver measured it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Cpu {
+pub struct CpuTime {
     /// User-mode CPU time, ns.
     pub user_ns: u64,
     /// Kernel CPU time, ns.
@@ -63,12 +63,12 @@ pub struct TcpFigures {
 /// passes it to [`crate::machine::Session::report`] (`None` where it cannot
 /// read a figure; the Report's flag bit then stays clear).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Figures {
+pub struct ReportInputs {
     /// TCP_INFO of the test's source sessions open now.
     pub tcp: Option<TcpFigures>,
     /// The control session's own CPU time (final Report only; the data
     /// sessions add theirs when they end).
-    pub cpu: Option<Cpu>,
+    pub cpu: Option<CpuTime>,
 }
 
 /// A handle on one open test: its slot and id. Copy it freely; every call
@@ -374,7 +374,7 @@ impl Registry {
 
     /// CPU time a thread spent on the test; dropped when the test has
     /// closed in the meantime.
-    pub fn add_cpu(&self, t: TestRef, c: Cpu) {
+    pub fn add_cpu(&self, t: TestRef, c: CpuTime) {
         let slot = &self.slots[t.slot as usize];
         if slot.id() == t.id {
             slot.cpu_user_ns.fetch_add(c.user_ns, Ordering::Relaxed);
@@ -569,7 +569,7 @@ mod tests {
     fn the_final_report_carries_cpu_and_tcp_figures() {
         let r = Registry::new();
         let t = r.open(0).unwrap();
-        r.add_cpu(t, Cpu { user_ns: 5, sys_ns: 7 });
+        r.add_cpu(t, CpuTime { user_ns: 5, sys_ns: 7 });
         let tcp = TcpFigures {
             retransmits: 1,
             cwnd_bytes: 2,

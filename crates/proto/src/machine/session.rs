@@ -8,17 +8,17 @@
 //! throughput test leaves it or closes it when dropped.
 
 use super::config::Config;
-use super::header::{HeaderReader, Parsed};
+use super::header_reader::{HeaderReader, Parsed};
 use super::objects::{Asked, Catalogue, Lookup, RequestReader};
-use super::records::{Record, RecordReader};
-use super::registry::{Cpu, Figures, Registry, TestRef};
-use super::step::{Body, Deadline, Event, Failure, Next, ReportDue, Service, Source, ANY};
+use super::record_reader::{Record, RecordReader};
+use super::registry::{CpuTime, Registry, ReportInputs, TestRef};
+use super::step::{Deadline, Event, Failure, Next, Outgoing, ReportDue, Service, Source, ANY};
 use super::text::Reason;
 use crate::auth::{self, CHALLENGE_LEN, PROOF_LEN};
 use crate::control::{self, FLAG_FINAL};
+use crate::header::{Mode, SessionHeader, EXT_HEADER_LEN, FLAG_AUTH, FLAG_STAMPS};
 use crate::limits;
 use crate::objects::{self as obj, Response};
-use crate::session::{Mode, SessionHeader, EXT_HEADER_LEN, FLAG_AUTH, FLAG_STAMPS};
 use crate::stamps::{Block, BLOCK_LEN};
 use crate::status::{self, Refusal, MAX_STATUS_LEN, STATUS_PREFIX_LEN};
 use core::fmt::{self, Write};
@@ -128,8 +128,8 @@ impl Exchange {
     }
 
     #[inline]
-    fn body(&self) -> Option<Body> {
-        (self.left > 0).then_some(Body {
+    fn body(&self) -> Option<Outgoing> {
+        (self.left > 0).then_some(Outgoing {
             source: Source::Payload,
             offset: self.resp as u64 - self.left,
             len: self.left,
@@ -190,7 +190,7 @@ enum Phase {
     Control(RecordReader, Reports),
     Sink,
     Source(Writer),
-    Objects(RequestReader, Option<Body>),
+    Objects(RequestReader, Option<Outgoing>),
     Linger(Linger),
     /// Send what is queued, half-close if `shut`, then close.
     Ending {
@@ -322,7 +322,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
                     // its bytes so far are due.
                     Next::Wait(due)
                 } else {
-                    Next::Send(Some(Body {
+                    Next::Send(Some(Outgoing {
                         source: Source::Payload,
                         offset: w.off as u64,
                         len: (w.size - w.off) as u64,
@@ -724,7 +724,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 self.requests += 1;
                 let len = objects.list_len();
                 self.out.set(&Response { code: 0, len }.emit());
-                *body = (len > 0).then_some(Body {
+                *body = (len > 0).then_some(Outgoing {
                     source: Source::List,
                     offset: 0,
                     len,
@@ -737,7 +737,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
                 let (code, text) = match objects.fetch(req.name(), &mut why) {
                     Lookup::Found { index, size } => {
                         self.out.set(&Response { code: 0, len: size }.emit());
-                        *body = (size > 0).then_some(Body {
+                        *body = (size > 0).then_some(Outgoing {
                             source: Source::Object(index),
                             offset: 0,
                             len: size,
@@ -973,7 +973,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
 
     /// Completes the Report [`Next::Report`] asked for, with what the
     /// driver measured.
-    pub fn report(&mut self, now_ns: u64, figures: Figures) {
+    pub fn report(&mut self, now_ns: u64, figures: ReportInputs) {
         let (Some(t), Phase::Control(_, reports)) = (self.test, &mut self.phase) else {
             return;
         };
@@ -1013,7 +1013,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
     /// (`cpu`, if the driver measures it) to its test, then leaves it; a
     /// control session closes its test. Dropping a session does the same
     /// without the CPU time.
-    pub fn finish(mut self, cpu: Option<Cpu>) {
+    pub fn finish(mut self, cpu: Option<CpuTime>) {
         if let (Some(t), Some(c), false) = (self.test, cpu, self.owner) {
             self.registry.add_cpu(t, c);
         }

@@ -4,7 +4,7 @@
 //! log, bytes to send, how many bytes to read, a Report that needs figures
 //! only the driver can measure, a wait, a half-close, or the end. The
 //! driver does it and reports back (`input`, `eof`, `sent`, `timeout`,
-//! `failed`, `report`, `tick`, `shut_done`). Payload is named by [`Body`]
+//! `failed`, `report`, `tick`, `shut_done`). Payload is named by [`Outgoing`]
 //! and cut by the driver from its own memory, so the machine never copies
 //! payload.
 
@@ -26,12 +26,12 @@ pub enum Next {
     Event(Event),
     /// Send `Session::record()` then this body (one `writev` for both where
     /// possible), then call `sent` with how many bytes the stack took.
-    Send(Option<Body>),
+    Send(Option<Outgoing>),
     /// Read at most this many bytes (or [`ANY`]), then call `input` with
     /// them, or `eof` when the peer has closed. A driver that never reads
     /// more than this never has to keep bytes back for later.
     Read(usize),
-    /// A Report is due: gather the [`crate::machine::Figures`] and call
+    /// A Report is due: gather the [`crate::machine::ReportInputs`] and call
     /// `report`.
     Report(ReportDue),
     /// Nothing to send or read until the registry changes (a source waits
@@ -51,7 +51,7 @@ pub enum Next {
 
 /// Payload the driver sends from its own memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Body {
+pub struct Outgoing {
     /// Where the bytes come from.
     pub source: Source,
     /// Offset into that content of the first byte to send (payload
@@ -63,7 +63,7 @@ pub struct Body {
     pub len: u64,
 }
 
-/// The content a [`Body`] is cut from.
+/// The content an [`Outgoing`] is cut from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     /// Any bytes: rr/crr responses and source writes (the driver's shared

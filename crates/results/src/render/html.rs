@@ -11,10 +11,11 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3}.l{text-align:left}tfoot td{font-weight:600}
-.charts{display:flex;flex-wrap:wrap;gap:12px}svg{background:#fff;border:1px solid #ddd}
-svg .t{font-size:13px;font-weight:600}svg .xl{font-size:10px;text-anchor:middle}svg .yl{font-size:10px;text-anchor:end}
-svg .al{font-size:11px;text-anchor:middle}svg .lg{font-size:11px}svg .g{stroke:#eee}svg .f{fill:none;stroke:#888}
-svg .ref{stroke:#444;stroke-dasharray:4 3}.warning{color:#b3261e}.note{color:#555}";
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,540px),1fr));gap:16px;align-items:start;margin:12px 0}
+.charts>svg{display:block;width:100%;height:auto;box-sizing:border-box;background:#fff;border:1px solid #ddd}
+.charts figure{margin:0}.charts figcaption{font-weight:600;margin-bottom:4px}
+.charts figure svg{display:block;background:#fff;border:1px solid #ddd;box-sizing:border-box}
+details{margin:4px 0 8px}.warning{color:#b3261e}.note{color:#555}";
 
 /// Marks every chart the browser actually laid out, and counts them.
 const SCRIPT: &str = "window.addEventListener('load',function(){var n=0;\
@@ -31,12 +32,14 @@ pub fn page(title: &str, v: &View) -> String {
     )
 }
 
-/// The view's blocks as HTML elements; consecutive charts share one row.
+/// The view's blocks as HTML elements; consecutive charts share a grid of
+/// one or two columns, as the page's width allows (each chart scales to
+/// its column).
 pub fn body(v: &View) -> String {
     let mut o = String::new();
     let mut in_charts = false;
     for b in &v.blocks {
-        let chart = matches!(b, Block::Chart(_));
+        let chart = matches!(b, Block::Chart(_) | Block::Heatmap(_));
         if in_charts && !chart {
             o.push_str("</div>\n");
         }
@@ -57,6 +60,19 @@ pub fn body(v: &View) -> String {
             Block::Blank => {}
             Block::Table(t) => table(&mut o, t),
             Block::Chart(c) => o.push_str(&c.svg()),
+            Block::Heatmap(h) => {
+                // The numbers as the text output prints them too: a large
+                // matrix has no room for them in its cells.
+                let _ = write!(
+                    o,
+                    "<figure class=\"heatmap\"><figcaption>{}</figcaption>",
+                    esc(&h.title)
+                );
+                o.push_str(&h.svg());
+                o.push_str("<details><summary>the values as a table</summary>");
+                table(&mut o, &super::heatmap_table(h));
+                o.push_str("</details></figure>");
+            }
             Block::Warning(s) => {
                 let _ = writeln!(o, "<p class=\"warning\">warning: {}</p>", esc(s.trim()));
             }
@@ -108,5 +124,34 @@ mod tests {
         assert!(p.starts_with("<!DOCTYPE html>"));
         assert!(p.contains("<h1>a &lt;b&gt; &amp; c</h1>"));
         assert!(!p.contains("<link") && !p.contains("src=\""));
+    }
+
+    #[test]
+    fn every_table_of_the_text_is_in_the_page() {
+        let mut v = View::new();
+        v.push(Block::Table(Table {
+            cols: vec![crate::view::Col::text("phase", 0), crate::view::Col::num("+p99", 0)],
+            rows: vec![vec!["2 down".into(), "4324.4".into()]],
+            ..Table::default()
+        }));
+        // A heatmap too large for numbers in its cells.
+        let n = 30;
+        v.push(Block::Heatmap(crate::view::Heatmap {
+            title: "rtt p50".into(),
+            rows: (0..n).map(|i| format!("n{i}")).collect(),
+            cols: (0..n).map(|i| format!("n{i}")).collect(),
+            cells: (0..n)
+                .map(|i| (0..n).map(|j| Some((i * n + j) as f64 + 0.25)).collect())
+                .collect(),
+            unit: "us".into(),
+            lower_is_better: true,
+            center: 400.0,
+        }));
+        let text = crate::render::text::view(&v);
+        let html = body(&v);
+        assert_eq!(html.matches("<table>").count(), 2, "{html}");
+        for cell in ["4324.4", "+p99", "899.250"] {
+            assert!(text.contains(cell) && html.contains(&format!(">{cell}</")), "{cell}");
+        }
     }
 }

@@ -49,3 +49,29 @@ pub fn render<T: Render + ?Sized>(value: &T, format: Format, style: &Style) -> S
         Format::Html => html::page(&value.title(), &value.view(style)),
     }
 }
+
+/// A heatmap as a table, for text and Markdown: one row per client, "-"
+/// where a pair was not measured.
+pub(crate) fn heatmap_table(h: &crate::heatmap::Heatmap) -> crate::view::Table {
+    use crate::view::{Col, Table};
+    let mut cols = vec![Col::text("client \\ target", 0)];
+    cols.extend(h.cols.iter().map(|c| Col::num(c, 0)));
+    Table {
+        cols,
+        rows: h
+            .rows
+            .iter()
+            .zip(&h.cells)
+            .map(|(r, cells)| {
+                let mut row = vec![r.clone()];
+                row.extend(
+                    cells
+                        .iter()
+                        .map(|c| c.map(crate::units::num).unwrap_or_else(|| "-".into())),
+                );
+                row
+            })
+            .collect(),
+        ..Table::default()
+    }
+}

@@ -67,6 +67,11 @@ fn block(o: &mut String, b: &Block) {
         }
         Block::Blank => o.push('\n'),
         Block::Table(t) => table(o, t),
+        Block::Heatmap(h) => {
+            o.push('\n');
+            line(o, &h.title);
+            table(o, &super::heatmap_table(h));
+        }
         Block::Chart(_) => {}
         Block::Warning(s) => line(o, &format!("warning: {s}")),
         Block::Note(s) => line(o, &format!("note: {s}")),

@@ -1,0 +1,414 @@
+//! A fleet file loaded for use: read, checked by `stackmeter_fleet`, its
+//! tests resolved into specifications by the plan code (a built-in plan,
+//! or its own `[[step]]` tables with a plan's keys), and planned. Errors
+//! show the line and column they are about.
+
+use crate::error::Error;
+use crate::located::show;
+use crate::plan::{self, Step};
+use stackmeter_fleet::{lock_key, Fleet, FleetPlan, Item, LockMode, StepInfo, StepSource};
+use stackmeter_results::fleet::PairTest;
+use stackmeter_results::{Document, Target};
+use stackmeter_store::{NewRun, NewTest, Store, Writer};
+use std::time::{Duration, Instant};
+
+/// A fleet file, checked and planned.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// As written.
+    pub fleet: Fleet,
+    /// Its tests as specifications.
+    pub steps: Vec<Step>,
+    /// What runs where and in which order.
+    pub plan: FleetPlan,
+}
+
+impl Loaded {
+    /// The step named `name`.
+    pub fn step(&self, name: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+}
+
+/// Reads fleet file `path`; `quick` scales its tests down as `suite
+/// --quick` does.
+pub fn load(path: &str, quick: bool) -> Result<Loaded, Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("cannot read fleet file {path}: {e}")))?;
+    parse(path, &text, quick)
+}
+
+/// A fleet file's text, `name` naming it in errors.
+pub fn parse(name: &str, text: &str, quick: bool) -> Result<Loaded, Error> {
+    let fleet = Fleet::parse(text).map_err(|e| Error::Usage(show(name, text, &e.at.into(), &e.message)))?;
+    let steps = match &fleet.steps {
+        StepSource::Plan(p) => match plan::builtin(p, quick) {
+            Some(plan) => plan.steps,
+            None => {
+                let at = crate::located::At::Path(vec![crate::located::Key::Name("plan".into())]);
+                let names: Vec<&str> = plan::BUILTIN.iter().map(|(n, _)| *n).collect();
+                let msg = format!(
+                    "'{p}' is not a built-in plan ({}); give the tests as [[step]] tables instead",
+                    names.join(", ")
+                );
+                return Err(Error::Usage(show(name, text, &at, &msg)));
+            }
+        },
+        StepSource::Steps(tables) => {
+            let raw = tables.iter().cloned().map(toml::Value::Table).collect();
+            plan::steps(raw, quick).map_err(|e| Error::Usage(e.show(name, text)))?
+        }
+    };
+    let infos: Vec<StepInfo> = steps
+        .iter()
+        .map(|s| StepInfo {
+            name: s.name.clone(),
+            test: s.spec.kind(),
+        })
+        .collect();
+    let plan = fleet.plan(&infos);
+    Ok(Loaded { fleet, steps, plan })
+}
+
+/// The locks a node's work items take (docs/fleet.md "Exclusive class"):
+/// PostgreSQL advisory locks when the store is PostgreSQL (every host of
+/// the fleet sees them), else file locks on this host.
+pub trait Locks {
+    /// Takes every key of `keys` in `mode` (ascending, so two takers of
+    /// overlapping sets cannot deadlock), waiting at most `wait` in all;
+    /// the guard releases them when dropped. The error names the key that
+    /// could not be had.
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String>;
+    /// Where the locks live, for the log.
+    fn describe(&self) -> String;
+}
+
+/// Locks as files in a folder on this host (`flock`): enough when every
+/// client of the fleet runs here; clients on other hosts do not see them.
+pub struct FileLocks {
+    dir: std::path::PathBuf,
+}
+
+impl FileLocks {
+    /// Locks in `dir` (created if missing), or in the system's temporary
+    /// folder under `stackmeter-fleet-locks`.
+    pub fn new(dir: Option<std::path::PathBuf>) -> Result<FileLocks, Error> {
+        let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("stackmeter-fleet-locks"));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::Local(format!("cannot make the lock folder {}: {e}", dir.display())))?;
+        Ok(FileLocks { dir })
+    }
+}
+
+impl Locks for FileLocks {
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String> {
+        let deadline = Instant::now() + wait;
+        let mut sorted = keys.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut held = Vec::new();
+        for k in sorted {
+            let path = self.dir.join(format!("{k}.lock"));
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| format!("cannot open lock file {}: {e}", path.display()))?;
+            loop {
+                let got = match mode {
+                    LockMode::Exclusive => f.try_lock(),
+                    LockMode::Shared => f.try_lock_shared(),
+                };
+                match got {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(format!(
+                            "lock {k} ({}) still held by another test after {wait:?}",
+                            path.display()
+                        ))
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", path.display())),
+                }
+            }
+            held.push(f);
+        }
+        Ok(Box::new(held))
+    }
+
+    fn describe(&self) -> String {
+        format!("file locks in {} (this host only)", self.dir.display())
+    }
+}
+
+/// Locks as PostgreSQL advisory locks in the fleet's store: every host
+/// that writes to the same database sees them, and a host that dies
+/// loses its locks with its connection.
+pub struct PgLocks {
+    at: stackmeter_store::Location,
+}
+
+impl PgLocks {
+    /// Locks in the PostgreSQL database at `at`.
+    pub fn new(at: stackmeter_store::Location) -> PgLocks {
+        PgLocks { at }
+    }
+}
+
+impl Locks for PgLocks {
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String> {
+        let shared = mode == LockMode::Shared;
+        stackmeter_store::Locks::acquire_as(&self.at, keys, shared, wait)
+            .map(|l| Box::new(l) as Box<dyn Send>)
+            .map_err(|e| e.to_string())
+    }
+
+    fn describe(&self) -> String {
+        format!("PostgreSQL advisory locks in {}", self.at)
+    }
+}
+
+/// One node's part of a fleet run.
+pub struct NodeRun<'a> {
+    /// The fleet, checked and planned.
+    pub loaded: &'a Loaded,
+    /// The client node this process runs for.
+    pub node: &'a str,
+    /// The fleet run's name: every client of one run gives the same.
+    pub run: &'a str,
+    /// The longest wait for a lock.
+    pub lock_wait: Duration,
+    /// The shared secret the fleet's responders ask for, if any.
+    pub secret: Option<stackmeter_proto::auth::Key>,
+}
+
+/// What happens as a node's part runs.
+pub enum FleetEvent<'a> {
+    /// A test is about to wait for its locks.
+    Waiting(&'a Item),
+    /// A test ended (complete or not), with its document.
+    Done(&'a Item, &'a Document),
+    /// A test did not run or was not stored: one line saying why.
+    Warning(String),
+}
+
+/// One finished test as a fleet run prints it (one JSON line each, so
+/// `kubectl logs` of a client shows every result without a database).
+#[derive(serde::Serialize)]
+pub struct FleetLine<'a> {
+    /// The fleet's name.
+    pub fleet: &'a str,
+    /// The fleet run's name.
+    pub run: &'a str,
+    /// The test: client, target, step, repetition, locks.
+    #[serde(flatten)]
+    pub item: &'a Item,
+    /// The result.
+    pub document: &'a Document,
+}
+
+/// What a node's part ended with.
+#[derive(Debug, Default)]
+pub struct NodeOutcome {
+    /// Tests that ran to the end.
+    pub complete: usize,
+    /// Tests that stopped early or did not run, and the first error.
+    pub failed: usize,
+    /// The exit code of the first failure, if any.
+    pub first_failure: Option<i32>,
+    /// The store's run id.
+    pub stored_run: Option<i64>,
+}
+
+/// Runs `r.node`'s items of the plan in order, each after taking its
+/// locks; stores each test (label "CLIENT->TARGET", the step, the
+/// repetition) into `store` as it ends; a pair that fails is reported and
+/// the rest go on.
+pub fn run_node(
+    r: &NodeRun<'_>,
+    locks: &mut dyn Locks,
+    mut store: Option<&mut Writer>,
+    on: &mut dyn FnMut(FleetEvent<'_>),
+) -> Result<NodeOutcome, Error> {
+    let plan = &r.loaded.plan;
+    let me = plan.node(r.node).ok_or_else(|| {
+        Error::Usage(format!(
+            "--node {}: no node of fleet {} has this name",
+            r.node, plan.fleet
+        ))
+    })?;
+    if !me.client {
+        return Err(Error::Usage(format!(
+            "--node {}: this node runs no client (client = false in the fleet file)",
+            r.node
+        )));
+    }
+    let mut out = NodeOutcome::default();
+    let env = crate::execute::env(stackmeter_sys::unix_now());
+    let mut run_id = None;
+    if let Some(s) = store.as_deref_mut() {
+        let key = s.begin_run(&NewRun {
+            kind: "fleet",
+            plan: Some(r.run),
+            env: &env,
+            settings: serde_json::json!({ "fleet": plan.fleet, "node": r.node }),
+            pid: std::process::id(),
+        })?;
+        out.stored_run = key.id;
+        run_id = Some(key);
+    }
+    for item in plan.for_client(r.node) {
+        if stackmeter_sys::interrupt::interrupted() {
+            out.first_failure.get_or_insert(130);
+            break;
+        }
+        let pair = format!("{}->{}", item.client, item.target);
+        let Some(step) = r.loaded.step(&item.step) else {
+            continue;
+        };
+        let Some(target) = plan.node(&item.target) else {
+            continue;
+        };
+        let addr = match stackmeter_client::resolve(&target.target(), target.port) {
+            Ok(a) => a,
+            Err(e) => {
+                on(FleetEvent::Warning(format!("{pair} {}: {e}", item.step)));
+                out.failed += 1;
+                out.first_failure.get_or_insert(e.exit_code());
+                continue;
+            }
+        };
+        on(FleetEvent::Waiting(item));
+        let keys = [lock_key(&plan.fleet, &item.client), lock_key(&plan.fleet, &item.target)];
+        let guard = match locks.hold(&keys, item.lock, r.lock_wait) {
+            Ok(g) => g,
+            Err(e) => {
+                on(FleetEvent::Warning(format!("{pair} {}: not run: {e}", item.step)));
+                out.failed += 1;
+                out.first_failure.get_or_insert(1);
+                continue;
+            }
+        };
+        let doc_target = Target {
+            name: item.target.clone(),
+            address: addr.to_string(),
+            embedded: false,
+            kind: step.spec.target_kind(),
+        };
+        let how = crate::execute::How {
+            secret: r.secret,
+            ..Default::default()
+        };
+        let m = crate::execute::execute(&step.spec, doc_target, addr, how, &mut |_| {});
+        drop(guard);
+        if let (Some(s), Some(run)) = (store.as_deref_mut(), &run_id) {
+            let saved = s.add_test(
+                run,
+                &NewTest {
+                    label: &pair,
+                    repetition: item.repetition,
+                    step: &item.step,
+                    doc: &m.doc,
+                    histograms: crate::record::histograms(&m.histograms),
+                    intervals: crate::record::intervals(&m.doc),
+                },
+            );
+            if let Err(e) = saved {
+                on(FleetEvent::Warning(format!("{pair} {}: not stored: {e}", item.step)));
+            }
+        }
+        on(FleetEvent::Done(item, &m.doc));
+        match m.error {
+            None => out.complete += 1,
+            Some(e) => {
+                on(FleetEvent::Warning(format!("{pair} {}: {e}", item.step)));
+                out.failed += 1;
+                out.first_failure.get_or_insert(e.exit_code());
+            }
+        }
+    }
+    if let (Some(s), Some(run)) = (store, &run_id) {
+        let status = match (out.failed, out.first_failure) {
+            (_, Some(130)) => "partial",
+            (0, _) => "complete",
+            _ => "partial",
+        };
+        s.finish_run(run, status, &crate::record::now())?;
+    }
+    Ok(out)
+}
+
+/// Every stored test of fleet run `run` (the runs of kind `fleet` that
+/// every client of the run stored under that name), as pairs. An error
+/// when there are none.
+pub fn stored_tests(store: &Store, run: &str) -> Result<Vec<PairTest>, Error> {
+    let runs: Vec<_> = store
+        .runs()?
+        .into_iter()
+        .filter(|r| r.kind == "fleet" && r.plan.as_deref() == Some(run))
+        .collect();
+    if runs.is_empty() {
+        let names: Vec<String> = store
+            .runs()?
+            .into_iter()
+            .filter(|r| r.kind == "fleet")
+            .filter_map(|r| r.plan)
+            .fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            });
+        let known = match names.is_empty() {
+            true => "the store holds no fleet run".to_string(),
+            false => format!("fleet runs stored: {}", names.join(", ")),
+        };
+        return Err(Error::Usage(format!("no fleet run named '{run}' ({known})")));
+    }
+    let mut out = Vec::new();
+    for r in runs {
+        for t in store.tests_of_run(r.id)? {
+            let Some((client, target)) = PairTest::pair(&t.label) else {
+                continue;
+            };
+            out.push(PairTest {
+                client: client.to_string(),
+                target: target.to_string(),
+                step: t.step,
+                repetition: t.repetition,
+                doc: t.doc,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example shipped in the repository reads and plans.
+    #[test]
+    fn the_example_fleet_file_plans() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/lab-fleet.toml");
+        let l = load(path, false).unwrap();
+        assert!(l.fleet.nodes.len() >= 4);
+        assert!(!l.plan.pairs.is_empty());
+        assert!(l.plan.items().all(|i| l.step(&i.step).is_some()));
+    }
+
+    #[test]
+    fn step_errors_point_into_the_fleet_file() {
+        let text = "name = \"f\"\n[[node]]\nname = \"a\"\naddress = \"h1\"\n[[node]]\nname = \"b\"\naddress = \"h2\"\n[[step]]\ntest = \"rr\"\niterations = 0\n";
+        let e = parse("f.toml", text, false).unwrap_err().to_string();
+        assert!(e.starts_with("f.toml:10:14: step 1 (rr): 'iterations' 0"), "{e}");
+        let text = text
+            .replace("[[step]]\ntest = \"rr\"\niterations = 0\n", "")
+            .replace("name = \"f\"\n", "name = \"f\"\nplan = \"nope\"\n");
+        let e = parse("f.toml", &text, false).unwrap_err().to_string();
+        assert!(e.starts_with("f.toml:2:8: 'nope' is not a built-in plan"), "{e}");
+    }
+}

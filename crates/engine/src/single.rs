@@ -1,0 +1,83 @@
+//! A single measuring command, from checked flags to a stored result:
+//! open the store (before measuring, so a bad `--db` costs nothing), pick
+//! or start the target, place the measuring thread, run, store.
+
+use crate::error::Error;
+use crate::execute::{execute, Event, Measured};
+use crate::spec::{Planned, Spec};
+use stackmeter_proto::auth::Key;
+use stackmeter_results::Placement;
+
+/// A measured single command, and what to tell the user beside it.
+pub struct Single {
+    /// The test.
+    pub measured: Measured,
+    /// Why the result could not be stored (a full disk, a locked or
+    /// damaged file): the command prints it and fails after the result.
+    pub not_stored: Option<Error>,
+    /// The line to print when the result went to the spool (PostgreSQL
+    /// could not be reached): it is kept, and this says how to send it.
+    pub spooled: Option<String>,
+}
+
+/// Runs a planned measurement against a target that asks for `secret`
+/// (the embedded responder too); `on` sees its start and live rows.
+pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
+    let f = &p.flags;
+    let mut store = crate::record::open_for_measuring(&f.store)?;
+    // Refused knobs stop the command before anything starts; applied only
+    // for the test, after the embedded responder's threads exist, so they
+    // do not inherit the client's priority.
+    let knobs = f.knobs.request();
+    crate::knobs::check(&knobs)?;
+    let chosen = crate::target::choose(
+        f.target.as_deref(),
+        f.responder_affinity,
+        p.objects.clone(),
+        p.spec.target_kind(),
+        secret,
+    )?;
+    if let Some(cpu) = f.affinity {
+        let placed = match p.spec {
+            // A stream's workers pin themselves; the measuring thread
+            // only wakes at interval ends and stays off their CPU's queue.
+            Spec::Stream(_) => stackmeter_sys::check_cpu(cpu),
+            _ => stackmeter_sys::pin_current_thread(cpu),
+        };
+        placed.map_err(|e| Error::Usage(format!("--affinity {cpu}: {e}")))?;
+    }
+    // Each connection holds a descriptor, and an embedded responder one
+    // more; a stream's senders keep a duplicate of each for TCP_INFO.
+    let connections = match &p.spec {
+        Spec::Load(l) => 2 * l.clients as usize,
+        Spec::Stream(s) if s.parallel > 64 => 3 * s.parallel as usize,
+        Spec::Rr(r) => r.open_loop.as_ref().map_or(0, |o| 2 * o.connections as usize),
+        _ => 0,
+    };
+    if connections > 0 {
+        let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, connections);
+    }
+    let placement = Placement {
+        client_cpu: f.affinity,
+        responder_cpu: f.responder_affinity,
+    };
+    let how = crate::execute::How {
+        placement,
+        knobs,
+        secret,
+    };
+    let measured = execute(&p.spec, chosen.target.clone(), chosen.addr, how, on);
+    // A plain server measured as a responder gave nothing worth keeping
+    // under the responder's label: not stored.
+    let plain = matches!(measured.error, Some(stackmeter_client::ClientError::PlainTarget { .. }));
+    let not_stored = match store.as_mut().filter(|_| !plain) {
+        Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),
+        None => None,
+    };
+    let spooled = store.as_ref().and_then(stackmeter_store::Writer::note);
+    Ok(Single {
+        measured,
+        not_stored,
+        spooled,
+    })
+}
