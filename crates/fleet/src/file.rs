@@ -157,8 +157,20 @@ struct RawPairs {
 /// Most repetitions a fleet file may ask for.
 pub const MAX_REPEAT: usize = 1000;
 
-/// The throughput tests: the exclusive class unless the file names one.
-pub const THROUGHPUT: [TestKind; 4] = [TestKind::Stream, TestKind::UdpMax, TestKind::Load, TestKind::Rrul];
+/// Whether a test loads the link (the exclusive class is these tests
+/// unless the file names one). A match, not a list, so a new test kind
+/// cannot compile until it says which it is.
+pub const fn loads_the_link(kind: TestKind) -> bool {
+    match kind {
+        TestKind::Stream | TestKind::UdpMax | TestKind::Load | TestKind::Rrul => true,
+        TestKind::Rr | TestKind::Crr | TestKind::Ping => false,
+    }
+}
+
+/// The throughput tests, in the order of the list of tests.
+pub fn throughput() -> Vec<TestKind> {
+    TestKind::ALL.iter().copied().filter(|k| loads_the_link(*k)).collect()
+}
 
 impl Fleet {
     /// Reads and checks a fleet file's text.
@@ -198,7 +210,7 @@ impl Fleet {
             }
         };
         let exclusive = match raw.exclusive {
-            None => THROUGHPUT.to_vec(),
+            None => throughput(),
             Some(names) => {
                 let mut kinds = Vec::new();
                 for (i, n) in names.iter().enumerate() {
@@ -414,7 +426,7 @@ client = false
         assert_eq!(f.pairs.selection, Selection::Mesh);
         assert!(f.pairs.both_ways);
         assert_eq!(f.steps, StepSource::Plan("latency-grid".into()));
-        assert_eq!(f.exclusive, THROUGHPUT.to_vec());
+        assert_eq!(f.exclusive, throughput());
     }
 
     fn err(text: &str) -> FileError {

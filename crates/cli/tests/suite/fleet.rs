@@ -267,6 +267,7 @@ fn eight_namespace_nodes_run_the_manifests_command_lines_and_a_slowed_node_stand
     // Every agent probes the seven others: 56 pair series.
     let series = prom.until("stackmeter_probes_sent_total{probe=\"ping\"}", NODES * (NODES - 1));
     assert!(series.iter().all(|s| s["metric"]["source"] != s["metric"]["target"]));
+    eprintln!("prometheus: {} ping pair series", series.len());
     let (_, scrape) = http_get(metrics[0], "/metrics", None);
     let check = promtool(&["check", "metrics"], &scrape).unwrap();
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
@@ -290,6 +291,19 @@ fn eight_namespace_nodes_run_the_manifests_command_lines_and_a_slowed_node_stand
     };
     let slow = format!("n{SLOW}");
     let involves = |w: &Value| w["client"] == slow.as_str() || w["target"] == slow.as_str();
+    // What the run's report and comparison say, for whoever reads the
+    // test's output (`--nocapture`): the matrix and the flagged pairs.
+    for args in [
+        &["fleet", "report", "b"][..],
+        &["fleet", "compare", "a", "b", "--tolerance", "50"],
+    ] {
+        let out = stackmeter().args(args).args(["--db", &dsn]).output().unwrap();
+        eprintln!(
+            "$ stackmeter {}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
     let report = json(&["fleet", "report", "b"]);
     let worst = report["worst"].as_array().unwrap();
     assert!(worst.len() >= 2, "{report}");
