@@ -40,7 +40,7 @@ pub fn load(path: &str, quick: bool) -> Result<Loaded, Error> {
 
 /// A fleet file's text, `name` naming it in errors.
 pub fn parse(name: &str, text: &str, quick: bool) -> Result<Loaded, Error> {
-    let fleet = Fleet::parse(text).map_err(|e| Error::Usage(show(name, text, &e.at.into(), &e.message)))?;
+    let fleet = Fleet::parse(text).map_err(|e| Error::Usage(show(name, text, &e.at, &e.message)))?;
     let steps = match &fleet.steps {
         StepSource::Plan(p) => match plan::builtin(p, quick) {
             Some(plan) => plan.steps,

@@ -10,42 +10,10 @@
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
 
-/// Where in a file an error is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum At {
-    /// Bytes of the file.
-    Span(Range<usize>),
-    /// Keys and array indices from the top of the file.
-    Path(Vec<Key>),
-    /// The file as a whole.
-    File,
-}
-
-/// One step of a path into a TOML document.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Key {
-    /// A table key.
-    Name(String),
-    /// An array index, from 0.
-    Index(usize),
-}
-
-impl From<stackmeter_fleet::At> for At {
-    fn from(a: stackmeter_fleet::At) -> At {
-        match a {
-            stackmeter_fleet::At::Span(s) => At::Span(s),
-            stackmeter_fleet::At::File => At::File,
-            stackmeter_fleet::At::Path(p) => At::Path(
-                p.into_iter()
-                    .map(|k| match k {
-                        stackmeter_fleet::Key::Name(n) => Key::Name(n),
-                        stackmeter_fleet::Key::Index(i) => Key::Index(i),
-                    })
-                    .collect(),
-            ),
-        }
-    }
-}
+/// Where in a file an error is, and a step of a path into it: the fleet
+/// crate's types (the lower of the two crates that read TOML files), so
+/// plans and fleet files share them and nothing converts between copies.
+pub use stackmeter_fleet::{At, Key};
 
 /// The bytes `path` names in `text`: the value at the end of the path, or
 /// the deepest part of it that exists (`None` if the text does not parse

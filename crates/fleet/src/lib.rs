@@ -32,7 +32,8 @@ pub use locks::{lock_key, LockMode};
 pub use pairs::{choose, Chosen};
 pub use schedule::{FleetPlan, Item, Skipped, StepInfo, Wave};
 
-/// Where in a fleet file an error is: a byte range the TOML parser gave,
+/// Where in a fleet file (or a plan: the engine uses this type for both)
+/// an error is: a byte range the TOML parser gave,
 /// or a path of keys and indices (`node`, 3, `name`) the engine finds in
 /// the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
