@@ -824,8 +824,8 @@ size_t smr_conn_read_max(const struct smr_ctx *x, const struct smr_conn *c) {
 }
 
 size_t smr_turn(const struct smr_ctx *x, const struct smr_conn *c) {
-    size_t n = SMR_MAX_CONNS + SMR_SPARE_CONNS;
-    return (smr_conn_index(x, c) + n - x->turn % n) % n;
+    size_t i = smr_conn_index(x, c); /* x->turn is 1 + a slot: at most their count */
+    return i >= x->turn ? i - x->turn : i + SMR_MAX_CONNS + SMR_SPARE_CONNS - x->turn;
 }
 
 /* c moved bytes: the next turn begins after it. */
@@ -896,14 +896,15 @@ static void smr_next_response(struct smr_ctx *x, struct smr_conn *c) {
 
 size_t smr_conn_output(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p) {
     size_t n;
-    if (c->flags & SMR_F_CLOSE) return 0;
+    if ((c->flags & SMR_F_CLOSE) || !x->pass_left) return 0;
     smr_next_response(x, c);
+    /* A record goes whole (at most SMR_OUT_MAX bytes past the bound): it is
+     * not bulk data, and a client reads it as one piece. */
     if (c->out_off < c->out_len) {
         *p = c->out + c->out_off;
-        n = (size_t)(c->out_len - c->out_off);
-    } else {
-        n = smr_body(x, c, p);
+        return (size_t)(c->out_len - c->out_off);
     }
+    n = smr_body(x, c, p);
     return n < x->pass_left ? n : x->pass_left;
 }
 
@@ -919,7 +920,8 @@ size_t smr_conn_iov(struct smr_ctx *x, struct smr_conn *c, const uint8_t **p, si
     if (!n[0]) return 0;
     if (p[0] != c->out + c->out_off) return 1; /* no record queued */
     n[1] = smr_body(x, c, &p[1]);
-    if (n[1] > x->pass_left - n[0]) n[1] = x->pass_left - n[0]; /* 0 if the record is cut */
+    if (n[0] >= x->pass_left) return 1; /* the record spends the pass */
+    if (n[1] > x->pass_left - n[0]) n[1] = x->pass_left - n[0];
     return n[1] ? 2 : 1;
 }
 

@@ -25,7 +25,9 @@
  * to send (smr_conn_output, smr_conn_iov) and asks to read
  * (smr_conn_read_max) at most SMR_PASS_BYTES of TCP bytes in all,
  * whatever number of connections share them (smr_ctx.pass_left: 0 when
- * the pass is spent). Connections take turns: the backend serves its ready
+ * the pass is spent), but never cuts a record (a status, control record,
+ * Report or response head: at most SMR_OUT_MAX bytes, which may go past
+ * the bound once per pass). Connections take turns: the backend serves its ready
  * ones in the order of smr_turn(), which begins after the last connection
  * that moved bytes, so none starves however busy the others are. UDP is
  * answered whatever is left. So a UDP probe waits behind at most one pass

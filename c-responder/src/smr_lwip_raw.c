@@ -1,6 +1,6 @@
 /*
  * lwIP raw callback API backend (smr_lwip_raw.h): the "in-stack module"
- * of the application-vs-module scenario (docs/scenarios.md). The engine
+ * of the latency-grid scenario (docs/scenarios.md). The engine
  * runs in lwIP's own context: received pbufs go straight into the engine,
  * responses are queued with tcp_write() from the static payload buffer
  * without copying, refilled from the tcp_sent callback, tcp_sndbuf() bytes

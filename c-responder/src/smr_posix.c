@@ -399,11 +399,10 @@ static void smr_sweep(uint64_t now) {
     smr_g.due = smr_next_deadline(&smr_g.x);
 }
 
+/* Up to the next deadline, rounded up to a millisecond; a minute at most
+ * (with no deadline at all the loop wakes once a minute, for nothing). */
 static int smr_timeout_ms(uint64_t now) {
-    uint64_t d = smr_g.due;
-    if (d == (uint64_t)-1) return -1;
-    if (d <= now) return 0;
-    d = (d - now + 999999u) / 1000000u;
+    uint64_t d = smr_g.due > now ? (smr_g.due - now) / 1000000u + 1u : 0u;
     return d > 60000 ? 60000 : (int)d;
 }
 

@@ -105,8 +105,7 @@ void smr_wait_order(int n) {
 
 unsigned smr_wait_ready(int i, unsigned *ev) {
     unsigned k = (unsigned)i;
-    if (k >= SMR_KEY_CONN(0))
-        k = SMR_KEY_CONN(0) + (k - SMR_KEY_CONN(0) + smr_g.first) % (smr_g.npfd - SMR_KEY_CONN(0));
+    if (k >= SMR_KEY_CONN(0) && (k += smr_g.first) >= smr_g.npfd) k -= smr_g.npfd - SMR_KEY_CONN(0); /* round */
     *ev = smr_g.pfd[k].fd < 0 ? 0u : (unsigned)(unsigned short)smr_g.pfd[k].revents;
     return k;
 }

@@ -783,7 +783,8 @@ static void passes_bound_bulk(void) {
         }
         if (moved > most) most = moved;
     }
-    CHECK(most > 0 && most <= SMR_PASS_BYTES, "no pass moves more than %u bytes (most: %zu)", SMR_PASS_BYTES, most);
+    CHECK(most > 0 && most <= SMR_PASS_BYTES, "no pass moves more than %u bytes of bulk (most: %zu)", SMR_PASS_BYTES,
+          most);
     CHECK(answered == arrived + 1, "the probe is answered at the next pass (came in pass %d, answered in %d)",
           arrived, answered);
     CHECK(after_probe <= SMR_PASS_BYTES, "the probe waits behind %llu bytes of bulk, one pass at most",
@@ -819,6 +820,22 @@ static void passes_bound_bulk(void) {
     }
     memcpy(dg, probe_dg, sizeof dg);
     CHECK(smr_udp_input(&X, dg, sizeof dg, 3) == sizeof dg, "a spent pass still answers a probe");
+    /* A record is never cut: a Report due when the pass has 10 bytes left
+     * goes whole (a client reads it as one piece), then the pass is spent. */
+    {
+        static const uint8_t snap2[8] = {0, 1, 0, 8, 0, 0, 0, 2};
+        const uint8_t *p[2];
+        size_t n[2];
+        smr_pass_begin(&X);
+        smr_conn_input(&X, ctl, snap2, 8, 3);
+        while (X.pass_left > 10 && smr_conn_output(&X, conn[1], p) > 0)
+            smr_conn_sent(&X, conn[1], X.pass_left - 10 < 60000 ? X.pass_left - 10 : 60000, 3);
+        CHECK(X.pass_left == 10 && smr_conn_iov(&X, ctl, p, n) == 1 && n[0] == SMR_REPORT_LEN,
+              "10 bytes left: the 128-byte Report is offered whole (%zu)", n[0]);
+        smr_conn_sent(&X, ctl, n[0], 3);
+        CHECK(X.pass_left == 0 && smr_conn_output(&X, ctl, p) == 0 && smr_conn_output(&X, conn[1], p) == 0,
+              "and the pass is spent");
+    }
     for (i = 0; i < 3; i++) smr_conn_free(&X, conn[i], 4);
     smr_conn_free(&X, ctl, 4);
 }

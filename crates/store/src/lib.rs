@@ -1,6 +1,6 @@
 //! The results store: every run of every measuring command in one SQLite
 //! file, or in one PostgreSQL database that many hosts write at once, so
-//! results are kept and reused as baselines (seed 001: "these are the
+//! results are kept and reused as baselines (the bps-throughput write-up of docs/scenarios.md: "these are the
 //! benchmark values for further tests").
 //!
 //! A run is one command (`rr`, `suite`, ...); it holds tests, one per

@@ -69,6 +69,7 @@ fn readme_examples_have_the_current_output_shape() {
     }
     let rows = |l: &[String]| {
         l.iter()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
             .filter(|l| l.contains(" B ") && (l.contains("KiB") || l.contains("MiB")))
             .count()
     };
