@@ -32,8 +32,9 @@ SMR_ARM = -Os
 
 # The lab's lwIP responders: pool sizes (a board's RAM, not a host's),
 # and receive buffers allocated at each frame's size from the heap
-# (src/smr_netif.c: Debian's liblwip has pool elements smaller than its
-# pbuf_alloc assumes), with POSIX's limits.h (the unix port wants SSIZE_MAX).
+# (src/smr_netif.c: Debian's liblwip sizes its PBUF_POOL elements for
+# glibc's TCP_MSS of 512, fills them for its own 1460), with POSIX's
+# limits.h (the unix port wants SSIZE_MAX).
 SMR_LWIP_DEFS = -DSMR_MAX_CONNS=64 -DSMR_MAX_TESTS=4 -DSMR_NETIF_RX_PBUF=PBUF_RAM -D_DEFAULT_SOURCE
 
 # Sources, in c-responder/src: the engine (pure, every build), the POSIX

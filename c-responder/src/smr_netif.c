@@ -11,13 +11,14 @@
  *
  * Why the type is a build choice: on a board lwIP's pools are lwIP's own
  * and PBUF_POOL is right (a fixed number of fixed buffers, nothing to
- * fragment). Debian's liblwip 2.1.3, which the lab links, has
- * MEMP_MEM_MALLOC: each pool element is a malloc() of the size its
- * memp.c was compiled with, 616 bytes for PBUF_POOL, while its
- * pbuf_alloc() fills PBUF_POOL pbufs up to 1,536 bytes, the size lwipopts.h
- * (TCP_MSS 1460, IPv6) gives. Its own tapif reads every frame into such a
- * chain, so a frame over 592 bytes overruns the heap (the MTU 576 the lab
- * once ran at). The lab builds with -DSMR_NETIF_RX_PBUF=PBUF_RAM: one
+ * fragment). Debian's liblwip 2.1.3, which the lab links, has a PBUF_POOL
+ * element smaller than its pbuf_alloc() fills: its memp.c includes glibc's
+ * <netinet/tcp.h> (through lwIP's sockets.h), whose TCP_MSS (512, a socket
+ * option's name) silently replaces lwipopts.h's 1460, so each element is
+ * a malloc() of 616 bytes, while pbuf.c, which sees 1460, puts up to
+ * 1,536 bytes in one. Its own tapif reads every frame into such a pbuf, so
+ * a frame over 592 bytes overruns the heap (the MTU 576 the lab once ran
+ * at; docs/lab.md). The lab builds with -DSMR_NETIF_RX_PBUF=PBUF_RAM: one
  * malloc() of the frame's size, correct whatever the pools are.
  *
  * ETH_PAD_SIZE (a board's choice, for 4-byte aligned IP headers) is
