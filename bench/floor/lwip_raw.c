@@ -25,14 +25,15 @@
  * gone (checked each second), and source and sink after 30 s without the
  * peer they wait for.
  *
- * Build: cc -std=c99 -O2 -D_DEFAULT_SOURCE $(pkg-config --cflags lwip)
+ * Build: cc -std=c99 -O2 $(pkg-config --cflags lwip)
  *        lwip_raw.c $(pkg-config --libs lwip)
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <limits.h> /* SSIZE_MAX before lwIP's arch.h */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/if.h>
+#include <net/if.h> /* glibc's: lwIP's sockets.h includes it */
 #include <linux/if_tun.h>
 #include <poll.h>
 #include <sched.h>
@@ -149,13 +150,11 @@ static unsigned long be32(const unsigned char *p)
 static void push(struct tcp_pcb *pcb, unsigned long long *left)
 {
     while (*left > 0 && tcp_sndbuf(pcb) > 0) {
-        u16_t n = tcp_sndbuf(pcb);
+        unsigned long n = tcp_sndbuf(pcb); /* at most 65535: u16_t */
 
-        if (n > sizeof payload)
-            n = sizeof payload;
         if (*left < n)
-            n = (u16_t)*left;
-        if (tcp_write(pcb, payload, n, 0) != ERR_OK)
+            n = (unsigned long)*left;
+        if (tcp_write(pcb, payload, (u16_t)n, 0) != ERR_OK)
             break;
         *left -= n;
     }
@@ -296,7 +295,8 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 int main(int argc, char **argv)
 {
     static struct netif nif;
-    ip4_addr_t ip, mask, gw, host;
+    ip4_addr_t ip, mask, gw;
+    ip_addr_t host;
     unsigned long port = 0;
     uint64_t start, last_check;
     pid_t parent = getppid();
@@ -315,7 +315,7 @@ int main(int argc, char **argv)
     port = strtoul(argv[mode == SOURCE ? 6 : 5], NULL, 10);
     seconds = mode == SINK ? strtoul(argv[6], NULL, 10) : 0;
     if (!ip4addr_aton(argv[2], &ip) || port == 0 || port > 65535 || (mode == SINK && seconds == 0) ||
-        (mode == SOURCE && !ip4addr_aton(argv[5], &host))) {
+        (mode == SOURCE && !ipaddr_aton(argv[5], &host))) {
         fprintf(stderr, "lwip_raw: bad address, port or seconds\n");
         return 2;
     }
