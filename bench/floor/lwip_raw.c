@@ -11,17 +11,21 @@
  *
  * Usage (the TAP device must exist, host side x.y.z.1/24):
  *   lwip_raw TAP IP CPU serve PORT          rr: tcp_pingpong's server protocol
+ *   lwip_raw TAP IP CPU serve PORT REQ RESP rr without a header (stackmeter rr --raw)
  *   lwip_raw TAP IP CPU sink PORT SECONDS   stream up: counts what arrives
  *   lwip_raw TAP IP CPU source HOST PORT    stream down: connects, sends
  *
  * serve: per connection an 8-byte header (REQ and RESP, 32-bit big-endian),
  * then for every REQ bytes received RESP bytes back (tcp_pingpong client
- * measures). sink: accepts one connection (tcp_stream send), counts the
+ * measures); with REQ and RESP on the command line there is no header, so
+ * `stackmeter rr --raw REQ:RESP` measures the floor with the same client
+ * that measures the lab's targets. sink: accepts one connection (tcp_stream send), counts the
  * bytes lwIP delivers for SECONDS from the first one, prints
- *   "lwip_raw sink bytes=B seconds=S mbps=M"
+ *   "lwip_raw sink bytes=B seconds=S mbps=M cpu_s=C"
  * aborts the connection (the sender's cue to stop) and exits. source:
  * connects to HOST:PORT (tcp_stream recv, which measures) and sends until
- * the connection ends, then exits. Every mode exits when its parent is
+ * the connection ends, prints "lwip_raw source cpu_s=C" and exits (C: the
+ * process's CPU seconds, from getrusage). Every mode exits when its parent is
  * gone (checked each second), and source and sink after 30 s without the
  * peer they wait for.
  *
@@ -41,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +71,16 @@ static uint64_t now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* CPU time this process has used (every thread), seconds: bench/lab.sh
+ * divides it by the bytes moved. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* ---------------------------------------------------------------- TAP */
@@ -137,6 +152,7 @@ static struct conn {
 } conns[FL_CONNS];
 
 static int mode, done, connected;
+static unsigned long fixed_req, fixed_resp; /* serve without a header */
 static unsigned long seconds;
 static unsigned long long sink_bytes;
 static uint64_t sink_t0, sink_last;
@@ -263,6 +279,11 @@ static struct conn *conn_new(struct tcp_pcb *pcb)
             tcp_recv(pcb, on_recv);
             tcp_sent(pcb, on_sent);
             tcp_err(pcb, on_err);
+            if (fixed_req > 0) {
+                conns[i].hgot = 8;
+                conns[i].req = conns[i].rx_left = fixed_req;
+                conns[i].resp = fixed_resp;
+            }
             return &conns[i];
         }
     }
@@ -303,9 +324,17 @@ int main(int argc, char **argv)
     cpu_set_t set;
     struct pollfd pfd;
 
-    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 : argc != 7)) {
-        fprintf(stderr, "usage: lwip_raw TAP IP CPU serve PORT | sink PORT SECONDS | source HOST PORT\n");
+    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 && argc != 8 : argc != 7)) {
+        fprintf(stderr, "usage: lwip_raw TAP IP CPU serve PORT [REQ RESP] | sink PORT SECONDS | source HOST PORT\n");
         return 2;
+    }
+    if (argc == 8) {
+        fixed_req = strtoul(argv[6], NULL, 10);
+        fixed_resp = strtoul(argv[7], NULL, 10);
+        if (fixed_req == 0) {
+            fprintf(stderr, "lwip_raw: REQ must be at least 1\n");
+            return 2;
+        }
     }
     mode = strcmp(argv[4], "serve") == 0 ? SERVE : strcmp(argv[4], "sink") == 0 ? SINK : SOURCE;
     if (mode == SOURCE && strcmp(argv[4], "source") != 0) {
@@ -381,13 +410,15 @@ int main(int argc, char **argv)
         double s = (double)(sink_last - sink_t0) / 1e9;
         int i;
 
-        printf("lwip_raw sink bytes=%llu seconds=%.6f mbps=%.3f\n", sink_bytes, s,
-               s > 0 ? 8.0 * (double)sink_bytes / s / 1e6 : 0.0);
+        printf("lwip_raw sink bytes=%llu seconds=%.6f mbps=%.3f cpu_s=%.6f\n", sink_bytes, s,
+               s > 0 ? 8.0 * (double)sink_bytes / s / 1e6 : 0.0, cpu_s());
         fflush(stdout);
         for (i = 0; i < FL_CONNS; i++)
             if (conns[i].pcb != NULL)
                 tcp_abort(conns[i].pcb);
         tap_in(&nif);
+    } else if (mode == SOURCE) {
+        printf("lwip_raw source cpu_s=%.6f\n", cpu_s());
     }
     return 0;
 }

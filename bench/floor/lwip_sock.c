@@ -15,18 +15,22 @@
  *
  * Usage (the TAP device must exist, host side x.y.z.1/24):
  *   lwip_sock TAP IP CPU serve PORT          rr: tcp_pingpong's server protocol
+ *   lwip_sock TAP IP CPU serve PORT REQ RESP rr without a header (stackmeter rr --raw)
  *   lwip_sock TAP IP CPU sink PORT SECONDS   stream up: counts what arrives
  *   lwip_sock TAP IP CPU source HOST PORT    stream down: connects, sends
  *
  * The modes are lwip_raw.c's: serve reads an 8-byte header (REQ and RESP,
- * 32-bit big-endian), then answers every REQ bytes with RESP bytes, one
- * connection at a time; sink accepts one connection, counts for SECONDS
- * from the first byte, prints
- *   "lwip_sock sink bytes=B seconds=S mbps=M"
+ * 32-bit big-endian; none when REQ and RESP are on the command line), then
+ * answers every REQ bytes with RESP bytes, one connection at a time; sink
+ * accepts one connection, counts for SECONDS from the first byte, prints
+ *   "lwip_sock sink bytes=B seconds=S mbps=M cpu_s=C"
  * and resets the connection (the sender's cue to stop); source connects
- * and sends until the connection fails. Every socket wait is bounded (1 s
- * for accept, then the parent is checked; 5 s for data); every mode exits
- * when its parent is gone, and source and sink after 30 s without a peer.
+ * and sends until the connection fails, then prints
+ *   "lwip_sock source cpu_s=C"
+ * (C: the process's CPU seconds, every thread, from getrusage). Every
+ * socket wait is bounded (1 s for accept, then the parent is checked; 5 s
+ * for data); every mode exits when its parent is gone, and source and
+ * sink after 30 s without a peer.
  *
  * Build: cc -std=c99 -O2 $(pkg-config --cflags lwip)
  *        lwip_sock.c $(pkg-config --libs lwip) -lpthread
@@ -44,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +68,7 @@ static int tap_fd = -1;
 static struct netif nif;
 static unsigned char buf[65536];
 static pid_t parent;
+static unsigned long fixed_req, fixed_resp; /* serve without a header */
 
 static uint64_t now_ns(void)
 {
@@ -70,6 +76,16 @@ static uint64_t now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* CPU time this process has used (every thread), seconds: bench/lab.sh
+ * divides it by the bytes moved. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* ---------------------------------------------------------------- TAP */
@@ -219,9 +235,9 @@ static int serve(int l)
 
         if (c < 0)
             return 1;
-        if (recv_exact(c, hdr, 8) == 0) {
-            req = be32(hdr);
-            resp = be32(hdr + 4);
+        if (fixed_req > 0 || recv_exact(c, hdr, 8) == 0) {
+            req = fixed_req > 0 ? fixed_req : be32(hdr);
+            resp = fixed_req > 0 ? fixed_resp : be32(hdr + 4);
             while (req > 0 && recv_exact(c, buf, req) == 0 && send_all(c, buf, resp) == 0)
                 ;
         }
@@ -254,7 +270,8 @@ static int sink(int l, unsigned long seconds)
         last = t;
     }
     s = (double)(last - t0) / 1e9;
-    printf("lwip_sock sink bytes=%llu seconds=%.6f mbps=%.3f\n", bytes, s, s > 0 ? 8.0 * (double)bytes / s / 1e6 : 0.0);
+    printf("lwip_sock sink bytes=%llu seconds=%.6f mbps=%.3f cpu_s=%.6f\n", bytes, s,
+           s > 0 ? 8.0 * (double)bytes / s / 1e6 : 0.0, cpu_s());
     fflush(stdout);
     lg.l_onoff = 1;
     lg.l_linger = 0;
@@ -281,6 +298,7 @@ static int source(const ip4_addr_t *host, unsigned long port)
     while (lwip_send(fd, buf, sizeof buf, 0) > 0)
         ;
     lwip_close(fd);
+    printf("lwip_sock source cpu_s=%.6f\n", cpu_s());
     return 0;
 }
 
@@ -292,9 +310,17 @@ int main(int argc, char **argv)
     int mode, l;
 
     parent = getppid();
-    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 : argc != 7)) {
-        fprintf(stderr, "usage: lwip_sock TAP IP CPU serve PORT | sink PORT SECONDS | source HOST PORT\n");
+    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 && argc != 8 : argc != 7)) {
+        fprintf(stderr, "usage: lwip_sock TAP IP CPU serve PORT [REQ RESP] | sink PORT SECONDS | source HOST PORT\n");
         return 2;
+    }
+    if (argc == 8) {
+        fixed_req = strtoul(argv[6], NULL, 10);
+        fixed_resp = strtoul(argv[7], NULL, 10);
+        if (fixed_req == 0) {
+            fprintf(stderr, "lwip_sock: REQ must be at least 1\n");
+            return 2;
+        }
     }
     mode = strcmp(argv[4], "serve") == 0 ? 0 : strcmp(argv[4], "sink") == 0 ? 1 : 2;
     if (mode == 2 && strcmp(argv[4], "source") != 0) {
