@@ -1,66 +1,78 @@
 /*
- * lwIP raw callback API backend: the "in-stack module" of the latency-grid scenario (docs/scenarios.md). The
- * engine runs inside lwIP's tcpip thread (callbacks hold the core lock):
- * received pbufs go straight into the engine, responses are queued with
- * tcp_write() from the static payload buffer without copying, refilled from
- * the tcp_sent callback, tcp_sndbuf() bytes at a time. Everything else the
- * engine offers (status and control records, object-mode bytes generated
- * into its scratch buffer) is only valid until the next engine call, so it
- * is queued with TCP_WRITE_FLAG_COPY. UDP echo replies reuse the received
- * pbuf. The main thread only wakes for timeouts.
+ * lwIP raw callback API backend (smr_lwip_raw.h): the "in-stack module"
+ * of the latency-grid scenario (docs/scenarios.md). The engine
+ * runs in lwIP's own context: received pbufs go straight into the engine,
+ * responses are queued with tcp_write() from the static payload buffer
+ * without copying, refilled from the tcp_sent callback, tcp_sndbuf() bytes
+ * at a time. Everything else the engine offers (status and control
+ * records, object-mode bytes generated into its scratch buffer) is only
+ * valid until the next engine call, so it is queued with
+ * TCP_WRITE_FLAG_COPY. UDP echo replies reuse the received pbuf.
  *
  * Each callback from lwIP is one pass of the engine (smr.h, bounded work
  * per pass): it starts with smr_pass_begin(), so what one callback queues
- * with tcp_write() is at most SMR_PASS_BYTES, and a UDP probe in lwIP's
- * input queue waits behind at most that. What a pass leaves goes out from
- * the next tcp_sent callback, or the timer's pass.
- * Usage: lwip-raw TAP-DEVICE IPV4-ADDRESS [PORT] [CPU]
+ * with tcp_write() is at most SMR_PASS_BYTES, and a UDP probe in the NIC's
+ * queue waits behind at most that. What a pass leaves goes out from the
+ * next tcp_sent callback, or the timer's pass.
+ *
+ * Admission (smr_admit.h) decides before the engine sees a connection;
+ * with a secret, UDP requests carry a MAC trailer (smr_udp_input_from,
+ * smr_udp_seal) and sessions prove it in the header. No OS call here: the
+ * clock and the event lines are the program's (smr_raw_clock,
+ * smr_raw_event), so the same file runs on Linux and on a board.
  */
-#define _GNU_SOURCE
-#include <limits.h> /* SSIZE_MAX before lwIP's arch.h */
+#include <limits.h> /* SSIZE_MAX first: the unix port's arch.h defines ssize_t without it */
 
-#include "smr.h"
-#include "smr_lwip_common.h"
+#include "smr_lwip_raw.h"
 
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h"
 #include "lwip/udp.h"
 
-#include <sched.h>
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#define SMR_NAME "stackmeter-lwip-raw"
 #define SMR_NCONN (SMR_MAX_CONNS + SMR_SPARE_CONNS)
+/* Largest UDP datagram served when lwIP hands one over in several pbufs
+ * (reassembled from fragments): it is copied into a buffer of this size
+ * first. A board sets it to about one MTU; longer ones are dropped. */
+#ifndef SMR_RAW_UDP_MAX
+#define SMR_RAW_UDP_MAX 65535
+#endif
 
 static struct smr_raw {
     struct smr_ctx x;
-    uint16_t port;
+    struct smr_admit adm;
     struct tcp_pcb *pcb[SMR_NCONN];
     struct pbuf *held[SMR_NCONN]; /* input the engine could not take yet */
     uint16_t held_off[SMR_NCONN];
     ip_addr_t peer[SMR_NCONN];
     uint16_t peer_port[SMR_NCONN];
-    uint8_t udp[65536];
+    uint8_t udp[SMR_RAW_UDP_MAX];
 } smr_r;
 
-static uint64_t smr_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* Appends s to line (at most cap - 1 bytes and a NUL in all). */
+static size_t smr_raw_cat(char *line, size_t at, size_t cap, const char *s) {
+    while (*s && at + 1 < cap) line[at++] = *s++;
+    line[at] = 0;
+    return at;
 }
 
 static void smr_raw_log(void *user, const struct smr_conn *c, const char *what, const char *detail) {
-    size_t i = smr_conn_index(&smr_r.x, c);
-    char a[IPADDR_STRLEN_MAX];
+    size_t i = smr_conn_index(&smr_r.x, c), at = 0, k = 6;
+    unsigned port = smr_r.peer_port[i];
+    int aborted = strcmp(what, "aborted") == 0;
+    char line[160], num[6];
     (void)user;
-    ipaddr_ntoa_r(&smr_r.peer[i], a, sizeof a);
-    if (strcmp(what, "aborted") == 0)
-        fprintf(stderr, SMR_NAME ": %s:%u: session ended: %s\n", a, smr_r.peer_port[i], detail);
-    else
-        fprintf(stderr, SMR_NAME ": refused %s:%u: %s: %s\n", a, smr_r.peer_port[i], what, detail);
+    num[--k] = 0;
+    do num[--k] = (char)('0' + port % 10); while ((port /= 10) && k);
+    if (!aborted) at = smr_raw_cat(line, at, sizeof line, "refused ");
+    ipaddr_ntoa_r(&smr_r.peer[i], line + at, sizeof line - at);
+    at = smr_raw_cat(line, strlen(line), sizeof line, ":");
+    at = smr_raw_cat(line, at, sizeof line, num + k);
+    at = smr_raw_cat(line, at, sizeof line, aborted ? ": session ended: " : ": ");
+    if (!aborted) at = smr_raw_cat(line, smr_raw_cat(line, at, sizeof line, what), sizeof line, ": ");
+    smr_raw_cat(line, at, sizeof line, detail);
+    smr_raw_event(line);
 }
 
 static void smr_raw_detach(size_t i) {
@@ -93,7 +105,7 @@ static void smr_raw_feed(struct smr_conn *c, size_t i) {
             smr_r.held_off[i] = 0;
             return;
         }
-        n = smr_conn_input(&smr_r.x, c, (const uint8_t *)q->payload + off, (size_t)(q->len - off), smr_now());
+        n = smr_conn_input(&smr_r.x, c, (const uint8_t *)q->payload + off, (size_t)(q->len - off), smr_raw_clock());
         if (n == 0) return;
         smr_r.held_off[i] = (uint16_t)(smr_r.held_off[i] + n);
     }
@@ -115,7 +127,7 @@ static void smr_raw_pump(struct smr_conn *c) {
         u8_t fl = p == smr_payload ? 0 : TCP_WRITE_FLAG_COPY;
         if (n > room) n = room;
         if (tcp_write(pcb, p, (u16_t)n, fl) != ERR_OK) break;
-        smr_conn_sent(&smr_r.x, c, n, smr_now());
+        smr_conn_sent(&smr_r.x, c, n, smr_raw_clock());
     }
     tcp_output(pcb);
     f = smr_conn_flags(c);
@@ -125,7 +137,7 @@ static void smr_raw_pump(struct smr_conn *c) {
     }
     if (f & SMR_F_CLOSE) {
         smr_raw_detach(i);
-        smr_conn_free(&smr_r.x, c, smr_now());
+        smr_conn_free(&smr_r.x, c, smr_raw_clock());
     }
 }
 
@@ -149,6 +161,7 @@ static err_t smr_raw_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t 
     struct smr_conn *c = arg;
     size_t i;
     (void)err;
+    (void)pcb;
     smr_pass_begin(&smr_r.x);
     if (!c) {
         if (p) pbuf_free(p);
@@ -156,14 +169,13 @@ static err_t smr_raw_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t 
     }
     i = smr_conn_index(&smr_r.x, c);
     if (!p) {
-        smr_conn_eof(&smr_r.x, c, smr_now());
+        smr_conn_eof(&smr_r.x, c, smr_raw_clock());
     } else if (smr_r.held[i]) {
         pbuf_cat(smr_r.held[i], p);
     } else {
         smr_r.held[i] = p;
         smr_r.held_off[i] = 0;
     }
-    (void)pcb;
     smr_raw_pump(c);
     if (smr_raw_tests_open()) smr_raw_pump_all();
     return ERR_OK;
@@ -187,21 +199,38 @@ static void smr_raw_err(void *arg, err_t err) {
     smr_r.pcb[i] = NULL; /* lwIP has freed it */
     smr_raw_log(NULL, c, "aborted", "connection reset");
     smr_raw_detach(i);
-    smr_conn_free(&smr_r.x, c, smr_now());
+    smr_conn_free(&smr_r.x, c, smr_raw_clock());
     if (smr_raw_tests_open()) smr_raw_pump_all();
 }
 
+/* An address's bytes for the admission rules (4 for IPv4, 16 for IPv6). */
+static const uint8_t *smr_raw_abytes(const ip_addr_t *a, size_t *len) {
+#if LWIP_IPV6
+    if (IP_IS_V6(a)) {
+        *len = 16;
+        return (const uint8_t *)ip_2_ip6(a)->addr;
+    }
+#endif
+    *len = 4;
+    return (const uint8_t *)&ip_2_ip4(a)->addr;
+}
+
 static err_t smr_raw_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
-    struct smr_conn *c;
-    size_t i;
+    struct smr_conn *c = NULL;
+    uint64_t now = smr_raw_clock();
+    const uint8_t *ab;
+    size_t i, al;
+    uint32_t tag;
     (void)arg;
     if (err != ERR_OK || !pcb) return ERR_VAL;
     smr_pass_begin(&smr_r.x);
-    c = smr_conn_open(&smr_r.x, smr_now());
-    if (!c) {
+    ab = smr_raw_abytes(&pcb->remote_ip, &al);
+    /* Limits of an address, or no slot left: reset at once, nothing read. */
+    if (!smr_admit_tcp(&smr_r.adm, &smr_r.x, ab, al, now, &tag) || !(c = smr_conn_open(&smr_r.x, now))) {
         tcp_abort(pcb);
         return ERR_ABRT;
     }
+    c->client = tag;
     i = smr_conn_index(&smr_r.x, c);
     smr_r.pcb[i] = pcb;
     ip_addr_copy(smr_r.peer[i], pcb->remote_ip);
@@ -211,54 +240,91 @@ static err_t smr_raw_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
     tcp_recv(pcb, smr_raw_recv);
     tcp_sent(pcb, smr_raw_sent);
     tcp_err(pcb, smr_raw_err);
-    smr_conn_start(&smr_r.x, c, smr_now());
+    smr_conn_start(&smr_r.x, c, now);
     smr_raw_pump(c);
     return ERR_OK;
 }
 
-/* UDP echo: the reply is written into the received pbuf and sent back. */
+/* The engine's answer to the datagram in buf (len bytes) from addr:port,
+ * in place: the reply's length, 0 for none. */
+static size_t smr_raw_answer(uint8_t *buf, size_t len, const ip_addr_t *addr, u16_t port) {
+    uint64_t rx = smr_raw_clock();
+    size_t r;
+#ifndef SMR_NO_AUTH
+    uint8_t key[SMR_PEER_KEY];
+    size_t al;
+    const uint8_t *ab = smr_raw_abytes(addr, &al);
+    key[0] = (uint8_t)(port >> 8);
+    key[1] = (uint8_t)port;
+    memcpy(key + 2, ab, al);
+    r = smr_udp_input_from(&smr_r.x, buf, len, rx, key, 2 + al);
+#else
+    (void)addr;
+    (void)port;
+    r = smr_udp_input(&smr_r.x, buf, len, rx);
+#endif
+    if (!r) return 0;
+    smr_udp_stamp_tx(buf, smr_raw_clock());
+    return smr_udp_seal(&smr_r.x, buf, r);
+}
+
+/* UDP echo: the reply is written into the received pbuf and sent back
+ * (a chained one is copied into one buffer first). */
 static void smr_raw_udp(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port) {
-    uint64_t rx = smr_now();
-    size_t n;
+    size_t n, al;
+    const uint8_t *ab = smr_raw_abytes(addr, &al);
     (void)arg;
-    if (p->next) { /* chained: work on a contiguous copy */
-        size_t len = pbuf_copy_partial(p, smr_r.udp, 65535, 0);
-        n = smr_udp_input(&smr_r.x, smr_r.udp, len, rx);
-        if (n) {
-            struct pbuf *q = pbuf_alloc(PBUF_TRANSPORT, (u16_t)n, PBUF_RAM);
-            smr_udp_stamp_tx(smr_r.udp, smr_now());
-            if (q && pbuf_take(q, smr_r.udp, (u16_t)n) == ERR_OK) udp_sendto(pcb, q, addr, port);
-            if (q) pbuf_free(q);
-        }
-    } else {
-        n = smr_udp_input(&smr_r.x, p->payload, p->len, rx);
+    if (!smr_admit_allowed(&smr_r.adm, ab, al)) {
+        pbuf_free(p);
+        return;
+    }
+    if (!p->next) {
+        n = smr_raw_answer(p->payload, p->len, addr, port);
         if (n) {
             pbuf_realloc(p, (u16_t)n);
-            smr_udp_stamp_tx(p->payload, smr_now());
             udp_sendto(pcb, p, addr, port);
+        }
+#if SMR_RAW_UDP_MAX < 65535
+    } else if (p->tot_len <= SMR_RAW_UDP_MAX) {
+#else
+    } else {
+#endif
+        size_t len = pbuf_copy_partial(p, smr_r.udp, p->tot_len, 0);
+        n = smr_raw_answer(smr_r.udp, len, addr, port);
+        if (n) {
+            struct pbuf *q = pbuf_alloc(PBUF_TRANSPORT, (u16_t)n, PBUF_RAM);
+            if (q && pbuf_take(q, smr_r.udp, (u16_t)n) == ERR_OK) udp_sendto(pcb, q, addr, port);
+            if (q) pbuf_free(q);
         }
     }
     pbuf_free(p);
 }
 
-/* On the tcpip thread, once the netif is up. */
-static void smr_raw_listen(void) {
-    struct tcp_pcb *t = tcp_new_ip_type(IPADDR_TYPE_ANY);
+int smr_raw_start(const struct smr_config *cfg, const struct smr_admit *adm, const uint8_t seed[16], uint16_t port) {
+    struct tcp_pcb *t = tcp_new_ip_type(IPADDR_TYPE_ANY), *l;
     struct udp_pcb *u = udp_new_ip_type(IPADDR_TYPE_ANY);
-    if (!t || !u || tcp_bind(t, IP_ANY_TYPE, smr_r.port) != ERR_OK || udp_bind(u, IP_ANY_TYPE, smr_r.port) != ERR_OK) {
-        fprintf(stderr, SMR_NAME ": error: cannot listen on port %u\n", smr_r.port);
-        _exit(1);
+    smr_init(&smr_r.x, cfg);
+    smr_r.x.log = smr_raw_log;
+    smr_r.adm = *adm;
+#ifndef SMR_NO_AUTH
+    memcpy(smr_r.x.seed, seed, sizeof smr_r.x.seed);
+#else
+    (void)seed;
+#endif
+    if (!t || !u || tcp_bind(t, IP_ANY_TYPE, port) != ERR_OK || udp_bind(u, IP_ANY_TYPE, port) != ERR_OK ||
+        !(l = tcp_listen_with_backlog(t, 255))) {
+        if (t) tcp_close(t);
+        if (u) udp_remove(u);
+        return -1;
     }
-    t = tcp_listen_with_backlog(t, 255);
-    tcp_accept(t, smr_raw_accept);
+    tcp_accept(l, smr_raw_accept);
     udp_recv(u, smr_raw_udp, NULL);
+    return 0;
 }
 
-/* Timeouts and drain deadlines, checked every few milliseconds. */
-static void smr_raw_timers(void) {
-    uint64_t now = smr_now();
+void smr_raw_timers(void) {
+    uint64_t now = smr_raw_clock();
     size_t i;
-    LOCK_TCPIP_CORE();
     smr_pass_begin(&smr_r.x);
     for (i = 0; i < smr_r.x.hi; i++) {
         struct smr_conn *c = &smr_r.x.conns[i];
@@ -269,37 +335,4 @@ static void smr_raw_timers(void) {
     }
     smr_tick(&smr_r.x, now);
     smr_raw_pump_all(); /* and whatever a pass left with nothing in flight */
-    UNLOCK_TCPIP_CORE();
-}
-
-int main(int argc, char **argv) {
-    struct smr_config cfg;
-    if (argc < 3 || argc > 5 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: " SMR_NAME " TAP-DEVICE IPV4-ADDRESS [PORT] [CPU]\n");
-        return 2;
-    }
-    smr_r.port = (uint16_t)(argc > 3 ? atoi(argv[3]) : SMR_DEFAULT_PORT);
-    if (argc > 4) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(atoi(argv[4]), &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) {
-            fprintf(stderr, SMR_NAME ": error: cannot pin to CPU %s\n", argv[4]);
-            return 2;
-        }
-    }
-    smr_default_config(&cfg);
-    smr_init(&smr_r.x, &cfg);
-    smr_r.x.log = smr_raw_log;
-    smr_lwip_ready = smr_raw_listen;
-    if (smr_lwip_start(argv[1], argv[2]) != 0) {
-        fprintf(stderr, SMR_NAME ": error: cannot start lwIP on TAP device %s with %s\n", argv[1], argv[2]);
-        return 1;
-    }
-    fprintf(stderr, SMR_NAME ": listening on tcp %s:%u\n" SMR_NAME ": listening on udp %s:%u\n", argv[2],
-            smr_r.port, argv[2], smr_r.port);
-    for (;;) {
-        usleep(5000);
-        smr_raw_timers();
-    }
 }
