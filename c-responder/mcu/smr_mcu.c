@@ -21,7 +21,7 @@
  *   client (u32)  108 connects per second per address (u32)  112 sessions
  *   still sending their header per address (u32)  116 highest rate
  *   (bit/s, u64)
- * Without it (erased flash) the board runs as 198.18.3.2/24 on port
+ * Without it (erased flash) the board runs as 198.18.16.2/24 on port
  * 24680 with no secret and no limits, and says so on the console.
  */
 #include "lm3s6965.h"
@@ -124,7 +124,7 @@ int main(void) {
     static struct smr_admit adm;
     static struct smr_config cfg;
     const uint8_t *pv = smr_prov;
-    uint8_t ip[4] = {198, 18, 3, 2}, mask[4] = {255, 255, 255, 0}, gw[4] = {198, 18, 3, 1}, seed[16] = {0};
+    uint8_t ip[4] = {198, 18, 16, 2}, mask[4] = {255, 255, 255, 0}, gw[4] = {198, 18, 16, 1}, seed[16] = {0};
     uint16_t port = SMR_DEFAULT_PORT;
     ip4_addr_t a, m, g;
     uint32_t next;
