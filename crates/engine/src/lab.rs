@@ -188,7 +188,9 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, Error> {
         Ok(()) => Ok(made),
         Err(e) => {
             let _ = down();
-            Err(Error::Local(format!("lab up: {e} (everything made so far was removed)")))
+            Err(Error::Local(format!(
+                "lab up: {e} (everything made so far was removed)"
+            )))
         }
     }
 }
@@ -326,7 +328,17 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
     sh("ip", &["link", "set", MCU_TAP, "mtu", "1500", "up"])?;
     sh(
         "ip",
-        &["neigh", "replace", &stack, "lladdr", MCU_MAC, "dev", MCU_TAP, "nud", "permanent"],
+        &[
+            "neigh",
+            "replace",
+            &stack,
+            "lladdr",
+            MCU_MAC,
+            "dev",
+            MCU_TAP,
+            "nud",
+            "permanent",
+        ],
     )?;
     let mut seed = [0u8; 16];
     fs::File::open("/dev/urandom")
@@ -351,8 +363,23 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
         QEMU,
         "mcu",
         &[
-            "-c", &cpu_s, QEMU, "-M", "lm3s6965evb", "-display", "none", "-monitor", "none", "-serial", &serial,
-            "-kernel", &fw, "-device", &loader, "-nic", &nic,
+            "-c",
+            &cpu_s,
+            QEMU,
+            "-M",
+            "lm3s6965evb",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            &serial,
+            "-kernel",
+            &fw,
+            "-device",
+            &loader,
+            "-nic",
+            &nic,
         ],
     )?;
     let addr: SocketAddr = format!("{stack}:{PORT}").parse().map_err(|e| format!("{e}"))?;
@@ -377,7 +404,11 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
             return Err(format!(
                 "mcu at {addr}: no Welcome within {} s ({})",
                 MCU_BOOT_WAIT.as_secs(),
-                if ready.is_some() { "the console says ready" } else { "nothing ready on the console" }
+                if ready.is_some() {
+                    "the console says ready"
+                } else {
+                    "nothing ready on the console"
+                }
             ) + &log.lines().last().map(|l| format!("; QEMU: {l}")).unwrap_or_default());
         }
         std::thread::sleep(Duration::from_millis(5));
