@@ -40,7 +40,7 @@ cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     ip netns del "$NS" 2>/dev/null || true
-    rm -rf -- "$WORK"
+    if [ "${KEEP_LOGS:-0}" = 1 ]; then note "console, logs and outputs kept in $WORK"; else rm -rf -- "$WORK"; fi
 }
 trap cleanup EXIT INT TERM
 for f in "$S" "$FW"; do [ -e "$f" ] || { note "missing $f (see the top of $0)"; exit 1; }; done
@@ -125,17 +125,25 @@ hostile)
     ;;
 soak)
     end=$(($(date +%s) + soak_s))
-    rounds=0
+    rounds=0 failures=0
+    step() { # one part of a round; a failure is counted and logged, the soak goes on
+        if ! "$@" >>"$WORK/soak.log" 2>&1; then
+            failures=$((failures + 1))
+            note "soak: round $rounds at $(date +%T) failed: $*"
+            tail -n 2 "$WORK/soak.log" >&2
+        fi
+    }
     while [ "$(date +%s)" -lt "$end" ]; do
-        client rr "$MCU" "${sec[@]}" --sizes 1:1,1:1K,1K:1,1:8K -n 200 --no-store >/dev/null
-        client crr "$MCU" "${sec[@]}" -n 100 --no-store >/dev/null
-        client ping "$MCU" "${sec[@]}" -c 500 --no-store >/dev/null
-        client stream "$MCU" "${sec[@]}" --direction up -t 2 --no-store >/dev/null
-        client stream "$MCU" "${sec[@]}" --direction down -t 2 --no-store >/dev/null
-        in_ns python3 bench/mcu_hostile.py 198.18.16.2 24680 8 >/dev/null
+        step client rr "$MCU" "${sec[@]}" --sizes 1:1,1:1K,1K:1,1:8K -n 200 --no-store
+        step client crr "$MCU" "${sec[@]}" -n 100 --no-store
+        step client ping "$MCU" "${sec[@]}" -c 500 --no-store
+        step client stream "$MCU" "${sec[@]}" --direction up -t 2 --no-store
+        step client stream "$MCU" "${sec[@]}" --direction down -t 2 --no-store
+        step in_ns python3 bench/mcu_hostile.py 198.18.16.2 24680 8
         rounds=$((rounds + 1))
     done
-    note "soak: $rounds rounds in $soak_s s"
+    note "soak: $rounds rounds in $soak_s s, $failures failed part(s)"
+    [ "$failures" -eq 0 ] || { tail -n 20 "$WORK/console" >&2; exit 1; }
     healthy
     ;;
 *)

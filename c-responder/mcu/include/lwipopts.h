@@ -16,6 +16,14 @@
  *    the spare ones that carry a Busy refusal) and two more for
  *    connections in TIME_WAIT; lwIP recycles the oldest TIME_WAIT one when
  *    the pool is empty, so crr keeps going.
+ *  - TCP_MSL 2 s: TIME_WAIT lasts 4 s instead of 2 minutes. The firmware
+ *    closes first after a refusal (junk, Busy, a header timeout), so its
+ *    side holds TIME_WAIT while the client's port is free again; lwIP
+ *    2.1.3 answers a new SYN from that port with an ACK (it does not take
+ *    a new connection in TIME_WAIT as Linux does), the client resets, and
+ *    its connect times out until TIME_WAIT ends. The 10-minute mixed run
+ *    (bench/mcu.sh soak) saw it once a few minutes in with the default.
+ *    On one link with no router, 4 s outlasts any old segment.
  */
 #ifndef SMR_MCU_LWIPOPTS_H
 #define SMR_MCU_LWIPOPTS_H
@@ -62,6 +70,7 @@
 #define TCP_LISTEN_BACKLOG 0
 #define LWIP_TCP_KEEPALIVE 0
 #define TCP_QUEUE_OOSEQ 0
+#define TCP_MSL 2000UL
 
 #define LWIP_STATS 0
 #define LWIP_NETIF_HOSTNAME 0
