@@ -43,11 +43,17 @@
 #define SMR_TIMER_MS 5u
 /* Frames pulled per look before the timers get a turn. */
 #define SMR_FRAMES_PER_LOOK 16u
+/* Event lines printed per second at most: the console is polled, and on
+ * a real UART at 115,200 baud a line costs about 7 ms, so a flood of
+ * refusals must not turn into a flood of lines. The rest are counted and
+ * the count printed once a second. */
+#define SMR_EVENTS_PER_S 10u
 #define SMR_PROV_LEN 124u
 
 extern const uint8_t smr_prov[SMR_PROV_LEN];
 
 static volatile uint32_t smr_ms; /* SysTick's count since it started */
+static uint32_t smr_ev_second, smr_ev_lines, smr_ev_dropped;
 static uint32_t smr_rng = 2463534242u;
 
 void smr_mcu_systick(void) { smr_ms++; }
@@ -109,7 +115,27 @@ uint64_t smr_raw_clock(void) {
 
 u32_t sys_now(void) { return smr_ms; }
 
+/* Prints how many event lines the last second did not print, once its
+ * second is over; called with every event and from the loop. */
+static void smr_event_second(void) {
+    uint32_t second = smr_ms / 1000u;
+    if (second == smr_ev_second) return;
+    if (smr_ev_dropped) {
+        smr_puts(SMR_NAME ": ");
+        smr_putu(smr_ev_dropped);
+        smr_puts(" more event lines not printed (at most 10 a second)\r\n");
+    }
+    smr_ev_second = second;
+    smr_ev_lines = smr_ev_dropped = 0;
+}
+
 void smr_raw_event(const char *line) {
+    smr_event_second();
+    if (smr_ev_lines >= SMR_EVENTS_PER_S) {
+        smr_ev_dropped++;
+        return;
+    }
+    smr_ev_lines++;
     smr_puts(SMR_NAME ": ");
     smr_puts(line);
     smr_puts("\r\n");
@@ -178,6 +204,7 @@ int main(void) {
         while (smr_netif_poll(&nif, SMR_FRAMES_PER_LOOK) == SMR_FRAMES_PER_LOOK) sys_check_timeouts();
         sys_check_timeouts();
         if ((int32_t)(smr_ms - next) >= 0) {
+            smr_event_second();
             smr_raw_timers();
             next = smr_ms + SMR_TIMER_MS;
         }
