@@ -234,13 +234,13 @@ fn build(dir: &Path, cpu: usize) -> Result<Vec<String>, String> {
 }
 
 fn spawn(dir: &Path, bin: &str, label: &str, args: &[&str]) -> Result<(), String> {
-    spawn_cmd(&dir.join(bin), bin, label, args)
+    spawn_cmd(&dir.join(bin), bin, label, args).map(|_| ())
 }
 
 /// Starts `program` with `args` (its log `LABEL.log` in the state folder)
 /// and records its pid under the name its command line will begin with,
-/// `bin` (a program that executes another names that one).
-fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<(), String> {
+/// `bin` (a program that executes another names that one); returns the pid.
+fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<String, String> {
     use std::os::unix::process::CommandExt;
     let log = fs::File::create(state_dir().join(format!("{label}.log"))).map_err(|e| e.to_string())?;
     let child = Command::new(program)
@@ -252,7 +252,9 @@ fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<()
         .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start {bin}: {e}"))?;
-    record(&format!("pid {} {bin}", child.id())).map_err(|e| e.to_string())
+    let pid = child.id().to_string();
+    record(&format!("pid {pid} {bin}")).map_err(|e| e.to_string())?;
+    Ok(pid)
 }
 
 /// One rr transaction (1 byte each way) through the real protocol.
@@ -358,7 +360,7 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
     let nic = format!("tap,ifname={MCU_TAP},script=no,downscript=no,mac={MCU_MAC}");
     let t0 = Instant::now();
     // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
-    spawn_cmd(
+    let pid = spawn_cmd(
         Path::new("taskset"),
         QEMU,
         "mcu",
@@ -390,6 +392,13 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
             return Err("interrupted".into());
         }
         let text = fs::read_to_string(&console).unwrap_or_default();
+        // taskset has executed QEMU within a few ms; after that, gone is gone.
+        if t0.elapsed() > Duration::from_millis(500) && !runs(&pid, QEMU) {
+            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            // Its own message comes first (a register dump may follow).
+            let why = log.lines().find(|l| l.starts_with("qemu")).or(log.lines().next());
+            return Err(format!("QEMU exited: {}", why.unwrap_or("(no message)")));
+        }
         if let Some(l) = text.lines().find(|l| l.contains(": panic: ")) {
             return Err(format!("the firmware stopped: {}", l.trim()));
         }
