@@ -36,6 +36,8 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOT
         apt-get update -qq
     fi
+    # apt downloads as its own user, _apt, where that user may write.
+    [ "$(id -u)" -ne 0 ] || chown _apt "$dl" 2>/dev/null || true
     apt-get source -qq --download-only "lwip=$ver" >/dev/null
     if ! echo "$sums" | sha256sum --quiet -c -; then
         echo "fetch-lwip: the downloaded lwip $ver does not match its pinned SHA-256 sums" >&2
