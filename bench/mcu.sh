@@ -37,7 +37,10 @@ PIDS=()
 note() { printf '# %s\n' "$*" >&2; }
 cleanup() {
     local pid
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    # The responders (started with `ip netns exec`, which executes them, so
+    # each pid is the responder's own), and anything else left in the
+    # namespace: it is this script's alone.
+    for pid in "${PIDS[@]}" $(ip netns pids "$NS" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     ip netns del "$NS" 2>/dev/null || true
     if [ "${KEEP_LOGS:-0}" = 1 ]; then note "console, logs and outputs kept in $WORK"; else rm -rf -- "$WORK"; fi
@@ -74,7 +77,7 @@ PY
 MAC=02:53:4d:00:00:03
 tap smq0 198.18.16.1/24 198.18.16.2 "$MAC"
 t0=$(date +%s%N)
-in_ns taskset -c "$SERVER_CPU" qemu-system-arm -M lm3s6965evb -display none -monitor none \
+ip netns exec "$NS" taskset -c "$SERVER_CPU" qemu-system-arm -M lm3s6965evb -display none -monitor none \
     -serial "file:$WORK/console" -kernel "$FW" -device "loader,file=$WORK/prov.bin,addr=0x3fc00" \
     -nic "tap,ifname=smq0,script=no,downscript=no,mac=$MAC" 2>"$WORK/qemu.log" &
 PIDS+=($!)
@@ -97,9 +100,10 @@ healthy() { # what every check ends with: answers, one boot, no panic
 case $mode in
 compare)
     tap sml0 198.18.17.1/24
-    in_ns "$C/lwip-raw" sml0 198.18.17.2 24680 "$SERVER_CPU" 2>"$WORK/lwip.log" &
+    ip netns exec "$NS" "$C/lwip-raw" sml0 198.18.17.2 24680 "$SERVER_CPU" 2>"$WORK/lwip.log" &
     PIDS+=($!)
-    in_ns "$C/stackmeter-responder" --listen 127.0.0.1:24690 --affinity "$SERVER_CPU" --quiet 2>"$WORK/kernel.log" &
+    ip netns exec "$NS" "$C/stackmeter-responder" --listen 127.0.0.1:24690 --affinity "$SERVER_CPU" --quiet \
+        2>"$WORK/kernel.log" &
     PIDS+=($!)
     sleep 1
     client suite mcu --repeat "${REPEAT:-3}" --no-store \
