@@ -14,7 +14,10 @@ pub struct LabArgs {
 pub enum LabAction {
     /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
     Up {
-        /// Folder with stackmeter-responder, lwip-raw and lwip-sock (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
+        /// Which stacks: the Linux ones (default), the microcontroller firmware in QEMU, or all.
+        #[arg(value_enum, default_value = "linux")]
+        stacks: LabSet,
+        /// Folder with stackmeter-responder, lwip-raw, lwip-sock and mcu/build/stackmeter-mcu.elf (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
         /// CPU every responder is pinned to (default: the last one).
@@ -27,13 +30,36 @@ pub enum LabAction {
     Down,
 }
 
+/// The stacks `lab up` starts.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabSet {
+    /// kernel-c, lwip-raw and lwip-sock.
+    Linux,
+    /// The C responder's firmware on an emulated Cortex-M3 board (QEMU lm3s6965evb).
+    Mcu,
+    /// Both.
+    All,
+}
+
 pub fn run(a: LabArgs) -> i32 {
     use stackmeter_engine::lab;
     match a.action {
-        LabAction::Up { bin_dir, cpu } => match lab::up(&lab::bin_dir(bin_dir), cpu) {
-            Ok(targets) => crate::out::finish(&targets.iter().map(|t| format!("{t}\n")).collect::<String>()),
-            Err(e) => crate::out::error(&e),
-        },
+        LabAction::Up { stacks, bin_dir, cpu } => {
+            let set = match stacks {
+                LabSet::Linux => lab::Set::Linux,
+                LabSet::Mcu => lab::Set::Mcu,
+                LabSet::All => lab::Set::All,
+            };
+            match lab::up(&lab::bin_dir(bin_dir), cpu, set) {
+                Ok(up) => {
+                    for n in &up.notes {
+                        eprintln!("{n}");
+                    }
+                    crate::out::finish(&up.targets.iter().map(|t| format!("{t}\n")).collect::<String>())
+                }
+                Err(e) => crate::out::error(&e),
+            }
+        }
         LabAction::Status => {
             let targets = lab::status();
             if targets.is_empty() {

@@ -62,7 +62,7 @@ enum Command {
     Report(store::ReportArgs),
     /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
     Fleet(fleet::FleetArgs),
-    /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack (root).
+    /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
     Lab(lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
     Completions {

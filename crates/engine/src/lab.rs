@@ -12,9 +12,18 @@
 //! rr probe, and records what it made in a state file so `status` and `down`
 //! find it.
 //!
-//! The binaries come from `c-responder/` (`make -C c-responder all lwip`):
-//! `--bin-dir`, else `$STACKMETER_RESPONDER_DIR`, else the `c-responder/`
-//! folder of the source tree this binary was built from.
+//! `lab up mcu` (or `all`) boots the C responder's microcontroller firmware
+//! instead (or as well): QEMU's lm3s6965evb board (a Cortex-M3 with 64 KiB
+//! of SRAM) on TAP `smlab3`, the firmware 198.18.16.2, its address and seed
+//! written into its provisioning block (the last 1 KiB of flash) through
+//! QEMU's loader. It waits for the firmware's console to say it is ready
+//! and for a control session's Welcome, and says how long each took from
+//! QEMU's start (boot-to-Welcome).
+//!
+//! The binaries come from `c-responder/` (`make -C c-responder all lwip`,
+//! `make -C c-responder mcu`): `--bin-dir`, else
+//! `$STACKMETER_RESPONDER_DIR`, else the `c-responder/` folder of the
+//! source tree this binary was built from.
 
 use crate::error::Error;
 use std::fs;
@@ -40,6 +49,36 @@ const STACKS: [(&str, &str, &str, u8); 2] = [
     ("lwip-raw", "lwip-raw", "smlab1", 1),
     ("lwip-sock", "lwip-sock", "smlab2", 2),
 ];
+
+/// The microcontroller target: firmware (under the binaries' folder), TAP,
+/// subnet number, the MAC QEMU gives the board (the host's neighbour entry
+/// for it is static, so the first probe needs no ARP round), and the
+/// address of the provisioning block in flash (c-responder/mcu/smr_mcu.c).
+const MCU_FIRMWARE: &str = "mcu/build/stackmeter-mcu.elf";
+const MCU_TAP: &str = "smlab3";
+const MCU_NET: u8 = 16;
+const MCU_MAC: &str = "02:53:4d:00:00:03";
+const MCU_PROV_ADDR: &str = "0x3fc00";
+const QEMU: &str = "qemu-system-arm";
+/// Longest wait for the firmware's Welcome (QEMU's start included).
+const MCU_BOOT_WAIT: Duration = Duration::from_secs(20);
+
+/// Which stacks `up` starts: the Linux ones (kernel-c, lwip-raw,
+/// lwip-sock), the microcontroller firmware, or all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Set {
+    Linux,
+    Mcu,
+    All,
+}
+
+/// What `up` made: one `LABEL=ADDR:PORT` per target, and lines for the
+/// user (the firmware's boot times).
+#[derive(Debug, Default)]
+pub struct Up {
+    pub targets: Vec<String>,
+    pub notes: Vec<String>,
+}
 
 fn state_dir() -> PathBuf {
     std::env::var_os("STACKMETER_LAB_DIR")
@@ -94,7 +133,7 @@ fn sh(cmd: &str, args: &[&str]) -> Result<(), String> {
 /// Brings the lab up with the binaries in `dir`, every responder pinned to
 /// `cpu` (default: the last one); returns one `LABEL=ADDR:PORT` per target.
 /// On failure (or Ctrl-C) everything made so far is removed.
-pub fn up(dir: &Path, cpu: Option<usize>) -> Result<Vec<String>, Error> {
+pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, Error> {
     if !is_root() {
         return Err(Error::Local(
             "stackmeter lab needs root (it creates TAP devices); run it with sudo".into(),
@@ -107,11 +146,26 @@ pub fn up(dir: &Path, cpu: Option<usize>) -> Result<Vec<String>, Error> {
             sd.display()
         )));
     }
-    for (_, bin, _, _) in STACKS.iter().chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
-        if !dir.join(bin).is_file() {
+    if set != Set::Mcu {
+        for (_, bin, _, _) in STACKS.iter().chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
+            if !dir.join(bin).is_file() {
+                return Err(Error::Local(format!(
+                    "{} not found; build it with `make -C c-responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
+                    dir.join(bin).display()
+                )));
+            }
+        }
+    }
+    if set != Set::Linux {
+        if !dir.join(MCU_FIRMWARE).is_file() {
             return Err(Error::Local(format!(
-                "{} not found; build it with `make -C c-responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
-                dir.join(bin).display()
+                "{} not found; build it with `make -C c-responder mcu` (or set STACKMETER_RESPONDER_DIR)",
+                dir.join(MCU_FIRMWARE).display()
+            )));
+        }
+        if Command::new(QEMU).arg("--version").output().is_err() {
+            return Err(Error::Local(format!(
+                "{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)"
             )));
         }
     }
@@ -119,10 +173,27 @@ pub fn up(dir: &Path, cpu: Option<usize>) -> Result<Vec<String>, Error> {
     // Ctrl-C during `up` tears down whatever was made so far.
     let _ = stackmeter_sys::interrupt::catch_interrupts();
     let cpu = cpu.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
-    build(dir, cpu).map_err(|e| {
-        let _ = down();
-        Error::Local(format!("lab up: {e} (everything made so far was removed)"))
-    })
+    let mut made = Up::default();
+    let r = (|| {
+        if set != Set::Mcu {
+            made.targets = build(dir, cpu)?;
+        }
+        if set != Set::Linux {
+            let (target, note) = build_mcu(dir, cpu)?;
+            made.targets.push(target);
+            made.notes.push(note);
+        }
+        Ok::<(), String>(())
+    })();
+    match r {
+        Ok(()) => Ok(made),
+        Err(e) => {
+            let _ = down();
+            Err(Error::Local(format!(
+                "lab up: {e} (everything made so far was removed)"
+            )))
+        }
+    }
 }
 
 /// Creates the devices, starts the responders, waits for each to answer.
@@ -164,9 +235,16 @@ fn build(dir: &Path, cpu: usize) -> Result<Vec<String>, String> {
 }
 
 fn spawn(dir: &Path, bin: &str, label: &str, args: &[&str]) -> Result<(), String> {
+    spawn_cmd(&dir.join(bin), bin, label, args).map(|_| ())
+}
+
+/// Starts `program` with `args` (its log `LABEL.log` in the state folder)
+/// and records its pid under the name its command line will begin with,
+/// `bin` (a program that executes another names that one); returns the pid.
+fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<String, String> {
     use std::os::unix::process::CommandExt;
     let log = fs::File::create(state_dir().join(format!("{label}.log"))).map_err(|e| e.to_string())?;
-    let child = Command::new(dir.join(bin))
+    let child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -175,7 +253,9 @@ fn spawn(dir: &Path, bin: &str, label: &str, args: &[&str]) -> Result<(), String
         .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start {bin}: {e}"))?;
-    record(&format!("pid {} {bin}", child.id())).map_err(|e| e.to_string())
+    let pid = child.id().to_string();
+    record(&format!("pid {pid} {bin}")).map_err(|e| e.to_string())?;
+    Ok(pid)
 }
 
 /// One rr transaction (1 byte each way) through the real protocol.
@@ -211,6 +291,178 @@ fn wait_answers(addr: SocketAddr) -> Result<(), String> {
             Err(e) if Instant::now() > deadline => return Err(format!("no answer within 15 s ({e})")),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
+    }
+}
+
+/// The firmware's provisioning block (layout in c-responder/mcu/smr_mcu.c):
+/// its address, netmask, gateway and port, 16 random bytes, no secret and
+/// no limits.
+fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(124);
+    b.extend_from_slice(b"SMRP");
+    b.extend_from_slice(&[1, 0]);
+    b.extend_from_slice(&port.to_le_bytes());
+    b.extend_from_slice(&ip);
+    b.extend_from_slice(&[255, 255, 255, 0]);
+    b.extend_from_slice(&[ip[0], ip[1], ip[2], 1]);
+    b.extend_from_slice(&seed);
+    b.resize(124, 0);
+    b
+}
+
+/// Boots the firmware in QEMU on its TAP device and waits for its Welcome;
+/// returns its `mcu=ADDR:PORT` line and a note with the boot times.
+fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
+    let host = format!("198.18.{MCU_NET}.1/24");
+    let ip = [198, 18, MCU_NET, 2];
+    let stack = format!("198.18.{MCU_NET}.2");
+    // Another device with this subnet would take the firmware's traffic.
+    let used = Command::new("ip")
+        .args(["-o", "addr", "show", "to", &format!("198.18.{MCU_NET}.0/24")])
+        .output()
+        .map_err(|e| format!("cannot run ip: {e}"))?;
+    if let Some(l) = String::from_utf8_lossy(&used.stdout).lines().next() {
+        let dev = l.split_whitespace().nth(1).unwrap_or("?");
+        return Err(format!("198.18.{MCU_NET}.0/24 is already in use on {dev}"));
+    }
+    sh("ip", &["tuntap", "add", "dev", MCU_TAP, "mode", "tap"])?;
+    record(&format!("dev {MCU_TAP}")).map_err(|e| e.to_string())?;
+    sh("ip", &["addr", "add", &host, "dev", MCU_TAP])?;
+    sh("ip", &["link", "set", MCU_TAP, "mtu", "1500", "up"])?;
+    sh(
+        "ip",
+        &[
+            "neigh",
+            "replace",
+            &stack,
+            "lladdr",
+            MCU_MAC,
+            "dev",
+            MCU_TAP,
+            "nud",
+            "permanent",
+        ],
+    )?;
+    let mut seed = [0u8; 16];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut seed))
+        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+    let sd = state_dir();
+    let prov = sd.join("mcu-provision.bin");
+    let console = sd.join("mcu.console");
+    fs::write(&prov, mcu_provision(ip, PORT, seed)).map_err(|e| e.to_string())?;
+    let firmware = dir.join(MCU_FIRMWARE);
+    let (cpu_s, fw, serial, loader) = (
+        cpu.to_string(),
+        firmware.display().to_string(),
+        format!("file:{}", console.display()),
+        format!("loader,file={},addr={MCU_PROV_ADDR}", prov.display()),
+    );
+    let nic = format!("tap,ifname={MCU_TAP},script=no,downscript=no,mac={MCU_MAC}");
+    let t0 = Instant::now();
+    // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
+    let pid = spawn_cmd(
+        Path::new("taskset"),
+        QEMU,
+        "mcu",
+        &[
+            "-c",
+            &cpu_s,
+            QEMU,
+            "-M",
+            "lm3s6965evb",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            &serial,
+            "-kernel",
+            &fw,
+            "-device",
+            &loader,
+            "-nic",
+            &nic,
+        ],
+    )?;
+    let addr: SocketAddr = format!("{stack}:{PORT}").parse().map_err(|e| format!("{e}"))?;
+    let mut ready = None;
+    let deadline = t0 + MCU_BOOT_WAIT;
+    let welcome = loop {
+        if stackmeter_sys::interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
+        let text = fs::read_to_string(&console).unwrap_or_default();
+        // taskset has executed QEMU within a few ms; after that, gone is gone.
+        if t0.elapsed() > Duration::from_millis(500) && !runs(&pid, QEMU) {
+            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            // Its own message comes first (a register dump may follow).
+            let why = log.lines().find(|l| l.starts_with("qemu")).or(log.lines().next());
+            return Err(format!("QEMU exited: {}", why.unwrap_or("(no message)")));
+        }
+        if let Some(l) = text.lines().find(|l| l.contains(": panic: ")) {
+            return Err(format!("the firmware stopped: {}", l.trim()));
+        }
+        if ready.is_none() && text.contains(", ready ") {
+            ready = Some(t0.elapsed());
+        }
+        if ready.is_some() && probe_welcome(addr).is_ok() {
+            break t0.elapsed();
+        }
+        if Instant::now() > deadline {
+            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            return Err(format!(
+                "mcu at {addr}: no Welcome within {} s ({})",
+                MCU_BOOT_WAIT.as_secs(),
+                if ready.is_some() {
+                    "the console says ready"
+                } else {
+                    "nothing ready on the console"
+                }
+            ) + &log.lines().last().map(|l| format!("; QEMU: {l}")).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let line = format!("mcu={addr}");
+    record(&format!("target {line}")).map_err(|e| e.to_string())?;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let note = format!(
+        "mcu: LM3S6965 in QEMU, firmware ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
+        ms(ready.unwrap_or(welcome)),
+        ms(welcome)
+    );
+    record(&format!("boot {note}")).map_err(|e| e.to_string())?;
+    Ok((line, note))
+}
+
+/// Opens a control session and reads its status and Welcome: the first
+/// thing a throughput test gets from a responder.
+fn probe_welcome(addr: SocketAddr) -> std::io::Result<()> {
+    use stackmeter_proto::control::{ServerRecord, HEAD_LEN};
+    let t = Duration::from_millis(200);
+    let mut s = TcpStream::connect_timeout(&addr, t)?;
+    s.set_read_timeout(Some(t))?;
+    s.set_write_timeout(Some(t))?;
+    let h = stackmeter_proto::header::SessionHeader {
+        mode: stackmeter_proto::header::Mode::Control,
+        req_size: 0,
+        resp_size: 0,
+        flags: 0,
+    };
+    s.write_all(&h.emit())?;
+    let mut st = [0u8; 8];
+    s.read_exact(&mut st)?;
+    if &st[..4] != b"SMTR" || st[5] != 0 {
+        return Err(std::io::Error::other(format!("refused with code {}", st[5])));
+    }
+    let mut rec = vec![0u8; HEAD_LEN];
+    s.read_exact(&mut rec)?;
+    let len = usize::from(u16::from_be_bytes([rec[2], rec[3]]));
+    rec.resize(len.max(HEAD_LEN), 0);
+    s.read_exact(&mut rec[HEAD_LEN..])?;
+    match ServerRecord::parse(&rec) {
+        Ok((ServerRecord::Welcome(_), _)) => Ok(()),
+        _ => Err(std::io::Error::other("no Welcome after the status record")),
     }
 }
 

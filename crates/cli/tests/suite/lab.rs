@@ -149,3 +149,98 @@ fn lab_up_measure_down_leaves_nothing() {
     }
     assert!(!state.exists(), "state left in {}", state.display());
 }
+
+/// The C responder's microcontroller firmware: built within its budget
+/// (`make mcu mcu-size`), booted by `lab up mcu` in QEMU's lm3s6965evb,
+/// measured from the host (rr at three sizes, ping with its payload check),
+/// not reset by any of it (one boot line on its console), then `lab down`
+/// leaves no QEMU, TAP device or state behind. Root only (a visible skip
+/// otherwise, a failure when CI or `STACKMETER_REQUIRE_MCU` is set, as
+/// scripts/test sets it); QEMU and the ARM toolchain are scripts/deps' and
+/// their absence fails.
+#[test]
+fn lab_mcu_boot_measure_down() {
+    if !is_root() || !std::path::Path::new("/dev/net/tun").exists() {
+        assert!(
+            std::env::var_os("STACKMETER_REQUIRE_MCU").is_none(),
+            "lab_mcu_boot_measure_down needs root and /dev/net/tun, and STACKMETER_REQUIRE_MCU is set"
+        );
+        crate::missing("lab_mcu_boot_measure_down", "needs root and /dev/net/tun");
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../c-responder");
+    let built = Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(&dir)
+        .args(["mcu", "mcu-size"])
+        .output()
+        .unwrap();
+    let size = String::from_utf8_lossy(&built.stdout);
+    assert!(
+        built.status.success(),
+        "make mcu mcu-size: {size}{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    for part in ["engine", "backend", "driver", "lwIP", "total", "budget"] {
+        assert!(size.lines().any(|l| l.starts_with(part)), "no {part} line in:\n{size}");
+    }
+    let state = std::env::temp_dir().join(format!("stackmeter-lab-mcu-test-{}", std::process::id()));
+    let lab = |args: &[&str]| {
+        super::stackmeter()
+            .arg("lab")
+            .args(args)
+            .env("STACKMETER_LAB_DIR", &state)
+            .env("STACKMETER_RESPONDER_DIR", &dir)
+            .output()
+            .unwrap()
+    };
+    let up = lab(&["up", "mcu"]);
+    let recorded = std::fs::read_to_string(state.join("state")).unwrap_or_default();
+    let console = std::fs::read_to_string(state.join("mcu.console")).unwrap_or_default();
+    let pid = recorded
+        .lines()
+        .find_map(|l| l.strip_prefix("pid ").and_then(|p| p.split(' ').next()))
+        .map(str::to_string);
+    let result = std::panic::catch_unwind(|| {
+        assert!(up.status.success(), "lab up mcu: {}\nconsole:\n{console}", stderr(&up));
+        let out = String::from_utf8(up.stdout.clone()).unwrap();
+        assert_eq!(out.trim(), "mcu=198.18.16.2:24680");
+        assert!(stderr(&up).contains("first Welcome"), "{}", stderr(&up));
+        let addr = "198.18.16.2:24680";
+        let rr = run(&[
+            "rr",
+            addr,
+            "--sizes",
+            "1:1,1:1K,1K:1",
+            "-n",
+            "50",
+            "--warmup",
+            "2",
+            "--json",
+        ]);
+        assert!(rr.status.success(), "rr: {}", stderr(&rr));
+        assert_eq!(json_of(&rr)["results"].as_array().unwrap().len(), 3);
+        let ping = run(&["ping", addr, "-c", "50", "--json"]);
+        assert!(ping.status.success(), "ping: {}", stderr(&ping));
+        let r = &json_of(&ping)["results"][0];
+        assert_eq!(r["received"], 50);
+        assert_eq!(r["mismatched"], 0);
+        let st = lab(&["status"]);
+        assert!(String::from_utf8_lossy(&st.stdout).contains("mcu=198.18.16.2:24680 answers"));
+        // Read after the measurements: one boot, no panic, no reset.
+        let console = std::fs::read_to_string(state.join("mcu.console")).unwrap();
+        assert_eq!(console.matches(", booting").count(), 1, "console:\n{console}");
+        assert!(!console.contains("panic"), "console:\n{console}");
+    });
+    let down = lab(&["down"]);
+    assert!(down.status.success(), "lab down: {}", stderr(&down));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+    let show = Command::new("ip").args(["link", "show", "smlab3"]).output().unwrap();
+    assert!(!show.status.success(), "smlab3 still exists");
+    let pid = pid.expect("QEMU's pid was recorded");
+    assert!(!alive(&pid), "QEMU {pid} still runs");
+    assert!(!state.exists(), "state left in {}", state.display());
+}
