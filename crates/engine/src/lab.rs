@@ -258,16 +258,22 @@ fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<St
     Ok(pid)
 }
 
-/// One rr transaction (1 byte each way) through the real protocol.
-fn probe(addr: SocketAddr) -> std::io::Result<()> {
-    let t = Duration::from_millis(500);
+/// Opens a session of `mode` (sizes `req`/`resp`) with every wait bounded
+/// by `t`, and reads the responder's status: the stream once it accepted.
+fn open_session(
+    addr: SocketAddr,
+    t: Duration,
+    mode: stackmeter_proto::header::Mode,
+    req: u32,
+    resp: u32,
+) -> std::io::Result<TcpStream> {
     let mut s = TcpStream::connect_timeout(&addr, t)?;
     s.set_read_timeout(Some(t))?;
     s.set_write_timeout(Some(t))?;
     let h = stackmeter_proto::header::SessionHeader {
-        mode: stackmeter_proto::header::Mode::Rr,
-        req_size: 1,
-        resp_size: 1,
+        mode,
+        req_size: req,
+        resp_size: resp,
         flags: 0,
     };
     s.write_all(&h.emit())?;
@@ -276,8 +282,20 @@ fn probe(addr: SocketAddr) -> std::io::Result<()> {
     if &st[..4] != b"SMTR" || st[5] != 0 {
         return Err(std::io::Error::other(format!("refused with code {}", st[5])));
     }
+    Ok(s)
+}
+
+/// One rr transaction (1 byte each way) through the real protocol.
+fn probe(addr: SocketAddr) -> std::io::Result<()> {
+    let mut s = open_session(
+        addr,
+        Duration::from_millis(500),
+        stackmeter_proto::header::Mode::Rr,
+        1,
+        1,
+    )?;
     s.write_all(&[0])?;
-    s.read_exact(&mut st[..1])
+    s.read_exact(&mut [0u8; 1])
 }
 
 fn wait_answers(addr: SocketAddr) -> Result<(), String> {
@@ -439,22 +457,13 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
 /// thing a throughput test gets from a responder.
 fn probe_welcome(addr: SocketAddr) -> std::io::Result<()> {
     use stackmeter_proto::control::{ServerRecord, HEAD_LEN};
-    let t = Duration::from_millis(200);
-    let mut s = TcpStream::connect_timeout(&addr, t)?;
-    s.set_read_timeout(Some(t))?;
-    s.set_write_timeout(Some(t))?;
-    let h = stackmeter_proto::header::SessionHeader {
-        mode: stackmeter_proto::header::Mode::Control,
-        req_size: 0,
-        resp_size: 0,
-        flags: 0,
-    };
-    s.write_all(&h.emit())?;
-    let mut st = [0u8; 8];
-    s.read_exact(&mut st)?;
-    if &st[..4] != b"SMTR" || st[5] != 0 {
-        return Err(std::io::Error::other(format!("refused with code {}", st[5])));
-    }
+    let mut s = open_session(
+        addr,
+        Duration::from_millis(200),
+        stackmeter_proto::header::Mode::Control,
+        0,
+        0,
+    )?;
     let mut rec = vec![0u8; HEAD_LEN];
     s.read_exact(&mut rec)?;
     let len = usize::from(u16::from_be_bytes([rec[2], rec[3]]));
