@@ -58,86 +58,13 @@
 #include "lwip/timeouts.h"
 #include "netif/ethernet.h"
 
-#define FL_FRAME 1514
+#define FL_MAC "\x02\x46\x4c\x00\x00\x02"
+#include "lwip_tap.h"
+
 #define FL_CONNS 8
 #define FL_WAIT_NS (30ULL * 1000000000ULL)
 
-static int tap_fd = -1;
 static unsigned char payload[65536];
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
-/* CPU time this process has used (every thread), seconds: bench/lab.sh
- * divides it by the bytes moved. */
-static double cpu_s(void)
-{
-    struct rusage ru;
-
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* ---------------------------------------------------------------- TAP */
-
-static err_t tap_out(struct netif *nif, struct pbuf *p)
-{
-    struct iovec v[8];
-    int n = 0;
-    (void)nif;
-    for (; p != NULL && n < 8; p = p->next, n++) {
-        v[n].iov_base = p->payload;
-        v[n].iov_len = p->len;
-    }
-    return writev(tap_fd, v, n) > 0 ? ERR_OK : ERR_IF;
-}
-
-static err_t tap_init(struct netif *nif)
-{
-    struct ifreq ifr;
-    const char *name = nif->state;
-
-    tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
-    memset(&ifr, 0, sizeof ifr);
-    strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
-    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-    if (tap_fd < 0 || ioctl(tap_fd, TUNSETIFF, &ifr) != 0)
-        return ERR_IF;
-    memcpy(nif->hwaddr, "\x02\x46\x4c\x00\x00\x02", 6);
-    nif->hwaddr_len = 6;
-    nif->mtu = 1500;
-    nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
-    nif->output = etharp_output;
-    nif->linkoutput = tap_out;
-    return ERR_OK;
-}
-
-/* Every waiting frame, read into a pbuf of a full frame's size. */
-static void tap_in(struct netif *nif)
-{
-    for (;;) {
-        struct pbuf *p = pbuf_alloc(PBUF_RAW, FL_FRAME, PBUF_RAM);
-        ssize_t n;
-
-        if (p == NULL)
-            return;
-        n = read(tap_fd, p->payload, FL_FRAME);
-        if (n < 14) {
-            pbuf_free(p);
-            if (n < 0 && errno == EINTR)
-                continue;
-            return;
-        }
-        pbuf_realloc(p, (u16_t)n);
-        if (nif->input(p, nif) != ERR_OK)
-            pbuf_free(p);
-    }
-}
 
 /* ---------------------------------------------------------------- modes */
 

@@ -61,66 +61,17 @@
 #include "lwip/tcpip.h"
 #include "netif/ethernet.h"
 
-#define FL_FRAME 1514
+#define FL_MAC "\x02\x46\x4c\x00\x00\x03"
+#include "lwip_tap.h"
+
 #define FL_WAIT_S 30
 
-static int tap_fd = -1;
 static struct netif nif;
 static unsigned char buf[65536];
 static pid_t parent;
 static unsigned long fixed_req, fixed_resp; /* serve without a header */
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
-/* CPU time this process has used (every thread), seconds: bench/lab.sh
- * divides it by the bytes moved. */
-static double cpu_s(void)
-{
-    struct rusage ru;
-
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 /* ---------------------------------------------------------------- TAP */
-
-static err_t tap_out(struct netif *n, struct pbuf *p)
-{
-    struct iovec v[8];
-    int k = 0;
-    (void)n;
-    for (; p != NULL && k < 8; p = p->next, k++) {
-        v[k].iov_base = p->payload;
-        v[k].iov_len = p->len;
-    }
-    return writev(tap_fd, v, k) > 0 ? ERR_OK : ERR_IF;
-}
-
-static err_t tap_init(struct netif *n)
-{
-    struct ifreq ifr;
-    const char *name = n->state;
-
-    tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
-    memset(&ifr, 0, sizeof ifr);
-    strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
-    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-    if (tap_fd < 0 || ioctl(tap_fd, TUNSETIFF, &ifr) != 0)
-        return ERR_IF;
-    memcpy(n->hwaddr, "\x02\x46\x4c\x00\x00\x03", 6);
-    n->hwaddr_len = 6;
-    n->mtu = 1500;
-    n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
-    n->output = etharp_output;
-    n->linkoutput = tap_out;
-    return ERR_OK;
-}
 
 /* The reader thread: every waiting frame, read into a pbuf of a full
  * frame's size, into lwIP under the core lock. */
@@ -133,23 +84,7 @@ static void tap_reader(void *arg)
     for (;;) {
         poll(&pfd, 1, -1);
         LOCK_TCPIP_CORE();
-        for (;;) {
-            struct pbuf *p = pbuf_alloc(PBUF_RAW, FL_FRAME, PBUF_RAM);
-            ssize_t n;
-
-            if (p == NULL)
-                break;
-            n = read(tap_fd, p->payload, FL_FRAME);
-            if (n < 14) {
-                pbuf_free(p);
-                if (n < 0 && errno == EINTR)
-                    continue;
-                break;
-            }
-            pbuf_realloc(p, (u16_t)n);
-            if (nif.input(p, &nif) != ERR_OK)
-                pbuf_free(p);
-        }
+        tap_in(&nif);
         UNLOCK_TCPIP_CORE();
     }
 }
