@@ -53,9 +53,15 @@ fn client_knobs_are_in_force_while_the_test_runs_and_recorded() {
         let mut seen = None;
         while Instant::now() < deadline {
             // The measuring thread is the main thread (tid = pid).
+            // Once the knobs are in force and the embedded responder's
+            // threads are listed (a loaded machine may show the first
+            // before the second).
             if let Some((1, 10)) = sched_of(pid, pid) {
-                seen = Some((threads(pid), locked_kib(pid)));
-                break;
+                let now = threads(pid);
+                if now.iter().any(|t| t.0.starts_with("stackmeter-")) {
+                    seen = Some((now, locked_kib(pid)));
+                    break;
+                }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
