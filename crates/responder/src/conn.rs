@@ -208,6 +208,15 @@ pub(crate) const LARGE: u32 = 64 << 10;
 /// request: room for 256 queued 64-byte requests in one read.
 const BATCH_BUF: usize = 16 << 10;
 
+/// The most a batching rr session reads in one call. Request bytes are
+/// only counted, so a large request is read through a buffer small
+/// enough to stay in the CPU's cache: with 1 MiB requests read into a
+/// 1 MiB buffer, rr 1M:1 against this responder was 1.09x the C
+/// responder's p50 (which reads 64 KiB at a time); with 128 KiB it is
+/// 0.96x. 64 KiB split 100 KiB requests in two reads (100K:1 8% slower);
+/// 256 KiB lost the gain (bench/results/2026-11-25-before-after.md).
+const RR_READ_MAX: usize = 128 << 10;
+
 /// The most response bytes gathered for one write.
 const GATHER_MAX: usize = 64 << 10;
 
@@ -628,7 +637,7 @@ impl<'a> Conn<'a> {
                         let len = if stamps {
                             req as usize
                         } else {
-                            (req as usize).max(BATCH_BUF)
+                            (req as usize).clamp(BATCH_BUF, RR_READ_MAX)
                         };
                         self.link.rx_len = len.min(CHUNK) as u32;
                         // Before the status record: send stamp keys count
