@@ -349,7 +349,7 @@ sm_client() { # TOOL TEST ARGS...
     local tool=$1 test=$2 out=$WORK/run$RUN_NO-$1-$2.json res stat=p50
     shift 2
     [[ $1 == crr ]] && stat="us per connection (1/conn/s)"
-    local cmd=("$STACKMETER" "$@" --affinity "$CLIENT_CPU" --json)
+    local cmd=("$STACKMETER" "$@" --affinity "$CLIENT_CPU" --json --no-store)
     log_cmd "$tool $test client" "${cmd[@]}"
     if run_client "$out" "${cmd[@]}" || [[ -s $out ]]; then
         if res=$(sm_extract "$out"); then

@@ -366,7 +366,7 @@ sm_client() { # TOOL TEST ARGS...
     local tool=$1 test=$2 out=$WORK/run$RUN_NO-$1-$2.json res
     shift 2
     local cmd=(taskset -c "$CLIENT_CPU" "$STACKMETER" stream "$HOST:$P_SM" -t "$SECONDS_PER_TEST"
-        -i "$SECONDS_PER_TEST" "$@" --affinity "$CLIENT_CPU" --json)
+        -i "$SECONDS_PER_TEST" "$@" --affinity "$CLIENT_CPU" --json --no-store)
     log_cmd "$tool $test client" "${cmd[@]}"
     if run_client "$out" "${cmd[@]}" || [[ -s $out ]]; then
         if res=$(sm_extract "$out" "$test"); then
