@@ -21,9 +21,12 @@ fn example(name: &str) -> Vec<String> {
     text.lines().skip(1).map(str::to_string).collect()
 }
 
-/// A line with every number, address and run of spaces made one symbol:
-/// what a line looks like, whatever was measured.
+/// A line with every number, address and run of spaces made one symbol,
+/// and "faster"/"slower" one word: what a line looks like, whatever was
+/// measured.
 fn shape(line: &str) -> String {
+    let line = line.replace("faster", "quicker").replace("slower", "quicker");
+    let line = line.as_str();
     let mut out = String::new();
     let mut last = ' ';
     for c in line.trim().chars() {
