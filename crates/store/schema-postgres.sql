@@ -78,3 +78,39 @@ UPDATE runs SET uid = 'run:' || hostname || ':' || pid || ':' || started || ':' 
 UPDATE tests SET uid = (SELECT r.uid FROM runs r WHERE r.id = tests.run_id) || ':' || seq;
 CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
 CREATE UNIQUE INDEX tests_by_uid ON tests(uid);
+
+-- migration 4
+CREATE TABLE run_attrs (
+    run_id  BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE VIEW run_attributes AS
+    SELECT run_id, key, value FROM run_attrs
+    UNION ALL SELECT id, 'host', hostname FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'host')
+    UNION ALL SELECT id, 'kernel', kernel FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'kernel')
+    UNION ALL SELECT id, 'cpu', cpu_model FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'cpu')
+    UNION ALL SELECT id, 'version', tool_version FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'version');
+CREATE TABLE change_points (
+    found       TEXT NOT NULL,             -- when `history --save` found it, UTC RFC 3339
+    label       TEXT NOT NULL,
+    test        TEXT NOT NULL,
+    step        TEXT NOT NULL,
+    row_label   TEXT NOT NULL,
+    figure      TEXT NOT NULL,             -- 'rtt p50', 'total', ...
+    unit        TEXT NOT NULL,
+    run_id      BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, -- the first run after the change
+    before      DOUBLE PRECISION NOT NULL,             -- median before and after
+    after       DOUBLE PRECISION NOT NULL,
+    ratio       DOUBLE PRECISION NOT NULL,             -- after / before, with its 95% interval
+    ratio_low   DOUBLE PRECISION NOT NULL,
+    ratio_high  DOUBLE PRECISION NOT NULL,
+    p_value     DOUBLE PRECISION NOT NULL,
+    regression  BIGINT NOT NULL,          -- 1: worse, past the tolerance
+    PRIMARY KEY (label, test, step, row_label, figure, run_id)
+);

@@ -1,3 +1,33 @@
+CREATE VIEW run_attributes AS
+    SELECT run_id, key, value FROM run_attrs
+    UNION ALL SELECT id, 'host', hostname FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'host')
+    UNION ALL SELECT id, 'kernel', kernel FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'kernel')
+    UNION ALL SELECT id, 'cpu', cpu_model FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'cpu')
+    UNION ALL SELECT id, 'version', tool_version FROM runs r
+        WHERE NOT EXISTS (SELECT 1 FROM run_attrs a WHERE a.run_id = r.id AND a.key = 'version');
+
+CREATE TABLE change_points (
+    found       TEXT NOT NULL,             -- when `history --save` found it, UTC RFC 3339
+    label       TEXT NOT NULL,
+    test        TEXT NOT NULL,
+    step        TEXT NOT NULL,
+    row_label   TEXT NOT NULL,
+    figure      TEXT NOT NULL,             -- 'rtt p50', 'total', ...
+    unit        TEXT NOT NULL,
+    run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, -- the first run after the change
+    before      REAL NOT NULL,             -- median before and after
+    after       REAL NOT NULL,
+    ratio       REAL NOT NULL,             -- after / before, with its 95% interval
+    ratio_low   REAL NOT NULL,
+    ratio_high  REAL NOT NULL,
+    p_value     REAL NOT NULL,
+    regression  INTEGER NOT NULL,          -- 1: worse, past the tolerance
+    PRIMARY KEY (label, test, step, row_label, figure, run_id)
+);
+
 CREATE TABLE figures (
     test_id          INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
     row              INTEGER NOT NULL,
@@ -31,6 +61,13 @@ CREATE TABLE intervals (
     value    REAL NOT NULL,
     unit     TEXT NOT NULL,
     PRIMARY KEY (test_id, row, series, seq)
+);
+
+CREATE TABLE run_attrs (
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
 );
 
 CREATE TABLE runs (

@@ -89,7 +89,13 @@ fn summary(label: &str, pair: &Pair, body: Body, h: Vec<(&'static str, Recorder)
         Body::Rr { params, results } if results.is_empty() => {
             Some(format!("no answer to any of {} rr rounds", params.iterations))
         }
-        _ => None,
+        // The agent stores only ping and rr summaries.
+        Body::Rr { .. }
+        | Body::Crr { .. }
+        | Body::Load { .. }
+        | Body::Stream { .. }
+        | Body::UdpMax { .. }
+        | Body::Rrul { .. } => None,
     };
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
@@ -144,7 +150,11 @@ fn write(db: &DbFlags, store: &mut Option<Writer>, docs: &[Summary]) {
         return;
     };
     for (i, d) in docs.iter().enumerate() {
-        if let Err(e) = stackmeter_engine::record::save_single(w, Some(&d.label), &d.doc, &d.histograms) {
+        let flags = stackmeter_engine::flags::StoreFlags {
+            label: Some(d.label.clone()),
+            ..Default::default()
+        };
+        if let Err(e) = stackmeter_engine::record::save_single(w, &flags, &d.doc, &d.histograms) {
             crate::log::warn(&format!(
                 "results store: cannot write {}: {e}; {} summaries of this period not stored (the agent keeps probing and tries again next period)",
                 d.label,

@@ -5,158 +5,13 @@
 //! whose `k8s` module renders the manifests: here only flags and printing).
 
 use crate::out::{fail, finish};
-use clap::{Args, Subcommand};
-use stackmeter_engine::flags::{DbFlags, FormatFlags};
-use stackmeter_engine::fleet::{FileLocks, FleetEvent, Locks, NodeRun, PgLocks};
+use stackmeter_engine::commands::fleet::{
+    k8s_options, prepare_node, FleetAction, FleetArgs, K8sArgs, NodeArgs, NodeSetup,
+};
+use stackmeter_engine::fleet::{FleetEvent, NodeRun};
 use stackmeter_fleet::k8s;
-use stackmeter_results::render;
-use std::path::PathBuf;
+use stackmeter_render::render;
 use std::time::Duration;
-
-#[derive(Args, Debug)]
-pub struct FleetArgs {
-    #[command(subcommand)]
-    pub action: FleetAction,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum FleetAction {
-    /// Print what runs where and in which order (docs/fleet.md).
-    Plan {
-        /// The fleet file.
-        file: String,
-        /// The plan with each test scaled down, as `suite --quick` does.
-        #[arg(long)]
-        quick: bool,
-        #[command(flatten)]
-        output: FormatFlags,
-    },
-    /// Run one client node's part of the plan: each of its tests in order,
-    /// after taking the tests' locks; every result stored and printed as
-    /// one JSON line (docs/fleet.md).
-    Run {
-        /// The fleet file.
-        file: String,
-        /// The client node this process runs for (its name in the file).
-        #[arg(long, value_name = "NAME")]
-        node: String,
-        /// The fleet run's name: every client of one run gives the same
-        /// (`fleet report NAME` gathers them).
-        #[arg(long = "run", value_name = "NAME")]
-        run_name: String,
-        /// Scale each test down, as `suite --quick` does.
-        #[arg(long)]
-        quick: bool,
-        /// Longest wait for a test's locks, seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
-        lock_wait: f64,
-        /// Folder of file locks, in place of PostgreSQL's advisory locks
-        /// (used anyway when the store is SQLite; every client must then
-        /// run on this host). Default: the temporary folder.
-        #[arg(long, value_name = "DIR")]
-        lock_dir: Option<PathBuf>,
-        #[command(flatten)]
-        db: DbFlags,
-        /// Do not store the results (JSON lines only).
-        #[arg(long)]
-        no_store: bool,
-    },
-    /// A fleet run's pair matrices (clients by targets: round trip p50 and
-    /// p99, loss, throughput) with the worst pairs first.
-    Report {
-        /// The fleet run's name (as given to `fleet run --run`).
-        run: String,
-        #[command(flatten)]
-        db: DbFlags,
-        #[command(flatten)]
-        output: FormatFlags,
-    },
-    /// Every pair's verdict between two fleet runs: A the baseline, B the
-    /// candidate (a kernel or NIC change across the fleet).
-    Compare {
-        /// The baseline fleet run.
-        a: String,
-        /// The candidate fleet run.
-        b: String,
-        /// Flag a pair only when its change is larger than this, percent.
-        #[arg(long, value_name = "PCT", default_value_t = 5.0)]
-        tolerance: f64,
-        #[command(flatten)]
-        db: DbFlags,
-        #[command(flatten)]
-        output: FormatFlags,
-    },
-    /// Print the fleet as Kubernetes manifests (YAML on stdout): a
-    /// Namespace, the fleet file as a ConfigMap, a DaemonSet of responders
-    /// (`stackmeter agent`) with a headless Service, and one Job per client
-    /// node pinned to that node (docs/fleet.md "Kubernetes").
-    K8s(Box<K8sArgs>),
-}
-
-/// `stackmeter fleet k8s`'s flags. Values are checked by the renderer
-/// (one line naming the flag), so they are read as text here.
-#[derive(Args, Debug)]
-pub struct K8sArgs {
-    /// The fleet file (its node names are the Kubernetes nodes' names).
-    file: String,
-    /// Namespace of every object.
-    #[arg(long, value_name = "NAME", default_value = "stackmeter")]
-    namespace: String,
-    /// Image of the responders and clients (default stackmeter:VERSION).
-    #[arg(long, value_name = "IMAGE")]
-    image: Option<String>,
-    /// IfNotPresent, Always or Never.
-    #[arg(long, value_name = "POLICY", default_value = "IfNotPresent")]
-    pull_policy: String,
-    /// The fleet run's name, given to every Job (default: the fleet's
-    /// name and the UTC time, as NAME-20250102T030405Z).
-    #[arg(long = "run", value_name = "NAME")]
-    run_name: Option<String>,
-    /// Pods on their node's network (dnsPolicy ClusterFirstWithHostNet).
-    #[arg(long)]
-    host_network: bool,
-    /// Tolerate a taint: KEY=VALUE:EFFECT, KEY=VALUE, KEY:EFFECT or KEY (repeatable).
-    #[arg(long, value_name = "TAINT")]
-    toleration: Vec<String>,
-    /// Tolerate every taint (control-plane and dedicated nodes included).
-    #[arg(long)]
-    tolerate_all: bool,
-    /// Run responders only on nodes with this label: KEY=VALUE (repeatable).
-    #[arg(long, value_name = "KEY=VALUE")]
-    node_selector: Vec<String>,
-    /// CPU request of each container.
-    #[arg(long, value_name = "QUANTITY", default_value = "100m")]
-    cpu: String,
-    /// CPU limit (none by default: CFS throttling shows up as latency).
-    #[arg(long, value_name = "QUANTITY")]
-    cpu_limit: Option<String>,
-    /// Memory request of each container.
-    #[arg(long, value_name = "QUANTITY", default_value = "128Mi")]
-    memory: String,
-    /// Memory limit (none by default).
-    #[arg(long, value_name = "QUANTITY")]
-    memory_limit: Option<String>,
-    /// The agents' metrics port, scraped by Prometheus [default: 24681].
-    #[arg(long, value_name = "PORT", allow_hyphen_values = true)]
-    metrics_port: Option<String>,
-    /// A label on every object and pod: KEY=VALUE (repeatable).
-    #[arg(long, value_name = "KEY=VALUE")]
-    label: Vec<String>,
-    /// Secret whose key `dsn` is the PostgreSQL store's URL, given to the
-    /// pods as STACKMETER_DB [default: stackmeter-db].
-    #[arg(long, value_name = "NAME")]
-    db_secret: Option<String>,
-    /// No store: the Jobs run with --no-store and their results are only
-    /// in `kubectl logs` (JSON lines).
-    #[arg(long)]
-    no_db: bool,
-    /// Seconds a finished Job (and its pod's log) is kept [default: 86400].
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    job_ttl: Option<String>,
-    /// One JSON `v1 List` instead of YAML documents.
-    #[arg(long)]
-    json: bool,
-}
 
 pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     match a.action {
@@ -170,18 +25,7 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
                 Err(e) => crate::out::error(&e),
             }
         }
-        FleetAction::Run {
-            file,
-            node,
-            run_name,
-            quick,
-            lock_wait,
-            lock_dir,
-            db,
-            no_store,
-        } => run_node(
-            &file, &node, &run_name, quick, lock_wait, lock_dir, &db, no_store, secret,
-        ),
+        FleetAction::Run(n) => run_node(n, secret),
         FleetAction::Report { run, db, output } => {
             let format = match output.format() {
                 Ok(f) => f,
@@ -237,61 +81,6 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     }
 }
 
-/// A numeric flag's value, or one line naming the flag.
-fn number<T: std::str::FromStr>(flag: &str, s: &str, what: &str) -> Result<T, String> {
-    s.parse().map_err(|_| format!("{flag} '{s}': expected {what}"))
-}
-
-fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
-    let run = match &a.run_name {
-        Some(r) => r.clone(),
-        None => {
-            let stamp = stackmeter_sys::utc_rfc3339(stackmeter_sys::unix_now()).replace(['-', ':'], "");
-            k8s::default_run(fleet, &stamp)
-        }
-    };
-    let mut o = k8s::Options::new(run);
-    o.namespace.clone_from(&a.namespace);
-    if let Some(i) = &a.image {
-        o.image.clone_from(i);
-    }
-    o.pull_policy = k8s::PullPolicy::parse(&a.pull_policy).map_err(|e| e.to_string())?;
-    o.host_network = a.host_network;
-    o.tolerate = match (a.tolerate_all, a.toleration.is_empty()) {
-        (true, false) => return Err("--tolerate-all tolerates every taint already: drop --toleration".into()),
-        (true, true) => k8s::Tolerate::All,
-        (false, true) => k8s::Tolerate::None,
-        (false, false) => k8s::Tolerate::These(
-            a.toleration
-                .iter()
-                .map(|t| k8s::Toleration::parse(t))
-                .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?,
-        ),
-    };
-    o.node_selector = k8s::key_values("--node-selector", &a.node_selector).map_err(|e| e.to_string())?;
-    o.labels = k8s::key_values("--label", &a.label).map_err(|e| e.to_string())?;
-    o.cpu = Some(a.cpu.clone());
-    o.cpu_limit.clone_from(&a.cpu_limit);
-    o.memory = Some(a.memory.clone());
-    o.memory_limit.clone_from(&a.memory_limit);
-    if let Some(p) = &a.metrics_port {
-        o.metrics_port = number("--metrics-port", p, "a port, 1-65535")?;
-    }
-    if let Some(t) = &a.job_ttl {
-        o.job_ttl = number("--job-ttl", t, "seconds, a whole number")?;
-    }
-    o.store = match (a.no_db, &a.db_secret) {
-        (true, Some(_)) => return Err("--no-db and --db-secret: give one (without a store no Secret is read)".into()),
-        (true, None) => k8s::Store::None,
-        (false, name) => k8s::Store::Secret {
-            name: name.clone().unwrap_or_else(|| "stackmeter-db".into()),
-            key: "dsn".into(),
-        },
-    };
-    Ok(o)
-}
-
 fn k8s(a: K8sArgs) -> i32 {
     let text = match std::fs::read_to_string(&a.file) {
         Ok(t) => t,
@@ -324,53 +113,20 @@ fn k8s(a: K8sArgs) -> i32 {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_node(
-    file: &str,
-    node: &str,
-    run_name: &str,
-    quick: bool,
-    lock_wait: f64,
-    lock_dir: Option<PathBuf>,
-    db: &DbFlags,
-    no_store: bool,
-    secret: Option<stackmeter_proto::auth::Key>,
-) -> i32 {
-    if run_name.trim().is_empty() || run_name.contains(char::is_whitespace) {
-        return fail(2, format!("--run '{run_name}': give a name without spaces"));
-    }
-    if !(lock_wait.is_finite() && lock_wait > 0.0 && lock_wait <= 86_400.0) {
-        return fail(
-            2,
-            format!("--lock-wait {lock_wait}: expected seconds above 0 and at most a day"),
-        );
-    }
-    let loaded = match stackmeter_engine::fleet::load(file, quick) {
-        Ok(l) => l,
-        Err(e) => return crate::out::error(&e),
-    };
-    let location = match stackmeter_engine::record::location(db) {
-        Ok(l) => l,
-        Err(e) => return crate::out::error(&e),
-    };
-    let flags = stackmeter_engine::flags::StoreFlags {
-        db: db.clone(),
-        label: None,
-        no_store,
-    };
-    let mut store = match stackmeter_engine::record::open_for_measuring(&flags) {
+/// `fleet run`: one client node's part, each result printed as one JSON
+/// line as it ends.
+fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
+    let NodeSetup {
+        loaded,
+        mut store,
+        mut locks,
+        attrs,
+    } = match prepare_node(&a) {
         Ok(s) => s,
         Err(e) => return crate::out::error(&e),
     };
-    // The store's PostgreSQL database holds the locks every host sees;
-    // without one, file locks on this host.
-    let mut locks: Box<dyn Locks> = match (&location, lock_dir) {
-        (stackmeter_store::Location::Postgres(_), None) => Box::new(PgLocks::new(location.clone())),
-        (_, dir) => match FileLocks::new(dir) {
-            Ok(l) => Box::new(l),
-            Err(e) => return crate::out::error(&e),
-        },
-    };
+    let (node, run_name) = (a.node.as_str(), a.run_name.as_str());
+    let lock_wait = a.lock_wait;
     if let Err(e) = crate::signal::catch() {
         return fail(1, e);
     }
@@ -380,6 +136,7 @@ fn run_node(
         run: run_name,
         lock_wait: Duration::from_secs_f64(lock_wait),
         secret,
+        attrs,
     };
     eprintln!(
         "stackmeter fleet {}: run {run_name}, node {node}: {} test(s); {}",
@@ -397,7 +154,7 @@ fn run_node(
                 item,
                 document: doc,
             };
-            let _ = crate::out::print(&stackmeter_results::render::json::line(&line));
+            let _ = crate::out::print(&stackmeter_render::json::line(&line));
         }
         FleetEvent::Warning(w) => eprintln!("stackmeter: warning: {w}"),
     });

@@ -1,5 +1,5 @@
-//! `stackmeter lab up|status|down`: the lab itself is the engine's
-//! (`stackmeter_engine::lab`); this prints what it made.
+//! `stackmeter lab up|status|down`: the lab itself is its own crate
+//! (`stackmeter_lab`); this parses the flags and prints what it made.
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -42,7 +42,7 @@ pub enum LabSet {
 }
 
 pub fn run(a: LabArgs) -> i32 {
-    use stackmeter_engine::lab;
+    use stackmeter_lab as lab;
     match a.action {
         LabAction::Up { stacks, bin_dir, cpu } => {
             let set = match stacks {
@@ -57,7 +57,7 @@ pub fn run(a: LabArgs) -> i32 {
                     }
                     crate::out::finish(&up.targets.iter().map(|t| format!("{t}\n")).collect::<String>())
                 }
-                Err(e) => crate::out::error(&e),
+                Err(e) => crate::out::fail(1, e),
             }
         }
         LabAction::Status => {
@@ -76,7 +76,7 @@ pub fn run(a: LabArgs) -> i32 {
                 eprintln!("stackmeter lab: removed {n} processes and devices");
                 0
             }
-            Err(e) => crate::out::error(&e),
+            Err(e) => crate::out::fail(1, e),
         },
     }
 }

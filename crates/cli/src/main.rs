@@ -39,29 +39,29 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a responder (TCP and UDP on each address) until killed.
-    Serve(serve::ServeArgs),
+    Serve(stackmeter_engine::commands::serve::ServeArgs),
     /// Run a responder that also probes its peers (ping, rr) and serves each pair's latency and loss on /metrics for Prometheus.
     Agent(agent::AgentArgs),
     #[command(flatten)]
     Measure(stackmeter_engine::spec::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,
     /// and print the comparison. No --target: compares responders it starts itself.
-    Suite(suite::SuiteArgs),
+    Suite(stackmeter_engine::commands::suite::SuiteArgs),
     /// Compare stored results: A is the baseline, B the candidate (labels or run ids).
-    Compare(store::CompareArgs),
+    Compare(stackmeter_engine::commands::store::CompareArgs),
     /// List the stored runs.
-    Runs(store::RunsArgs),
+    Runs(stackmeter_engine::commands::store::RunsArgs),
     /// Print a stored run again, as its command printed it.
-    Show(store::ShowArgs),
+    Show(stackmeter_engine::commands::store::ShowArgs),
     /// Write stored results as CSV or JSON.
-    Export(store::ExportArgs),
+    Export(stackmeter_engine::commands::store::ExportArgs),
     /// Look after the results store: `store check` (integrity), `store copy SRC DST`
     /// (SQLite and PostgreSQL, either way), `store flush` (send what was spooled).
-    Store(store::StoreArgs),
+    Store(stackmeter_engine::commands::store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
-    Report(store::ReportArgs),
+    Report(stackmeter_engine::commands::store::ReportArgs),
     /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
-    Fleet(fleet::FleetArgs),
+    Fleet(stackmeter_engine::commands::fleet::FleetArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
     Lab(lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
@@ -84,7 +84,9 @@ enum Command {
 /// The command line as clap sees it, with what only the libraries know
 /// filled in: the built-in plans' names come from the plan list.
 fn cli_command() -> clap::Command {
-    Cli::command().mut_subcommand("suite", |s| s.mut_arg("plan", |a| a.help(suite::plan_help())))
+    Cli::command().mut_subcommand("suite", |s| {
+        s.mut_arg("plan", |a| a.help(stackmeter_engine::commands::suite::plan_help()))
+    })
 }
 
 fn main() {
@@ -146,7 +148,7 @@ fn schema(name: Option<&str>) -> i32 {
     match name {
         None => out::finish(&(names.join("\n") + "\n")),
         Some(n) => match all.iter().find(|(k, _)| *k == n) {
-            Some((_, s)) => out::finish(&stackmeter_results::render::json::pretty(s)),
+            Some((_, s)) => out::finish(&stackmeter_render::json::pretty(s)),
             None => out::fail(2, format!("no schema '{n}' ({})", names.join(", "))),
         },
     }

@@ -7,9 +7,10 @@ use crate::out::{fail, print};
 use stackmeter_engine::execute::Event;
 use stackmeter_engine::spec::TestCommand;
 use stackmeter_proto::auth::Key;
-use stackmeter_results::render::{json, text};
-use stackmeter_results::view::{Block, Table};
-use stackmeter_results::{render, Document, Format, Render, Style};
+use stackmeter_render::view::{Block, Table};
+use stackmeter_render::{json, text};
+use stackmeter_render::{render, Format, Render, Style};
+use stackmeter_results::Document;
 
 pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     let planned = match cmd.plan() {
@@ -99,7 +100,9 @@ impl LivePrinter {
 
     fn row(&mut self, row: stackmeter_results::Live<'_>) {
         match (&self.table, self.json_lines) {
-            (Some(t), _) => self.progress.print(&text::live_row(t, &row.cells(&self.style))),
+            (Some(t), _) => self
+                .progress
+                .print(&text::live_row(t, &stackmeter_render::live_cells(&row, &self.style))),
             (None, true) => {
                 let _ = print(&json::line(&row));
             }

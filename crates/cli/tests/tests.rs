@@ -36,15 +36,7 @@ mod store;
 #[path = "suite/throughput.rs"]
 mod throughput;
 
-/// A prerequisite of `test` is missing (root, a namespace, a compiler, an
-/// IPv6 loopback): on a developer's machine the test says so and passes;
-/// under CI (`CI` set to anything but `false`, as `.ci/run` and CI runners
-/// do) it fails, so a machine that lost a package cannot pass by skipping.
-fn missing(test: &str, why: &str) {
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(!ci, "{test}: {why}, and CI is set: a prerequisite is missing");
-    eprintln!("SKIP {test}: {why}");
-}
+use stackmeter_store::testing::missing;
 
 /// A `stackmeter serve` process on 127.0.0.1 with a kernel-chosen port; its
 /// log lines are collected for assertions. Killed on drop.
@@ -669,7 +661,7 @@ fn json_documents_read_back_into_the_typed_value() {
         let doc: stackmeter_results::Document = serde_json::from_slice(&out.stdout).expect("round trip");
         assert_eq!(doc.body.test_name(), args[0]);
         // Rendering the value read back gives the same JSON again.
-        let again: Value = serde_json::from_str(&stackmeter_results::render::json::pretty(&doc)).unwrap();
+        let again: Value = serde_json::from_str(&stackmeter_render::json::pretty(&doc)).unwrap();
         assert_eq!(again, json_of(&out));
     }
 }

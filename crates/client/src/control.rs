@@ -11,6 +11,13 @@ use stackmeter_proto::header::SessionHeader;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+/// Opens a control session, reads the responder's Welcome and closes the
+/// session again: whether a responder is ready for a throughput test (the
+/// lab's readiness probe). Returns the test id it offered.
+pub fn welcome(endpoint: &Endpoint, timeout: Duration) -> Result<u32, ClientError> {
+    Control::open(endpoint, timeout).map(|c| c.test_id)
+}
+
 /// An open control session.
 pub(crate) struct Control {
     stream: TcpStream,

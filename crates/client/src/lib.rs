@@ -62,6 +62,7 @@ mod throughput;
 pub mod tune;
 mod udp_max;
 
+pub use control::welcome;
 pub use crr::crr;
 pub use endpoint::Endpoint;
 pub use error::{ClientError, Plain};

@@ -3,7 +3,8 @@
 //! runs, not what it measures (that is `spec`).
 
 use clap::Args;
-use stackmeter_results::{Format, Style, Units};
+use stackmeter_render::{Format, Style};
+use stackmeter_results::Units;
 use std::path::PathBuf;
 
 /// Output formats on the command line.
@@ -118,6 +119,45 @@ pub struct StoreFlags {
     /// Do not store the results.
     #[arg(long)]
     pub no_store: bool,
+    /// What this run measured, stored with it: KEY=VALUE (repeatable), e.g.
+    /// commit=3f2a1c, firmware=1.4.2, nic=x710; `history --by KEY` orders
+    /// runs by one.
+    #[arg(long = "attr", value_name = "KEY=VALUE")]
+    pub attrs: Vec<String>,
+}
+
+impl StoreFlags {
+    /// The `--attr` values as a map; one line naming the bad one.
+    pub fn attrs(&self) -> Result<std::collections::BTreeMap<String, String>, String> {
+        parse_attrs(&self.attrs)
+    }
+}
+
+/// `KEY=VALUE` values of `--attr`: a key of letters, digits, `_`, `-` and
+/// `.` (at most 64), a value of at most 1024 bytes, each key once.
+pub fn parse_attrs(list: &[String]) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for a in list {
+        let Some((k, v)) = a.split_once('=') else {
+            return Err(format!("--attr '{a}': expected KEY=VALUE, e.g. commit=3f2a1c"));
+        };
+        let key_ok = !k.is_empty()
+            && k.len() <= 64
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !key_ok {
+            return Err(format!(
+                "--attr '{a}': the key must be 1 to 64 letters, digits, '_', '-' or '.'"
+            ));
+        }
+        if v.len() > 1024 {
+            return Err(format!("--attr '{k}=...': the value is longer than 1024 bytes"));
+        }
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(format!("--attr '{k}' given twice"));
+        }
+    }
+    Ok(out)
 }
 
 /// Flags every measuring command takes.

@@ -9,7 +9,7 @@ use crate::plan::{self, Step};
 use stackmeter_fleet::{lock_key, Fleet, FleetPlan, Item, LockMode, StepInfo, StepSource};
 use stackmeter_results::fleet::PairTest;
 use stackmeter_results::{Document, Target};
-use stackmeter_store::{NewRun, NewTest, Store, Writer};
+use stackmeter_store::{NewTest, Run, Store, Writer};
 use std::time::{Duration, Instant};
 
 /// A fleet file, checked and planned.
@@ -183,6 +183,8 @@ pub struct NodeRun<'a> {
     pub lock_wait: Duration,
     /// The shared secret the fleet's responders ask for, if any.
     pub secret: Option<stackmeter_proto::auth::Key>,
+    /// What the run measured (`--attr`), stored with the node's run.
+    pub attrs: std::collections::BTreeMap<String, String>,
 }
 
 /// What happens as a node's part runs.
@@ -250,13 +252,9 @@ pub fn run_node(
     let env = crate::execute::env(stackmeter_sys::unix_now());
     let mut run_id = None;
     if let Some(s) = store.as_deref_mut() {
-        let key = s.begin_run(&NewRun {
-            kind: "fleet",
-            plan: Some(r.run),
-            env: &env,
-            settings: serde_json::json!({ "fleet": plan.fleet, "node": r.node }),
-            pid: std::process::id(),
-        })?;
+        let settings = serde_json::json!({ "fleet": plan.fleet, "node": r.node });
+        let run = Run::start("fleet", Some(r.run), &env, settings, std::process::id()).with_attrs(r.attrs.clone());
+        let key = s.begin_run(&run)?;
         out.stored_run = key.id;
         run_id = Some(key);
     }
@@ -348,14 +346,14 @@ pub fn stored_tests(store: &Store, run: &str) -> Result<Vec<PairTest>, Error> {
     let runs: Vec<_> = store
         .runs()?
         .into_iter()
-        .filter(|r| r.kind == "fleet" && r.plan.as_deref() == Some(run))
+        .filter(|r| r.run.kind == "fleet" && r.run.plan.as_deref() == Some(run))
         .collect();
     if runs.is_empty() {
         let names: Vec<String> = store
             .runs()?
             .into_iter()
-            .filter(|r| r.kind == "fleet")
-            .filter_map(|r| r.plan)
+            .filter(|r| r.run.kind == "fleet")
+            .filter_map(|r| r.run.plan)
             .fold(Vec::new(), |mut v, n| {
                 if !v.contains(&n) {
                     v.push(n);

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::flags::{DbFlags, StoreFlags};
 use stackmeter_client::RowHistogram;
 use stackmeter_results::{Body, Document};
-use stackmeter_store::{Location, NewHistogram, NewRun, NewTest, Spool, Store, StoreError, Writer};
+use stackmeter_store::{Histogram, Location, NewTest, Run, Spool, Store, StoreError, Writer};
 
 /// The store from `--db`, `$STACKMETER_DB` or the user's data folder.
 pub fn location(a: &DbFlags) -> Result<Location, Error> {
@@ -44,13 +44,14 @@ pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Writer>, Error> {
     if matches!(&a.label, Some(l) if l.trim().is_empty()) {
         return Err(Error::Usage("--label must not be empty".into()));
     }
+    a.attrs().map_err(Error::Usage)?;
     Ok(Some(Writer::open(&location(&a.db)?, spool())?))
 }
 
 /// The histograms as the store keeps them.
-pub fn histograms(h: &[RowHistogram]) -> Vec<NewHistogram> {
+pub fn histograms(h: &[RowHistogram]) -> Vec<Histogram> {
     h.iter()
-        .map(|h| NewHistogram {
+        .map(|h| Histogram {
             row: h.row,
             metric: h.metric.to_string(),
             unit: "ns".into(),
@@ -61,22 +62,18 @@ pub fn histograms(h: &[RowHistogram]) -> Vec<NewHistogram> {
 }
 
 /// Stores a single command's document as a run of one test, labelled
-/// `label` (default: the target as given). Returns the run id (`None`:
+/// `--label` (default: the target as given), with its `--attr`s. Returns the run id (`None`:
 /// spooled).
 pub fn save_single(
     store: &mut Writer,
-    label: Option<&str>,
+    flags: &StoreFlags,
     doc: &Document,
     h: &[RowHistogram],
 ) -> Result<Option<i64>, Error> {
-    let label = label.unwrap_or(&doc.target.name);
-    let run = store.begin_run(&NewRun {
-        kind: "single",
-        plan: None,
-        env: &doc.env,
-        settings: serde_json::json!({}),
-        pid: std::process::id(),
-    })?;
+    let label = flags.label.as_deref().unwrap_or(&doc.target.name);
+    let attrs = flags.attrs().map_err(Error::Usage)?;
+    let run = Run::start("single", None, &doc.env, serde_json::json!({}), std::process::id()).with_attrs(attrs);
+    let run = store.begin_run(&run)?;
     store.add_test(
         &run,
         &NewTest {

@@ -42,7 +42,9 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
             // A stream's workers pin themselves; the measuring thread
             // only wakes at interval ends and stays off their CPU's queue.
             Spec::Stream(_) => stackmeter_sys::check_cpu(cpu),
-            _ => stackmeter_sys::pin_current_thread(cpu),
+            Spec::Rr(_) | Spec::Crr(_) | Spec::Ping(_) | Spec::UdpMax(_) | Spec::Load(_) | Spec::Rrul(_) => {
+                stackmeter_sys::pin_current_thread(cpu)
+            }
         };
         placed.map_err(|e| Error::Usage(format!("--affinity {cpu}: {e}")))?;
     }
@@ -50,9 +52,12 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
     // more; a stream's senders keep a duplicate of each for TCP_INFO.
     let connections = match &p.spec {
         Spec::Load(l) => 2 * l.clients as usize,
-        Spec::Stream(s) if s.parallel > 64 => 3 * s.parallel as usize,
+        Spec::Stream(s) => match s.parallel > 64 {
+            true => 3 * s.parallel as usize,
+            false => 0,
+        },
         Spec::Rr(r) => r.open_loop.as_ref().map_or(0, |o| 2 * o.connections as usize),
-        _ => 0,
+        Spec::Crr(_) | Spec::Ping(_) | Spec::UdpMax(_) | Spec::Rrul(_) => 0,
     };
     if connections > 0 {
         let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, connections);
@@ -71,7 +76,7 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
     // under the responder's label: not stored.
     let plain = matches!(measured.error, Some(stackmeter_client::ClientError::PlainTarget { .. }));
     let not_stored = match store.as_mut().filter(|_| !plain) {
-        Some(s) => crate::record::save_single(s, f.store.label.as_deref(), &measured.doc, &measured.histograms).err(),
+        Some(s) => crate::record::save_single(s, &f.store, &measured.doc, &measured.histograms).err(),
         None => None,
     };
     let spooled = store.as_ref().and_then(stackmeter_store::Writer::note);

@@ -3,9 +3,10 @@
 //! list of runs, a run shown again as its command printed it, and exports.
 
 use crate::error::Error;
-use stackmeter_results::{figures, render, Comparison, Format, RunList, RunRow, Side, Style};
+use stackmeter_render::{render, Format, Style};
+use stackmeter_results::{figures, Comparison, RunList, RunRow, Side};
 use stackmeter_results::{Spectrum, SpectrumPoint, SpectrumRow};
-use stackmeter_store::{RunInfo, Store, StoredTest};
+use stackmeter_store::{Store, StoredRun, StoredTest};
 
 /// The tests a side names, and how to call it.
 pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), Error> {
@@ -61,7 +62,8 @@ fn side(s: &(String, Vec<StoredTest>)) -> (Side<'_>, Vec<String>) {
 
 /// The status a reader should see: a run still `running` whose process is
 /// gone on this host was cut short (crash, kill -9): it is partial.
-pub fn status(r: &RunInfo) -> String {
+pub fn status(stored: &StoredRun) -> String {
+    let r = &stored.run;
     if r.status == "running" && r.hostname == stackmeter_sys::host().hostname {
         let alive = std::path::Path::new(&format!("/proc/{}", r.pid)).exists();
         if !alive || r.pid == std::process::id() {
@@ -76,24 +78,27 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
     let runs = store
         .runs()?
         .iter()
-        .map(|r| RunRow {
-            id: r.id,
-            time: r.started.clone(),
-            finished: r.finished.clone(),
-            label: r.labels.join(","),
-            labels: r.labels.clone(),
-            test: match r.kind.as_str() {
-                "suite" => format!("suite {}", r.plan.clone().unwrap_or_default()),
-                _ => r.test_names.join(","),
-            },
-            kind: r.kind.clone(),
-            plan: r.plan.clone(),
-            status: status(r),
-            tests: r.tests,
-            key_figure: key_figure(store, r),
-            hostname: r.hostname.clone(),
-            version: r.tool_version.clone(),
-            command: r.command.clone(),
+        .map(|stored| {
+            let r = &stored.run;
+            RunRow {
+                id: stored.id,
+                time: r.started.clone(),
+                finished: r.finished.clone(),
+                label: stored.labels.join(","),
+                labels: stored.labels.clone(),
+                test: match r.kind.as_str() {
+                    "suite" => format!("suite {}", r.plan.clone().unwrap_or_default()),
+                    _ => stored.test_names.join(","),
+                },
+                kind: r.kind.clone(),
+                plan: r.plan.clone(),
+                status: status(stored),
+                tests: stored.tests,
+                key_figure: key_figure(store, stored),
+                hostname: r.hostname.clone(),
+                version: r.tool_version.clone(),
+                command: r.command.clone(),
+            }
         })
         .collect();
     Ok(RunList {
@@ -104,8 +109,8 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
 
 /// The figure that names a run in the list: the first compared figure of
 /// its first test, or a count for a suite.
-fn key_figure(store: &Store, r: &RunInfo) -> String {
-    if r.kind == "suite" {
+fn key_figure(store: &Store, r: &StoredRun) -> String {
+    if r.run.kind == "suite" {
         return format!("{} tests", r.tests);
     }
     let Some(t) = store.tests_of_run(r.id).ok().and_then(|t| t.into_iter().next()) else {
@@ -134,7 +139,7 @@ pub fn show(store: &Store, id: i64, format: Format, style: &Style) -> Result<Str
         .run(id)?
         .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
     let tests = store.tests_of_run(run.id)?;
-    if run.kind == "suite" {
+    if run.run.kind == "suite" {
         return Ok(render(&crate::suite::stored_outcome(&run, &tests)?, format, style));
     }
     Ok(tests.iter().map(|t| render(&t.doc, format, style)).collect())
@@ -249,7 +254,7 @@ pub fn export(store: &Store, runs: &[i64], label: Option<&str>, format: Export) 
     }
     Ok(match format {
         Export::Csv => csv,
-        Export::Json => stackmeter_results::render::json::pretty(
+        Export::Json => stackmeter_render::json::pretty(
             &serde_json::json!({ "schema": stackmeter_results::SCHEMA, "runs": json_runs }),
         ),
     })

@@ -10,7 +10,7 @@ use crate::plan::Plan;
 use stackmeter_client::ClientError;
 use stackmeter_proto::auth::Key;
 use stackmeter_results::{Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target};
-use stackmeter_store::{NewRun, NewTest, RunInfo, RunKey, StoredTest, Writer};
+use stackmeter_store::{NewTest, Run, RunKey, StoredRun, StoredTest, Writer};
 use std::net::SocketAddr;
 
 /// A target of a suite.
@@ -61,6 +61,8 @@ pub struct SuiteConfig {
     pub placement: Placement,
     /// The shared secret the targets ask for, if any.
     pub secret: Option<Key>,
+    /// What the run measured (`--attr`), stored with it.
+    pub attrs: std::collections::BTreeMap<String, String>,
 }
 
 impl SuiteConfig {
@@ -215,18 +217,14 @@ fn finished<'a>(cfg: &'a SuiteConfig, done: &'a [(usize, usize, Document)]) -> V
 /// Starts a stored run for `cfg`.
 pub fn begin_run(store: &mut Writer, cfg: &SuiteConfig, env: &stackmeter_results::Env) -> Result<RunKey, Error> {
     let settings = serde_json::to_value(cfg.settings()).map_err(|e| Error::Local(e.to_string()))?;
-    Ok(store.begin_run(&NewRun {
-        kind: "suite",
-        plan: Some(&cfg.plan.name),
-        env,
-        settings,
-        pid: std::process::id(),
-    })?)
+    let run =
+        Run::start("suite", Some(&cfg.plan.name), env, settings, std::process::id()).with_attrs(cfg.attrs.clone());
+    Ok(store.begin_run(&run)?)
 }
 
 /// The outcome of a stored suite run, as `suite` printed it.
-pub fn stored_outcome(run: &RunInfo, tests: &[StoredTest]) -> Result<SuiteOutcome, Error> {
-    let settings: SuiteSettings = serde_json::from_value(run.settings.clone())
+pub fn stored_outcome(run: &StoredRun, tests: &[StoredTest]) -> Result<SuiteOutcome, Error> {
+    let settings: SuiteSettings = serde_json::from_value(run.run.settings.clone())
         .map_err(|e| Error::Local(format!("run {}: unreadable suite settings: {e}", run.id)))?;
     let done: Vec<Finished> = tests
         .iter()

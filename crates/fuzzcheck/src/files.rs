@@ -4,7 +4,8 @@
 //! must be an error, never a panic; a document that reads must render in
 //! every format and survive a JSON round trip unchanged.
 
-use stackmeter_results::{render, Document, Format, Style};
+use stackmeter_render::{render, Format, Style};
+use stackmeter_results::Document;
 
 /// A TOML plan, checked and in its quick form, as `suite` loads it.
 pub fn plan(data: &[u8]) {

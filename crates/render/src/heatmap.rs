@@ -4,7 +4,7 @@
 //! (`render::heatmap_table`).
 
 use crate::chart::{esc, text_width, wrap, Anchor, Text, ASCENT, DESCENT, FONT};
-use crate::units::num;
+use stackmeter_results::num;
 
 /// A heatmap: rows by columns of values around `center`.
 #[derive(Clone, Debug)]

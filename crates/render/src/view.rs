@@ -146,3 +146,28 @@ pub fn nested(v: View) -> View {
             .collect(),
     }
 }
+
+/// A heatmap as a table, for text and Markdown: one row per client, "-"
+/// where a pair was not measured.
+pub fn heatmap_table(h: &Heatmap) -> Table {
+    let mut cols = vec![Col::text("client \\ target", 0)];
+    cols.extend(h.cols.iter().map(|c| Col::num(c, 0)));
+    Table {
+        cols,
+        rows: h
+            .rows
+            .iter()
+            .zip(&h.cells)
+            .map(|(r, cells)| {
+                let mut row = vec![r.clone()];
+                row.extend(
+                    cells
+                        .iter()
+                        .map(|c| c.map(stackmeter_results::num).unwrap_or_else(|| "-".into())),
+                );
+                row
+            })
+            .collect(),
+        ..Table::default()
+    }
+}

@@ -37,7 +37,9 @@
 
 use crate::objects::Files;
 use crate::shared::{cpu, Shared, CHUNK};
-use stackmeter_proto::machine::{Deadline, Event, Failure, Next, Registry, ReportInputs, Service, Session};
+use stackmeter_proto::machine::{
+    Deadline, Event, Failure, Next, Outgoing, Registry, ReportDue, ReportInputs, Service, Session,
+};
 use stackmeter_proto::stamps::Block;
 use stackmeter_sys::{monotonic_ns, realtime_ns, thread_cpu, tstamp, AlignedBuf};
 use std::io::{self, IoSlice, Read, Write};
@@ -45,10 +47,6 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::ops::Deref;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
-
-/// Sources writing less than this per call run with Nagle on (their small
-/// writes are meant to be coalesced, as a bulk sender's are).
-const NODELAY_FROM: u32 = 16 << 10;
 
 /// A sink reads in pieces of this size (iperf3's default TCP length) when
 /// the client names none.
@@ -374,7 +372,8 @@ impl<'a> Conn<'a> {
 
     /// Does what the machine asks until it closes the session (`Blocking`)
     /// or until the socket would block (`Loop`). `small` holds reads
-    /// without a data-phase buffer (on the loop: all of them).
+    /// without a data-phase buffer (on the loop: all of them). Each step
+    /// of the machine is a method below; `None` from one means: poll again.
     pub(crate) fn drive<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, small: &mut [u8]) -> Stop {
         let blocking = self.drive == Drive::Blocking;
         // On the loop, a read after a send waits for readiness instead:
@@ -387,35 +386,9 @@ impl<'a> Conn<'a> {
             {
                 // The carried requests are answered (or the next response
                 // does not fit): what is gathered goes, in one call.
-                if blocking {
-                    if let Err(now) = arm(&self.link.stream, &mut self.timeouts.write, s.deadline(), false) {
-                        self.link.queue.gather.clear();
-                        s.timeout(now);
-                        continue;
-                    }
+                if let Some(stop) = self.write_gathered(s, blocking, &mut sent) {
+                    return stop;
                 }
-                match (&self.link.stream).write(&self.link.queue.gather) {
-                    Ok(0) => {
-                        self.link.queue.gather.clear();
-                        s.failed(Failure::Send, false);
-                    }
-                    Ok(n) if n == self.link.queue.gather.len() => {
-                        // Freed: an idle session holds no buffer.
-                        self.link.queue.gather = Vec::new();
-                        sent = true;
-                    }
-                    Ok(n) => {
-                        self.link.queue.gather.drain(..n);
-                        sent = true;
-                    }
-                    Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Writable,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        self.link.queue.gather.clear();
-                        self.failed(s, Failure::Send, e);
-                    }
-                }
-                self.link.queue.flush = !self.link.queue.gather.is_empty();
                 continue;
             }
             if self.link.handoff {
@@ -431,168 +404,253 @@ impl<'a> Conn<'a> {
                     s.expire(now);
                 }
             }
-            match s.poll() {
-                Next::Event(e) => {
-                    if !self.event(e, s.reason()) {
-                        let max = self.shared.cfg.limits.max_tests_per_client;
-                        s.refuse_limit(
-                            format_args!("limit: {max} tests at once from one address; wait for one to end"),
-                            monotonic_ns(),
-                        );
-                    }
-                }
-                Next::Send(body) => {
-                    if blocking {
-                        if let Err(now) = arm(&self.link.stream, &mut self.timeouts.write, s.deadline(), false) {
-                            s.timeout(now);
-                            continue;
-                        }
-                    }
-                    let bytes = match body {
-                        None => &[][..],
-                        Some(b) if b.source == stackmeter_proto::machine::Source::Payload => {
-                            &self.shared.tx.bytes()[..b.len.min(CHUNK as u64) as usize]
-                        }
-                        Some(b) => match self.files.bytes(b) {
-                            Ok(bytes) => bytes,
-                            Err(why) => {
-                                s.abort(format_args!("{why}"));
-                                continue;
-                            }
-                        },
-                    };
-                    let record = s.record();
-                    if self.link.queue.carried() || !self.link.queue.gather.is_empty() {
-                        let n = record.len() + bytes.len();
-                        if self.link.queue.gather.len() + n > GATHER_MAX && !self.link.queue.gather.is_empty() {
-                            // Written first; this response is asked again.
-                            self.link.queue.flush = true;
-                            continue;
-                        }
-                        if self.link.queue.carried() && n <= GATHER_MAX {
-                            // More requests already read: answered together.
-                            self.link.queue.gather.extend_from_slice(record);
-                            self.link.queue.gather.extend_from_slice(bytes);
-                            s.sent(n);
-                            continue;
-                        }
-                    }
-                    let mut stream = &self.link.stream;
-                    let r = if record.is_empty() {
-                        stream.write(bytes)
-                    } else if bytes.is_empty() {
-                        stream.write(record)
-                    } else {
-                        stream.write_vectored(&[IoSlice::new(record), IoSlice::new(bytes)])
-                    };
-                    match r {
-                        Ok(0) => s.failed(Failure::Send, false),
-                        Ok(n) => {
-                            sent = true;
-                            s.sent(n);
-                        }
-                        Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Writable,
-                        Err(e) => self.failed(s, Failure::Send, e),
-                    }
-                }
+            let stop = match s.poll() {
+                Next::Event(e) => self.on_event(s, e),
+                Next::Send(body) => self.send(s, body, blocking, &mut sent),
                 // Requests already read: no call.
-                Next::Read(_) if self.link.queue.carried() => {
-                    let took = s.input(&self.link.queue.carry[self.link.queue.carry_at..], 0, &mut self.files);
-                    self.link.queue.carry_at += took;
-                    if took == 0 || self.link.queue.carry_at == self.link.queue.carry.len() {
-                        // (None taken where a read was asked: cannot
-                        // happen in rr; the bytes are dropped, not looped on.)
-                        // Freed: an idle session holds no buffer.
-                        self.link.queue.carry = Vec::new();
-                        self.link.queue.carry_at = 0;
-                    }
-                }
+                Next::Read(_) if self.link.queue.carried() => self.read_carried(s),
                 // Offered to a thread: the loop decides at the readiness of
                 // its first data, which the thread then reads. Just sent:
                 // the loop reads at readiness (level-triggered, so bytes
                 // already there are reported at once).
-                Next::Read(_) if !blocking && (self.place.offer || sent) => return Stop::Readable,
-                Next::Read(max) => {
-                    if blocking {
-                        if let Err(now) = arm(&self.link.stream, &mut self.timeouts.read, s.deadline(), true) {
-                            s.timeout(now);
-                            continue;
-                        }
-                        if self.rx.is_none() && self.link.rx_len > 0 {
-                            self.rx = Some(AlignedBuf::new(self.link.rx_len as usize));
-                        }
-                    }
-                    let buf = match self.rx.as_mut() {
-                        Some(b) => b.bytes_mut(),
-                        None => &mut small[..],
-                    };
-                    // A batch read takes up to BATCH_BUF beyond what was
-                    // asked: what a session holds in `carry` stays small
-                    // however much a client queues.
-                    let n = if self.link.queue.batch { max.max(BATCH_BUF) } else { max }.min(buf.len());
-                    let mut stream = &self.link.stream;
-                    let got = if self.link.stamps.on {
-                        // The last response's send stamp, before waiting
-                        // for the next request (outside this one's time).
-                        let fd = self.link.stream.as_raw_fd();
-                        tstamp::drain_tx(fd, |k, ns| s.tx_stamp(k, ns));
-                        let r = tstamp::recv(fd, &mut buf[..n], false);
-                        if let Ok((_, k)) = r {
-                            self.link.stamps.last_rx = (k, realtime_ns());
-                        }
-                        r.map(|(k, _)| k)
-                    } else {
-                        stream.read(&mut buf[..n])
-                    };
-                    match got {
-                        Ok(0) => s.eof(),
-                        Ok(k) => {
-                            let now = if s.needs_clock() { monotonic_ns() } else { 0 };
-                            let took = s.input(&buf[..k], now, &mut self.files);
-                            if took < k {
-                                // Pipelined requests: answered one by one
-                                // from here, with no call until they are.
-                                self.link.queue.carry.extend_from_slice(&buf[took..k]);
-                            }
-                        }
-                        Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Stop::Readable,
-                        Err(e) => self.failed(s, Failure::Receive, e),
-                    }
-                }
-                Next::Report(due) => {
-                    let figures = ReportInputs {
-                        tcp: self.shared.sources.figures(due.test),
-                        cpu: match (due.is_final, self.cpu.thread_start) {
-                            (true, Some(c0)) => Some(cpu(thread_cpu().since(c0))),
-                            _ => None,
-                        },
-                    };
-                    s.report(monotonic_ns(), figures);
-                }
-                Next::Wait(until) if !blocking => return Stop::Wake(until),
-                Next::Wait(until) => {
-                    let now = monotonic_ns();
-                    if until > now {
-                        std::thread::sleep(WAIT_STEP.min(Duration::from_nanos(until - now)));
-                    }
-                    s.tick(monotonic_ns());
-                }
-                Next::Stamp => {
-                    let (rx_kernel, app_rx) = self.link.stamps.last_rx;
-                    s.stamp(Block {
-                        app: self.link.stamps.on.then(|| (app_rx, realtime_ns())),
-                        rx_kernel,
-                        prev_tx: None,
-                        hardware: false,
-                    });
-                }
+                Next::Read(_) if !blocking && (self.place.offer || sent) => Some(Stop::Readable),
+                Next::Read(max) => self.read(s, max, small, blocking),
+                Next::Report(due) => self.report(s, due),
+                Next::Wait(until) if !blocking => Some(Stop::Wake(until)),
+                Next::Wait(until) => wait(s, until),
+                Next::Stamp => self.stamp(s),
                 Next::Shutdown => {
                     let _ = self.link.stream.shutdown(Shutdown::Write);
                     s.shut_done();
+                    None
                 }
-                Next::Close => return Stop::Closed,
+                Next::Close => Some(Stop::Closed),
+            };
+            if let Some(stop) = stop {
+                return stop;
             }
         }
+    }
+
+    /// Writes the gathered responses in one call.
+    #[inline]
+    fn write_gathered<R: Deref<Target = Registry>>(
+        &mut self,
+        s: &mut Session<R>,
+        blocking: bool,
+        sent: &mut bool,
+    ) -> Option<Stop> {
+        if blocking {
+            if let Err(now) = arm(&self.link.stream, &mut self.timeouts.write, s.deadline(), false) {
+                self.link.queue.gather.clear();
+                s.timeout(now);
+                return None;
+            }
+        }
+        match (&self.link.stream).write(&self.link.queue.gather) {
+            Ok(0) => {
+                self.link.queue.gather.clear();
+                s.failed(Failure::Send, false);
+            }
+            Ok(n) if n == self.link.queue.gather.len() => {
+                // Freed: an idle session holds no buffer.
+                self.link.queue.gather = Vec::new();
+                *sent = true;
+            }
+            Ok(n) => {
+                self.link.queue.gather.drain(..n);
+                *sent = true;
+            }
+            Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Some(Stop::Writable),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                self.link.queue.gather.clear();
+                self.failed(s, Failure::Send, e);
+            }
+        }
+        self.link.queue.flush = !self.link.queue.gather.is_empty();
+        None
+    }
+
+    /// An event of the machine: logged; a test beyond the address' limit
+    /// is refused.
+    #[inline]
+    fn on_event<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, e: Event) -> Option<Stop> {
+        if !self.event(e, s.reason()) {
+            let max = self.shared.cfg.limits.max_tests_per_client;
+            s.refuse_limit(
+                format_args!("limit: {max} tests at once from one address; wait for one to end"),
+                monotonic_ns(),
+            );
+        }
+        None
+    }
+
+    /// Sends what the machine asks (a record, payload, an object's bytes),
+    /// or gathers it with the responses to requests already read.
+    #[inline]
+    fn send<R: Deref<Target = Registry>>(
+        &mut self,
+        s: &mut Session<R>,
+        body: Option<Outgoing>,
+        blocking: bool,
+        sent: &mut bool,
+    ) -> Option<Stop> {
+        if blocking {
+            if let Err(now) = arm(&self.link.stream, &mut self.timeouts.write, s.deadline(), false) {
+                s.timeout(now);
+                return None;
+            }
+        }
+        let bytes = match body {
+            None => &[][..],
+            Some(b) if b.source == stackmeter_proto::machine::Source::Payload => {
+                &self.shared.tx.bytes()[..b.len.min(CHUNK as u64) as usize]
+            }
+            Some(b) => match self.files.bytes(b) {
+                Ok(bytes) => bytes,
+                Err(why) => {
+                    s.abort(format_args!("{why}"));
+                    return None;
+                }
+            },
+        };
+        let record = s.record();
+        if self.link.queue.carried() || !self.link.queue.gather.is_empty() {
+            let n = record.len() + bytes.len();
+            if self.link.queue.gather.len() + n > GATHER_MAX && !self.link.queue.gather.is_empty() {
+                // Written first; this response is asked again.
+                self.link.queue.flush = true;
+                return None;
+            }
+            if self.link.queue.carried() && n <= GATHER_MAX {
+                // More requests already read: answered together.
+                self.link.queue.gather.extend_from_slice(record);
+                self.link.queue.gather.extend_from_slice(bytes);
+                s.sent(n);
+                return None;
+            }
+        }
+        let mut stream = &self.link.stream;
+        let r = if record.is_empty() {
+            stream.write(bytes)
+        } else if bytes.is_empty() {
+            stream.write(record)
+        } else {
+            stream.write_vectored(&[IoSlice::new(record), IoSlice::new(bytes)])
+        };
+        match r {
+            Ok(0) => s.failed(Failure::Send, false),
+            Ok(n) => {
+                *sent = true;
+                s.sent(n);
+            }
+            Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Some(Stop::Writable),
+            Err(e) => self.failed(s, Failure::Send, e),
+        }
+        None
+    }
+
+    /// Feeds the machine requests read before, with no call.
+    #[inline]
+    fn read_carried<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>) -> Option<Stop> {
+        let took = s.input(&self.link.queue.carry[self.link.queue.carry_at..], 0, &mut self.files);
+        self.link.queue.carry_at += took;
+        if took == 0 || self.link.queue.carry_at == self.link.queue.carry.len() {
+            // (None taken where a read was asked: cannot happen in rr; the
+            // bytes are dropped, not looped on.) Freed: an idle session
+            // holds no buffer.
+            self.link.queue.carry = Vec::new();
+            self.link.queue.carry_at = 0;
+        }
+        None
+    }
+
+    /// Reads at most `max` bytes (a batching session up to `BATCH_BUF`)
+    /// and feeds them to the machine; what it does not take yet is
+    /// carried.
+    #[inline]
+    fn read<R: Deref<Target = Registry>>(
+        &mut self,
+        s: &mut Session<R>,
+        max: usize,
+        small: &mut [u8],
+        blocking: bool,
+    ) -> Option<Stop> {
+        if blocking {
+            if let Err(now) = arm(&self.link.stream, &mut self.timeouts.read, s.deadline(), true) {
+                s.timeout(now);
+                return None;
+            }
+            if self.rx.is_none() && self.link.rx_len > 0 {
+                self.rx = Some(AlignedBuf::new(self.link.rx_len as usize));
+            }
+        }
+        let buf = match self.rx.as_mut() {
+            Some(b) => b.bytes_mut(),
+            None => small,
+        };
+        // A batch read takes up to BATCH_BUF beyond what was asked: what a
+        // session holds in `carry` stays small however much a client
+        // queues.
+        let n = if self.link.queue.batch { max.max(BATCH_BUF) } else { max }.min(buf.len());
+        let mut stream = &self.link.stream;
+        let got = if self.link.stamps.on {
+            // The last response's send stamp, before waiting for the next
+            // request (outside this one's time).
+            let fd = self.link.stream.as_raw_fd();
+            tstamp::drain_tx(fd, |k, ns| s.tx_stamp(k, ns));
+            let r = tstamp::recv(fd, &mut buf[..n], false);
+            if let Ok((_, k)) = r {
+                self.link.stamps.last_rx = (k, realtime_ns());
+            }
+            r.map(|(k, _)| k)
+        } else {
+            stream.read(&mut buf[..n])
+        };
+        match got {
+            Ok(0) => s.eof(),
+            Ok(k) => {
+                let now = if s.needs_clock() { monotonic_ns() } else { 0 };
+                let took = s.input(&buf[..k], now, &mut self.files);
+                if took < k {
+                    // Pipelined requests: answered one by one from here,
+                    // with no call until they are.
+                    self.link.queue.carry.extend_from_slice(&buf[took..k]);
+                }
+            }
+            Err(e) if !blocking && e.kind() == io::ErrorKind::WouldBlock => return Some(Stop::Readable),
+            Err(e) => self.failed(s, Failure::Receive, e),
+        }
+        None
+    }
+
+    /// Completes a due Report with the sources' TCP figures and, for the
+    /// final one, this thread's CPU time.
+    #[inline]
+    fn report<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, due: ReportDue) -> Option<Stop> {
+        let figures = ReportInputs {
+            tcp: self.shared.sources.figures(due.test),
+            cpu: match (due.is_final, self.cpu.thread_start) {
+                (true, Some(c0)) => Some(cpu(thread_cpu().since(c0))),
+                _ => None,
+            },
+        };
+        s.report(monotonic_ns(), figures);
+        None
+    }
+
+    /// Hands the machine the stamps of the request just read.
+    #[inline]
+    fn stamp<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>) -> Option<Stop> {
+        let (rx_kernel, app_rx) = self.link.stamps.last_rx;
+        s.stamp(Block {
+            app: self.link.stamps.on.then(|| (app_rx, realtime_ns())),
+            rx_kernel,
+            prev_tx: None,
+            hardware: false,
+        });
+        None
     }
 
     fn failed<R: Deref<Target = Registry>>(&mut self, s: &mut Session<R>, call: Failure, e: io::Error) {
@@ -660,7 +718,7 @@ impl<'a> Conn<'a> {
                         self.link.rx_len = n as u32;
                     }
                     Service::Source { test, write } => {
-                        if write < NODELAY_FROM {
+                        if write < stackmeter_proto::limits::NODELAY_FROM {
                             let _ = self.link.stream.set_nodelay(false);
                         }
                         self.link.held.source = self.shared.sources.add(test, &self.link.stream);
@@ -763,4 +821,15 @@ fn arm(stream: &TcpStream, current: &mut Option<Deadline>, d: Deadline, read: bo
     };
     *current = Some(d);
     Ok(())
+}
+
+/// A blocking session waits a little for its test (or `until`), then ticks.
+#[inline]
+fn wait<R: Deref<Target = Registry>>(s: &mut Session<R>, until: u64) -> Option<Stop> {
+    let now = monotonic_ns();
+    if until > now {
+        std::thread::sleep(WAIT_STEP.min(Duration::from_nanos(until - now)));
+    }
+    s.tick(monotonic_ns());
+    None
 }

@@ -24,6 +24,7 @@
 //! `tcp.rs`, a thread per session, where there is no epoll), the UDP echo and
 //! stream counting (`udp.rs`) and the object catalogue (`objects.rs`).
 
+mod peers;
 mod config;
 mod conn;
 #[cfg(target_os = "linux")]
@@ -31,7 +32,6 @@ mod events;
 mod log;
 mod monitor;
 mod objects;
-mod peers;
 mod shared;
 mod sources;
 #[cfg(not(target_os = "linux"))]

@@ -2,9 +2,9 @@
 //! counters, the payload buffer, the catalogue, the registry of throughput
 //! tests and the source sockets it reads TCP_INFO from.
 
+use crate::peers::Peers;
 use crate::config::Config;
 use crate::objects::Store;
-use crate::peers::Peers;
 use crate::sources::Sources;
 use stackmeter_proto::machine::{self, Registry};
 use std::io;

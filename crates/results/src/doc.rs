@@ -15,7 +15,6 @@ use crate::rr::{RrParams, RrResult};
 use crate::rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 use crate::stream::{Interval, StreamParams, StreamSummary};
 use crate::udp_max::{UdpMaxParams, UdpMaxResult};
-use crate::view::{Block, View};
 use serde::{Deserialize, Serialize};
 
 /// The schema name every JSON document carries (docs/json.md).
@@ -222,42 +221,53 @@ impl Body {
             figure: figure.into(),
             why: why.into(),
         };
-        match (body, body.target_kind()) {
-            (Body::Ping { .. }, TargetKind::Echo) => vec![
-                item(
-                    "server_us",
-                    "time inside the responder; an echo server writes no timestamps into its replies",
-                ),
-                item(
-                    "loss_split",
-                    "loss each way; an echo server keeps no count of what it received, so a lost round trip cannot be put on either way",
-                ),
-            ],
-            (Body::Rr { .. } | Body::Crr { .. }, TargetKind::Echo | TargetKind::Raw) => vec![item(
-                "status",
-                "the responder's acceptance of the sizes, its status record; a plain server cannot refuse a size, so a wrong one shows as a timeout",
-            )],
-            (Body::Stream { params, .. }, TargetKind::Iperf2) if params.udp => vec![
-                item(
-                    "intervals[].udp",
-                    "loss and jitter per interval; an iperf 2 server reports once, at the end, and summary.udp is that report, over the whole test",
-                ),
-                item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
-            ],
-            (Body::Stream { .. }, kind @ (TargetKind::Discard | TargetKind::Iperf2)) => {
-                let counter = match kind {
-                    TargetKind::Discard => "a discard server counts nothing it can report",
-                    _ => "an iperf 2 server prints its own count on its side (lwiperf hands it to a callback); stackmeter does not read it",
-                };
-                vec![
+        let kind = body.target_kind();
+        match body {
+            Body::Ping { .. } => match kind {
+                TargetKind::Echo => vec![
                     item(
-                        "target-counted bytes",
-                        &format!("{counter}; sent_* here are the client's send calls, and acked_* what the target's TCP acknowledged (TCP_INFO), the closest figure to what it received"),
+                        "server_us",
+                        "time inside the responder; an echo server writes no timestamps into its replies",
+                    ),
+                    item(
+                        "loss_split",
+                        "loss each way; an echo server keeps no count of what it received, so a lost round trip cannot be put on either way",
+                    ),
+                ],
+                _ => Vec::new(),
+            },
+            Body::Rr { .. } | Body::Crr { .. } => match kind {
+                TargetKind::Echo | TargetKind::Raw => vec![item(
+                    "status",
+                    "the responder's acceptance of the sizes, its status record; a plain server cannot refuse a size, so a wrong one shows as a timeout",
+                )],
+                _ => Vec::new(),
+            },
+            Body::Stream { params, .. } => match kind {
+                TargetKind::Iperf2 if params.udp => vec![
+                    item(
+                        "intervals[].udp",
+                        "loss and jitter per interval; an iperf 2 server reports once, at the end, and summary.udp is that report, over the whole test",
                     ),
                     item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
-                ]
-            }
-            _ => Vec::new(),
+                ],
+                TargetKind::Discard | TargetKind::Iperf2 => {
+                    let counter = match kind {
+                        TargetKind::Discard => "a discard server counts nothing it can report",
+                        _ => "an iperf 2 server prints its own count on its side (lwiperf hands it to a callback); stackmeter does not read it",
+                    };
+                    vec![
+                        item(
+                            "target-counted bytes",
+                            &format!("{counter}; sent_* here are the client's send calls, and acked_* what the target's TCP acknowledged (TCP_INFO), the closest figure to what it received"),
+                        ),
+                        item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
+                    ]
+                }
+                _ => Vec::new(),
+            },
+            // Tests that measure only a stackmeter responder.
+            Body::Load { .. } | Body::UdpMax { .. } | Body::Rrul { .. } => Vec::new(),
         }
     }
 }
@@ -300,97 +310,4 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
         Body::Rrul { phases, induced, .. } => crate::rrul::figures(&mut f, phases, induced),
     }
     f.finish()
-}
-
-impl crate::render::Render for Document {
-    fn view(&self, style: &crate::render::Style) -> View {
-        let mut v = View::new();
-        v.push(Block::Title(self.first_line()));
-        if !self.knobs.requested.is_default()
-            || self
-                .knobs
-                .client
-                .as_ref()
-                .is_some_and(|c| c.policy != "other" || c.nice != 0 || c.locked_kib > 0)
-        {
-            v.line(self.knobs.line());
-        }
-        if let (true, Some(e)) = (self.body.is_empty(), &self.error) {
-            // Nothing was measured: no empty tables, only why.
-            v.line(format!("nothing measured: {e}"));
-            return v;
-        }
-        let counts = match &self.body {
-            Body::Rr { params, results } => crate::rr::view(&mut v, params, results),
-            Body::Crr { params, results } => crate::crr::view(&mut v, params, results),
-            Body::Ping { params, results } => crate::ping::view(&mut v, params, results),
-            Body::Load {
-                params,
-                results,
-                summary,
-            } => crate::load::view(&mut v, params, results, summary.as_ref(), style.units),
-            Body::Stream {
-                params,
-                intervals,
-                summary,
-            } => crate::stream::view(&mut v, params, intervals, summary.as_deref(), style.units),
-            Body::UdpMax { params, result } => crate::udp_max::view(&mut v, params, result.as_ref(), style.units),
-            Body::Rrul {
-                params,
-                phases,
-                induced,
-                clock,
-                series,
-                throughput,
-            } => crate::rrul::view(
-                &mut v,
-                params,
-                phases,
-                induced,
-                clock.as_ref(),
-                series,
-                throughput,
-                style.units,
-            ),
-        };
-        tail_note(&mut v, &counts);
-        if !self.not_measured.is_empty() {
-            v.blank();
-        }
-        for n in &self.not_measured {
-            v.push(Block::Note(format!(
-                "not measured ({}): {}: {}",
-                self.target.kind.describe(),
-                n.figure,
-                n.why
-            )));
-        }
-        for w in &self.warnings {
-            v.push(Block::Warning(w.clone()));
-        }
-        if let Some(e) = &self.error {
-            v.line(format!(
-                "incomplete: the test stopped early ({e}); the figures above cover what ran before that"
-            ));
-        }
-        v
-    }
-
-    fn title(&self) -> String {
-        self.first_line()
-    }
-}
-
-/// Says when a tail percentile rests on one or two samples (docs/methods.md,
-/// "Tails need samples");
-/// `counts` are the sample counts behind the view's percentiles.
-fn tail_note(v: &mut View, counts: &[u64]) {
-    let Some(&n) = counts.iter().min() else { return };
-    if n > 0 && n < 1000 {
-        let above = ((1.0 - 0.99) * n as f64).floor() as u64;
-        v.blank();
-        v.push(Block::Note(format!(
-            "with {n} samples, p99.9 is the largest sample and p99 has {above} sample(s) above it; use 1000+ samples before reading tails"
-        )));
-    }
 }

@@ -1,7 +1,6 @@
 //! What every latency table shares: the figures in microseconds, the two
 //! levels of a bimodal distribution, and the columns they print in.
 
-use crate::view::Col;
 use serde::{Deserialize, Serialize};
 use stackmeter_stats::Summary;
 
@@ -19,43 +18,9 @@ pub struct Levels {
     pub low_share: f64,
 }
 
-/// How many deep-tail columns (p99.99, p99.999) a table of `summaries`
-/// needs: as many as the deepest one has samples for.
-pub fn tails<'a>(summaries: impl IntoIterator<Item = &'a LatencyUs>) -> usize {
-    summaries
-        .into_iter()
-        .map(|s| usize::from(s.p9999.is_some()) + usize::from(s.p99999.is_some()))
-        .max()
-        .unwrap_or(0)
-}
-
-/// The latency columns every latency table shares, with `tails` deep-tail
-/// columns (0 to 2, see [`tails`]).
-pub fn latency_cols(tails: usize) -> Vec<Col> {
-    let deep = ["p99.99", "p99.999"];
-    ["min", "mean", "p50", "p90", "p99", "p99.9"]
-        .iter()
-        .chain(deep.iter().take(tails))
-        .chain(["max", "stddev"].iter())
-        .map(|h| Col::num(h, 7))
-        .collect()
-}
-
-/// A summary's cells under [`latency_cols`]`(tails)`, with precision to
-/// match; "-" for a deep tail this summary has too few samples for.
-pub fn latency_cells(s: &LatencyUs, tails: usize) -> Vec<String> {
-    let deep = [s.p9999, s.p99999];
-    let mut c: Vec<String> = [s.min, s.mean, s.p50, s.p90, s.p99, s.p999]
-        .iter()
-        .map(|&v| num(v))
-        .collect();
-    c.extend(deep.iter().take(tails).map(|v| v.map_or("-".into(), num)));
-    c.extend([num(s.max), num(s.stddev)]);
-    c
-}
-
-/// A figure with a precision that suits its size.
-pub fn num(v: f64) -> String {
+/// A latency figure in microseconds, with a precision that suits its
+/// size (two decimals under 1,000 us, one under 100,000, none above).
+pub fn latency_text(v: f64) -> String {
     if v.abs() < 1_000.0 {
         format!("{v:.2}")
     } else if v.abs() < 100_000.0 {

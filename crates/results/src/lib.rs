@@ -1,25 +1,24 @@
-//! Results as typed values, and the renderers that turn them into text,
-//! Markdown, JSON and HTML.
+//! Results as typed values: what every test measured, and what comparisons,
+//! suites, reports and fleets make of them. Their views and formats (text,
+//! Markdown, JSON, HTML) are the `stackmeter-render` crate's, so the crates
+//! that only need the values (the store, the client, the fleet plan) carry
+//! no drawing.
 //!
 //! A test produces one [`Document`]: an envelope around the test's own
 //! parameters and rows (one module per test: `rr`, `crr`, `ping`, `stream`,
-//! `udp_max`, `load`, `rrul`, each with its types and its view; the list of
-//! tests is [`TestKind`]). A [`Comparison`], a [`SuiteOutcome`] and a
-//! [`Report`] are typed values built from documents. Every value has one view
-//! ([`view`]); each format has one renderer ([`render`](mod@render)), so
-//! text, Markdown and HTML cannot disagree, and JSON is the typed value
-//! itself: the versioned schema `stackmeter/1` described in `docs/json.md`,
+//! `udp_max`, `load`, `rrul`, each with its types and its figures; the list
+//! of tests is [`TestKind`]). A [`Comparison`], a [`SuiteOutcome`] and a
+//! [`Report`] are typed values built from documents. Serialized, a value is
+//! the versioned JSON schema `stackmeter/1` described in `docs/json.md`,
 //! which later commands (store, compare, report) read back.
 //!
 //! Pure: no I/O, no clock (times arrive as values).
 
-pub mod chart;
 mod comparison;
 mod crr;
 mod doc;
 mod figures;
 pub mod fleet;
-mod heatmap;
 mod kind;
 mod knobs;
 mod latency;
@@ -27,7 +26,6 @@ mod live;
 mod load;
 mod ping;
 pub mod plain;
-pub mod render;
 mod report;
 mod rr;
 pub mod rrul;
@@ -39,21 +37,19 @@ mod stream;
 mod suite;
 mod udp_max;
 mod units;
-pub mod view;
 pub mod warnings;
 
-pub use comparison::{build as compare, Comparison, Row, Section, Side};
+pub use comparison::{build as compare, p_value, percent_words, Comparison, Row, Section, Side};
 pub use crr::{CrrParams, CrrResult};
 pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
-pub use figures::{row_label, Figure, Figures};
+pub use figures::{row_label, step_suffix, Figure, Figures};
 pub use kind::TestKind;
 pub use knobs::{KnobRequest, KnobState, Knobs};
-pub use latency::{LatencyUs, Levels};
+pub use latency::{latency_text, LatencyUs, Levels};
 pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 pub use ping::{LossSplit, PingParams, PingResult, Slow};
 pub use plain::{NotMeasured, TargetKind};
-pub use render::{render, Format, Render, Style};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};

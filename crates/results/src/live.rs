@@ -1,10 +1,11 @@
 //! Rows that arrive while a test runs: stream intervals and udp-max
 //! trials. The engine reports each as an event; a terminal prints it as a
-//! table row (the same cells the finished view holds), `--json-lines`
+//! table row (the same cells the finished view holds: the render crate's
+//! `live_cells`), `--json-lines`
 //! prints it as one JSON object.
 
-use crate::stream::{interval_cells, Interval};
-use crate::udp_max::{trial_cells, Trial};
+use crate::stream::Interval;
+use crate::udp_max::Trial;
 use serde::Serialize;
 
 /// One live row.
@@ -25,14 +26,4 @@ pub struct TrialRow<'a> {
     /// The trial.
     #[serde(flatten)]
     pub trial: &'a Trial,
-}
-
-impl Live<'_> {
-    /// The row's cells, under the columns of its test's live table.
-    pub fn cells(&self, style: &crate::render::Style) -> Vec<String> {
-        match self {
-            Live::Interval(i) => interval_cells(i, style.units),
-            Live::Trial(t) => trial_cells(t.n, t.trial),
-        }
-    }
 }

@@ -3,10 +3,9 @@
 //! parameters, row and view.
 
 use crate::figures::Figures;
-use crate::latency::{latency_cells, latency_cols, tails, LatencyUs, Levels};
+use crate::latency::{LatencyUs, Levels};
 use crate::split::{SplitUs, StampParams, Timestamps};
 use crate::units::format_size;
-use crate::view::{Block, Col, Table, View};
 use serde::{Deserialize, Serialize};
 
 /// ping parameters.
@@ -134,81 +133,6 @@ impl PingResult {
             loss_split: None,
         }
     }
-}
-
-/// ping's blocks below the title; returns the sample counts behind them.
-pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64> {
-    let how = if p.interval_us == 0 {
-        "back to back (one outstanding)".to_string()
-    } else {
-        format!("one every {} us", p.interval_us)
-    };
-    v.line(format!(
-        "{}-byte UDP datagrams, {} timed + {} warm-up, {how}, lost after {} ms",
-        p.size, p.count, p.warmup, p.timeout_ms
-    ));
-    if p.echo {
-        v.line("plain UDP echo server: each datagram carries the client's own 24-byte header (magic, run tag, sequence, send time) and the payload pattern; every reply is compared byte for byte with its request");
-    }
-    let mut counts = Vec::new();
-    for r in rows {
-        let pct = if r.sent > 0 {
-            100.0 * r.lost as f64 / r.sent as f64
-        } else {
-            0.0
-        };
-        v.blank();
-        v.line(format!(
-            " sent {}, received {}, lost {} ({pct:.3}%), late {}, duplicates {}, reordered {}, mismatched {}, slow (> {} us) {}",
-            r.sent, r.received, r.lost, r.late, r.duplicates, r.reordered, r.mismatched, p.slow_us, r.slow
-        ));
-        match (&r.loss_split, p.echo) {
-            (Some(l), _) => {
-                v.line(format!(
-                    " lost on the way to the responder {}, on the way back {} (of them {} late), after the last counted reply {} (docs/protocol.md 4.4)",
-                    l.up, l.down, l.down_late, l.unknown
-                ));
-            }
-            (None, false) if r.lost > 0 => {
-                v.line(" loss each way not known: this responder did not count the datagrams it received (an older responder; docs/protocol.md 4.4)");
-            }
-            _ => {}
-        }
-        v.blank();
-        let mut cols = vec![Col::text("", 21), Col::num("samples", 7)];
-        let tails = tails(r.rtt_us.iter().chain(&r.server_us));
-        cols.extend(latency_cols(tails));
-        let mut table = Table {
-            cols,
-            ..Table::default()
-        };
-        for (name, s) in [("round trip (us)", &r.rtt_us), ("inside responder (us)", &r.server_us)] {
-            if let Some(s) = s {
-                let mut c = vec![name.to_string(), s.count.to_string()];
-                c.extend(latency_cells(s, tails));
-                table.rows.push(c);
-            }
-        }
-        if let Some(s) = &r.rtt_us {
-            counts.push(s.count);
-        }
-        v.push(Block::Table(table));
-        v.blank();
-        v.line(format!(" replies/s: {:.0}", r.pps));
-        for s in &r.slow_first {
-            v.line(format!(" slow answer #{}: {:.1} us", s.seq, s.rtt_us));
-        }
-        if r.slow > r.slow_first.len() as u64 {
-            v.line(format!(
-                " ... and {} more slow answers",
-                r.slow - r.slow_first.len() as u64
-            ));
-        }
-        if let Some(ts) = &r.timestamps {
-            crate::split::view(v, "", ts, r.split_us.as_ref());
-        }
-    }
-    counts
 }
 
 /// ping's figures: RTT (compared), time inside the responder, replies/s.

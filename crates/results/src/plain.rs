@@ -153,59 +153,6 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_echo_document_names_its_target_and_what_it_lacks() {
-        let body = crate::Body::Ping {
-            params: PingParams {
-                size: 64,
-                count: 1,
-                warmup: 0,
-                interval_us: 0,
-                slow_us: 1000,
-                timeout_ms: 1000,
-                echo: true,
-                timestamps: None,
-            },
-            results: vec![crate::PingResult::empty(64)],
-        };
-        let doc = crate::Document {
-            schema: crate::SCHEMA.into(),
-            target: crate::Target {
-                name: "127.0.0.1:7".into(),
-                address: "127.0.0.1:7".into(),
-                embedded: false,
-                kind: body.target_kind(),
-            },
-            not_measured: body.not_measured(),
-            body,
-            placement: crate::Placement::default(),
-            knobs: Default::default(),
-            env: crate::Env::default(),
-            complete: true,
-            error: None,
-            warnings: vec![],
-        };
-        let text = crate::render(&doc, crate::Format::Text, &crate::Style::default());
-        assert!(
-            text.starts_with("stackmeter ping -> 127.0.0.1:7 (plain echo server); client not pinned"),
-            "{text}"
-        );
-        assert!(
-            text.contains("not measured (plain echo server): server_us: time inside the responder;"),
-            "{text}"
-        );
-        let json = serde_json::to_value(&doc).unwrap();
-        assert_eq!(json["target"]["kind"], "echo");
-        assert_eq!(json["not_measured"][0]["figure"], "server_us");
-        let old = json
-            .to_string()
-            .replace(r#","kind":"echo""#, "")
-            .replace(r#""not_measured""#, r#""ignored""#);
-        let back: crate::Document = serde_json::from_str(&old).unwrap();
-        assert_eq!(back.target.kind, TargetKind::Stackmeter);
-        assert!(back.not_measured.is_empty());
-    }
-
-    #[test]
     fn kinds_serialize_lowercase_and_default_to_stackmeter() {
         assert_eq!(serde_json::to_string(&TargetKind::Iperf2).unwrap(), "\"iperf2\"");
         #[derive(Deserialize)]

@@ -7,7 +7,6 @@
 use crate::comparison::{self, Comparison, Side};
 use crate::doc::figures;
 use crate::doc::Document;
-use crate::view::{nested, Block, View};
 use serde::{Deserialize, Serialize};
 
 /// A target of the suite as the output names it.
@@ -139,49 +138,4 @@ pub fn convergence_misses(done: &[Finished], metric: &str, conf: (f64, f64)) -> 
             (!c.reached).then(|| format!("{k}: +/-{:.1}% after {} repetitions", c.half_width * 100.0, c.n))
         })
         .collect()
-}
-
-impl crate::render::Render for SuiteOutcome {
-    fn view(&self, style: &crate::render::Style) -> View {
-        let s = &self.suite;
-        // Variants of one target differ only in their knobs: name them all.
-        let variants = s.targets.iter().any(|t| !t.knobs.is_default());
-        let targets: Vec<String> = s
-            .targets
-            .iter()
-            .map(|t| match variants {
-                false => format!("{}={}", t.label, t.address),
-                true => format!("{}={} (knobs: {})", t.label, t.address, t.knobs.describe()),
-            })
-            .collect();
-        let mut v = View::new();
-        v.push(Block::Title(format!(
-            "stackmeter suite {}: {}; {} repetitions per target, interleaved{}",
-            s.plan,
-            targets.join(", "),
-            self.repetitions,
-            self.run.map(|r| format!("; stored as run {r}")).unwrap_or_default()
-        )));
-        if let Some(n) = &s.note {
-            v.push(Block::Note(n.clone()));
-        }
-        for c in &self.comparisons {
-            v.extend(nested(crate::render::Render::view(c, style)));
-        }
-        if !self.not_converged.is_empty() {
-            v.blank();
-            v.push(Block::Warning(format!(
-                "the confidence interval goal was NOT reached for {} figure(s); treat these verdicts with care:",
-                self.not_converged.len()
-            )));
-            for m in &self.not_converged {
-                v.line(format!("  {m}"));
-            }
-        }
-        v
-    }
-
-    fn title(&self) -> String {
-        format!("stackmeter suite {}", self.suite.plan)
-    }
 }

@@ -8,8 +8,12 @@
 //! copying twice, or after an interrupted copy, duplicates nothing.
 
 use crate::backend::{params, Conn, Row};
-use crate::rows::{self, FigureRow, RunRow, TestRow, RUN_COLUMNS, TEST_COLUMNS};
-use crate::{Result, Store};
+use crate::open::Store;
+use crate::read::{read_histograms, read_intervals};
+use crate::rows::{self, TestRow, RUN_COLUMNS, TEST_COLUMNS};
+use crate::run::Run;
+use crate::Result;
+use stackmeter_results::Figure;
 
 /// What a copy did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,7 +48,7 @@ pub fn copy(src: &Store, dst: &mut Store) -> Result<Copied> {
 /// run if it is not there, each test it lacks, and the run's status and
 /// end. Returns whether the run was new and how many tests were written.
 /// `store flush` sends spooled runs through here too.
-pub(crate) fn merge_run(c: &Conn, run: &RunRow, tests: &[TestRow]) -> Result<(bool, usize)> {
+pub(crate) fn merge_run(c: &Conn, run: &Run, tests: &[TestRow]) -> Result<(bool, usize)> {
     let (id, new) = match find_run(c, &run.uid)? {
         Some(id) => (id, false),
         None => (rows::insert_run(c, run)?, true),
@@ -77,12 +81,18 @@ pub(crate) fn has_test(c: &Conn, uid: &str) -> Result<bool> {
 }
 
 /// Every run's id and row, oldest first.
-pub(crate) fn read_runs(c: &Conn) -> Result<Vec<(i64, RunRow)>> {
+pub(crate) fn read_runs(c: &Conn) -> Result<Vec<(i64, Run)>> {
     // The id last, after the columns `read_run` reads.
     let sql = format!("SELECT {RUN_COLUMNS}, id FROM runs ORDER BY id");
+    let mut attrs = rows::read_attrs(c, "1 = 1", vec![])?;
     c.query(&sql, vec![])?
         .iter()
-        .map(|r| Ok((r.int(14)?, read_run(r)?)))
+        .map(|r| {
+            let id = r.int(14)?;
+            let mut run = read_run(r)?;
+            run.attrs = attrs.remove(&id).unwrap_or_default();
+            Ok((id, run))
+        })
         .collect()
 }
 
@@ -100,8 +110,8 @@ pub(crate) fn read_tests(c: &Conn, run: i64) -> Result<Vec<TestRow>> {
             )?
             .iter()
             .map(|f| {
-                Ok(FigureRow {
-                    row: f.int(0)?,
+                Ok(Figure {
+                    row: f.int(0)? as usize,
                     row_label: f.text(1)?,
                     series: f.text(2)?,
                     stat: f.text(3)?,
@@ -129,29 +139,30 @@ pub(crate) fn read_tests(c: &Conn, run: i64) -> Result<Vec<TestRow>> {
             params: r.text(14)?,
             document: r.text(15)?,
             figures,
-            histograms: crate::read_histograms(c, id)?,
-            intervals: crate::read_intervals(c, id)?,
+            histograms: read_histograms(c, id)?,
+            intervals: read_intervals(c, id)?,
         });
     }
     Ok(out)
 }
 
 /// A run's row from the columns of [`RUN_COLUMNS`], in order.
-fn read_run(r: &Row) -> Result<RunRow> {
-    Ok(RunRow {
+fn read_run(r: &Row) -> Result<Run> {
+    Ok(Run {
         uid: r.text(0)?,
         started: r.text(1)?,
         finished: r.opt_text(2)?,
         kind: r.text(3)?,
         plan: r.opt_text(4)?,
         status: r.text(5)?,
-        pid: r.int(6)?,
+        pid: r.int(6)? as u32,
         tool_version: r.text(7)?,
         hostname: r.text(8)?,
         kernel: r.text(9)?,
         cpu_model: r.text(10)?,
-        cpus: r.int(11)?,
-        command: r.text(12)?,
-        settings: r.text(13)?,
+        cpus: r.int(11)? as u32,
+        command: serde_json::from_str(&r.text(12)?).unwrap_or_default(),
+        settings: serde_json::from_str(&r.text(13)?).unwrap_or_default(),
+        attrs: Default::default(),
     })
 }

@@ -5,67 +5,14 @@
 //! stored exactly as one written directly.
 
 use crate::backend::{params, Conn};
-use crate::{json, NewHistogram, NewRun, NewTest, Result, StoreError, StoredInterval};
+use crate::run::Run;
+use crate::test::{Histogram, NewTest, StoredInterval};
+use crate::{Result, StoreError};
 use serde::{Deserialize, Serialize};
-
-/// A run's row, with the identity that survives copies.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RunRow {
-    pub uid: String,
-    pub started: String,
-    pub finished: Option<String>,
-    pub kind: String,
-    pub plan: Option<String>,
-    pub status: String,
-    pub pid: i64,
-    pub tool_version: String,
-    pub hostname: String,
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cpus: i64,
-    /// JSON array of arguments, as stored.
-    pub command: String,
-    /// JSON object, as stored.
-    pub settings: String,
-}
+use stackmeter_results::Figure;
 
 pub(crate) const RUN_COLUMNS: &str =
     "uid, started, finished, kind, plan, status, pid, tool_version, hostname, kernel, cpu_model, cpus, command, settings";
-
-impl RunRow {
-    /// A new run, `running`.
-    pub fn new(r: &NewRun, uid: String) -> RunRow {
-        RunRow {
-            uid,
-            started: r.env.time.clone(),
-            finished: None,
-            kind: r.kind.into(),
-            plan: r.plan.map(Into::into),
-            status: "running".into(),
-            pid: r.pid as i64,
-            tool_version: r.env.version.clone(),
-            hostname: r.env.hostname.clone(),
-            kernel: r.env.kernel.clone(),
-            cpu_model: r.env.cpu_model.clone(),
-            cpus: r.env.cpus as i64,
-            command: json(&r.env.command),
-            settings: r.settings.to_string(),
-        }
-    }
-}
-
-/// A figure's row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct FigureRow {
-    pub row: i64,
-    pub row_label: String,
-    pub series: String,
-    pub stat: String,
-    pub unit: String,
-    pub value: f64,
-    pub lower_is_better: bool,
-    pub compared: bool,
-}
 
 /// A test's row with its figures, histograms and intervals.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,8 +34,8 @@ pub(crate) struct TestRow {
     pub params: String,
     /// The whole document, JSON, as stored: byte for byte what `show` reads.
     pub document: String,
-    pub figures: Vec<FigureRow>,
-    pub histograms: Vec<NewHistogram>,
+    pub figures: Vec<Figure>,
+    pub histograms: Vec<Histogram>,
     pub intervals: Vec<StoredInterval>,
 }
 
@@ -120,19 +67,7 @@ impl TestRow {
                 .map(serde_json::Value::to_string)
                 .unwrap_or_else(|| "{}".into()),
             document: json(doc),
-            figures: stackmeter_results::figures(doc)
-                .into_iter()
-                .map(|f| FigureRow {
-                    row: f.row as i64,
-                    row_label: f.row_label,
-                    series: f.series,
-                    stat: f.stat,
-                    unit: f.unit,
-                    value: f.value,
-                    lower_is_better: f.lower_is_better,
-                    compared: f.compared,
-                })
-                .collect(),
+            figures: stackmeter_results::figures(doc),
             histograms: t.histograms.clone(),
             intervals: t.intervals.clone(),
         })
@@ -140,7 +75,7 @@ impl TestRow {
 }
 
 /// Inserts a run; the database assigns its id.
-pub(crate) fn insert_run(c: &Conn, r: &RunRow) -> Result<i64> {
+pub(crate) fn insert_run(c: &Conn, r: &Run) -> Result<i64> {
     let sql = format!(
         "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id"
     );
@@ -153,17 +88,52 @@ pub(crate) fn insert_run(c: &Conn, r: &RunRow) -> Result<i64> {
             &r.kind,
             r.plan.clone(),
             &r.status,
-            r.pid,
+            r.pid as i64,
             &r.tool_version,
             &r.hostname,
             &r.kernel,
             &r.cpu_model,
-            r.cpus,
-            &r.command,
-            &r.settings,
+            r.cpus as i64,
+            json(&r.command),
+            r.settings.to_string(),
         ],
     )?
     .int(0)
+    .and_then(|id| {
+        insert_attrs(c, id, &r.attrs)?;
+        Ok(id)
+    })
+}
+
+/// Inserts a run's attributes.
+fn insert_attrs(c: &Conn, run: i64, attrs: &std::collections::BTreeMap<String, String>) -> Result<()> {
+    if attrs.is_empty() {
+        return Ok(());
+    }
+    insert_many(
+        c,
+        "INSERT INTO run_attrs (run_id, key, value)",
+        "ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+        attrs
+            .iter()
+            .map(|(k, v)| params![run, k.as_str(), v.as_str()])
+            .collect(),
+    )
+}
+
+/// The attributes of the runs `filter` selects (a condition on `r`, the
+/// runs table), by run id.
+pub(crate) fn read_attrs(
+    c: &Conn,
+    filter: &str,
+    p: Vec<crate::backend::Value>,
+) -> Result<std::collections::HashMap<i64, std::collections::BTreeMap<String, String>>> {
+    let sql = format!("SELECT a.run_id, a.key, a.value FROM run_attrs a JOIN runs r ON r.id = a.run_id WHERE {filter}");
+    let mut out: std::collections::HashMap<i64, std::collections::BTreeMap<String, String>> = Default::default();
+    for row in c.query(&sql, p)? {
+        out.entry(row.int(0)?).or_default().insert(row.text(1)?, row.text(2)?);
+    }
+    Ok(out)
 }
 
 /// Inserts a test, its figures, histograms and intervals, at the end of
@@ -216,7 +186,7 @@ pub(crate) fn insert_test(c: &Conn, run: i64, t: &TestRow) -> Result<i64> {
             .map(|f| {
                 params![
                     id,
-                    f.row,
+                    f.row as i64,
                     &f.row_label,
                     &f.series,
                     &f.stat,
@@ -291,4 +261,9 @@ pub(crate) fn set_status(c: &Conn, run: i64, status: &str, finished: Option<&str
         params![run, status, finished],
     )?;
     Ok(())
+}
+
+pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    // Cannot fail: documents and string lists hold no non-string map keys.
+    serde_json::to_string(v).expect("a document serializes")
 }

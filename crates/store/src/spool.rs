@@ -19,8 +19,13 @@
 //! removed only after their run's transaction committed.
 
 use crate::copy::merge_run;
-use crate::rows::{RunRow, TestRow};
-use crate::{new_uid, Location, NewRun, NewTest, Result, Store, StoreError};
+use crate::location::Location;
+use crate::open::Store;
+use crate::rows::TestRow;
+use crate::run::Run;
+use crate::test::NewTest;
+use crate::uid::new_uid;
+use crate::{Result, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -38,7 +43,7 @@ pub struct Spool {
 #[derive(Serialize, Deserialize)]
 struct RunFile {
     format: String,
-    run: RunRow,
+    run: Run,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -50,7 +55,7 @@ struct TestFile {
 
 /// A spooled run with its tests, as read back.
 struct Pending {
-    run: RunRow,
+    run: Run,
     run_file: PathBuf,
     tests: Vec<(PathBuf, TestRow)>,
 }
@@ -71,7 +76,7 @@ impl Spool {
         Ok(self.pending()?.is_empty())
     }
 
-    fn write_run(&self, run: &RunRow) -> Result<()> {
+    fn write_run(&self, run: &Run) -> Result<()> {
         let file = RunFile {
             format: FORMAT.into(),
             run: run.clone(),
@@ -117,7 +122,7 @@ impl Spool {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(StoreError::Spool(format!("cannot read {}: {e}", self.dir.display()))),
         };
-        let mut runs: BTreeMap<String, (PathBuf, RunRow)> = BTreeMap::new();
+        let mut runs: BTreeMap<String, (PathBuf, Run)> = BTreeMap::new();
         let mut tests: BTreeMap<String, Vec<(String, PathBuf, TestRow)>> = BTreeMap::new();
         for entry in entries {
             let entry = entry.map_err(|e| StoreError::Spool(format!("cannot read {}: {e}", self.dir.display())))?;
@@ -194,7 +199,7 @@ pub fn flush(spool: &Spool, store: &mut Store) -> Result<Flushed> {
         let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim() == p.run.hostname);
         let live = p.run.status == "running"
             && here.unwrap_or(true)
-            && p.run.pid != std::process::id() as i64
+            && p.run.pid != std::process::id()
             && Path::new(&format!("/proc/{}", p.run.pid)).exists();
         if live {
             done.skipped.push(format!(
@@ -242,7 +247,7 @@ pub struct RunKey {
 }
 
 struct WriterRun {
-    row: RunRow,
+    row: Run,
     id: Option<i64>,
     /// Its run file is in the spool.
     spooled: bool,
@@ -290,8 +295,8 @@ impl Writer {
     }
 
     /// Starts a run.
-    pub fn begin_run(&mut self, r: &NewRun) -> Result<RunKey> {
-        let row = RunRow::new(r, new_uid());
+    pub fn begin_run(&mut self, r: &Run) -> Result<RunKey> {
+        let row = r.clone();
         let id = match &self.store {
             Some(s) => match crate::rows::insert_run(&s.conn, &row) {
                 Ok(id) => Some(id),

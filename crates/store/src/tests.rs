@@ -1,6 +1,8 @@
 //! Store tests on real SQLite files in a temporary folder.
 
 use super::*;
+use stackmeter_results::Document;
+use std::path::{Path, PathBuf};
 
 const DOC: &str = r#"{
   "schema": "stackmeter/1",
@@ -33,13 +35,7 @@ pub(crate) fn tmp(name: &str) -> PathBuf {
 pub(crate) fn add_one(s: &mut Store, label: &str) -> (i64, i64) {
     let d = doc();
     let run = s
-        .begin_run(&NewRun {
-            kind: "single",
-            plan: None,
-            env: &d.env,
-            settings: serde_json::json!({}),
-            pid: 42,
-        })
+        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42))
         .unwrap();
     let test = s
         .add_test(
@@ -49,7 +45,7 @@ pub(crate) fn add_one(s: &mut Store, label: &str) -> (i64, i64) {
                 repetition: 0,
                 step: "",
                 doc: &d,
-                histograms: vec![NewHistogram {
+                histograms: vec![Histogram {
                     row: 0,
                     metric: "rtt_us".into(),
                     unit: "ns".into(),
@@ -114,12 +110,12 @@ fn an_old_store_is_migrated_and_keeps_its_runs() {
     assert_eq!(s.tests_with_label("before").unwrap().len(), 2);
     // Runs from before identities got one each, from who wrote them and when.
     let runs = s.runs().unwrap();
-    assert_eq!(runs[0].uid, "run:h:42:2026-11-21T02:30:00Z:1");
-    assert_ne!(runs[0].uid, runs[1].uid);
+    assert_eq!(runs[0].run.uid, "run:h:42:2026-11-21T02:30:00Z:1");
+    assert_ne!(runs[0].run.uid, runs[1].run.uid);
     let (_, t) = add_one(&mut s, "after");
     assert!(s.intervals(t).unwrap().is_empty());
     assert_eq!(
-        s.runs().unwrap()[2].uid.len(),
+        s.runs().unwrap()[2].run.uid.len(),
         32,
         "a new run's identity is 128 random bits"
     );
@@ -146,16 +142,16 @@ fn a_test_reads_back_whole() {
     let mut s = Store::open(&tmp("roundtrip")).unwrap();
     let (run, test) = add_one(&mut s, "app");
     let info = s.run(run).unwrap().unwrap();
-    assert_eq!((info.status.as_str(), info.tests), ("running", 1));
+    assert_eq!((info.run.status.as_str(), info.tests), ("running", 1));
     assert_eq!(info.labels, vec!["app".to_string()]);
     assert_eq!(info.test_names, vec!["rr".to_string()]);
     s.finish_run(run, "complete", "2026-11-21T02:31:00Z").unwrap();
-    assert_eq!(s.run(run).unwrap().unwrap().status, "complete");
+    assert_eq!(s.run(run).unwrap().unwrap().run.status, "complete");
     let back = s.tests_of_run(run).unwrap();
     assert_eq!(back.len(), 1);
     assert_eq!(
-        stackmeter_results::render::json::pretty(&back[0].doc),
-        stackmeter_results::render::json::pretty(&doc())
+        serde_json::to_string_pretty(&back[0].doc).unwrap(),
+        serde_json::to_string_pretty(&doc()).unwrap()
     );
     let h = s.histograms(test).unwrap();
     assert_eq!(
@@ -389,8 +385,8 @@ fn a_copy_into_sqlite_keeps_everything_and_is_not_repeated() {
     assert_eq!(runs.len(), 3);
     let copied = &runs[1];
     assert_eq!(
-        (copied.status.as_str(), copied.uid.as_str()),
-        ("complete", src.run(run).unwrap().unwrap().uid.as_str())
+        (copied.run.status.as_str(), copied.run.uid.as_str()),
+        ("complete", src.run(run).unwrap().unwrap().run.uid.as_str())
     );
     let t = &dst.tests_of_run(copied.id).unwrap()[0];
     assert_eq!(t.label, "a");
@@ -409,13 +405,7 @@ fn spooled_results_are_sent_once_even_when_a_flush_is_repeated() {
     let down = Location::parse(std::ffi::OsStr::new("postgres://meter:pw@127.0.0.1:1/results")).unwrap();
     let mut w = Writer::open(&down, Some(spool.clone())).unwrap();
     let d = doc();
-    let new_run = NewRun {
-        kind: "suite",
-        plan: Some("p"),
-        env: &d.env,
-        settings: serde_json::json!({}),
-        pid: 42,
-    };
+    let new_run = Run::start("suite", Some("p"), &d.env, serde_json::json!({}), 42);
     let key = w.begin_run(&new_run).unwrap();
     assert_eq!(key.id, None);
     for rep in 0..3 {
@@ -457,7 +447,10 @@ fn spooled_results_are_sent_once_even_when_a_flush_is_repeated() {
     let again = flush(&Spool::new(&kept), &mut store).unwrap();
     assert_eq!((again.runs, again.tests, again.already), (0, 0, 1));
     let runs = store.runs().unwrap();
-    assert_eq!((runs.len(), runs[0].tests, runs[0].status.as_str()), (1, 3, "complete"));
+    assert_eq!(
+        (runs.len(), runs[0].tests, runs[0].run.status.as_str()),
+        (1, 3, "complete")
+    );
     assert_eq!(flush(&spool, &mut store).unwrap(), Flushed::default());
 }
 

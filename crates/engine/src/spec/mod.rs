@@ -198,9 +198,9 @@ impl Spec {
         match self {
             Spec::Stream(p) => Some(p.omit_s + p.time_s),
             Spec::Rr(p) => p.open_loop.as_ref().map(|o| o.time_s * p.sizes.len() as f64),
-            Spec::Ping(p) if p.interval_us > 0 => Some((p.count + p.warmup) as f64 * p.interval_us as f64 / 1e6),
+            Spec::Ping(p) => (p.interval_us > 0).then(|| (p.count + p.warmup) as f64 * p.interval_us as f64 / 1e6),
             Spec::Rrul(p) => Some(p.phase_s * p.phases.len() as f64),
-            _ => None,
+            Spec::Crr(_) | Spec::UdpMax(_) | Spec::Load(_) => None,
         }
     }
 
@@ -417,7 +417,7 @@ mod tests {
                 warnings: Vec::new(),
                 not_measured: Vec::new(),
             };
-            let text = stackmeter_results::render(&doc, stackmeter_results::Format::Text, &Default::default());
+            let text = stackmeter_render::render(&doc, stackmeter_render::Format::Text, &Default::default());
             assert!(
                 text.contains(&format!("stackmeter {kind} ")),
                 "{kind}: its view:\n{text}"

@@ -70,7 +70,7 @@ pub fn body(v: &View) -> String {
                 );
                 o.push_str(&h.svg());
                 o.push_str("<details><summary>the values as a table</summary>");
-                table(&mut o, &super::heatmap_table(h));
+                table(&mut o, &crate::view::heatmap_table(h));
                 o.push_str("</details></figure>");
             }
             Block::Warning(s) => {
@@ -147,7 +147,7 @@ mod tests {
             lower_is_better: true,
             center: 400.0,
         }));
-        let text = crate::render::text::view(&v);
+        let text = crate::format::text::view(&v);
         let html = body(&v);
         assert_eq!(html.matches("<table>").count(), 2, "{html}");
         for cell in ["4324.4", "+p99", "899.250"] {

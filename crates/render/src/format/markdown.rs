@@ -16,7 +16,7 @@ pub fn view(v: &View) -> String {
             Block::Table(t) => table(&mut o, t),
             Block::Heatmap(h) => {
                 para(&mut o, &format!("**{}**", h.title.trim()));
-                table(&mut o, &super::heatmap_table(h));
+                table(&mut o, &crate::view::heatmap_table(h));
             }
             Block::Warning(s) => para(&mut o, &format!("**Warning:** {}", s.trim())),
             Block::Note(s) => para(&mut o, &format!("*Note:* {}", s.trim())),

@@ -1,6 +1,6 @@
-//! The output formats: one module per format, each rendering any
-//! [`Render`] value, so a document, a comparison, a suite's outcome and a
-//! report all print the same way in text, Markdown, JSON and HTML.
+//! The output formats: one module per format, each rendering any view, so
+//! a document, a comparison, a suite's outcome and a report all print the
+//! same way in text, Markdown and HTML; JSON is the typed value itself.
 
 pub mod html;
 pub mod json;
@@ -28,7 +28,7 @@ pub enum Format {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Style {
     /// Bit rates scaled to the value, or in one fixed unit.
-    pub units: crate::units::Units,
+    pub units: stackmeter_results::Units,
 }
 
 /// A value that can be shown: its view (for text, Markdown and HTML), a
@@ -47,31 +47,5 @@ pub fn render<T: Render + ?Sized>(value: &T, format: Format, style: &Style) -> S
         Format::Md => markdown::view(&value.view(style)),
         Format::Json => json::pretty(value),
         Format::Html => html::page(&value.title(), &value.view(style)),
-    }
-}
-
-/// A heatmap as a table, for text and Markdown: one row per client, "-"
-/// where a pair was not measured.
-pub(crate) fn heatmap_table(h: &crate::heatmap::Heatmap) -> crate::view::Table {
-    use crate::view::{Col, Table};
-    let mut cols = vec![Col::text("client \\ target", 0)];
-    cols.extend(h.cols.iter().map(|c| Col::num(c, 0)));
-    Table {
-        cols,
-        rows: h
-            .rows
-            .iter()
-            .zip(&h.cells)
-            .map(|(r, cells)| {
-                let mut row = vec![r.clone()];
-                row.extend(
-                    cells
-                        .iter()
-                        .map(|c| c.map(crate::units::num).unwrap_or_else(|| "-".into())),
-                );
-                row
-            })
-            .collect(),
-        ..Table::default()
     }
 }

@@ -70,7 +70,7 @@ fn block(o: &mut String, b: &Block) {
         Block::Heatmap(h) => {
             o.push('\n');
             line(o, &h.title);
-            table(o, &super::heatmap_table(h));
+            table(o, &crate::view::heatmap_table(h));
         }
         Block::Chart(_) => {}
         Block::Warning(s) => line(o, &format!("warning: {s}")),

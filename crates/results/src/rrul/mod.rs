@@ -6,16 +6,15 @@
 //!
 //! This file holds the types a document carries and builds them from what
 //! `stackmeter_stats::phases::assemble` computed (the clock, each phase's
-//! distributions, the induced latency: pure, and tested there); `view.rs`
-//! holds its figures and its view (a phase table; throughput and delay
-//! against time with the phases shaded; a latency-by-percentile chart per
-//! phase).
+//! distributions, the induced latency: pure, and tested there);
+//! `figures.rs` says which of its numbers are figures. Its view is the
+//! render crate's (`views/rrul.rs`).
 
-mod view;
+mod figures;
 
-pub(crate) use view::{figures, induced_chart, time_charts, view};
+pub(crate) use figures::figures;
 
-use crate::latency::{num, LatencyUs};
+use crate::latency::{latency_text, LatencyUs};
 use serde::{Deserialize, Serialize};
 use stackmeter_stats::phases::{Assembled, ClockFrom, ClockUsed};
 use stackmeter_stats::Summary;
@@ -259,9 +258,9 @@ fn clock_info(c: &ClockUsed) -> ClockInfo {
                 bound_us: Some(c.bound_ns / 1e3),
                 text: format!(
                     "one-way delays: clock offset {} us, drift {:.2} ppm, from {from}; each one-way delay is within +/-{} us of the truth (half the round trip those probes spent outside the responder)",
-                    num(c.start.offset_ns / 1e3),
+                    latency_text(c.start.offset_ns / 1e3),
                     c.drift * 1e6,
-                    num(c.bound_ns / 1e3)
+                    latency_text(c.bound_ns / 1e3)
                 ),
             }
         }

@@ -1,8 +1,10 @@
 //! Fleet reports and comparisons from made-up rr documents: one slow
-//! node must top the worst pairs and be the only one a comparison flags.
+//! node must top the worst pairs and be the only one a comparison flags,
+//! and every format shows it.
 
-use super::*;
-use crate::render::{render, Format, Style};
+use stackmeter_render::{render, Format, Style};
+use stackmeter_results::fleet::{FleetComparison, FleetReport, PairTest};
+use stackmeter_results::Document;
 
 /// An rr document whose round trip p50 is `p50` us (p99 twice that).
 fn rr(p50: f64) -> Document {

@@ -2,41 +2,11 @@
 //! against time with the phases shaded, the round trip by percentile per
 //! phase, and the induced-latency chart a report draws across runs.
 
-use super::{phase_label, ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 use crate::chart::{by_percentile, Axis, Band, Chart, Series};
-use crate::figures::Figures;
-use crate::latency::num;
-use crate::units::{bit_rate, Units};
 use crate::view::{Block, Col, Table, View};
-
-/// rrul's figures: per phase, the probe RTT (compared), the one-way
-/// delays, the induced latency (compared) and the throughput each way
-/// (compared where the phase loads that direction).
-pub(crate) fn figures(f: &mut Figures, phases: &[Phase], induced: &[Induced]) {
-    for (i, p) in phases.iter().enumerate() {
-        let label = phase_label(i, &p.name);
-        if let Some(s) = &p.rtt_us {
-            f.latency(i, &label, "rtt", s, true);
-        }
-        if let Some(s) = &p.owd_up_us {
-            f.latency(i, &label, "owd up", s, false);
-        }
-        if let Some(s) = &p.owd_down_us {
-            f.latency(i, &label, "owd down", s, false);
-        }
-        if let Some(d) = induced.iter().find(|d| d.phase == label).filter(|_| p.name != "idle") {
-            f.delay(i, &label, "induced rtt p50", d.rtt_p50_us, true);
-            f.delay(i, &label, "induced rtt p99", d.rtt_p99_us, true);
-        }
-        let loads = |dir: &str| p.name == dir || p.name == "bidir";
-        if loads("down") {
-            f.rate(i, &label, "down", "Mbit/s", p.down_mbps, true);
-        }
-        if loads("up") {
-            f.rate(i, &label, "up", "Mbit/s", p.up_mbps, true);
-        }
-    }
-}
+use stackmeter_results::latency_text as num;
+use stackmeter_results::rrul::{phase_label, ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
+use stackmeter_results::{bit_rate, Units};
 
 /// The view; returns the probe counts behind its percentiles.
 #[allow(clippy::too_many_arguments)]

@@ -1,0 +1,42 @@
+//! `stackmeter lab up|status|down`: real second stacks on this machine.
+//!
+//! The user scenarios (docs/scenarios.md) compare two implementations of one
+//! job (in-stack module vs application on QNX io-sock; kernel stack vs lwIP).
+//! `lab up` makes those comparisons reproducible on one Linux host: one TAP
+//! device per user-space stack (host side 198.18.N.1/24, the stack
+//! 198.18.N.2, from the benchmarking range 198.18.0.0/15), lwIP's raw
+//! callback API responder (`lwip-raw`, the in-stack module) and its sockets
+//! API responder (`lwip-sock`, the application) on them, and the C responder
+//! on the kernel stack (`kernel-c`, 127.0.0.1:24690), all pinned to one CPU.
+//! It prints one `LABEL=ADDR:PORT` line per target once each answers a real
+//! rr probe, and records what it made in a state file so `status` and `down`
+//! find it.
+//!
+//! `lab up mcu` (or `all`) boots the C responder's microcontroller firmware
+//! instead (or as well): QEMU's lm3s6965evb board (a Cortex-M3 with 64 KiB
+//! of SRAM) on TAP `smlab3`, the firmware 198.18.16.2, its address and seed
+//! written into its provisioning block (the last 1 KiB of flash) through
+//! QEMU's loader. It waits for the firmware's console to say it is ready
+//! and for a control session's Welcome, and says how long each took from
+//! QEMU's start (boot-to-Welcome).
+//!
+//! The binaries come from `c-responder/` (`make -C c-responder all lwip`,
+//! `make -C c-responder mcu`): `--bin-dir`, else
+//! `$STACKMETER_RESPONDER_DIR`, else the `c-responder/` folder of the
+//! source tree this binary was built from.
+//!
+//! The files: `lifecycle.rs` (up, status, down), `linux.rs` (the TAP
+//! devices and the Linux responders), `mcu.rs` (the firmware in QEMU and
+//! its provisioning block), `probe.rs` (readiness through the client, as
+//! every test reaches a responder), `state.rs` (what was made, in a state
+//! file, and the processes it names), `shell.rs` (the `ip` and `kill`
+//! commands). This file only declares.
+
+mod lifecycle;
+mod linux;
+mod mcu;
+mod probe;
+mod shell;
+mod state;
+
+pub use lifecycle::{bin_dir, down, status, up, LabError, Set, Up};

@@ -1,0 +1,156 @@
+//! `up`, `status` and `down`: the lab as a whole, made or removed all at
+//! once (a failed or interrupted `up` removes what it made).
+
+use crate::linux::{build, STACKS};
+use crate::mcu::{build_mcu, MCU_FIRMWARE, QEMU};
+use crate::probe::rr_answers;
+use crate::shell::sh;
+use crate::state::{is_root, read_state, runs, state_dir};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Why the lab could not be brought up or down (exit code 1).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LabError(pub String);
+
+/// Which stacks `up` starts: the Linux ones (kernel-c, lwip-raw,
+/// lwip-sock), the microcontroller firmware, or all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Set {
+    Linux,
+    Mcu,
+    All,
+}
+
+/// What `up` made: one `LABEL=ADDR:PORT` per target, and lines for the
+/// user (the firmware's boot times).
+#[derive(Debug, Default)]
+pub struct Up {
+    pub targets: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// The folder of the responder binaries: `flag`, else
+/// `$STACKMETER_RESPONDER_DIR`, else `c-responder/` of this source tree.
+pub fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| std::env::var_os("STACKMETER_RESPONDER_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../c-responder")))
+}
+
+/// Brings the lab up with the binaries in `dir`, every responder pinned to
+/// `cpu` (default: the last one); returns one `LABEL=ADDR:PORT` per target.
+/// On failure (or Ctrl-C) everything made so far is removed.
+pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, LabError> {
+    if !is_root() {
+        return Err(LabError(
+            "stackmeter lab needs root (it creates TAP devices); run it with sudo".into(),
+        ));
+    }
+    let sd = state_dir();
+    if sd.join("state").exists() {
+        return Err(LabError(format!(
+            "a lab is already up ({}); run `stackmeter lab down` first",
+            sd.display()
+        )));
+    }
+    if set != Set::Mcu {
+        for (_, bin, _, _) in STACKS.iter().chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
+            if !dir.join(bin).is_file() {
+                return Err(LabError(format!(
+                    "{} not found; build it with `make -C c-responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
+                    dir.join(bin).display()
+                )));
+            }
+        }
+    }
+    if set != Set::Linux {
+        if !dir.join(MCU_FIRMWARE).is_file() {
+            return Err(LabError(format!(
+                "{} not found; build it with `make -C c-responder mcu` (or set STACKMETER_RESPONDER_DIR)",
+                dir.join(MCU_FIRMWARE).display()
+            )));
+        }
+        if Command::new(QEMU).arg("--version").output().is_err() {
+            return Err(LabError(format!(
+                "{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)"
+            )));
+        }
+    }
+    fs::create_dir_all(&sd).map_err(|e| LabError(format!("cannot create {}: {e}", sd.display())))?;
+    // Ctrl-C during `up` tears down whatever was made so far.
+    let _ = stackmeter_sys::interrupt::catch_interrupts();
+    let cpu = cpu.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
+    let mut made = Up::default();
+    let r = (|| {
+        if set != Set::Mcu {
+            made.targets = build(dir, cpu)?;
+        }
+        if set != Set::Linux {
+            let (target, note) = build_mcu(dir, cpu)?;
+            made.targets.push(target);
+            made.notes.push(note);
+        }
+        Ok::<(), String>(())
+    })();
+    match r {
+        Ok(()) => Ok(made),
+        Err(e) => {
+            let _ = down();
+            Err(LabError(format!("lab up: {e} (everything made so far was removed)")))
+        }
+    }
+}
+
+/// The lab's targets (`LABEL=ADDR`) and whether each answers a probe now;
+/// empty when no lab is up.
+pub fn status() -> Vec<(String, bool)> {
+    read_state()
+        .iter()
+        .filter_map(|l| l.strip_prefix("target "))
+        .map(|t| {
+            let ok = t
+                .split_once('=')
+                .and_then(|(_, a)| a.parse().ok())
+                .is_some_and(rr_answers);
+            (t.to_string(), ok)
+        })
+        .collect()
+}
+
+/// Stops every recorded process, deletes every recorded device, removes the
+/// state. Returns how many things it removed.
+pub fn down() -> Result<usize, LabError> {
+    let lines = read_state();
+    let mut n = 0;
+    for l in &lines {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if let ["pid", pid, bin] = w[..] {
+            if runs(pid, bin) {
+                let _ = sh("kill", &["-TERM", pid]);
+                let t = Instant::now();
+                while runs(pid, bin) && t.elapsed() < Duration::from_secs(2) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if runs(pid, bin) {
+                    let _ = sh("kill", &["-KILL", pid]);
+                }
+                n += 1;
+            }
+        }
+    }
+    for l in &lines {
+        if let Some(dev) = l.strip_prefix("dev ") {
+            if sh("ip", &["link", "del", dev]).is_ok() {
+                n += 1;
+            }
+        }
+    }
+    let sd = state_dir();
+    if sd.exists() {
+        fs::remove_dir_all(&sd).map_err(|e| LabError(format!("cannot remove {}: {e}", sd.display())))?;
+    }
+    Ok(n)
+}

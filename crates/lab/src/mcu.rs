@@ -1,0 +1,185 @@
+//! The microcontroller target: the C responder's firmware booted in QEMU's
+//! lm3s6965evb board on its own TAP device, its address and seed written
+//! into its provisioning block, ready when its console says so and a
+//! control session gets its Welcome.
+
+use crate::linux::PORT;
+use crate::probe::welcome;
+use crate::shell::{sh, spawn_cmd};
+use crate::state::{record, runs, state_dir};
+use std::fs;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The microcontroller target: firmware (under the binaries' folder), TAP,
+/// subnet number, the MAC QEMU gives the board (the host's neighbour entry
+/// for it is static, so the first probe needs no ARP round), and the
+/// address of the provisioning block in flash (c-responder/mcu/smr_mcu.c).
+pub(crate) const MCU_FIRMWARE: &str = "mcu/build/stackmeter-mcu.elf";
+pub(crate) const MCU_TAP: &str = "smlab3";
+pub(crate) const MCU_NET: u8 = 16;
+pub(crate) const MCU_MAC: &str = "02:53:4d:00:00:03";
+pub(crate) const MCU_PROV_ADDR: &str = "0x3fc00";
+pub(crate) const QEMU: &str = "qemu-system-arm";
+/// Longest wait for the firmware's Welcome (QEMU's start included).
+pub(crate) const MCU_BOOT_WAIT: Duration = Duration::from_secs(20);
+
+/// The firmware's provisioning block (layout in c-responder/mcu/smr_mcu.c):
+/// its address, netmask, gateway and port, 16 random bytes, no secret and
+/// no limits.
+fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(124);
+    b.extend_from_slice(b"SMRP");
+    b.extend_from_slice(&[1, 0]);
+    b.extend_from_slice(&port.to_le_bytes());
+    b.extend_from_slice(&ip);
+    b.extend_from_slice(&[255, 255, 255, 0]);
+    b.extend_from_slice(&[ip[0], ip[1], ip[2], 1]);
+    b.extend_from_slice(&seed);
+    b.resize(124, 0);
+    b
+}
+
+/// Boots the firmware in QEMU on its TAP device and waits for its Welcome;
+/// returns its `mcu=ADDR:PORT` line and a note with the boot times.
+pub(crate) fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
+    let host = format!("198.18.{MCU_NET}.1/24");
+    let ip = [198, 18, MCU_NET, 2];
+    let stack = format!("198.18.{MCU_NET}.2");
+    // Another device with this subnet would take the firmware's traffic.
+    let used = Command::new("ip")
+        .args(["-o", "addr", "show", "to", &format!("198.18.{MCU_NET}.0/24")])
+        .output()
+        .map_err(|e| format!("cannot run ip: {e}"))?;
+    if let Some(l) = String::from_utf8_lossy(&used.stdout).lines().next() {
+        let dev = l.split_whitespace().nth(1).unwrap_or("?");
+        return Err(format!("198.18.{MCU_NET}.0/24 is already in use on {dev}"));
+    }
+    sh("ip", &["tuntap", "add", "dev", MCU_TAP, "mode", "tap"])?;
+    record(&format!("dev {MCU_TAP}")).map_err(|e| e.to_string())?;
+    sh("ip", &["addr", "add", &host, "dev", MCU_TAP])?;
+    sh("ip", &["link", "set", MCU_TAP, "mtu", "1500", "up"])?;
+    sh(
+        "ip",
+        &[
+            "neigh",
+            "replace",
+            &stack,
+            "lladdr",
+            MCU_MAC,
+            "dev",
+            MCU_TAP,
+            "nud",
+            "permanent",
+        ],
+    )?;
+    let mut seed = [0u8; 16];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut seed))
+        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+    let sd = state_dir();
+    let prov = sd.join("mcu-provision.bin");
+    let console = sd.join("mcu.console");
+    fs::write(&prov, mcu_provision(ip, PORT, seed)).map_err(|e| e.to_string())?;
+    let firmware = dir.join(MCU_FIRMWARE);
+    let (cpu_s, fw, serial, loader) = (
+        cpu.to_string(),
+        firmware.display().to_string(),
+        format!("file:{}", console.display()),
+        format!("loader,file={},addr={MCU_PROV_ADDR}", prov.display()),
+    );
+    let nic = format!("tap,ifname={MCU_TAP},script=no,downscript=no,mac={MCU_MAC}");
+    let t0 = Instant::now();
+    // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
+    let pid = spawn_cmd(
+        Path::new("taskset"),
+        QEMU,
+        "mcu",
+        &[
+            "-c",
+            &cpu_s,
+            QEMU,
+            "-M",
+            "lm3s6965evb",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            &serial,
+            "-kernel",
+            &fw,
+            "-device",
+            &loader,
+            "-nic",
+            &nic,
+        ],
+    )?;
+    let addr: SocketAddr = format!("{stack}:{PORT}").parse().map_err(|e| format!("{e}"))?;
+    let (ready, welcome_at) = wait_ready(addr, &pid, t0, &console)?;
+    let line = format!("mcu={addr}");
+    record(&format!("target {line}")).map_err(|e| e.to_string())?;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let note = format!(
+        "mcu: LM3S6965 in QEMU, firmware ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
+        ms(ready.unwrap_or(welcome_at)),
+        ms(welcome_at)
+    );
+    record(&format!("boot {note}")).map_err(|e| e.to_string())?;
+    Ok((line, note))
+}
+
+/// Waits for the firmware in QEMU (pid `pid`, started at `t0`) to say it
+/// is ready on its console and to answer a control session at `addr`;
+/// returns how long after `t0` each came (ready, Welcome). A QEMU that
+/// exits, a firmware that panics, or [`MCU_BOOT_WAIT`] passing is an error
+/// with the words of the console or QEMU's log.
+fn wait_ready(
+    addr: SocketAddr,
+    pid: &str,
+    t0: Instant,
+    console: &Path,
+) -> Result<(Option<Duration>, Duration), String> {
+    let sd = state_dir();
+    let mut ready = None;
+    let deadline = t0 + MCU_BOOT_WAIT;
+    let welcome_at = loop {
+        if stackmeter_sys::interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
+        let text = fs::read_to_string(console).unwrap_or_default();
+        // taskset has executed QEMU within a few ms; after that, gone is gone.
+        if t0.elapsed() > Duration::from_millis(500) && !runs(pid, QEMU) {
+            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            // Its own message comes first (a register dump may follow).
+            let why = log.lines().find(|l| l.starts_with("qemu")).or(log.lines().next());
+            return Err(format!("QEMU exited: {}", why.unwrap_or("(no message)")));
+        }
+        if let Some(l) = text.lines().find(|l| l.contains(": panic: ")) {
+            return Err(format!("the firmware stopped: {}", l.trim()));
+        }
+        if ready.is_none() && text.contains(", ready ") {
+            ready = Some(t0.elapsed());
+        }
+        if ready.is_some() && welcome(addr).is_ok() {
+            break t0.elapsed();
+        }
+        if Instant::now() > deadline {
+            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            return Err(format!(
+                "mcu at {addr}: no Welcome within {} s ({})",
+                MCU_BOOT_WAIT.as_secs(),
+                if ready.is_some() {
+                    "the console says ready"
+                } else {
+                    "nothing ready on the console"
+                }
+            ) + &log.lines().last().map(|l| format!("; QEMU: {l}")).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok((ready, welcome_at))
+}

@@ -1,0 +1,58 @@
+//! Whether a responder of the lab answers: one rr transaction of 1 byte
+//! each way, or a control session's Welcome, opened through the client as
+//! every test opens its sessions (the header, the status record, a refusal
+//! read as the client reads it).
+
+use stackmeter_client::{open_session, welcome as client_welcome, ClientError, Endpoint};
+use stackmeter_proto::header::{Mode, SessionHeader};
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// How long one probe may wait for anything.
+const PROBE_WAIT: Duration = Duration::from_millis(500);
+/// How long a responder that was just started may take to answer.
+const START_WAIT: Duration = Duration::from_secs(15);
+
+/// One rr transaction (1 byte each way) through the real protocol.
+fn rr_once(addr: SocketAddr) -> Result<(), ClientError> {
+    let header = SessionHeader {
+        mode: Mode::Rr,
+        req_size: 1,
+        resp_size: 1,
+        flags: 0,
+    };
+    let mut s = open_session(&Endpoint::new(addr, None), &header, PROBE_WAIT)?;
+    s.write_all(&[0])?;
+    s.read_exact(&mut [0u8; 1])?;
+    Ok(())
+}
+
+/// Whether the responder at `addr` answers an rr transaction now.
+pub(crate) fn rr_answers(addr: SocketAddr) -> bool {
+    rr_once(addr).is_ok()
+}
+
+/// Waits until the responder at `addr` answers an rr transaction, at most
+/// [`START_WAIT`].
+pub(crate) fn wait_answers(addr: SocketAddr) -> Result<(), String> {
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        if stackmeter_sys::interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
+        match rr_once(addr) {
+            Ok(()) => return Ok(()),
+            Err(e) if Instant::now() > deadline => {
+                return Err(format!("no answer within {} s ({e})", START_WAIT.as_secs()))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// Whether a control session at `addr` gets its Welcome within 200 ms: the
+/// first thing a throughput test gets from a responder.
+pub(crate) fn welcome(addr: SocketAddr) -> Result<(), ClientError> {
+    client_welcome(&Endpoint::new(addr, None), Duration::from_millis(200)).map(|_| ())
+}

@@ -1,0 +1,211 @@
+//! A fleet report (pair matrices as heatmaps, worst pairs first) and a fleet
+//! comparison (every pair's verdict).
+use stackmeter_results::fleet::natural;
+use stackmeter_results::fleet::Cell;
+use stackmeter_results::fleet::FigureKey;
+use stackmeter_results::fleet::FleetComparison;
+use stackmeter_results::fleet::FleetReport;
+use stackmeter_results::fleet::Matrix;
+use stackmeter_results::fleet::PairChange;
+use stackmeter_results::fleet::WORST_FROM;
+
+use crate::view::{Block, Col, Heatmap, Table, View};
+use stackmeter_compare::Direction;
+use stackmeter_results::num;
+
+/// A matrix as a heatmap: clients down, targets across.
+fn heatmap(m: &Matrix, nodes: &[String], title: String, values: impl Fn(&Cell) -> f64) -> Heatmap {
+    let clients: Vec<String> = nodes
+        .iter()
+        .filter(|n| m.cells.iter().any(|c| &c.client == *n))
+        .cloned()
+        .collect();
+    let targets: Vec<String> = nodes
+        .iter()
+        .filter(|n| m.cells.iter().any(|c| &c.target == *n))
+        .cloned()
+        .collect();
+    let cells = clients
+        .iter()
+        .map(|c| {
+            targets
+                .iter()
+                .map(|t| m.cells.iter().find(|x| &x.client == c && &x.target == t).map(&values))
+                .collect()
+        })
+        .collect();
+    Heatmap {
+        title,
+        rows: clients,
+        cols: targets,
+        cells,
+        unit: m.unit.clone(),
+        lower_is_better: m.lower_is_better,
+        center: m.median,
+    }
+}
+
+impl crate::format::Render for FleetReport {
+    fn view(&self, _style: &crate::format::Style) -> View {
+        let mut v = View::new();
+        v.push(Block::Title(self.title()));
+        v.line(format!(
+            "{} test(s) between {} node(s) ({} incomplete); each cell is the median over the pair's repetitions; rows are clients, columns targets",
+            self.tests,
+            self.nodes.len(),
+            self.incomplete
+        ));
+        v.push(Block::Heading("Worst pairs".into()));
+        if self.worst.is_empty() {
+            v.line(format!(
+                "no pair is {WORST_FROM}x or more from its matrix's median the bad way"
+            ));
+        } else {
+            v.push(Block::Table(Table {
+                cols: vec![
+                    Col::text("client -> target", 0),
+                    Col::text("figure", 0),
+                    Col::num("value", 0),
+                    Col::num("median of pairs", 0),
+                    Col::num("x worse", 0),
+                ],
+                rows: self
+                    .worst
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            format!("{} -> {}", w.client, w.target),
+                            w.figure.clone(),
+                            format!("{} {}", num(w.value), w.unit),
+                            format!("{} {}", num(w.median), w.unit),
+                            format!("{:.1}", w.badness),
+                        ]
+                    })
+                    .collect(),
+                ..Table::default()
+            }));
+        }
+        for m in &self.matrices {
+            let better = if m.lower_is_better { "lower" } else { "higher" };
+            let title = format!("{} ({}, {better} is better)", m.key.title(), m.unit);
+            v.push(Block::Heatmap(heatmap(m, &self.nodes, title, |c| c.value)));
+        }
+        v
+    }
+
+    fn title(&self) -> String {
+        format!("stackmeter fleet report: {}", self.run)
+    }
+}
+
+impl crate::format::Render for FleetComparison {
+    fn view(&self, _style: &crate::format::Style) -> View {
+        let mut v = View::new();
+        v.push(Block::Title(self.title()));
+        let pairs = self.flagged_pairs().len();
+        v.line(format!(
+            "{} pair figure(s) in both runs; {} got significantly worse by more than {}% ({} pair(s)), {} better; {} with too few repetitions for a verdict",
+            self.compared,
+            self.flagged.len(),
+            self.tolerance_pct,
+            pairs,
+            self.improved.len(),
+            self.too_few
+        ));
+        for (heading, list) in [
+            ("Flagged pairs (worse), worst first", &self.flagged),
+            ("Better, best first", &self.improved),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            v.push(Block::Heading(heading.into()));
+            v.push(Block::Table(Table {
+                cols: vec![
+                    Col::text("client -> target", 0),
+                    Col::text("figure", 0),
+                    Col::num("A", 0),
+                    Col::num("B", 0),
+                    Col::text("B vs A", 0),
+                    Col::num("95% CI of B/A", 0),
+                    Col::num("p-value", 0),
+                    Col::num("reps A/B", 0),
+                ],
+                rows: list
+                    .iter()
+                    .map(|c| {
+                        let s = &c.stats;
+                        vec![
+                            format!("{} -> {}", c.client, c.target),
+                            c.key.title(),
+                            format!("{} {}", num(s.median_a), c.unit),
+                            format!("{} {}", num(s.median_b), c.unit),
+                            if s.percent >= 0.0 {
+                                format!("{:.1}% better", s.percent)
+                            } else {
+                                format!("{:.1}% worse", -s.percent)
+                            },
+                            format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
+                            format!("{:.3}", s.p_value),
+                            format!("{}/{}", s.n_a, s.n_b),
+                        ]
+                    })
+                    .collect(),
+                ..Table::default()
+            }));
+        }
+        // One heatmap of B/A per figure with a flagged pair.
+        let mut keys: Vec<&FigureKey> = Vec::new();
+        for c in &self.flagged {
+            if !keys.contains(&&c.key) {
+                keys.push(&c.key);
+            }
+        }
+        for key in keys {
+            let mine: Vec<&PairChange> = self.changes.iter().filter(|c| &c.key == key).collect();
+            let mut nodes: Vec<String> = Vec::new();
+            for c in &mine {
+                for n in [&c.client, &c.target] {
+                    if !nodes.contains(n) {
+                        nodes.push(n.clone());
+                    }
+                }
+            }
+            nodes.sort_by_key(|n| natural(n));
+            let m = Matrix {
+                key: key.clone(),
+                unit: "B/A".into(),
+                lower_is_better: mine
+                    .first()
+                    .is_none_or(|c| c.stats.direction == Direction::LowerIsBetter),
+                median: 1.0,
+                cells: mine
+                    .iter()
+                    .map(|c| Cell {
+                        client: c.client.clone(),
+                        target: c.target.clone(),
+                        value: c.stats.ratio,
+                        values: Vec::new(),
+                        badness: 1.0,
+                    })
+                    .collect(),
+            };
+            v.push(Block::Heatmap(heatmap(
+                &m,
+                &nodes,
+                format!("{}: B/A per pair", key.title()),
+                |c| c.value,
+            )));
+        }
+        v.line(format!(
+            "Method: per pair and figure, A's and B's repetitions compared as `compare` does (bootstrap 95% interval of the ratio of medians, Mann-Whitney U, at least {} repetitions a side); flagged when significantly worse by more than {}%, listed as better when significantly better by as much.",
+            stackmeter_compare::MIN_REPETITIONS,
+            self.tolerance_pct
+        ));
+        v
+    }
+
+    fn title(&self) -> String {
+        format!("stackmeter fleet compare: A = {} (baseline), B = {}", self.a, self.b)
+    }
+}

@@ -1,0 +1,151 @@
+//! Opening a store: an SQLite file (created with its folder) or a
+//! PostgreSQL database, migrated to this build's schema on the way in.
+
+use crate::backend::{Conn, Pg};
+use crate::location::Location;
+use crate::schema::{self, postgres_schema, MIGRATIONS};
+use crate::{Result, StoreError};
+use std::path::Path;
+
+/// An open store, SQLite or PostgreSQL.
+pub struct Store {
+    pub(crate) conn: Conn,
+    location: Location,
+}
+
+impl Store {
+    /// Opens the store at a path (an SQLite file, created with its folder
+    /// if needed) or a PostgreSQL URL, and migrates it.
+    pub fn open(at: impl Into<Location>) -> Result<Store> {
+        Store::open_at_version(at, MIGRATIONS.len())
+    }
+
+    /// Opens a store migrated only up to version `to` (tests of
+    /// migrations use a lower `to` to build an old store).
+    pub fn open_at_version(at: impl Into<Location>, to: usize) -> Result<Store> {
+        let location = at.into();
+        let conn = match &location {
+            Location::Sqlite(path) => Store::open_sqlite(path, to)?,
+            Location::Postgres(url) => {
+                let conn = Conn::Postgres(Pg::connect(url)?);
+                schema::migrate(&conn, to)?;
+                conn
+            }
+        };
+        Ok(Store { conn, location })
+    }
+
+    fn open_sqlite(path: &Path, to: usize) -> Result<Conn> {
+        let fail = |reason: String| StoreError::Open {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let conn = rusqlite::Connection::open(path).map_err(|e| fail(e.to_string()))?;
+        Store::setup_sqlite(conn, to).map_err(|e| match e {
+            StoreError::Sqlite(e) if no_room(path) => fail(format!("no space left on the device ({e})")),
+            StoreError::Sqlite(e) => fail(e.to_string()),
+            other => other,
+        })
+    }
+
+    /// A store in memory (tests).
+    pub fn open_in_memory() -> Result<Store> {
+        Ok(Store {
+            conn: Store::setup_sqlite(rusqlite::Connection::open_in_memory()?, MIGRATIONS.len())?,
+            location: Location::Sqlite(":memory:".into()),
+        })
+    }
+
+    fn setup_sqlite(conn: rusqlite::Connection, to: usize) -> Result<Conn> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        // WAL lets `runs` read while a suite writes; in memory it stays "memory".
+        let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        // FULL: a committed test survives a power cut too, not only a
+        // killed process (NORMAL may lose the last commits); the cost is
+        // one fsync per test, between tests, never inside a timed loop.
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")?;
+        let conn = Conn::Sqlite(conn);
+        schema::migrate(&conn, to)?;
+        Ok(conn)
+    }
+
+    /// Whether a store is there, without creating one: the file exists,
+    /// or the database has stackmeter's tables (a database that cannot be
+    /// reached is an error).
+    pub fn exists(at: impl Into<Location>) -> Result<bool> {
+        match at.into() {
+            Location::Sqlite(path) => Ok(path.exists()),
+            Location::Postgres(url) => {
+                let conn = Conn::Postgres(Pg::connect(&url)?);
+                Ok(schema::version(&conn)? > 0)
+            }
+        }
+    }
+
+    /// Applies migrations up to version `to`.
+    pub fn migrate(&mut self, to: usize) -> Result<()> {
+        schema::migrate(&self.conn, to)
+    }
+
+    /// The schema version of the open store.
+    pub fn version(&self) -> Result<i64> {
+        schema::version(&self.conn)
+    }
+
+    /// Where the store is.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The schema of an SQLite store as SQL, one object per statement,
+    /// sorted by name: what the golden file holds.
+    pub fn schema_sql(&self) -> Result<String> {
+        if let Conn::Postgres(_) = self.conn {
+            return Ok(postgres_schema());
+        }
+        let rows = self.conn.query(
+            "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type DESC, name",
+            vec![],
+        )?;
+        let mut out = String::new();
+        for r in rows {
+            out.push_str(r.text(0)?.trim());
+            out.push_str(";\n\n");
+        }
+        Ok(out)
+    }
+
+    /// The columns of `table`, in order (tests: both databases build the same tables).
+    #[cfg(test)]
+    pub(crate) fn columns(&self, table: &str) -> Result<Vec<String>> {
+        let sql = match self.conn {
+            Conn::Sqlite(_) => "SELECT name FROM pragma_table_info(?1) ORDER BY cid",
+            Conn::Postgres(_) => {
+                "SELECT column_name::text FROM information_schema.columns
+                 WHERE table_name = ?1 AND table_schema = current_schema() ORDER BY ordinal_position"
+            }
+        };
+        self.conn
+            .query(sql, crate::backend::params![table])?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
+    }
+}
+
+/// Whether the store's folder has no room left: SQLite says only "disk I/O
+/// error" when it cannot create the `-shm` file a WAL store needs beside
+/// it, so a full disk is recognised by trying to write as much.
+fn no_room(path: &Path) -> bool {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let probe = dir.join(format!(".stackmeter-space-{}", std::process::id()));
+    let written = std::fs::write(&probe, [0u8; 32 << 10]);
+    let _ = std::fs::remove_file(&probe);
+    matches!(written, Err(e) if e.kind() == std::io::ErrorKind::StorageFull)
+}
