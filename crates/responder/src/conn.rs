@@ -250,10 +250,10 @@ impl Held {
     pub(crate) fn give_back(self, shared: &Shared, peer: SocketAddr) {
         let ip = peer.ip();
         if !self.judged {
-            shared.peers.judged(&shared.cfg, ip, false);
+            shared.clients.judged(&shared.cfg, ip, false);
         }
         if self.test {
-            shared.peers.test_ended(ip);
+            shared.clients.test_ended(ip);
         }
         if let Some(key) = self.source {
             shared.sources.remove(key);
@@ -673,14 +673,14 @@ impl<'a> Conn<'a> {
         let (c, log, peer) = (&self.shared.counters, self.shared.cfg.log, self.link.peer);
         if !self.link.held.judged && !matches!(e, Event::Accepted(_)) {
             self.link.held.judged = true;
-            self.shared.peers.judged(&self.shared.cfg, peer.ip(), false);
+            self.shared.clients.judged(&self.shared.cfg, peer.ip(), false);
         }
         match e {
             Event::Accepted(service) => {
                 if !self.link.held.judged {
                     self.link.held.judged = true;
                     let test = !matches!(service, Service::Sink { .. } | Service::Source { .. });
-                    if !self.shared.peers.judged(&self.shared.cfg, peer.ip(), test) {
+                    if !self.shared.clients.judged(&self.shared.cfg, peer.ip(), test) {
                         return false;
                     }
                     self.link.held.test = test;

@@ -204,7 +204,7 @@ impl<'a> Loop<'a> {
         let now = monotonic_ns();
         // Turned away before any byte is read or written: no log line (a
         // flood would fill the log), a counter.
-        if sh.peers.admit(&sh.cfg, peer.ip(), now).is_err() {
+        if sh.clients.admit(&sh.cfg, peer.ip(), now).is_err() {
             Shared::bump(&sh.counters.turned_away);
             return;
         }

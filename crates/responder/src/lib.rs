@@ -24,7 +24,7 @@
 //! `tcp.rs`, a thread per session, where there is no epoll), the UDP echo and
 //! stream counting (`udp.rs`) and the object catalogue (`objects.rs`).
 
-mod peers;
+mod clients;
 mod config;
 mod conn;
 #[cfg(target_os = "linux")]

@@ -2,7 +2,7 @@
 //! counters, the payload buffer, the catalogue, the registry of throughput
 //! tests and the source sockets it reads TCP_INFO from.
 
-use crate::peers::Peers;
+use crate::clients::Clients;
 use crate::config::Config;
 use crate::objects::Store;
 use crate::sources::Sources;
@@ -68,7 +68,7 @@ pub(crate) struct Shared {
     /// Source sockets of open tests, for TCP_INFO.
     pub sources: Sources,
     /// What each client address has open (the per-address limits).
-    pub peers: Peers,
+    pub clients: Clients,
 }
 
 impl Shared {
@@ -87,7 +87,7 @@ impl Shared {
         }
         Ok(Shared {
             machine: cfg.machine(store.is_some(), seed),
-            peers: Peers::default(),
+            clients: Clients::default(),
             cfg,
             counters,
             tx,

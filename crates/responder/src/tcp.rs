@@ -43,7 +43,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         // Turned away before any byte is read or written: no log line
         // (a flood would fill the log), a counter.
         if shared
-            .peers
+            .clients
             .admit(&shared.cfg, peer.ip(), stackmeter_sys::monotonic_ns())
             .is_err()
         {
@@ -66,7 +66,7 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         });
         if let Err(e) = spawned {
             shared.counters.active.fetch_sub(1, Ordering::AcqRel);
-            shared.peers.judged(&shared.cfg, peer.ip(), false);
+            shared.clients.judged(&shared.cfg, peer.ip(), false);
             log.line(format_args!("cannot start a session thread for {peer}: {e}"));
         }
     }

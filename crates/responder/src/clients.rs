@@ -15,7 +15,7 @@ use std::sync::Mutex;
 const TIDY_AT: usize = 4096;
 
 #[derive(Default)]
-struct Peer {
+struct Client {
     /// Connections accepted and not yet past their header.
     waiting: usize,
     /// Sessions counted as tests (not the data sessions of a test).
@@ -25,8 +25,8 @@ struct Peer {
 
 /// The table, shared by the accept loop and every session thread.
 #[derive(Default)]
-pub(crate) struct Peers {
-    map: Mutex<HashMap<IpAddr, Peer>>,
+pub(crate) struct Clients {
+    map: Mutex<HashMap<IpAddr, Client>>,
 }
 
 /// Why a connection was closed at once.
@@ -40,8 +40,8 @@ pub(crate) enum TurnedAway {
     Waiting,
 }
 
-impl Peers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Peer>> {
+impl Clients {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Client>> {
         // A thread that panicked holding the lock left counts, not broken
         // invariants: carry on with them.
         self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
