@@ -16,7 +16,7 @@
 use crate::error::ClientError;
 use stackmeter_proto::stamps::Block;
 use stackmeter_results::{SplitUs, StampParams, Timestamps};
-use stackmeter_stats::split::{estimate_offset, Split, Stamps};
+use stackmeter_stats::split::{estimate_offset, Exchange, Split};
 use stackmeter_sys::tstamp::{self, Kind};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
@@ -200,7 +200,7 @@ impl Collector {
             };
             match (r.c_tx, r.c_rx, r.app) {
                 (Some(c_tx), Some(c_rx), Some((rx, tx))) => full.push((
-                    Stamps {
+                    Exchange {
                         c_app_send: self.base.real(send),
                         c_tx_kernel: c_tx,
                         r_app_rx: rx,

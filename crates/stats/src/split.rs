@@ -23,7 +23,7 @@ use crate::Recorder;
 /// The stamps of one exchange, nanoseconds (`c_*` on the client's clock,
 /// `r_*` on the responder's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stamps {
+pub struct Exchange {
     /// The client's clock right before its send call.
     pub c_app_send: u64,
     /// The client kernel's send stamp of the request (its last byte).
@@ -77,7 +77,7 @@ fn diff(a: u64, b: u64) -> i64 {
     a.wrapping_sub(b) as i64
 }
 
-impl Stamps {
+impl Exchange {
     /// The five parts, with `offset` = responder clock minus client clock
     /// (0 when both ends read one clock).
     pub fn parts(&self, offset: i64) -> Parts {
@@ -111,7 +111,7 @@ pub struct Offset {
 /// NTP-style offset: on the exchange whose paths took least (the least
 /// queueing, so the most symmetric), the offset that makes the way out and
 /// the way back equal. `None` without exchanges.
-pub fn estimate_offset<'a>(exchanges: impl IntoIterator<Item = &'a Stamps>) -> Option<Offset> {
+pub fn estimate_offset<'a>(exchanges: impl IntoIterator<Item = &'a Exchange>) -> Option<Offset> {
     // The same rule as one-way delay (owd.rs), on the stamps around the
     // two paths: the client kernel's and the responder application's.
     let outside: Vec<crate::owd::Stamps> = exchanges
@@ -165,7 +165,7 @@ impl Split {
 
     /// Adds one exchange whose round trip, as the client's timer measured
     /// it, was `rtt_ns`.
-    pub fn add(&mut self, s: &Stamps, offset: i64, rtt_ns: u64) {
+    pub fn add(&mut self, s: &Exchange, offset: i64, rtt_ns: u64) {
         let p = s.parts(offset);
         self.samples += 1;
         if p.all().iter().any(|&v| v < 0) {
@@ -199,8 +199,8 @@ impl Split {
 mod tests {
     use super::*;
 
-    fn ex(c0: u64, ctx: u64, rrx: u64, rtx: u64, crx: u64, c1: u64) -> Stamps {
-        Stamps {
+    fn ex(c0: u64, ctx: u64, rrx: u64, rtx: u64, crx: u64, c1: u64) -> Exchange {
+        Exchange {
             c_app_send: c0,
             c_tx_kernel: ctx,
             r_app_rx: rrx,
