@@ -1,7 +1,7 @@
 //! The two databases behind one small interface: statements with `?N`
 //! parameters in, rows of plain values out, transactions around them.
 //! Every query of the store is written once against this; what differs
-//! between SQLite and PostgreSQL is here and in `schema.rs`, and nowhere
+//! between SQLite and PostgreSQL is here and in `migrations.rs`, and nowhere
 //! else: placeholders (`?N` becomes `$N`), how a write transaction starts
 //! (`BEGIN IMMEDIATE` takes SQLite's write lock at once), and how values
 //! are typed on the wire (PostgreSQL binds by the statement's parameter

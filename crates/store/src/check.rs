@@ -1,7 +1,7 @@
 //! `store check`: the whole store's integrity, as a list of problems.
 
 use crate::backend::Conn;
-use crate::schema::MIGRATIONS;
+use crate::migrations::MIGRATIONS;
 use crate::open::Store;
 use crate::Result;
 use stackmeter_results::Document;

@@ -16,7 +16,7 @@
 //! another store or the spool sends what it kept (`spool.rs`), which is
 //! how doing either twice is recognised.
 //!
-//! The schema is versioned and migrated on open (`schema.rs`: one list of
+//! The schema is versioned and migrated on open (`migrations.rs`: one list of
 //! migrations for both databases); `schema.sql` and `schema-postgres.sql`
 //! are the golden files of the result.
 //!
@@ -24,7 +24,7 @@
 //! (`backend::Conn`), not a trait: there are exactly two, each query is
 //! written once against the enum's small interface (statements with `?N`
 //! parameters, rows of plain values, transactions), and the differences
-//! between the two sit side by side in `backend.rs` and `schema.rs` where
+//! between the two sit side by side in `backend.rs` and `migrations.rs` where
 //! a reader can see all of them. A trait would have put each query in
 //! two places (or behind generics that every caller then carries); an
 //! enum keeps `Store` one concrete type, so no caller knows or cares which
@@ -35,7 +35,7 @@
 //! `read.rs` and `check.rs` (the store's methods by what they do),
 //! `rows.rs` (the rows as written: one insert path for direct writes, the
 //! spool and copies), `backend.rs` and `pg_error.rs` (the two databases),
-//! `schema.rs` (the migrations), `location.rs` (a path or a URL, shown
+//! `migrations.rs` (the migrations), `location.rs` (a path or a URL, shown
 //! without its password), `copy.rs` (`store copy`), `spool.rs` (results
 //! kept on disk while PostgreSQL cannot be reached, and `store flush`),
 //! `locks.rs` (PostgreSQL advisory locks for work that must not overlap),
@@ -48,7 +48,7 @@ mod error;
 mod hex;
 mod location;
 mod locks;
-mod schema;
+mod migrations;
 mod open;
 mod pg_error;
 mod read;
@@ -66,7 +66,7 @@ pub use copy::{copy, Copied};
 pub use error::{Result, StoreError};
 pub use location::{default_location, default_spool_dir, BadUrl, Location, PgUrl};
 pub use locks::{LockError, Locks};
-pub use schema::{postgres_schema, MIGRATIONS};
+pub use migrations::{postgres_schema, MIGRATIONS};
 pub use open::Store;
 pub use run::{Run, StoredRun};
 pub use spool::{flush, Flushed, RunKey, Spool, Writer};

@@ -3,7 +3,7 @@
 
 use crate::backend::{Conn, Pg};
 use crate::location::Location;
-use crate::schema::{self, postgres_schema, MIGRATIONS};
+use crate::migrations::{self, postgres_schema, MIGRATIONS};
 use crate::{Result, StoreError};
 use std::path::Path;
 
@@ -28,7 +28,7 @@ impl Store {
             Location::Sqlite(path) => Store::open_sqlite(path, to)?,
             Location::Postgres(url) => {
                 let conn = Conn::Postgres(Pg::connect(url)?);
-                schema::migrate(&conn, to)?;
+                migrations::migrate(&conn, to)?;
                 conn
             }
         };
@@ -68,7 +68,7 @@ impl Store {
         // one fsync per test, between tests, never inside a timed loop.
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")?;
         let conn = Conn::Sqlite(conn);
-        schema::migrate(&conn, to)?;
+        migrations::migrate(&conn, to)?;
         Ok(conn)
     }
 
@@ -80,19 +80,19 @@ impl Store {
             Location::Sqlite(path) => Ok(path.exists()),
             Location::Postgres(url) => {
                 let conn = Conn::Postgres(Pg::connect(&url)?);
-                Ok(schema::version(&conn)? > 0)
+                Ok(migrations::version(&conn)? > 0)
             }
         }
     }
 
     /// Applies migrations up to version `to`.
     pub fn migrate(&mut self, to: usize) -> Result<()> {
-        schema::migrate(&self.conn, to)
+        migrations::migrate(&self.conn, to)
     }
 
     /// The schema version of the open store.
     pub fn version(&self) -> Result<i64> {
-        schema::version(&self.conn)
+        migrations::version(&self.conn)
     }
 
     /// Where the store is.
