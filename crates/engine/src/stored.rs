@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use stackmeter_render::{render, Format, Style};
-use stackmeter_results::{figures, Comparison, RunList, RunRow, Side};
+use stackmeter_results::{figures, Comparison, RunList, RunSummary, Side};
 use stackmeter_results::{Spectrum, SpectrumPoint, SpectrumRow};
 use stackmeter_store::{Store, StoredRun, StoredTest};
 
@@ -80,7 +80,7 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
         .iter()
         .map(|stored| {
             let r = &stored.run;
-            RunRow {
+            RunSummary {
                 id: stored.id,
                 time: r.started.clone(),
                 finished: r.finished.clone(),

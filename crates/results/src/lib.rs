@@ -53,7 +53,7 @@ pub use plain::{NotMeasured, TargetKind};
 pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
-pub use runs::{RunList, RunRow};
+pub use runs::{RunList, RunSummary};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
