@@ -1,14 +1,14 @@
-//! `report`: reads the store into one typed [`Report`] (every source's
+//! `report`: reads the store into one typed [`RunReport`] (every source's
 //! tests, their interval series, their histograms merged over
 //! repetitions, and the comparisons), which `results` renders.
 
 use crate::error::Error;
-use stackmeter_results::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
+use stackmeter_results::{HistKey, ReportSource, ReportTest, RunReport, SeriesPoint};
 use stackmeter_store::{Store, StoredTest};
 
 /// The report over `sources` (labels, run ids or RUN:LABEL; the first is
 /// the baseline of the comparisons), comparing `metric` per repetition.
-pub fn build(store: &Store, sources: &[String], metric: &str) -> Result<Report, Error> {
+pub fn build(store: &Store, sources: &[String], metric: &str) -> Result<RunReport, Error> {
     let sides = sources
         .iter()
         .map(|s| crate::stored::resolve(store, s))
@@ -21,7 +21,7 @@ pub fn build(store: &Store, sources: &[String], metric: &str) -> Result<Report, 
         .into_iter()
         .map(|(name, tests)| source(store, name, tests))
         .collect::<Result<Vec<_>, Error>>()?;
-    Ok(Report {
+    Ok(RunReport {
         schema: stackmeter_results::SCHEMA.into(),
         generated: crate::record::now(),
         version: env!("CARGO_PKG_VERSION").into(),

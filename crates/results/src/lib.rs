@@ -8,7 +8,7 @@
 //! parameters and rows (one module per test: `rr`, `crr`, `ping`, `stream`,
 //! `udp_max`, `load`, `rrul`, each with its types and its figures; the list
 //! of tests is [`TestKind`]). A [`Comparison`], a [`SuiteOutcome`] and a
-//! [`Report`] are typed values built from documents. Serialized, a value is
+//! [`RunReport`] are typed values built from documents. Serialized, a value is
 //! the versioned JSON schema `stackmeter/1` described in `docs/json.md`,
 //! which later commands (store, compare, report) read back.
 //!
@@ -50,7 +50,7 @@ pub use live::{Live, TrialRow};
 pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
 pub use ping::{LossSplit, PingParams, PingResult, Slow};
 pub use plain::{NotMeasured, TargetKind};
-pub use report::{HistKey, Report, ReportSource, ReportTest, SeriesPoint};
+pub use report::{HistKey, ReportSource, ReportTest, RunReport, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
 pub use runs::{RunList, RunSummary};

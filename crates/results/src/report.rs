@@ -2,7 +2,7 @@
 //! comparisons of every source against the first, latency CDFs and
 //! histograms merged over repetitions, throughput per interval, and the
 //! environment each source ran in. The engine reads the store into a
-//! [`Report`]; everything here is pure.
+//! [`RunReport`]; everything here is pure.
 
 use crate::comparison::Comparison;
 use crate::doc::Document;
@@ -60,9 +60,10 @@ pub struct ReportSource {
     pub merged: Vec<(HistKey, Histogram<u64>)>,
 }
 
-/// The report.
+/// The report of stored runs side by side (`stackmeter report`); the
+/// wire record named Report is the responder's counters (proto::control).
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
-pub struct Report {
+pub struct RunReport {
     /// Always `stackmeter/1`.
     pub schema: String,
     /// When it was made, UTC RFC 3339.

@@ -12,7 +12,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("comparison", schema_for!(crate::comparison::Comparison).to_value()),
         ("suite", schema_for!(crate::suite::SuiteOutcome).to_value()),
         ("runs", schema_for!(crate::runs::RunList).to_value()),
-        ("report", schema_for!(crate::report::Report).to_value()),
+        ("report", schema_for!(crate::report::RunReport).to_value()),
         ("percentiles", schema_for!(crate::spectrum::Spectrum).to_value()),
         ("row", schema_for!(crate::live::Live<'static>).to_value()),
         ("fleet-report", schema_for!(crate::fleet::FleetReport).to_value()),

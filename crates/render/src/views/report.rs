@@ -4,9 +4,9 @@ use crate::format::Style;
 use stackmeter_results::rrul::Induced;
 use stackmeter_results::Body;
 use stackmeter_results::HistKey;
-use stackmeter_results::Report;
 use stackmeter_results::ReportSource;
 use stackmeter_results::ReportTest;
+use stackmeter_results::RunReport;
 use stackmeter_results::TestKind;
 
 use crate::chart::{by_percentile, Axis, Chart, Kind, Series};
@@ -15,7 +15,7 @@ use hdrhistogram::Histogram;
 use stackmeter_results::step_suffix;
 use stackmeter_results::Document;
 
-impl crate::format::Render for Report {
+impl crate::format::Render for RunReport {
     fn view(&self, style: &Style) -> View {
         let mut v = View::new();
         v.push(Block::Title(self.title()));
