@@ -267,6 +267,26 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
     let c = ctx.clone();
     let (db, every) = (cfg.store.clone(), cfg.store_every);
     joined.push(spawn("store", move || store::run(c, db, every, rx))?);
+    log::info(&started_line(&cfg, &plan, listen, metrics_at, &from));
+    if cfg.secret.is_some() {
+        log::info("authentication on: peers must prove the shared secret, and the probes prove it to them");
+    }
+    while !until() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    log::info("stopping: ending the probes and storing the last summaries");
+    ctx.stop.stop();
+    for h in joined {
+        let _ = h.join();
+    }
+    drop(responder);
+    log::info("stopped");
+    Ok(())
+}
+
+/// The line an agent logs when it starts: where it listens, what it
+/// probes and how often, where its peers and summaries come and go.
+fn started_line(cfg: &Config, plan: &Plan, listen: SocketAddr, metrics_at: SocketAddr, from: &str) -> String {
     let mut probing = Vec::new();
     if !plan.kinds().is_empty() {
         probing.push(format!(
@@ -283,7 +303,7 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
             cfg.stream_every.as_secs()
         ));
     }
-    log::info(&format!(
+    format!(
         "agent {} on node {}: responder on {listen}; probing {}; metrics on http://{metrics_at}/metrics; peers from {from}; summaries {}",
         cfg.name,
         cfg.node,
@@ -292,21 +312,7 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
             Some(_) => format!("stored every {} s", cfg.store_every.as_secs()),
             None => "not stored (--no-store)".into(),
         }
-    ));
-    if cfg.secret.is_some() {
-        log::info("authentication on: peers must prove the shared secret, and the probes prove it to them");
-    }
-    while !until() {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    log::info("stopping: ending the probes and storing the last summaries");
-    ctx.stop.stop();
-    for h in joined {
-        let _ = h.join();
-    }
-    drop(responder);
-    log::info("stopped");
-    Ok(())
+    )
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StartError> {
