@@ -70,10 +70,8 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
             };
             let c = stackmeter_results::fleet::FleetComparison::build(&a, &ta, &b, &tb, tolerance);
             if c.compared == 0 {
-                return fail(
-                    crate::out::NOTHING_TO_COMPARE,
-                    format!("fleet runs {a} and {b} have no pair and figure in common"),
-                );
+                let e = format!("fleet runs {a} and {b} have no pair and figure in common");
+                return crate::out::error(&stackmeter_engine::Error::NothingToCompare(e));
             }
             finish(&render(&c, format, &output.style()))
         }

@@ -143,14 +143,9 @@ fn run() -> i32 {
 
 /// One output's JSON Schema, or the list of them.
 fn schema(name: Option<&str>) -> i32 {
-    let all = stackmeter_results::schema::schemas();
-    let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
-    match name {
-        None => out::finish(&(names.join("\n") + "\n")),
-        Some(n) => match all.iter().find(|(k, _)| *k == n) {
-            Some((_, s)) => out::finish(&stackmeter_render::json::pretty(s)),
-            None => out::fail(2, format!("no schema '{n}' ({})", names.join(", "))),
-        },
+    match stackmeter_engine::commands::schema(name) {
+        Ok(text) => out::finish(&text),
+        Err(e) => out::error(&e),
     }
 }
 

@@ -33,10 +33,6 @@ pub fn finish(s: &str) -> i32 {
 /// Exit code when a regression gate (`--fail-on`) finds a row that fails it.
 pub const REGRESSION: i32 = 6;
 
-/// Exit code when `compare` or `fleet compare` finds no test and figure
-/// that both sides have.
-pub const NOTHING_TO_COMPARE: i32 = 7;
-
 /// Reports the rows that failed the gate on stderr; the exit code: 0, or
 /// [`REGRESSION`] when there are any.
 pub fn gate(failures: &[String]) -> i32 {

@@ -26,28 +26,7 @@ pub fn compare(a: CompareArgs) -> i32 {
     }
     with_store(&a.db, |s| {
         let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
-        let c = stored::compare(&side_a, &side_b, a.metric.name());
-        if c.sections.is_empty() {
-            let tests = |side: &(String, Vec<stackmeter_store::StoredTest>)| {
-                let mut names: Vec<&str> = Vec::new();
-                for t in &side.1 {
-                    if !names.contains(&t.doc.body.test_name()) {
-                        names.push(t.doc.body.test_name());
-                    }
-                }
-                names.join(", ")
-            };
-            return Ok(fail(
-                crate::out::NOTHING_TO_COMPARE,
-                format!(
-                    "nothing to compare: A ({}: {}) and B ({}: {}) have no test and figure in common",
-                    a.a,
-                    tests(&side_a),
-                    a.b,
-                    tests(&side_b)
-                ),
-            ));
-        }
+        let c = stored::compare(&side_a, &side_b, a.metric.name())?;
         match finish(&render(&c, a.format.into(), &Style::default())) {
             0 => Ok(crate::out::gate(&a.gate.failures(std::slice::from_ref(&c)))),
             code => Ok(code),

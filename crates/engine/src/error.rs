@@ -1,6 +1,6 @@
 //! What can stop a command before or while it measures, and the exit code
 //! each maps to (README.md: 1 local, 2 usage, 3 unreachable, 4 refused,
-//! 5 broken off).
+//! 5 broken off, 7 nothing to compare).
 
 use stackmeter_client::ClientError;
 
@@ -13,6 +13,9 @@ pub enum Error {
     /// A local failure (store, files, processes): exit 1.
     #[error("{0}")]
     Local(String),
+    /// The two sides of a comparison have nothing in common: exit 7.
+    #[error("{0}")]
+    NothingToCompare(String),
     /// The target could not be reached or the test broke off.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -24,6 +27,7 @@ impl Error {
         match self {
             Error::Usage(_) => 2,
             Error::Local(_) => 1,
+            Error::NothingToCompare(_) => 7,
             Error::Client(e) => e.exit_code(),
         }
     }

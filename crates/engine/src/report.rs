@@ -14,7 +14,11 @@ pub fn build(store: &Store, sources: &[String], metric: &str) -> Result<RunRepor
         .map(|s| crate::stored::resolve(store, s))
         .collect::<Result<Vec<_>, Error>>()?;
     let comparisons = match sides.split_first() {
-        Some((a, rest)) => rest.iter().map(|b| crate::stored::compare(a, b, metric)).collect(),
+        // A source with nothing in common with the first gets no comparison.
+        Some((a, rest)) => rest
+            .iter()
+            .filter_map(|b| crate::stored::compare(a, b, metric).ok())
+            .collect(),
         None => Vec::new(),
     };
     let sources = sides

@@ -45,9 +45,32 @@ pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), E
 }
 
 /// B against the baseline A, comparing `metric` per repetition.
-pub fn compare(a: &(String, Vec<StoredTest>), b: &(String, Vec<StoredTest>), metric: &str) -> Comparison {
+pub fn compare(
+    a: &(String, Vec<StoredTest>),
+    b: &(String, Vec<StoredTest>),
+    metric: &str,
+) -> Result<Comparison, Error> {
     let ((sa, steps_a), (sb, steps_b)) = (side(a), side(b));
-    stackmeter_results::compare(&sa, &steps_a, &sb, &steps_b, metric)
+    let c = stackmeter_results::compare(&sa, &steps_a, &sb, &steps_b, metric);
+    if c.sections.is_empty() {
+        let tests = |side: &(String, Vec<StoredTest>)| {
+            let mut names: Vec<&str> = Vec::new();
+            for t in &side.1 {
+                if !names.contains(&t.doc.body.test_name()) {
+                    names.push(t.doc.body.test_name());
+                }
+            }
+            names.join(", ")
+        };
+        return Err(Error::NothingToCompare(format!(
+            "nothing to compare: A ({}: {}) and B ({}: {}) have no test and figure in common",
+            a.0,
+            tests(a),
+            b.0,
+            tests(b)
+        )));
+    }
+    Ok(c)
 }
 
 fn side(s: &(String, Vec<StoredTest>)) -> (Side<'_>, Vec<String>) {

@@ -9,3 +9,17 @@ pub mod fleet;
 pub mod serve;
 pub mod store;
 pub mod suite;
+
+/// `stackmeter schema [NAME]`: one output's JSON Schema, or the names of
+/// them all, one per line.
+pub fn schema(name: Option<&str>) -> Result<String, crate::Error> {
+    let all = stackmeter_results::schema::schemas();
+    let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+    match name {
+        None => Ok(names.join("\n") + "\n"),
+        Some(n) => match all.iter().find(|(k, _)| *k == n) {
+            Some((_, s)) => Ok(stackmeter_render::json::pretty(s)),
+            None => Err(crate::Error::Usage(format!("no schema '{n}' ({})", names.join(", ")))),
+        },
+    }
+}
