@@ -12,13 +12,20 @@
 //! percentages that hand-made tables print (the latency grid's "Average
 //! ... faster", docs/scenarios.md) is computed too, for comparison, and
 //! labelled as such by the renderers.
+//!
+//! When many rows are judged at once, [`fdr`] keeps the share of false
+//! verdicts among them in check (Benjamini-Hochberg); [`twoway`] fits a
+//! fleet's pair matrix as one effect per node as a client and one as a
+//! target (median polish), so a slow node is named instead of its pairs.
 
 pub mod converge;
 pub mod dist;
+pub mod fdr;
 mod median;
 pub mod mwu;
 pub mod rng;
 mod row;
+pub mod twoway;
 
 pub use converge::{converged, Convergence};
 pub use median::{hodges_lehmann, median};

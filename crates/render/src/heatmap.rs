@@ -23,6 +23,10 @@ pub struct Heatmap {
     pub lower_is_better: bool,
     /// The typical value: a cell here is neutral, further the bad way is redder.
     pub center: f64,
+    /// Rows to outline (a node named as a suspect as a client).
+    pub marked_rows: Vec<usize>,
+    /// Columns to outline (a node named as a suspect as a target).
+    pub marked_cols: Vec<usize>,
 }
 
 /// How many times worse than the centre is fully red.
@@ -90,8 +94,12 @@ impl Heatmap {
         let heads_right = heads.iter().map(|t| t.bounds().2).fold(grid_right, f64::max);
         let width = (heads_right + PAD).max(360.0);
         let better = if self.lower_is_better { "lower" } else { "higher" };
+        let marked = match self.marked_rows.is_empty() && self.marked_cols.is_empty() {
+            true => "",
+            false => "; outlined: a suspect node's pairs (its row as a client, its column as a target)",
+        };
         let legend = format!(
-            "{}: green at or better than the median of pairs ({} {}), red {RED_AT:.0}x worse or more; {better} is better",
+            "{}: green at or better than the median of pairs ({} {}), red {RED_AT:.0}x worse or more; {better} is better{marked}",
             self.unit,
             num(self.center),
             self.unit
@@ -158,9 +166,30 @@ impl Heatmap {
                 }
             }
         }
+        self.marks_svg(&mut o, left, top, cell);
         note.svg(&mut o);
         o += "</svg>";
         o
+    }
+
+    /// An outline around each marked row and column (a suspect node's
+    /// pairs), over the cells.
+    fn marks_svg(&self, o: &mut String, left: f64, top: f64, cell: f64) {
+        let (w, h) = (cell * self.cols.len() as f64, cell * self.rows.len() as f64);
+        for &i in &self.marked_rows {
+            *o += &format!(
+                "<rect x=\"{left:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{cell:.1}\" fill=\"none\" stroke=\"#b3261e\" stroke-width=\"3\" data-suspect=\"client\"><title>suspect as a client: {}</title></rect>",
+                top + cell * i as f64,
+                esc(self.rows.get(i).map_or("", String::as_str))
+            );
+        }
+        for &j in &self.marked_cols {
+            *o += &format!(
+                "<rect x=\"{:.1}\" y=\"{top:.1}\" width=\"{cell:.1}\" height=\"{h:.1}\" fill=\"none\" stroke=\"#b3261e\" stroke-width=\"3\" data-suspect=\"target\"><title>suspect as a target: {}</title></rect>",
+                left + cell * j as f64,
+                esc(self.cols.get(j).map_or("", String::as_str))
+            );
+        }
     }
 }
 
@@ -193,6 +222,8 @@ mod tests {
             unit: "us".into(),
             lower_is_better: true,
             center: 20.0,
+            marked_rows: vec![],
+            marked_cols: vec![1],
         }
     }
 
@@ -209,7 +240,13 @@ mod tests {
     #[test]
     fn drawn_with_every_cell_and_escaped() {
         let s = map().svg();
-        assert_eq!(s.matches("<rect").count(), 4);
+        // Four cells and the outline of the marked column.
+        assert_eq!(s.matches("<rect").count(), 5);
+        assert_eq!(s.matches("data-suspect=\"target\"").count(), 1);
+        assert!(s.contains("suspect as a target: b"), "{s}");
+        let mut plain = map();
+        plain.marked_cols.clear();
+        assert_eq!(plain.svg().matches("<rect").count(), 4);
         assert!(s.contains("rtt &lt;p99&gt;"));
         assert!(s.contains("<title>b -> a: 400.000 us</title>"), "{s}");
     }

@@ -150,16 +150,28 @@ pub fn nested(v: View) -> View {
 /// A heatmap as a table, for text and Markdown: one row per client, "-"
 /// where a pair was not measured.
 pub fn heatmap_table(h: &Heatmap) -> Table {
+    // A suspect node's name carries a star: as a client on its row, as a
+    // target on its column.
+    let star = |name: &str, marked: bool| match marked {
+        true => format!("*{name}"),
+        false => name.to_string(),
+    };
     let mut cols = vec![Col::text("client \\ target", 0)];
-    cols.extend(h.cols.iter().map(|c| Col::num(c, 0)));
+    cols.extend(
+        h.cols
+            .iter()
+            .enumerate()
+            .map(|(j, c)| Col::num(&star(c, h.marked_cols.contains(&j)), 0)),
+    );
     Table {
         cols,
         rows: h
             .rows
             .iter()
             .zip(&h.cells)
-            .map(|(r, cells)| {
-                let mut row = vec![r.clone()];
+            .enumerate()
+            .map(|(i, (r, cells))| {
+                let mut row = vec![star(r, h.marked_rows.contains(&i))];
                 row.extend(
                     cells
                         .iter()

@@ -3,7 +3,7 @@
 //! and every format shows it.
 
 use stackmeter_render::{render, Format, Style};
-use stackmeter_results::fleet::{FleetComparison, FleetReport, PairTest};
+use stackmeter_results::fleet::{FleetComparison, FleetReport, PairTest, Role};
 use stackmeter_results::Document;
 
 /// An rr document whose round trip p50 is `p50` us (p99 twice that).
@@ -87,6 +87,13 @@ fn a_slow_node_tops_the_worst_pairs() {
     }
     let html = render(&r, Format::Html, &Style::default());
     assert_eq!(html.matches("data-chart=\"heatmap\"").count(), 2);
+    // The slow node is named, as a client and as a target, and no other.
+    assert!(!r.suspects.is_empty());
+    assert!(r.suspects.iter().all(|e| e.node == "n5"), "{:?}", r.suspects);
+    assert!(r.suspects.iter().any(|e| e.role == Role::Client));
+    assert!(r.suspects.iter().any(|e| e.role == Role::Target));
+    // Its row and column are outlined in the heatmaps.
+    assert!(html.contains("data-suspect=\"client\"") && html.contains("data-suspect=\"target\""));
 }
 
 #[test]
@@ -107,6 +114,12 @@ fn a_comparison_flags_the_slowed_pairs_and_no_others() {
     assert!(few.flagged.is_empty() && few.too_few > 0);
     let text = render(&c, Format::Text, &Style::default());
     assert!(text.contains("n2"), "{text}");
+    // The node is named, not only its pairs; the correction is said.
+    assert!(!c.nodes.is_empty() && c.nodes.iter().all(|e| e.node == "n2"), "{:?}", c.nodes);
+    assert!(c.correction.as_ref().is_some_and(|k| k.tests == c.compared));
+    assert!(text.contains("Benjamini-Hochberg"), "{text}");
+    // The same run against itself names no node.
+    assert!(same.nodes.is_empty());
 }
 
 #[test]

@@ -8,13 +8,15 @@ use crate::doc::figures;
 use crate::doc::Document;
 use crate::kind::TestKind;
 use serde::Serialize;
-use stackmeter_compare::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict};
+use stackmeter_compare::fdr::Correction;
+use stackmeter_compare::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA};
 
 /// How the verdicts were reached, printed under every comparison.
 pub const METHOD: &str = "each repetition gives one figure per row; A and B are the medians over repetitions; \
 the 95% CI of B/A is a bootstrap of the ratio of medians (2000 resamples, fixed seed); \
 p is the two-sided Mann-Whitney U test (normal approximation, tie-corrected); \
 a row is faster or slower only when the CI excludes 1 and p < 0.05, else \"~ no significant difference\"; \
+when several rows are judged together, p is also corrected across them (Benjamini-Hochberg, false discovery rate 0.05: q, the adjusted p, must be below 0.05 too); \
 5 or more repetitions per side are needed for a verdict; \
 the overall interval of the geometric mean resamples the repetitions (bootstrap, 2000 resamples)";
 
@@ -43,6 +45,10 @@ pub struct Comparison {
     pub sections: Vec<Section>,
     /// Across every row of every section.
     pub summary: Option<Overall>,
+    /// How the rows' verdicts were corrected for being judged together
+    /// (none with fewer than two rows that could have one).
+    #[serde(default)]
+    pub correction: Option<Correction>,
     /// Things to know (rows only one side has, convergence not reached).
     pub notes: Vec<String>,
 }
@@ -71,9 +77,13 @@ pub struct Section {
 pub struct Row {
     /// "1 B:1 KiB", "64 B".
     pub label: String,
-    /// The statistics.
+    /// The statistics (the verdict after the correction across rows).
     #[serde(flatten)]
     pub stats: RowStats,
+    /// The p-value adjusted across every row judged together
+    /// (Benjamini-Hochberg); NaN for a row without a verdict.
+    #[serde(default = "no_q")]
+    pub q_value: f64,
     /// Every repetition's value of A, in order.
     pub values_a: Vec<f64>,
     /// Every repetition's value of B, in order.
@@ -127,6 +137,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         let row = Row {
             label: label.clone(),
             stats,
+            q_value: f64::NAN,
             values_a: va.clone(),
             values_b: vb.clone(),
         };
@@ -151,6 +162,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
             notes.push(format!("{} {} {}: only in {}", key.0, key.2, label, b.name));
         }
     }
+    let correction = correct(&mut sections);
     let all: Vec<RowStats> = sections.iter().flat_map(|s| s.rows.iter().map(|r| r.stats)).collect();
     let samples: Vec<(&[f64], &[f64], Direction)> = sections
         .iter()
@@ -168,9 +180,53 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         metric: metric.to_string(),
         method: METHOD.to_string(),
         summary,
+        correction,
         sections,
         notes,
     }
+}
+
+fn no_q() -> f64 {
+    f64::NAN
+}
+
+/// Corrects the verdicts of every row that could have one for being
+/// judged together: a row stays faster or slower only when its adjusted
+/// p-value (q) is below [`ALPHA`] too. None with fewer than two such rows.
+pub(crate) fn correct_rows<'a>(rows: impl Iterator<Item = (&'a mut RowStats, &'a mut f64)>) -> Option<Correction> {
+    let mut rows: Vec<(&mut RowStats, &mut f64)> = rows.collect();
+    let judged = |s: &RowStats| s.verdict != Verdict::TooFewRepetitions;
+    let p: Vec<f64> = rows
+        .iter()
+        .map(|(s, _)| if judged(s) { s.p_value } else { f64::NAN })
+        .collect();
+    let reps: Vec<(usize, usize)> = rows
+        .iter()
+        .filter(|(s, _)| judged(s))
+        .map(|(s, _)| (s.n_a, s.n_b))
+        .collect();
+    if reps.len() < 2 {
+        return None;
+    }
+    let (c, q) = Correction::of(&p, &reps, ALPHA);
+    for ((s, qv), q) in rows.iter_mut().zip(q) {
+        **qv = q;
+        // A NaN q (no test) is not below ALPHA either.
+        let passes = q < ALPHA;
+        if matches!(s.verdict, Verdict::Faster | Verdict::Slower) && !passes {
+            s.verdict = Verdict::NoSignificantDifference;
+        }
+    }
+    Some(c)
+}
+
+fn correct(sections: &mut [Section]) -> Option<Correction> {
+    correct_rows(
+        sections
+            .iter_mut()
+            .flat_map(|s| s.rows.iter_mut())
+            .map(|r| (&mut r.stats, &mut r.q_value)),
+    )
 }
 
 impl Comparison {

@@ -17,7 +17,9 @@ use crate::doc::{figures, Document};
 use crate::figures::Figure;
 use crate::TestKind;
 use serde::Serialize;
-use stackmeter_compare::{compare, Direction, RowStats, Verdict};
+use stackmeter_compare::fdr::{adjust, Correction};
+use stackmeter_compare::twoway::{col_p, median_polish, row_p};
+use stackmeter_compare::{compare, Direction, RowStats, Verdict, ALPHA};
 
 /// One stored test of a fleet run.
 #[derive(Clone, Debug)]
@@ -133,6 +135,113 @@ pub struct FleetReport {
     pub matrices: Vec<Matrix>,
     /// The pairs furthest from their matrix's median, worst first.
     pub worst: Vec<Worst>,
+    /// The nodes whose pairs stand out together, as a client or as a
+    /// target (a two-way fit of each matrix), worst first.
+    #[serde(default)]
+    pub suspects: Vec<NodeEffect>,
+}
+
+/// Which side of its pairs a node's effect is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The node's pairs as the client: what it sends (its way out).
+    Client,
+    /// The node's pairs as the target: what it receives.
+    Target,
+}
+
+/// A node whose pairs moved (or stand out) together.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct NodeEffect {
+    /// The node.
+    pub node: String,
+    /// As a client or as a target.
+    pub role: Role,
+    /// The figure.
+    pub figure: String,
+    /// How many times worse its pairs are than the others', the other
+    /// role's effects removed (a median polish of the matrix): 2.0 is
+    /// twice the time, or half the rate.
+    pub factor: f64,
+    /// Its pairs in the matrix.
+    pub pairs: usize,
+    /// Mann-Whitney p-value of its pairs against every other pair.
+    pub p_value: f64,
+    /// The same adjusted across every node, role and figure judged
+    /// (Benjamini-Hochberg).
+    pub q_value: f64,
+}
+
+/// Node effects of one matrix: `cells` (client, target, value on a log
+/// scale where larger is worse) fitted by median polish; one candidate
+/// per node and role, with its p-value.
+fn node_effects(figure: &str, nodes: &[String], cells: &[(String, String, f64)]) -> Vec<NodeEffect> {
+    let clients: Vec<&String> = nodes.iter().filter(|n| cells.iter().any(|c| &c.0 == *n)).collect();
+    let targets: Vec<&String> = nodes.iter().filter(|n| cells.iter().any(|c| &c.1 == *n)).collect();
+    let grid: Vec<Vec<Option<f64>>> = clients
+        .iter()
+        .map(|cl| {
+            targets
+                .iter()
+                .map(|t| cells.iter().find(|c| &c.0 == *cl && &c.1 == *t).map(|c| c.2))
+                .collect()
+        })
+        .collect();
+    if clients.len() < 3 || targets.len() < 3 {
+        return Vec::new();
+    }
+    let fit = median_polish(&grid);
+    let count = |role: Role, k: usize| match role {
+        Role::Client => grid[k].iter().flatten().count(),
+        Role::Target => grid.iter().filter(|r| r[k].is_some()).count(),
+    };
+    let mut out = Vec::new();
+    for (role, names, effects) in [(Role::Client, &clients, &fit.rows), (Role::Target, &targets, &fit.cols)] {
+        for (k, name) in names.iter().enumerate() {
+            let p = match role {
+                Role::Client => row_p(&grid, &fit, k),
+                Role::Target => col_p(&grid, &fit, k),
+            };
+            let Some(p) = p else { continue };
+            out.push(NodeEffect {
+                node: (*name).clone(),
+                role,
+                figure: figure.to_string(),
+                factor: effects[k].exp(),
+                pairs: count(role, k),
+                p_value: p,
+                q_value: f64::NAN,
+            });
+        }
+    }
+    out
+}
+
+/// Of every candidate, those whose adjusted p-value is below [`ALPHA`]
+/// and whose pairs are worse by at least `factor`, worst first.
+fn significant(mut all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
+    let q = adjust(&all.iter().map(|e| e.p_value).collect::<Vec<_>>());
+    for (e, q) in all.iter_mut().zip(q) {
+        e.q_value = q;
+    }
+    let mut out: Vec<NodeEffect> = all
+        .into_iter()
+        .filter(|e| e.q_value < ALPHA && e.factor >= factor)
+        .collect();
+    out.sort_by(|a, b| b.factor.total_cmp(&a.factor));
+    out
+}
+
+/// A value on the log scale where larger is worse.
+fn worse_log(value: f64, lower_is_better: bool, unit: &str) -> f64 {
+    let floor = if unit == "%" { 0.1 } else { 1e-12 };
+    let v = (value.max(0.0) + floor).ln();
+    if lower_is_better {
+        v
+    } else {
+        -v
+    }
 }
 
 /// How many worst pairs a report lists.
@@ -279,6 +388,24 @@ impl FleetReport {
             .collect();
         worst.sort_by(|a, b| b.badness.total_cmp(&a.badness));
         worst.truncate(WORST);
+        let candidates = matrices
+            .iter()
+            .flat_map(|m| {
+                let cells: Vec<(String, String, f64)> = m
+                    .cells
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.client.clone(),
+                            c.target.clone(),
+                            worse_log(c.value, m.lower_is_better, &m.unit),
+                        )
+                    })
+                    .collect();
+                node_effects(&m.key.title(), &nodes, &cells)
+            })
+            .collect();
+        let suspects = significant(candidates, WORST_FROM);
         FleetReport {
             run: run.to_string(),
             nodes,
@@ -286,6 +413,7 @@ impl FleetReport {
             incomplete: tests.iter().filter(|t| !t.doc.complete).count(),
             matrices,
             worst,
+            suspects,
         }
     }
 }
@@ -301,8 +429,13 @@ pub struct PairChange {
     pub key: FigureKey,
     /// Its unit.
     pub unit: String,
-    /// The statistics of B against A (`compare`'s).
+    /// The statistics of B against A (`compare`'s), its verdict after the
+    /// correction across every pair and figure.
     pub stats: RowStats,
+    /// The p-value adjusted across every pair and figure judged
+    /// (Benjamini-Hochberg; NaN without a verdict).
+    #[serde(default)]
+    pub q_value: f64,
     /// Significantly worse, past the tolerance.
     pub flagged: bool,
     /// Significantly better, past the tolerance.
@@ -329,6 +462,14 @@ pub struct FleetComparison {
     pub improved: Vec<PairChange>,
     /// Every change judged (flagged or not), in figure and pair order.
     pub changes: Vec<PairChange>,
+    /// How the verdicts were corrected for being judged together.
+    #[serde(default)]
+    pub correction: Option<Correction>,
+    /// The nodes whose pairs got worse together, as a client or as a
+    /// target (a two-way fit of each figure's matrix of changes), worst
+    /// first: where to look.
+    #[serde(default)]
+    pub nodes: Vec<NodeEffect>,
 }
 
 impl FleetComparison {
@@ -355,18 +496,25 @@ impl FleetComparison {
                 if stats.verdict == Verdict::TooFewRepetitions {
                     too_few += 1;
                 }
-                let past = stats.percent.abs() > tolerance_pct;
                 changes.push(PairChange {
                     client: pair.0.clone(),
                     target: pair.1.clone(),
                     key: key.clone(),
                     unit: unit.clone(),
                     stats,
-                    flagged: stats.verdict == Verdict::Slower && past,
-                    improved: stats.verdict == Verdict::Faster && past,
+                    q_value: f64::NAN,
+                    flagged: false,
+                    improved: false,
                 });
             }
         }
+        let correction = crate::comparison::correct_rows(changes.iter_mut().map(|c| (&mut c.stats, &mut c.q_value)));
+        for c in &mut changes {
+            let past = c.stats.percent.abs() > tolerance_pct;
+            c.flagged = c.stats.verdict == Verdict::Slower && past;
+            c.improved = c.stats.verdict == Verdict::Faster && past;
+        }
+        let nodes = changed_nodes(&changes, 1.0 + tolerance_pct / 100.0);
         let mut flagged: Vec<PairChange> = changes.iter().filter(|c| c.flagged).cloned().collect();
         flagged.sort_by(|x, y| x.stats.percent.total_cmp(&y.stats.percent));
         let mut improved: Vec<PairChange> = changes.iter().filter(|c| c.improved).cloned().collect();
@@ -380,6 +528,8 @@ impl FleetComparison {
             flagged,
             improved,
             changes,
+            correction,
+            nodes,
         }
     }
 
@@ -394,4 +544,43 @@ impl FleetComparison {
         }
         out
     }
+}
+
+/// The nodes whose pairs got worse together: each figure's matrix of
+/// changes (the log of B/A, larger worse) fitted one effect per node and
+/// role, the candidates corrected together, those at least `factor` worse.
+fn changed_nodes(changes: &[PairChange], factor: f64) -> Vec<NodeEffect> {
+    let mut nodes: Vec<String> = Vec::new();
+    for c in changes {
+        for n in [&c.client, &c.target] {
+            if !nodes.contains(n) {
+                nodes.push(n.clone());
+            }
+        }
+    }
+    nodes.sort_by_key(|n| natural(n));
+    let mut keys: Vec<&FigureKey> = Vec::new();
+    for c in changes {
+        if !keys.contains(&&c.key) {
+            keys.push(&c.key);
+        }
+    }
+    let candidates = keys
+        .iter()
+        .flat_map(|k| {
+            let cells: Vec<(String, String, f64)> = changes
+                .iter()
+                .filter(|c| &c.key == *k && c.stats.ratio > 0.0 && c.stats.ratio.is_finite())
+                .map(|c| {
+                    let worse = match c.stats.direction {
+                        Direction::LowerIsBetter => c.stats.ratio.ln(),
+                        Direction::HigherIsBetter => -c.stats.ratio.ln(),
+                    };
+                    (c.client.clone(), c.target.clone(), worse)
+                })
+                .collect();
+            node_effects(&k.title(), &nodes, &cells)
+        })
+        .collect();
+    significant(candidates, factor)
 }

@@ -146,6 +146,8 @@ mod tests {
             unit: "us".into(),
             lower_is_better: true,
             center: 400.0,
+            marked_rows: vec![3],
+            marked_cols: vec![],
         }));
         let text = crate::format::text::view(&v);
         let html = body(&v);

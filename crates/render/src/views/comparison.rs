@@ -99,6 +99,10 @@ fn cells(r: &Row) -> Vec<String> {
             false => format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
         },
         p_value(s.p_value),
+        match r.q_value.is_finite() {
+            true => p_value(r.q_value),
+            false => "-".into(),
+        },
         format!("{}/{}", s.n_a, s.n_b),
     ]
 }
@@ -112,6 +116,7 @@ fn cols(c: &Comparison, unit: &str, test: TestKind) -> Vec<Col> {
         Col::text("B vs A", 0),
         Col::num("95% CI of B/A", 0),
         Col::num("p-value", 0),
+        Col::num("q", 0),
         Col::num("reps A/B", 0),
     ]
 }
@@ -242,6 +247,9 @@ impl crate::format::Render for Comparison {
         v.blank();
         for l in summary_lines(self) {
             v.line(l);
+        }
+        if let Some(c) = &self.correction {
+            v.line(format!("Correction: {}.", c.describe()));
         }
         for n in &self.notes {
             v.push(Block::Note(n.clone()));

@@ -1,20 +1,22 @@
 //! A fleet report (pair matrices as heatmaps, worst pairs first) and a fleet
 //! comparison (every pair's verdict).
-use stackmeter_results::fleet::natural;
-use stackmeter_results::fleet::Cell;
-use stackmeter_results::fleet::FigureKey;
-use stackmeter_results::fleet::FleetComparison;
-use stackmeter_results::fleet::FleetReport;
-use stackmeter_results::fleet::Matrix;
-use stackmeter_results::fleet::PairChange;
-use stackmeter_results::fleet::WORST_FROM;
+use stackmeter_results::fleet::{
+    natural, Cell, FigureKey, FleetComparison, FleetReport, Matrix, NodeEffect, PairChange, Role, WORST_FROM,
+};
 
 use crate::view::{Block, Col, Heatmap, Table, View};
 use stackmeter_compare::Direction;
 use stackmeter_results::num;
 
-/// A matrix as a heatmap: clients down, targets across.
-fn heatmap(m: &Matrix, nodes: &[String], title: String, values: impl Fn(&Cell) -> f64) -> Heatmap {
+/// A matrix as a heatmap: clients down, targets across; the rows and
+/// columns of the nodes in `marked` (for this figure) outlined.
+fn heatmap(
+    m: &Matrix,
+    nodes: &[String],
+    title: String,
+    values: impl Fn(&Cell) -> f64,
+    marked: &[NodeEffect],
+) -> Heatmap {
     let clients: Vec<String> = nodes
         .iter()
         .filter(|n| m.cells.iter().any(|c| &c.client == *n))
@@ -34,14 +36,62 @@ fn heatmap(m: &Matrix, nodes: &[String], title: String, values: impl Fn(&Cell) -
                 .collect()
         })
         .collect();
+    let figure = m.key.title();
+    let mark = |names: &[String], role: Role| -> Vec<usize> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                marked
+                    .iter()
+                    .any(|e| e.role == role && &e.node == *n && e.figure == figure)
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
     Heatmap {
         title,
+        marked_rows: mark(&clients, Role::Client),
+        marked_cols: mark(&targets, Role::Target),
         rows: clients,
         cols: targets,
         cells,
         unit: m.unit.clone(),
         lower_is_better: m.lower_is_better,
         center: m.median,
+    }
+}
+
+/// The nodes whose pairs stand out (or moved) together, as a table.
+fn nodes_table(effects: &[NodeEffect]) -> Table {
+    Table {
+        cols: vec![
+            Col::text("node", 0),
+            Col::text("as", 0),
+            Col::text("figure", 0),
+            Col::num("x worse", 0),
+            Col::num("pairs", 0),
+            Col::num("p-value", 0),
+            Col::num("q", 0),
+        ],
+        rows: effects
+            .iter()
+            .map(|e| {
+                vec![
+                    e.node.clone(),
+                    match e.role {
+                        Role::Client => "client (its way out)".into(),
+                        Role::Target => "target (its way in)".into(),
+                    },
+                    e.figure.clone(),
+                    format!("{:.2}", e.factor),
+                    e.pairs.to_string(),
+                    format!("{:.1e}", e.p_value),
+                    format!("{:.1e}", e.q_value),
+                ]
+            })
+            .collect(),
+        ..Table::default()
     }
 }
 
@@ -55,6 +105,13 @@ impl crate::format::Render for FleetReport {
             self.nodes.len(),
             self.incomplete
         ));
+        v.push(Block::Heading("Suspect nodes".into()));
+        match self.suspects.is_empty() {
+            true => v.line(format!(
+                "no node's pairs stand out together by {WORST_FROM}x or more (a two-way fit of each matrix: one effect per node as a client, one as a target; Mann-Whitney of its pairs against the rest, Benjamini-Hochberg across nodes)"
+            )),
+            false => v.push(Block::Table(nodes_table(&self.suspects))),
+        };
         v.push(Block::Heading("Worst pairs".into()));
         if self.worst.is_empty() {
             v.line(format!(
@@ -88,7 +145,13 @@ impl crate::format::Render for FleetReport {
         for m in &self.matrices {
             let better = if m.lower_is_better { "lower" } else { "higher" };
             let title = format!("{} ({}, {better} is better)", m.key.title(), m.unit);
-            v.push(Block::Heatmap(heatmap(m, &self.nodes, title, |c| c.value)));
+            v.push(Block::Heatmap(heatmap(
+                m,
+                &self.nodes,
+                title,
+                |c| c.value,
+                &self.suspects,
+            )));
         }
         v
     }
@@ -112,6 +175,14 @@ impl crate::format::Render for FleetComparison {
             self.improved.len(),
             self.too_few
         ));
+        v.push(Block::Heading("Nodes that got worse".into()));
+        match self.nodes.is_empty() {
+            true => v.line(format!(
+                "no node's pairs got worse together by more than {}% (a two-way fit of each figure's changes: one effect per node as a client, one as a target)",
+                self.tolerance_pct
+            )),
+            false => v.push(Block::Table(nodes_table(&self.nodes))),
+        };
         for (heading, list) in [
             ("Flagged pairs (worse), worst first", &self.flagged),
             ("Better, best first", &self.improved),
@@ -195,7 +266,11 @@ impl crate::format::Render for FleetComparison {
                 &nodes,
                 format!("{}: B/A per pair", key.title()),
                 |c| c.value,
+                &self.nodes,
             )));
+        }
+        if let Some(c) = &self.correction {
+            v.line(format!("Correction: {}.", c.describe()));
         }
         v.line(format!(
             "Method: per pair and figure, A's and B's repetitions compared as `compare` does (bootstrap 95% interval of the ratio of medians, Mann-Whitney U, at least {} repetitions a side); flagged when significantly worse by more than {}%, listed as better when significantly better by as much.",
