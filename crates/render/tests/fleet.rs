@@ -115,7 +115,11 @@ fn a_comparison_flags_the_slowed_pairs_and_no_others() {
     let text = render(&c, Format::Text, &Style::default());
     assert!(text.contains("n2"), "{text}");
     // The node is named, not only its pairs; the correction is said.
-    assert!(!c.nodes.is_empty() && c.nodes.iter().all(|e| e.node == "n2"), "{:?}", c.nodes);
+    assert!(
+        !c.nodes.is_empty() && c.nodes.iter().all(|e| e.node == "n2"),
+        "{:?}",
+        c.nodes
+    );
     assert!(c.correction.as_ref().is_some_and(|k| k.tests == c.compared));
     assert!(text.contains("Benjamini-Hochberg"), "{text}");
     // The same run against itself names no node.

@@ -81,9 +81,9 @@ pub struct Row {
     #[serde(flatten)]
     pub stats: RowStats,
     /// The p-value adjusted across every row judged together
-    /// (Benjamini-Hochberg); NaN for a row without a verdict.
-    #[serde(default = "no_q")]
-    pub q_value: f64,
+    /// (Benjamini-Hochberg); none for a row without a verdict, or alone.
+    #[serde(default)]
+    pub q_value: Option<f64>,
     /// Every repetition's value of A, in order.
     pub values_a: Vec<f64>,
     /// Every repetition's value of B, in order.
@@ -137,7 +137,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
         let row = Row {
             label: label.clone(),
             stats,
-            q_value: f64::NAN,
+            q_value: None,
             values_a: va.clone(),
             values_b: vb.clone(),
         };
@@ -186,15 +186,13 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
     }
 }
 
-fn no_q() -> f64 {
-    f64::NAN
-}
-
 /// Corrects the verdicts of every row that could have one for being
 /// judged together: a row stays faster or slower only when its adjusted
 /// p-value (q) is below [`ALPHA`] too. None with fewer than two such rows.
-pub(crate) fn correct_rows<'a>(rows: impl Iterator<Item = (&'a mut RowStats, &'a mut f64)>) -> Option<Correction> {
-    let mut rows: Vec<(&mut RowStats, &mut f64)> = rows.collect();
+pub(crate) fn correct_rows<'a>(
+    rows: impl Iterator<Item = (&'a mut RowStats, &'a mut Option<f64>)>,
+) -> Option<Correction> {
+    let mut rows: Vec<(&mut RowStats, &mut Option<f64>)> = rows.collect();
     let judged = |s: &RowStats| s.verdict != Verdict::TooFewRepetitions;
     let p: Vec<f64> = rows
         .iter()
@@ -210,7 +208,7 @@ pub(crate) fn correct_rows<'a>(rows: impl Iterator<Item = (&'a mut RowStats, &'a
     }
     let (c, q) = Correction::of(&p, &reps, ALPHA);
     for ((s, qv), q) in rows.iter_mut().zip(q) {
-        **qv = q;
+        **qv = q.is_finite().then_some(q);
         // A NaN q (no test) is not below ALPHA either.
         let passes = q < ALPHA;
         if matches!(s.verdict, Verdict::Faster | Verdict::Slower) && !passes {

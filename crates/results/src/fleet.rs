@@ -433,9 +433,9 @@ pub struct PairChange {
     /// correction across every pair and figure.
     pub stats: RowStats,
     /// The p-value adjusted across every pair and figure judged
-    /// (Benjamini-Hochberg; NaN without a verdict).
+    /// (Benjamini-Hochberg; none without a verdict).
     #[serde(default)]
-    pub q_value: f64,
+    pub q_value: Option<f64>,
     /// Significantly worse, past the tolerance.
     pub flagged: bool,
     /// Significantly better, past the tolerance.
@@ -502,7 +502,7 @@ impl FleetComparison {
                     key: key.clone(),
                     unit: unit.clone(),
                     stats,
-                    q_value: f64::NAN,
+                    q_value: None,
                     flagged: false,
                     improved: false,
                 });

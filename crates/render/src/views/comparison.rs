@@ -99,10 +99,7 @@ fn cells(r: &Row) -> Vec<String> {
             false => format!("{:.3}-{:.3}", s.ratio_ci.0, s.ratio_ci.1),
         },
         p_value(s.p_value),
-        match r.q_value.is_finite() {
-            true => p_value(r.q_value),
-            false => "-".into(),
-        },
+        r.q_value.map_or_else(|| "-".into(), p_value),
         format!("{}/{}", s.n_a, s.n_b),
     ]
 }
