@@ -207,6 +207,8 @@ fn the_manifests_validate_against_kubernetes_1_32_in_strict_mode() {
                 "registry.example:5000/stackmeter:0.2.0",
                 "--db-secret",
                 "fleet-dsn",
+                "--secret",
+                "mesh-secret",
             ],
         ),
     ];
@@ -373,6 +375,7 @@ fn bad_options_and_node_names_give_one_line_naming_them() {
         ),
         (vec![LAB, "--image", ""], "--image '': ".into()),
         (vec![LAB, "--db-secret", "DB"], "--db-secret 'DB': ".into()),
+        (vec![LAB, "--secret", "Mesh_Secret"], "--secret 'Mesh_Secret': ".into()),
         (
             vec![LAB, "--no-db", "--db-secret", "x"],
             "--no-db and --db-secret".into(),
@@ -402,6 +405,11 @@ fn bad_options_and_node_names_give_one_line_naming_them() {
             "{args:?}: {err}"
         );
     }
+}
+
+#[test]
+fn the_secret_variable_is_the_one_the_binary_reads() {
+    assert_eq!(stackmeter_fleet::k8s::SECRET_ENV, stackmeter_engine::secret::ENV_SECRET);
 }
 
 /// Whether this build has the agent command (another part of the fleet
