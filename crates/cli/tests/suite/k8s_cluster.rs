@@ -308,7 +308,17 @@ fn a_local_cluster_runs_the_fleet_the_chart_and_prometheus_and_goes_away_without
     ]);
     let file = c.dir.join("fleet.toml");
     std::fs::write(&file, fleet_toml(&nodes)).unwrap();
-    let yaml_a = render(c, &file, "local-a", &["--secret", "stackmeter-mesh"]);
+    // The last node is tainted: only pods that tolerate it go there, and
+    // the fleet's do (--toleration), responder and Job alike.
+    let tainted = nodes[NODES - 1].0.clone();
+    c.ok(&["taint", "nodes", &tainted, "stackmeter-test=dedicated:NoSchedule"]);
+    let fleet_flags = [
+        "--secret",
+        "stackmeter-mesh",
+        "--toleration",
+        "stackmeter-test=dedicated:NoSchedule",
+    ];
+    let yaml_a = render(c, &file, "local-a", &fleet_flags);
     run_fleet(c, &yaml_a, "local-a", NODES);
 
     // The responders ask for the secret: without it a client is refused,
@@ -329,8 +339,8 @@ fn a_local_cluster_runs_the_fleet_the_chart_and_prometheus_and_goes_away_without
         .unwrap();
     assert!(with.status.success(), "with the secret: {}", stderr(&with));
 
-    // The pods are where the plan says: a responder on every node, each
-    // Job on its own node.
+    // The pods are where the plan says: a responder on every node (the
+    // tainted one included), each Job on its own node.
     let pods = c.json(&["-n", "stackmeter", "get", "pods"]);
     let pods = pods["items"].as_array().unwrap();
     let mut responders: Vec<&str> = pods
@@ -390,7 +400,7 @@ fn a_local_cluster_runs_the_fleet_the_chart_and_prometheus_and_goes_away_without
 
     // A second run, then the store's report and comparison.
     c.ok(&["-n", "stackmeter", "delete", "jobs", "-l", "stackmeter/run=local-a"]);
-    let yaml_b = render(c, &file, "local-b", &["--secret", "stackmeter-mesh"]);
+    let yaml_b = render(c, &file, "local-b", &fleet_flags);
     run_fleet(c, &yaml_b, "local-b", NODES);
     let store = |args: &[&str]| -> Value {
         let out = stackmeter().args(args).args(["--db", &dsn, "--json"]).output().unwrap();
@@ -422,7 +432,11 @@ fn a_local_cluster_runs_the_fleet_the_chart_and_prometheus_and_goes_away_without
         .unwrap();
     eprintln!("$ stackmeter fleet report local-a\n{}", text(&out.stdout));
 
-    // The Helm chart's agent mesh beside the fleet, with its own secret.
+    // The chart tolerates nothing by default; the taint goes first.
+    c.ok(&["taint", "nodes", &tainted, "stackmeter-test-"]);
+
+    // The Helm chart's agent mesh beside the fleet, with its own secret,
+    // in a namespace that enforces Pod Security's restricted level.
     let helm = Path::new(&c.kubectl).with_file_name("helm");
     let lint = run_for(Command::new(&helm).args(["lint", "--strict", CHART]), 120).unwrap();
     assert!(
@@ -431,10 +445,17 @@ fn a_local_cluster_runs_the_fleet_the_chart_and_prometheus_and_goes_away_without
         text(&lint.stdout),
         text(&lint.stderr)
     );
+    c.ok(&["create", "namespace", "mesh"]);
+    c.ok(&[
+        "label",
+        "namespace",
+        "mesh",
+        "pod-security.kubernetes.io/enforce=restricted",
+    ]);
     let (repo, tag) = c.image.rsplit_once(':').unwrap();
     let install = run_for(
         Command::new(&helm)
-            .args(["install", "mesh", CHART, "--namespace", "mesh", "--create-namespace"])
+            .args(["install", "mesh", CHART, "--namespace", "mesh"])
             .args(["--kubeconfig", &c.kubeconfig])
             .args(["--set", &format!("image.repository={repo}")])
             .args(["--set", &format!("image.tag={tag}")])
