@@ -17,6 +17,8 @@ mod agent;
 mod fleet;
 #[path = "suite/k8s.rs"]
 mod k8s;
+#[path = "suite/k8s_cluster.rs"]
+mod k8s_cluster;
 #[path = "suite/knobs.rs"]
 mod knobs;
 #[path = "suite/load.rs"]

@@ -219,6 +219,38 @@ fn options_reach_every_pod() {
     assert_eq!(t, &serde_json::json!([{ "operator": "Exists" }]));
 }
 
+#[test]
+fn a_shared_secret_reaches_every_pod_from_its_secret() {
+    let mut o = golden_options();
+    o.secret = Some(k8s::SecretKey {
+        name: "mesh-secret".into(),
+        key: k8s::SECRET_KEY.into(),
+    });
+    let objs = objects(&k8s::render(&plan(LAB), LAB, &o).unwrap());
+    let containers: Vec<&Value> = objs
+        .iter()
+        .filter(|o| o["kind"] == "DaemonSet" || o["kind"] == "Job")
+        .map(|o| &o["spec"]["template"]["spec"]["containers"][0])
+        .collect();
+    assert_eq!(containers.len(), 5, "the responders and four Jobs");
+    for c in containers {
+        let env = c["env"].as_array().unwrap();
+        let secret: Vec<&Value> = env.iter().filter(|e| e["name"] == k8s::SECRET_ENV).collect();
+        assert_eq!(secret.len(), 1, "{env:?}");
+        assert_eq!(
+            secret[0]["valueFrom"],
+            serde_json::json!({ "secretKeyRef": { "name": "mesh-secret", "key": "secret" } })
+        );
+        // Its text, never a file flag: nothing on the command line names it.
+        assert!(!strings(&c["command"]).iter().any(|a| a.contains("secret")));
+        // The store's Secret is still there beside it.
+        assert!(env.iter().any(|e| e["name"] == "STACKMETER_DB"));
+    }
+    // Without --secret no pod reads one.
+    let objs = objects(&k8s::render(&plan(LAB), LAB, &golden_options()).unwrap());
+    assert!(!serde_json::to_string(&objs).unwrap().contains(k8s::SECRET_ENV));
+}
+
 fn render_err(text: &str, o: &Options) -> k8s::K8sError {
     k8s::render(&plan(text), text, o).unwrap_err()
 }
@@ -273,6 +305,11 @@ fn what_kubernetes_would_refuse_is_refused_here() {
         key: "dsn".into()
     })
     .starts_with("--db-secret 'DB': "));
+    assert!(flag(&|o| o.secret = Some(k8s::SecretKey {
+        name: "Mesh_Secret".into(),
+        key: k8s::SECRET_KEY.into()
+    }))
+    .starts_with("--secret 'Mesh_Secret': "));
     assert!(flag(&|o| {
         o.labels.insert("app.kubernetes.io/name".into(), "x".into());
     })

@@ -74,6 +74,14 @@ impl TempPostgres {
 
     /// A server of its own (a test that stops and starts it).
     pub fn start() -> Result<TempPostgres, String> {
+        TempPostgres::start_on(&[], &[])
+    }
+
+    /// A server of its own that also listens on the addresses `also`
+    /// (addresses of this host, such as a bridge that namespaces or pods
+    /// reach it through) and takes [`USER`]'s password from clients in
+    /// the CIDRs `clients` as well as from 127.0.0.1.
+    pub fn start_on(also: &[std::net::IpAddr], clients: &[&str]) -> Result<TempPostgres, String> {
         let bin = find_bin()?;
         let run_as = match effective_uid() {
             0 => Some(postgres_user()?),
@@ -108,8 +116,12 @@ impl TempPostgres {
         // killed (the kernel keeps what was written), only on a power cut.
         // synchronous_commit stays on: an immediate stop must not lose a
         // commit the store was told about.
+        let listen: String = std::iter::once("127.0.0.1".to_string())
+            .chain(also.iter().map(ToString::to_string))
+            .collect::<Vec<_>>()
+            .join(",");
         let conf = format!(
-            "\nlisten_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = '{}'\n\
+            "\nlisten_addresses = '{listen}'\nport = {}\nunix_socket_directories = '{}'\n\
              fsync = off\nfull_page_writes = off\nmax_connections = 200\n",
             pg.port,
             pg.dir.display()
@@ -120,6 +132,15 @@ impl TempPostgres {
             .open(pg.dir.join("data/postgresql.conf"))
             .and_then(|mut f| f.write_all(conf.as_bytes()))
             .map_err(|e| format!("cannot configure the server: {e}"))?;
+        let hba: String = clients
+            .iter()
+            .map(|c| format!("host all all {c} scram-sha-256\n"))
+            .collect();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(pg.dir.join("data/pg_hba.conf"))
+            .and_then(|mut f| f.write_all(hba.as_bytes()))
+            .map_err(|e| format!("cannot configure the server's clients: {e}"))?;
         pg.resume()?;
         pg.admin(&format!("CREATE ROLE {USER} LOGIN CREATEDB PASSWORD '{PASSWORD}'"))?;
         Ok(pg)
@@ -165,8 +186,13 @@ impl TempPostgres {
 
     /// The URL of database `db` over TCP, as [`USER`] with its password.
     pub fn url(&self, db: &str) -> String {
+        self.url_at("127.0.0.1".parse().unwrap(), db)
+    }
+
+    /// The same at another address it listens on ([`TempPostgres::start_on`]).
+    pub fn url_at(&self, addr: std::net::IpAddr, db: &str) -> String {
         format!(
-            "postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{db}?connect_timeout=5",
+            "postgres://{USER}:{PASSWORD}@{addr}:{}/{db}?connect_timeout=5",
             self.port
         )
     }

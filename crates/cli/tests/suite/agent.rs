@@ -456,25 +456,12 @@ impl Prometheus {
 
     /// GET an API path; its `data`.
     fn api(&self, path: &str) -> Value {
-        let (head, body) = http_get(self.web, path, None);
-        let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {head}\n{body}"));
-        assert_eq!(v["status"], "success", "{body}");
-        v["data"].clone()
+        prometheus_api(self.web, path)
     }
 
     /// The answer of an instant query `q`.
     fn query(&self, q: &str) -> Vec<Value> {
-        let enc: String = q
-            .bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-                _ => format!("%{b:02X}"),
-            })
-            .collect();
-        self.api(&format!("/api/v1/query?query={enc}"))["result"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        prometheus_query(self.web, q)
     }
 
     /// Asks `q` until it has `n` results (up to 30 s).
@@ -489,6 +476,29 @@ impl Prometheus {
             std::thread::sleep(Duration::from_millis(500));
         }
     }
+}
+
+/// GET a path of the HTTP API of the Prometheus at `web`; its `data`.
+pub(crate) fn prometheus_api(web: SocketAddr, path: &str) -> Value {
+    let (head, body) = http_get(web, path, None);
+    let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {head}\n{body}"));
+    assert_eq!(v["status"], "success", "{body}");
+    v["data"].clone()
+}
+
+/// The answer of the instant query `q` to the Prometheus at `web`.
+pub(crate) fn prometheus_query(web: SocketAddr, q: &str) -> Vec<Value> {
+    let enc: String = q
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    prometheus_api(web, &format!("/api/v1/query?query={enc}"))["result"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 impl Drop for Prometheus {

@@ -10,7 +10,7 @@
 //! one-line errors for bad flags and node names.
 //!
 //! The last test runs the image's command lines with podman: an image
-//! imported from a root filesystem made here (the test binary, the
+//! built FROM scratch by scripts/scratch-image (the test binary, the
 //! libraries `ldd` lists, the dynamic loader, a non-root user), run with
 //! the security settings the manifests ask for, the Job's exact command
 //! line against a responder container. It proves that the binary runs in a
@@ -44,7 +44,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Runs `cmd` to its end or for at most `secs` (then kills it).
-fn run_for(cmd: &mut Command, secs: u64) -> Result<Output, String> {
+pub(crate) fn run_for(cmd: &mut Command, secs: u64) -> Result<Output, String> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -82,7 +82,7 @@ fn run_for(cmd: &mut Command, secs: u64) -> Result<Output, String> {
     })
 }
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
@@ -207,6 +207,8 @@ fn the_manifests_validate_against_kubernetes_1_32_in_strict_mode() {
                 "registry.example:5000/stackmeter:0.2.0",
                 "--db-secret",
                 "fleet-dsn",
+                "--secret",
+                "mesh-secret",
             ],
         ),
     ];
@@ -373,6 +375,7 @@ fn bad_options_and_node_names_give_one_line_naming_them() {
         ),
         (vec![LAB, "--image", ""], "--image '': ".into()),
         (vec![LAB, "--db-secret", "DB"], "--db-secret 'DB': ".into()),
+        (vec![LAB, "--secret", "Mesh_Secret"], "--secret 'Mesh_Secret': ".into()),
         (
             vec![LAB, "--no-db", "--db-secret", "x"],
             "--no-db and --db-secret".into(),
@@ -402,6 +405,11 @@ fn bad_options_and_node_names_give_one_line_naming_them() {
             "{args:?}: {err}"
         );
     }
+}
+
+#[test]
+fn the_secret_variable_is_the_one_the_binary_reads() {
+    assert_eq!(stackmeter_fleet::k8s::SECRET_ENV, stackmeter_engine::secret::ENV_SECRET);
 }
 
 /// Whether this build has the agent command (another part of the fleet
@@ -474,64 +482,20 @@ impl Drop for Podman {
     }
 }
 
-/// A root filesystem with the binary at /usr/local/bin/stackmeter, every
-/// library `ldd` names (and the loader) at its path, and a non-root user
-/// with the manifests' uid: a tar file.
-fn root_filesystem(dir: &Path) -> Result<PathBuf, String> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_stackmeter"));
-    let root = dir.join("root");
-    let mk = |p: &Path| std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()));
-    mk(&root.join("usr/local/bin"))?;
-    mk(&root.join("etc/stackmeter"))?;
-    mk(&root.join("tmp"))?;
-    let dest = root.join("usr/local/bin/stackmeter");
-    std::fs::copy(bin, &dest).map_err(|e| e.to_string())?;
-    // A smaller image; the unstripped binary runs the same.
-    let _ = run_for(Command::new("strip").arg("--strip-debug").arg(&dest), 120);
-    let ldd = run_for(Command::new("ldd").arg(bin), 30)?;
-    if !ldd.status.success() {
-        return Err(format!("ldd {}: {}", bin.display(), text(&ldd.stderr)));
+/// scripts/scratch-image: an image FROM scratch holding the test's binary
+/// at /usr/local/bin/stackmeter, every library `ldd` names (and the
+/// loader) at its path, and a non-root user with the manifests' uid, left
+/// in podman's store as `image` (scripts/k8s-local makes the local
+/// cluster's image with the same script).
+pub(crate) fn scratch_image(bin: &Path, image: &str) -> Result<(), String> {
+    let o = run_for(Command::new(SCRATCH_IMAGE).args(["--tag", image]).arg(bin), 600)?;
+    match o.status.success() {
+        true => Ok(()),
+        false => Err(format!("scripts/scratch-image: {}", text(&o.stderr).trim())),
     }
-    let libs: Vec<String> = text(&ldd.stdout)
-        .split_whitespace()
-        .filter(|w| w.starts_with('/'))
-        .map(str::to_string)
-        .collect();
-    if !libs.iter().any(|l| l.contains("ld-linux")) {
-        return Err(format!("no dynamic loader in ldd's list: {libs:?}"));
-    }
-    for l in &libs {
-        let to = root.join(l.trim_start_matches('/'));
-        mk(to.parent().unwrap())?;
-        std::fs::copy(l, &to).map_err(|e| format!("{l}: {e}"))?;
-    }
-    let uid = stackmeter_fleet::k8s::IMAGE_UID;
-    std::fs::write(
-        root.join("etc/passwd"),
-        format!("root:x:0:0:root:/root:/bin/false\nstackmeter:x:{uid}:{uid}:stackmeter:/tmp:/bin/false\n"),
-    )
-    .map_err(|e| e.to_string())?;
-    std::fs::write(root.join("etc/group"), format!("root:x:0:\nstackmeter:x:{uid}:\n")).map_err(|e| e.to_string())?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(root.join("tmp"), std::fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;
-    let tar = dir.join("root.tar");
-    let o = run_for(
-        Command::new("tar")
-            .arg("-C")
-            .arg(&root)
-            .arg("--numeric-owner")
-            .arg("--owner=0")
-            .arg("--group=0")
-            .arg("-cf")
-            .arg(&tar)
-            .arg("."),
-        120,
-    )?;
-    if !o.status.success() {
-        return Err(format!("tar: {}", text(&o.stderr)));
-    }
-    Ok(tar)
 }
+
+const SCRATCH_IMAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/scratch-image");
 
 /// podman's flags for a container as pod `pod` runs `c`: the runtime
 /// settings this kernel needs, then the pod's network, user, read-only
@@ -623,28 +587,15 @@ fn the_image_runs_the_manifests_command_lines() {
         return missing(test, "podman is not installed (Debian's podman and runc: scripts/deps)");
     }
     let dir = scratch("podman");
-    let tar = match root_filesystem(&dir) {
-        Ok(t) => t,
-        Err(why) => return missing(test, &format!("no root filesystem: {why}")),
-    };
     let image = format!("localhost/stackmeter-k8s-test:{}", std::process::id());
     let mut guard = Podman {
         image: image.clone(),
         containers: Vec::new(),
     };
-    let o = run_for(
-        Command::new("podman")
-            .args(["import", "--quiet", "--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin"])
-            .args(["--change", "ENTRYPOINT [\"stackmeter\"]", "--change"])
-            .arg(format!("USER {0}:{0}", stackmeter_fleet::k8s::IMAGE_UID))
-            .arg(&tar)
-            .arg(&image),
-        300,
-    )
-    .unwrap();
-    if !o.status.success() {
-        return missing(test, &format!("podman import: {}", text(&o.stderr).trim()));
+    if let Err(why) = scratch_image(Path::new(env!("CARGO_BIN_EXE_stackmeter")), &image) {
+        return missing(test, &why);
     }
+    assert_eq!(stackmeter_fleet::k8s::IMAGE_UID, 10001, "scripts/scratch-image's user");
 
     // A fleet of two nodes on this host: a client and a target-only node
     // whose responder is a container listening on the fleet's port.

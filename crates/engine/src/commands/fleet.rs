@@ -119,6 +119,10 @@ pub struct K8sArgs {
     /// in `kubectl logs` (JSON lines).
     #[arg(long)]
     pub no_db: bool,
+    /// Secret whose key `secret` is the responders' shared secret, given
+    /// to every pod as STACKMETER_SECRET (none by default).
+    #[arg(long, value_name = "NAME")]
+    pub secret: Option<String>,
     /// Seconds a finished Job (and its pod's log) is kept [default: 86400].
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub job_ttl: Option<String>,
@@ -179,6 +183,10 @@ pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
             key: "dsn".into(),
         },
     };
+    o.secret = a.secret.as_ref().map(|name| k8s::SecretKey {
+        name: name.clone(),
+        key: k8s::SECRET_KEY.into(),
+    });
     Ok(o)
 }
 

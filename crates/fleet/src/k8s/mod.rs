@@ -19,7 +19,7 @@ mod yaml;
 
 pub use names::{digest, is_dns_subdomain, key_values, K8sError, Toleration};
 pub use render::{
-    default_image, default_run, render, Manifests, Options, PullPolicy, Store, Tolerate, DEFAULT_JOB_TTL,
-    DEFAULT_METRICS_PORT, FLEET_PATH, IMAGE_UID,
+    default_image, default_run, render, Manifests, Options, PullPolicy, SecretKey, Store, Tolerate, DEFAULT_JOB_TTL,
+    DEFAULT_METRICS_PORT, FLEET_PATH, IMAGE_UID, SECRET_ENV, SECRET_KEY,
 };
 pub use yaml::documents;

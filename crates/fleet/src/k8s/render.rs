@@ -89,6 +89,23 @@ pub enum Store {
     None,
 }
 
+/// A key of a Kubernetes Secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretKey {
+    /// Secret name.
+    pub name: String,
+    /// Its key.
+    pub key: String,
+}
+
+/// The key of the shared secret's Secret (`--secret NAME`).
+pub const SECRET_KEY: &str = "secret";
+
+/// The variable the binary reads the shared secret's text from
+/// (`stackmeter_engine::secret::ENV_SECRET`; this crate does not depend on
+/// the engine).
+pub const SECRET_ENV: &str = "STACKMETER_SECRET";
+
 /// Everything `stackmeter fleet k8s` takes besides the fleet.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -122,6 +139,13 @@ pub struct Options {
     pub store: Store,
     /// Seconds a finished Job is kept.
     pub job_ttl: u32,
+    /// The shared secret (docs/protocol.md 10) every responder asks for and
+    /// every client proves: a Secret's key, given to the containers as
+    /// `STACKMETER_SECRET`. An environment variable, not a mounted file:
+    /// the binary refuses a secret file that its group or others may read,
+    /// and a Secret volume's files belong to root (or, with an fsGroup,
+    /// are group-readable), so uid 10001 could not use one.
+    pub secret: Option<SecretKey>,
 }
 
 impl Options {
@@ -146,6 +170,7 @@ impl Options {
                 key: "dsn".into(),
             },
             job_ttl: DEFAULT_JOB_TTL,
+            secret: None,
         }
     }
 }
@@ -244,6 +269,18 @@ fn check(o: &Options, plan: &FleetPlan) -> Result<u16, K8sError> {
         if !is_dns_subdomain(name) {
             return Err(K8sError::flag(format!(
                 "--db-secret '{name}': a Secret's name is {SUBDOMAIN_RULE}"
+            )));
+        }
+        if !is_data_key(key) {
+            return Err(K8sError::flag(format!(
+                "Secret key '{key}': letters, digits, '-', '_' or '.'"
+            )));
+        }
+    }
+    if let Some(SecretKey { name, key }) = &o.secret {
+        if !is_dns_subdomain(name) {
+            return Err(K8sError::flag(format!(
+                "--secret '{name}': a Secret's name is {SUBDOMAIN_RULE}"
             )));
         }
         if !is_data_key(key) {
@@ -425,6 +462,7 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
         value("HOME", "/tmp"),
     ];
     agent_env.extend(db_env(&o.store));
+    agent_env.extend(secret_env(&o.secret));
     let mut pod = pod_spec(o, container(o, "responder", agent, agent_env));
     pod.node_selector = o.node_selector.clone();
     pod.node_selector.insert("kubernetes.io/os".into(), "linux".into());
@@ -526,6 +564,7 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
         }
         let mut env = vec![value("HOME", "/tmp")];
         env.extend(db_env(&o.store));
+        env.extend(secret_env(&o.secret));
         let mut pod = pod_spec(o, container(o, "client", command, env));
         pod.restart_policy = Some("Never");
         pod.affinity = Some(pinned(node));
@@ -592,6 +631,17 @@ fn db_env(store: &Store) -> Option<EnvVar> {
         }),
         Store::None => None,
     }
+}
+
+fn secret_env(secret: &Option<SecretKey>) -> Option<EnvVar> {
+    secret.as_ref().map(|s| EnvVar {
+        name: SECRET_ENV,
+        value: None,
+        value_from: Some(EnvSource::SecretKeyRef {
+            name: s.name.clone(),
+            key: s.key.clone(),
+        }),
+    })
 }
 
 /// Required affinity to the node whose object is named `node`.
