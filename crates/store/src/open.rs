@@ -6,6 +6,7 @@ use crate::location::Location;
 use crate::migrations::{self, postgres_schema, MIGRATIONS};
 use crate::{Result, StoreError};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// An open store, SQLite or PostgreSQL.
 pub struct Store {
@@ -44,7 +45,15 @@ impl Store {
             std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
         }
         let conn = rusqlite::Connection::open(path).map_err(|e| fail(e.to_string()))?;
-        Store::setup_sqlite(conn, to).map_err(|e| match e {
+        // One process at a time sets a new store up (its journal mode and
+        // its migrations); one already set up is opened without waiting.
+        let setup = match ready(&conn, to) {
+            Ok(true) => None,
+            _ => Some(SetupLock::take(path).map_err(fail)?),
+        };
+        let opened = Store::setup_sqlite(conn, to);
+        drop(setup);
+        opened.map_err(|e| match e {
             StoreError::Sqlite(e) if no_room(path) => fail(format!("no space left on the device ({e})")),
             StoreError::Sqlite(e) => fail(e.to_string()),
             other => other,
@@ -60,7 +69,7 @@ impl Store {
     }
 
     fn setup_sqlite(conn: rusqlite::Connection, to: usize) -> Result<Conn> {
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.busy_timeout(SQLITE_WAIT)?;
         // WAL lets `runs` read while a suite writes; in memory it stays "memory".
         let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         // FULL: a committed test survives a power cut too, not only a
@@ -148,4 +157,59 @@ fn no_room(path: &Path) -> bool {
     let written = std::fs::write(&probe, [0u8; 32 << 10]);
     let _ = std::fs::remove_file(&probe);
     matches!(written, Err(e) if e.kind() == std::io::ErrorKind::StorageFull)
+}
+
+/// How long an SQLite store waits for another process's lock, at every
+/// step: opening, switching the journal mode, each migration, each write.
+const SQLITE_WAIT: Duration = Duration::from_secs(30);
+
+/// Whether the store at `conn` needs no setup: in WAL mode already and
+/// migrated to `to`. Reads only (an empty file reads as version 0).
+fn ready(conn: &rusqlite::Connection, to: usize) -> rusqlite::Result<bool> {
+    conn.busy_timeout(SQLITE_WAIT)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok(mode.eq_ignore_ascii_case("wal") && version >= to as i64)
+}
+
+/// Held while one process sets a new store up: an exclusive `flock` on
+/// the database file itself. SQLite's own locks are POSIX record locks
+/// (`fcntl`), which Linux keeps apart from `flock`s, so this orders the
+/// setters up (opening a fresh store from many processes at once, the
+/// fleet's case) without touching the locks SQLite relies on. Each waits at
+/// most [`SQLITE_WAIT`].
+struct SetupLock(std::fs::File);
+
+impl SetupLock {
+    fn take(path: &Path) -> std::result::Result<SetupLock, String> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| format!("cannot open {} to set it up: {e}", path.display()))?;
+        let deadline = Instant::now() + SQLITE_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(SetupLock(file)),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(format!(
+                        "another process has been setting the store up for {} s",
+                        SQLITE_WAIT.as_secs()
+                    ))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", path.display())),
+            }
+        }
+    }
+}
+
+impl Drop for SetupLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
 }

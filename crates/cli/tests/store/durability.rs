@@ -144,6 +144,60 @@ fn two_suites_and_many_commands_write_one_store_at_once() {
     assert_eq!(check_ok(&db), (10, measured));
 }
 
+/// Sixteen processes open a store that does not exist yet, at the same
+/// moment, while two busy loops keep both CPUs saturated (the fleet's
+/// shared SQLite file on a loaded host): every one stores its run. Opening
+/// had raced: the journal mode switch and the first migration of one
+/// process failed with "database is locked" under another's.
+#[test]
+fn a_fresh_store_opened_by_sixteen_processes_at_once_keeps_every_run() {
+    let db = db("fresh-race");
+    let _ = std::fs::remove_file(&db);
+    let server = Server::start(&[]);
+    let burners: Vec<Child> = (0..2)
+        .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+        .collect();
+    struct Burners(Vec<Child>);
+    impl Drop for Burners {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let burners = Burners(burners);
+    let procs: Vec<Child> = (0..16)
+        .map(|i| {
+            crate::sandbox(&mut Command::new(BIN))
+                .args([
+                    "rr",
+                    "--sizes",
+                    "1:1",
+                    "-n",
+                    "20",
+                    "--label",
+                    &format!("p{i}"),
+                    &server.target(),
+                ])
+                .env("STACKMETER_DB", &db)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in procs {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("not stored"), "{}", stderr(&out));
+    }
+    drop(burners);
+    let list = runs(&db);
+    assert_eq!(list.len(), 16, "{list:?}");
+    assert_eq!(check_ok(&db), (16, 16));
+}
+
 /// A tmpfs of `size` mounted on `dir` while it lives (root only).
 struct Tmpfs(std::path::PathBuf);
 
