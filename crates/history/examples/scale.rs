@@ -62,6 +62,7 @@ fn main() {
                 .collect();
             handles
                 .into_iter()
+                // A thread only panics if the analysis does: let it show.
                 .map(|h| h.join().expect("an analysis thread panicked"))
                 .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
         });
@@ -72,7 +73,9 @@ fn main() {
         );
     }
 
-    // Appending to a long series.
+    // Appending to a long series. The runs are `synthetic`'s, positive and
+    // non-empty, and the series is far longer than the settings need: the
+    // expects below cannot fail.
     let long_runs = 10_000;
     let (long, _) = synthetic(999_999, long_runs + 1_000, reps);
     let head = Series::from_runs(&long.iter().take(long_runs).collect::<Vec<_>>()).expect("a valid series");
@@ -105,7 +108,8 @@ fn main() {
 /// series and where the shifts are.
 fn synthetic(seed: u64, runs: usize, reps: usize) -> (Series, Vec<usize>) {
     let mut rng = Rng::new(seed);
-    let changes = rng.index(4);
+    // Shifts need room: none in series shorter than 200 runs.
+    let changes = if runs >= 200 { rng.index(4) } else { 0 };
     let mut at: Vec<usize> = Vec::new();
     while at.len() < changes {
         let c = 50 + rng.index(runs - 100);
@@ -130,6 +134,8 @@ fn synthetic(seed: u64, runs: usize, reps: usize) -> (Series, Vec<usize>) {
             values.push(v);
         }
     }
+    // Cannot fail: every value is exp() of a finite number, times a
+    // positive factor, and the lengths add up by construction.
     let series = Series::from_flat(values, &vec![reps; runs]).expect("positive values");
     (series, at)
 }
