@@ -24,8 +24,8 @@
 # responders; HISTORY_DATA (bench/results/history) is where the series are;
 # COLLECT_ARGS adds arguments to history_collect.py (a short smoke run:
 # "--runs-rr 6 --runs-swap 6 --runs-stream 5 --calibration-rounds 2");
-# OTAVA_ARGS adds settings to Otava's analyze (default: none, Otava's own
-# defaults); PYTHON (python3).
+# PYTHON (python3) runs the collector; the scorer runs on target/py's Python,
+# which has Otava.
 
 set -euo pipefail
 
@@ -120,7 +120,7 @@ evaluate() {
     [[ -f $DATA/truth.json ]] || die "no series in $DATA: run 'bash bench/history.sh collect' first"
     # The scorer imports Otava's analysis: its virtual environment's Python.
     "$ROOT/target/py/bin/python" "$ROOT/bench/history_score.py" --data "$DATA" --otava "$otava" \
-        --stackmeter "$ROOT/target/release/examples/history_csv" --otava-args "${OTAVA_ARGS:-}"
+        --stackmeter "$ROOT/target/release/examples/history_csv"
 }
 
 case ${1:-evaluate} in

@@ -3,7 +3,8 @@
 
 Run by bench/history.sh with the Python of Otava's virtual environment
 (target/py), which it imports. Three sets of series, each a CSV file both tools
-read:
+read, and a sweep of noise levels (how noisy a series may be for a 10% shift
+to be flagged within 5 runs):
 
   real       the measured series of bench/results/history (truth.json says
              where changes were made); a change's size is what the data show:
@@ -40,6 +41,7 @@ lies within MARGIN of the change.
 
 import argparse
 import csv
+import datetime
 import io
 import json
 import math
@@ -58,11 +60,11 @@ SYNTH_RUNS, SYNTH_REPS = 240, 4
 SYNTH_LEVELS = {"quiet": (0.01, 0.02), "moderate": (0.03, 0.05), "noisy": (0.08, 0.10)}
 SYNTH_PER_CELL = 8
 POWER_TAUS = [0.01, 0.02, 0.03, 0.04, 0.06, 0.08]
+POWER_SERIES, POWER_AT = 20, 150
 # The best of 18 Otava settings (one point per run or per repetition; window
 # 25, 50, 100; p-value 1e-3, 1e-4, 1e-5) on these very series, chosen with
 # the truth in hand: it flatters Otava.
 TUNED_P, TUNED_WINDOW = 1e-5, 50
-POWER_SERIES, POWER_AT = 20, 150
 
 
 def note(msg):
@@ -113,7 +115,6 @@ def write_csv(path, header, rows):
 
 def stamp(base, i):
     """A time for run i: whole minutes after `base` (seconds since the epoch)."""
-    import datetime
     t = datetime.datetime.fromtimestamp(base + 60 * i, datetime.timezone.utc)
     return t.strftime("%Y-%m-%d %H:%M:%S +0000")
 
@@ -134,7 +135,7 @@ def realised(runs_values, changes):
     """Size of each change in the data: median of run medians after / before."""
     med = [statistics.median(v) for v in runs_values]
     out = []
-    idx = [c for c in changes]
+    idx = list(changes)
     for j, c in enumerate(idx):
         a = idx[j - 1] if j > 0 else 0
         b = idx[j + 1] if j + 1 < len(idx) else len(med)
@@ -313,7 +314,7 @@ def otava_runs(case, cut=None, per_run=False, **kw):
     return sorted({c.run_of_row[i] for i in otava_points(vals[:end], **kw)})
 
 
-def otava_cli_check(otava, cases, tmp, extra):
+def otava_cli_check(otava, cases, tmp):
     """`otava analyze` on a few files must agree with the library call."""
     cfg = {"tests": {}}
     for n, case in enumerate(cases):
@@ -322,7 +323,7 @@ def otava_cli_check(otava, cases, tmp, extra):
     path = os.path.join(tmp, "otava.yaml")
     with open(path, "w") as f:
         json.dump(cfg, f)  # JSON is YAML
-    cmd = [otava, "analyze", "--config-file", path, "--output", "json", "--since", "2000-01-01"] + extra.split() + \
+    cmd = [otava, "analyze", "--config-file", path, "--output", "json", "--since", "2000-01-01"] + \
           [f"t{n}" for n in range(len(cases))]
     got = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     agree = 0
@@ -440,7 +441,7 @@ def delays(cases, tools, stackmeter_bin, tmp):
     return out
 
 
-def fmt(x, pct=False):
+def fmt(x):
     if isinstance(x, float) and math.isnan(x):
         return "-"
     return f"{x:.2f}"
@@ -490,7 +491,6 @@ def main():
     p.add_argument("--data", required=True)
     p.add_argument("--otava", required=True)
     p.add_argument("--stackmeter", required=True)
-    p.add_argument("--otava-args", default="")
     a = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="history-score-")
     real, unchanged = real_cases(a.data)
@@ -513,7 +513,7 @@ def main():
           f"{meta['client_cpu']}, measured {meta['started']} in {meta['seconds']} s, load "
           f"{' '.join(meta['load_before'])} before and {' '.join(meta['load_after'])} after.")
     sample = [c for c in real if c.csv.runs() <= 300][:3]
-    agree, n, cmd = otava_cli_check(a.otava, sample, tmp, a.otava_args)
+    agree, n, cmd = otava_cli_check(a.otava, sample, tmp)
     print(f"Otava's CLI (`{cmd}`) and its library call agreed on {agree} of {n} real files checked.")
     for title, cases in sets:
         note(f"{title}: {len(cases)} series")
