@@ -36,7 +36,10 @@ pub fn run(a: HistoryArgs) -> i32 {
             }
             fail(
                 REGRESSION_IN_HISTORY,
-                format!("{} regression(s) in the window (exit code {REGRESSION_IN_HISTORY})", regressions.len()),
+                format!(
+                    "{} regression(s) in the window (exit code {REGRESSION_IN_HISTORY})",
+                    regressions.len()
+                ),
             )
         }
         (code, _) => code,

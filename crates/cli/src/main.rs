@@ -9,6 +9,7 @@
 
 mod agent;
 mod fleet;
+mod history;
 mod lab;
 mod measure;
 mod out;
@@ -60,6 +61,11 @@ enum Command {
     Store(stackmeter_engine::commands::store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
     Report(stackmeter_engine::commands::store::ReportArgs),
+    /// Every stored run of a target as a series per figure, with its change
+    /// points: when a figure moved, by how much, and with which attributes
+    /// (docs/history.md). Exit 9 with --fail-on-regression and a
+    /// regression in the window.
+    History(stackmeter_engine::commands::history::HistoryArgs),
     /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
     Fleet(stackmeter_engine::commands::fleet::FleetArgs),
     /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
@@ -129,6 +135,7 @@ fn run() -> i32 {
         Command::Export(a) => store::export(a),
         Command::Report(a) => store::report(a),
         Command::Store(a) => store::store(a),
+        Command::History(a) => history::run(a),
         Command::Lab(a) => lab::run(a),
         Command::Fleet(a) => fleet::run(a, secret),
         Command::Completions { shell } => {

@@ -191,6 +191,8 @@ fn check_schema(v: &Value) {
             .is_some_and(|r| r.iter().all(|x| x.get("key_figure").is_some()))
     {
         "runs"
+    } else if v.get("series").is_some() && v.get("settings").is_some() {
+        "history"
     } else if v.get("rows").is_some() && v.get("run").is_some() {
         "percentiles"
     } else if v.get("interval").is_some() || v.get("trial").is_some() {

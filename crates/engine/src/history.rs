@@ -8,7 +8,9 @@
 use crate::error::Error;
 use stackmeter_history::csv::{CsvOptions, CsvSeries};
 use stackmeter_history::{analyze, Direction, HistoryError, Series, Settings};
-use stackmeter_results::history::{History, HistoryChange, HistoryRun, HistorySeries, HistorySettings, Skipped};
+use stackmeter_results::history::{
+    AttrChange, History, HistoryChange, HistoryRun, HistorySeries, HistorySettings, Skipped,
+};
 use stackmeter_store::{ChangePointRow, FigureFilter, FigurePoint, Store};
 use std::collections::BTreeMap;
 
@@ -85,14 +87,23 @@ fn series_of(
     let wanted = |p: &FigurePoint| {
         let name = figure_name(&p.series, &p.stat);
         let row_ok = q.row.as_ref().is_none_or(|r| *r == p.row_label);
-        let fig_ok = q.figure.as_ref().is_none_or(|f| *f == name || *f == p.stat || *f == p.series);
+        let fig_ok = q
+            .figure
+            .as_ref()
+            .is_none_or(|f| *f == name || *f == p.stat || *f == p.series);
         row_ok && fig_ok
     };
     let mut by_key: BTreeMap<(String, String, String, String, String), Raw> = BTreeMap::new();
     let mut order: Vec<(String, String, String, String, String)> = Vec::new();
     for p in points.iter().filter(|p| wanted(p)) {
         let figure = figure_name(&p.series, &p.stat);
-        let key = (p.label.clone(), p.test.clone(), p.step.clone(), p.row_label.clone(), figure.clone());
+        let key = (
+            p.label.clone(),
+            p.test.clone(),
+            p.step.clone(),
+            p.row_label.clone(),
+            figure.clone(),
+        );
         let raw = by_key.entry(key.clone()).or_insert_with(|| {
             order.push(key.clone());
             Raw {
@@ -156,7 +167,9 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
         tolerance: q.tolerance,
         ..Settings::new(Direction::LowerIsBetter)
     };
-    settings.check().map_err(|e| Error::Usage(format!("--tolerance: {e}")))?;
+    settings
+        .check()
+        .map_err(|e| Error::Usage(format!("--tolerance: {e}")))?;
     let mut out = History {
         schema: stackmeter_results::SCHEMA.into(),
         settings: HistorySettings {
@@ -213,8 +226,8 @@ fn judge_one(r: Raw, s: &Settings) -> Result<HistorySeries, String> {
     for run in &mut runs {
         run.median = stackmeter_compare::median(&run.values).unwrap_or(f64::NAN);
     }
-    let series = Series::from_runs(&runs.iter().map(|r| r.values.as_slice()).collect::<Vec<_>>())
-        .map_err(|e| e.to_string())?;
+    let series =
+        Series::from_runs(&runs.iter().map(|r| r.values.as_slice()).collect::<Vec<_>>()).map_err(|e| e.to_string())?;
     let found = analyze(&series, s).map_err(|e| match e {
         HistoryError::TooShort { runs, need } => format!("{runs} runs, too few to judge (at least {need})"),
         other => other.to_string(),
@@ -223,10 +236,12 @@ fn judge_one(r: Raw, s: &Settings) -> Result<HistorySeries, String> {
         .into_iter()
         .map(|c| {
             let at = &runs[c.index];
+            let before = c.index.checked_sub(1).map(|i| &runs[i].attrs);
             HistoryChange {
                 run_id: at.run_id,
                 started: at.started.clone(),
                 attrs: at.attrs.clone(),
+                changed: before.map_or_else(Vec::new, |b| AttrChange::between(b, &at.attrs)),
                 shown: at.shown,
                 change: c,
             }

@@ -19,11 +19,13 @@
 //!   suite engine, with a typed outcome and progress as events;
 //! - [`fleet`]: a fleet file loaded and planned, one node's part run with
 //!   its locks, a run's stored tests read back;
+//! - [`history`]: the stored runs of each figure as a series, judged by the
+//!   change-point method (`stackmeter-history`), or a CSV file's series;
 //! - [`target`]: the target resolved, or responders started for it;
 //! - [`record`], [`stored`], [`report`]: the results store written and
 //!   read: a run stored, runs listed and shown again, a report's sources;
 //! - [`commands`]: the flags of every other command (serve, suite, the
-//!   store's commands, fleet), checked into what runs;
+//!   store's commands, fleet, history), checked into what runs;
 //! - [`error`]: what can stop a command, and its exit code.
 //!
 //! Nothing here prints: values and events go to the caller, which renders
@@ -36,6 +38,7 @@ pub mod error;
 pub mod execute;
 pub mod flags;
 pub mod fleet;
+pub mod history;
 pub mod knobs;
 pub mod located;
 pub mod plan;

@@ -121,6 +121,7 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
                 hostname: r.hostname.clone(),
                 version: r.tool_version.clone(),
                 command: r.command.clone(),
+                attrs: r.attrs.clone(),
             }
         })
         .collect();
@@ -162,10 +163,18 @@ pub fn show(store: &Store, id: i64, format: Format, style: &Style) -> Result<Str
         .run(id)?
         .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
     let tests = store.tests_of_run(run.id)?;
+    // The user's attributes head the text; JSON carries them in `export`.
+    let head = match format {
+        Format::Text | Format::Md if !run.run.attrs.is_empty() => {
+            let list: Vec<String> = run.run.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("run {id}: {}\n\n", list.join(" "))
+        }
+        _ => String::new(),
+    };
     if run.run.kind == "suite" {
-        return Ok(render(&crate::suite::stored_outcome(&run, &tests)?, format, style));
+        return Ok(head + &render(&crate::suite::stored_outcome(&run, &tests)?, format, style));
     }
-    Ok(tests.iter().map(|t| render(&t.doc, format, style)).collect())
+    Ok(head + &tests.iter().map(|t| render(&t.doc, format, style)).collect::<String>())
 }
 
 /// The percentile spectrum of every histogram stored with run `id`.

@@ -59,6 +59,14 @@ pub struct FigureKey {
 }
 
 impl FigureKey {
+    /// Whether nodes are judged on this figure: medians, rates and
+    /// losses, not tails. A p99 of a hundred samples rests on one or two
+    /// of them, which a node's CPU neighbours move as much as its link;
+    /// tails still show in the matrices and among the worst pairs.
+    pub fn attributable(&self) -> bool {
+        !matches!(self.stat.as_str(), "p90" | "p99" | "p99.9" | "max")
+    }
+
     /// "latency (rr) 1 B:1 KiB: rtt p99".
     pub fn title(&self) -> String {
         let stat = if self.stat == "value" {
@@ -390,6 +398,7 @@ impl FleetReport {
         worst.truncate(WORST);
         let candidates = matrices
             .iter()
+            .filter(|m| m.key.attributable())
             .flat_map(|m| {
                 let cells: Vec<(String, String, f64)> = m
                     .cells
@@ -567,6 +576,7 @@ fn changed_nodes(changes: &[PairChange], factor: f64) -> Vec<NodeEffect> {
     }
     let candidates = keys
         .iter()
+        .filter(|k| k.attributable())
         .flat_map(|k| {
             let cells: Vec<(String, String, f64)> = changes
                 .iter()

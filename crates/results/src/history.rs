@@ -93,11 +93,52 @@ pub struct HistoryChange {
     pub started: String,
     /// Its attributes (the commit or firmware that came with the change).
     pub attrs: BTreeMap<String, String>,
+    /// The attributes that differ from the run before it: what changed
+    /// with the figure.
+    pub changed: Vec<AttrChange>,
     /// Inside the window: what `--fail-on-regression` judges.
     pub shown: bool,
     /// Where, how large, how sure, and which way.
     #[serde(flatten)]
     pub change: ChangePoint,
+}
+
+/// An attribute that differs between two runs.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct AttrChange {
+    /// The attribute.
+    pub key: String,
+    /// Its value in the run before (none: it had none).
+    pub before: Option<String>,
+    /// Its value in this run (none: it has none).
+    pub after: Option<String>,
+}
+
+impl AttrChange {
+    /// Every attribute that differs between `before` and `after`.
+    pub fn between(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Vec<AttrChange> {
+        let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|k| before.get(*k) != after.get(*k))
+            .map(|k| AttrChange {
+                key: k.clone(),
+                before: before.get(k).cloned(),
+                after: after.get(k).cloned(),
+            })
+            .collect()
+    }
+
+    /// "commit 3f2a1c -> 9b0e44".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} -> {}",
+            self.key,
+            self.before.as_deref().unwrap_or("(none)"),
+            self.after.as_deref().unwrap_or("(none)")
+        )
+    }
 }
 
 /// A series left out.
@@ -113,12 +154,17 @@ impl HistorySeries {
     /// "board-7 rr 1 B:1 KiB rtt p50".
     pub fn name(&self) -> String {
         let step = crate::figures::step_suffix(&self.test, &self.step);
-        [self.label.as_str(), &format!("{}{step}", self.test), &self.row, &self.figure]
-            .iter()
-            .filter(|s| !s.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" ")
+        [
+            self.label.as_str(),
+            &format!("{}{step}", self.test),
+            &self.row,
+            &self.figure,
+        ]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
     }
 
     /// How much worse the worst regression shown made the figure: the
@@ -126,7 +172,7 @@ impl HistorySeries {
     pub fn worst(&self) -> f64 {
         self.changes
             .iter()
-            .filter(|c| c.shown && c.change.regression)
+            .filter(|c| c.shown && c.change.regression && !c.change.transient)
             .map(|c| worse_factor(c.change.ratio, self.lower_is_better))
             .fold(1.0, f64::max)
     }
@@ -147,8 +193,14 @@ impl History {
     pub fn regressions(&self) -> Vec<String> {
         let mut out = Vec::new();
         for s in &self.series {
-            for c in s.changes.iter().filter(|c| c.shown && c.change.regression) {
-                let attrs: Vec<String> = c.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            // A regression undone within the series (an episode) is shown,
+            // but gates nothing: the level outside it did not change.
+            for c in s
+                .changes
+                .iter()
+                .filter(|c| c.shown && c.change.regression && !c.change.transient)
+            {
+                let attrs: Vec<String> = c.changed.iter().map(AttrChange::describe).collect();
                 let run = c.run_id.map(|r| format!("run {r}, ")).unwrap_or_default();
                 out.push(format!(
                     "{}: {} -> {} {} ({:+.1}%, 95% CI of the ratio {:.3}-{:.3}, p {:.2e}) from {run}{}{}",
@@ -162,8 +214,8 @@ impl History {
                     c.change.p_value,
                     c.started,
                     match attrs.is_empty() {
-                        true => String::new(),
-                        false => format!(" ({})", attrs.join(", ")),
+                        true => "; no attribute changed with it".to_string(),
+                        false => format!("; with {}", attrs.join(", ")),
                     }
                 ));
             }

@@ -19,6 +19,7 @@ mod crr;
 mod doc;
 mod figures;
 pub mod fleet;
+pub mod history;
 mod kind;
 mod knobs;
 mod latency;

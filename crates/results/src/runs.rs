@@ -34,6 +34,8 @@ pub struct RunSummary {
     pub version: String,
     /// The command line.
     pub command: Vec<String>,
+    /// What the user said the run measured (`--attr KEY=VALUE`).
+    pub attrs: std::collections::BTreeMap<String, String>,
 }
 
 /// The stored runs (`stackmeter runs`).

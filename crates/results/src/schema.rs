@@ -20,6 +20,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
             "fleet-comparison",
             schema_for!(crate::fleet::FleetComparison).to_value(),
         ),
+        ("history", schema_for!(crate::history::History).to_value()),
     ]
 }
 

@@ -54,6 +54,7 @@ mod pg_error;
 mod read;
 mod rows;
 mod run;
+mod series;
 mod spool;
 mod test;
 #[cfg(any(test, feature = "testing"))]
@@ -69,10 +70,13 @@ pub use locks::{LockError, Locks};
 pub use migrations::{postgres_schema, MIGRATIONS};
 pub use open::Store;
 pub use run::{Run, StoredRun};
+pub use series::{ChangePointRow, FigureFilter, FigurePoint};
 pub use spool::{flush, Flushed, RunKey, Spool, Writer};
 pub use test::{Histogram, NewTest, StoredInterval, StoredTest};
 
 #[cfg(test)]
 mod pg_tests;
+#[cfg(test)]
+mod series_tests;
 #[cfg(test)]
 mod tests;

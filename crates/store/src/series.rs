@@ -103,6 +103,36 @@ impl Store {
         Ok(out)
     }
 
+    /// What `history --save` wrote, oldest run first.
+    pub fn change_points(&self) -> Result<Vec<ChangePointRow>> {
+        let sql = "SELECT found, label, test, step, row_label, figure, unit, run_id, before, after, ratio, ratio_low,
+                          ratio_high, p_value, regression
+                   FROM change_points ORDER BY run_id, label, test, step, row_label, figure";
+        self.conn
+            .query(sql, vec![])?
+            .iter()
+            .map(|r| {
+                Ok(ChangePointRow {
+                    found: r.text(0)?,
+                    label: r.text(1)?,
+                    test: r.text(2)?,
+                    step: r.text(3)?,
+                    row_label: r.text(4)?,
+                    figure: r.text(5)?,
+                    unit: r.text(6)?,
+                    run_id: r.int(7)?,
+                    before: r.real(8)?,
+                    after: r.real(9)?,
+                    ratio: r.real(10)?,
+                    ratio_low: r.real(11)?,
+                    ratio_high: r.real(12)?,
+                    p_value: r.real(13)?,
+                    regression: r.int(14)? != 0,
+                })
+            })
+            .collect()
+    }
+
     /// Writes change points for a dashboard: each one replaces what an
     /// earlier `history --save` wrote for the same series and run.
     pub fn save_change_points(&mut self, rows: &[ChangePointRow]) -> Result<usize> {

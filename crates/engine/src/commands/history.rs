@@ -136,7 +136,11 @@ pub fn history(a: &HistoryArgs) -> Result<(History, Option<stackmeter_store::Sto
 /// `--since`: a time (RFC 3339 or a prefix: compared as text, as the
 /// store's UTC times sort) or an age (12h, 7d, 4w) before `now_unix`.
 fn since(s: &str, now_unix: u64) -> Result<String, Error> {
-    let bad = || Error::Usage(format!("--since '{s}': expected a UTC time like 2026-11-27 or 2026-11-27T09:00:00Z, or an age like 12h, 7d or 4w"));
+    let bad = || {
+        Error::Usage(format!(
+            "--since '{s}': expected a UTC time like 2026-11-27 or 2026-11-27T09:00:00Z, or an age like 12h, 7d or 4w"
+        ))
+    };
     let unit = match s.chars().last() {
         Some('h') => 3600.0,
         Some('d') => 86_400.0,

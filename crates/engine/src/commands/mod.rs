@@ -6,6 +6,7 @@
 //! not below it.
 
 pub mod fleet;
+pub mod history;
 pub mod serve;
 pub mod store;
 pub mod suite;

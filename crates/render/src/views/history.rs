@@ -6,7 +6,7 @@
 
 use crate::chart::{Axis, Band, Chart, Kind, Series, COLORS};
 use crate::view::{Block, Col, Table, View};
-use stackmeter_results::history::{History, HistoryChange, HistorySeries};
+use stackmeter_results::history::{AttrChange, History, HistoryChange, HistorySeries};
 use stackmeter_results::num;
 
 impl crate::format::Render for History {
@@ -23,16 +23,19 @@ impl crate::format::Render for History {
             s.method,
             s.alpha,
             s.min_segment,
-            num(100.0 * s.tolerance)
+            (100.0 * s.tolerance * 100.0).round() / 100.0
         ));
         let regressions = self.regressions();
         v.blank();
         match regressions.is_empty() {
             true => v.line("no regression in the window"),
-            false => v.line(format!("{} regression(s) in the window, worst first:", regressions.len())),
+            false => v.line(format!(
+                "{} regression(s) in the window, worst first:",
+                regressions.len()
+            )),
         };
         for r in &regressions {
-            v.push(Block::Warning(r.clone()));
+            v.line(format!("  REGRESSION {r}"));
         }
         for series in &self.series {
             series_view(&mut v, series);
@@ -53,7 +56,10 @@ impl crate::format::Render for History {
 fn series_view(v: &mut View, s: &HistorySeries) {
     let shown = s.runs.iter().filter(|r| r.shown).count();
     v.push(Block::Heading(format!("{} ({})", s.name(), unit_words(s))));
-    let last = s.runs.last().map_or(String::new(), |r| format!("{} {}", num(r.median), s.unit));
+    let last = s
+        .runs
+        .last()
+        .map_or(String::new(), |r| format!("{} {}", num(r.median), s.unit));
     match s.changes.is_empty() {
         true => v.line(format!(
             "no change point in {} runs ({shown} in the window); latest {last}",
@@ -72,7 +78,11 @@ fn series_view(v: &mut View, s: &HistorySeries) {
 }
 
 fn unit_words(s: &HistorySeries) -> String {
-    let better = if s.lower_is_better { "lower is better" } else { "higher is better" };
+    let better = if s.lower_is_better {
+        "lower is better"
+    } else {
+        "higher is better"
+    };
     match s.unit.is_empty() {
         true => better.into(),
         false => format!("{}, {better}", s.unit),
@@ -89,14 +99,15 @@ fn changes_table(s: &HistorySeries) -> Table {
         Col::text("95% CI of the ratio", 0),
         Col::num("p", 0),
         Col::text("verdict", 0),
-        Col::text("attributes", 0),
+        Col::text("what changed with it", 0),
     ];
     let rows = s
         .changes
         .iter()
         .map(|c| {
             vec![
-                c.run_id.map_or_else(|| format!("#{}", c.change.index), |r| r.to_string()),
+                c.run_id
+                    .map_or_else(|| format!("#{}", c.change.index), |r| r.to_string()),
                 c.started.clone(),
                 num(c.change.before_median),
                 num(c.change.after_median),
@@ -104,11 +115,15 @@ fn changes_table(s: &HistorySeries) -> Table {
                 format!("{:.3}-{:.3}", c.change.ratio_ci.0, c.change.ratio_ci.1),
                 format!("{:.1e}", c.change.p_value),
                 verdict(c).into(),
-                c.attrs
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                match c.changed.is_empty() {
+                    true => "no attribute".into(),
+                    false => c
+                        .changed
+                        .iter()
+                        .map(AttrChange::describe)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                },
             ]
         })
         .collect();
@@ -147,7 +162,9 @@ fn chart(s: &HistorySeries) -> Chart {
         .collect();
     let (lo, hi) = spread
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &(l, h)| (a.min(l), b.max(h)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &(l, h)| {
+            (a.min(l), b.max(h))
+        });
     let (lo, hi) = match lo.is_finite() && hi.is_finite() && hi > lo {
         true => (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)),
         false => (lo * 0.9, hi * 1.1 + 1e-9),

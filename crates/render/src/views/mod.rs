@@ -4,6 +4,7 @@ pub mod comparison;
 pub mod crr;
 pub mod document;
 pub mod fleet;
+pub mod history;
 pub mod latency;
 pub mod live;
 pub mod load;

@@ -10,7 +10,12 @@ impl crate::format::Render for RunList {
             v.line("no stored runs");
             return v;
         }
-        let cols = ["id", "time (UTC)", "status", "label", "test", "key figure"];
+        // The attributes column only when some run has attributes.
+        let with_attrs = self.runs.iter().any(|r| !r.attrs.is_empty());
+        let mut cols = vec!["id", "time (UTC)", "status", "label", "test", "key figure"];
+        if with_attrs {
+            cols.push("attributes");
+        }
         v.push(Block::Table(Table {
             cols: cols
                 .iter()
@@ -21,14 +26,19 @@ impl crate::format::Render for RunList {
                 .runs
                 .iter()
                 .map(|r| {
-                    vec![
+                    let mut row = vec![
                         r.id.to_string(),
                         r.time.clone(),
                         r.status.clone(),
                         r.label.clone(),
                         r.test.clone(),
                         r.key_figure.clone(),
-                    ]
+                    ];
+                    if with_attrs {
+                        let list: Vec<String> = r.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        row.push(list.join(" "));
+                    }
+                    row
                 })
                 .collect(),
             ..Table::default()

@@ -1,0 +1,268 @@
+//! `stackmeter history` end to end: a store filled by real measuring runs
+//! with a shift made for real part way (the client moved onto the
+//! responder's CPU, so every round trip waits for a context switch), read
+//! back as series in every format; the CI gate's exit code; `--by` an
+//! attribute; `--save`; the CSV path; and bad input.
+
+use super::{db, ok, sm, stderr, stdout};
+use crate::json_of;
+use serde_json::Value;
+use std::path::Path;
+
+/// The p50 of one rr run of 1 B:1 KiB with the client on `client_cpu`
+/// and the embedded responder on CPU 0, stored as `label`.
+fn rr_p50(db: &Path, label: &str, client_cpu: &str, attrs: &[String]) -> f64 {
+    let mut args = vec![
+        "rr",
+        "--sizes",
+        "1:1K",
+        "-n",
+        "200",
+        "--label",
+        label,
+        "--affinity",
+        client_cpu,
+        "--responder-affinity",
+        "0",
+        "--json",
+    ];
+    for a in attrs {
+        args.extend(["--attr", a.as_str()]);
+    }
+    let v = json_of(&ok(sm(db, &args)));
+    v["results"][0]["rtt_us"]["p50"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no rtt p50: {v:#}"))
+}
+
+/// 24 rr runs of label `board`: runs 1-12 with the client and the embedded
+/// responder placed one way, 13-24 the other (one of the two is several
+/// times slower: on one CPU each round trip waits for a context switch, on
+/// two for a wake-up across CPUs; which one depends on the machine, so a
+/// pilot run of each decides which goes second, and the shift is a
+/// regression). Run N has `commit=cN` and `firmware=1.(25-N)`, so ordered
+/// by firmware the series runs backwards.
+fn shifted_store(name: &str) -> std::path::PathBuf {
+    let db = db(name);
+    let (same, apart) = (rr_p50(&db, "pilot", "0", &[]), rr_p50(&db, "pilot", "1", &[]));
+    let (fast, slow) = if same < apart { ("0", "1") } else { ("1", "0") };
+    eprintln!("pilot p50: client on the responder's CPU {same} us, on the other {apart} us");
+    for n in 1..=24 {
+        let attrs = [format!("commit=c{n}"), format!("firmware=1.{}", 25 - n)];
+        rr_p50(&db, "board", if n <= 12 { fast } else { slow }, &attrs);
+    }
+    db
+}
+
+fn history(db: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["history", "board", "--test", "rr", "--figure", "rtt p50"];
+    all.extend_from_slice(args);
+    sm(db, &all)
+}
+
+#[test]
+fn a_real_shift_is_found_at_its_run_with_what_changed_in_every_format() {
+    if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) < 2 {
+        return stackmeter_store::testing::missing("history_shift", "needs two CPUs to move the client between");
+    }
+    let db = shifted_store("history");
+    let v = json_of(&ok(history(&db, &["--json"])));
+    let series = v["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{v}");
+    let s = &series[0];
+    assert_eq!(
+        (s["figure"].as_str(), s["unit"].as_str()),
+        (Some("rtt p50"), Some("us"))
+    );
+    assert_eq!(s["runs"].as_array().unwrap().len(), 24);
+    let changes = s["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "one change point: {changes:#?}");
+    let c = &changes[0];
+    assert_eq!(c["attrs"]["commit"], "c13", "{c:#}");
+    assert_eq!(c["regression"], true, "{c:#}");
+    assert!(c["ratio"].as_f64().unwrap() > 1.05, "{c:#}");
+    let changed: Vec<(Value, Value)> = c["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["before"].clone(), a["after"].clone()))
+        .collect();
+    assert!(changed.contains(&("c12".into(), "c13".into())), "{changed:?}");
+
+    let text = stdout(&ok(history(&db, &[])));
+    assert!(text.contains("REGRESSION board rr 1 B:1 KiB rtt p50"), "{text}");
+    assert!(text.contains("commit c12 -> c13"), "{text}");
+    let md = stdout(&ok(history(&db, &["--format", "md"])));
+    assert!(md.contains("| run") && md.contains("REGRESSION"), "{md}");
+    let html = stdout(&ok(history(&db, &["--format", "html"])));
+    assert!(
+        html.contains("data-chart=\"history\"") && html.contains("<svg"),
+        "{html}"
+    );
+
+    // The CI gate: the change lies in the last 12 runs, not in the last 5.
+    let gated = history(&db, &["--fail-on-regression", "--last", "12"]);
+    assert_eq!(gated.status.code(), Some(9), "{}", stderr(&gated));
+    assert!(
+        stderr(&gated).contains("1 regression(s) in the window"),
+        "{}",
+        stderr(&gated)
+    );
+    let quiet = history(&db, &["--fail-on-regression", "--last", "5"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    // Ordered by firmware the series runs backwards: the same change is an
+    // improvement at firmware 1.13 (run 12), and the gate stays quiet.
+    let by = history(&db, &["--by", "firmware", "--json", "--fail-on-regression"]);
+    assert_eq!(by.status.code(), Some(0), "{}", stderr(&by));
+    let c = &json_of(&by)["series"][0]["changes"][0];
+    assert_eq!(
+        (c["attrs"]["firmware"].as_str(), c["regression"].as_bool()),
+        (Some("1.13"), Some(false)),
+        "{c:#}"
+    );
+    assert_eq!(c["improvement"], true, "{c:#}");
+
+    // --save writes the change points the dashboard reads; saving again
+    // replaces them.
+    for _ in 0..2 {
+        let saved = ok(history(&db, &["--save"]));
+        assert!(stderr(&saved).contains("saved 1 change point"), "{}", stderr(&saved));
+    }
+    let saved = stackmeter_store::Store::open(&db).unwrap().change_points().unwrap();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(saved[0].regression && saved[0].ratio > 1.05, "{saved:?}");
+
+    // The attributes are shown with the runs.
+    let runs = json_of(&ok(sm(&db, &["runs", "--json"])));
+    // Two pilot runs, then commits c1.. in order: c13 is the 15th run.
+    assert_eq!(runs["runs"][0]["attrs"], serde_json::json!({}));
+    assert_eq!(runs["runs"][14]["attrs"]["commit"], "c13");
+    let list = stdout(&ok(sm(&db, &["runs"])));
+    assert!(list.contains("commit=c13 firmware=1.12"), "{list}");
+    let id = runs["runs"][14]["id"].as_i64().unwrap().to_string();
+    let shown = stdout(&ok(sm(&db, &["show", &id])));
+    assert!(
+        shown.starts_with(&format!("run {id}: commit=c13 firmware=1.12")),
+        "{shown}"
+    );
+    let export = stdout(&ok(sm(&db, &["export", &id, "--format", "json"])));
+    let export: Value = serde_json::from_str(&export).unwrap();
+    assert_eq!(export["runs"][0]["attrs"]["firmware"], "1.12");
+}
+
+#[test]
+fn history_reads_a_csv_in_otavas_shape() {
+    let dir = db("history-csv");
+    let csv = dir.with_file_name("series.csv");
+    let mut text = String::from("time,commit,latency,throughput\n");
+    // Noise of +-2% from a fixed-seed generator (PCG's multiplier).
+    let mut x: u64 = 12345;
+    let mut noise = move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        1.0 + ((x >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.04
+    };
+    for i in 0..40 {
+        // Latency steps up 30% at row 25 and throughput down 30% at row 15.
+        let lat = if i >= 25 { 130.0 } else { 100.0 } * noise();
+        let tput = if i >= 15 { 700.0 } else { 1000.0 } * noise();
+        text += &format!(
+            "2026-11-{:02}T00:{:02}:00Z,c{i},{lat:.2},{tput:.1}\n",
+            1 + i / 30,
+            i % 30
+        );
+    }
+    std::fs::write(&csv, text).unwrap();
+    let csv = csv.to_str().unwrap();
+    let out = ok(sm(
+        &dir,
+        &[
+            "history",
+            "--csv",
+            csv,
+            "--higher-is-better",
+            "throughput",
+            "--lower-is-better",
+            "latency",
+            "--json",
+            "--fail-on-regression",
+            "--last",
+            "3",
+        ],
+    ));
+    let v = json_of(&out);
+    let by_figure = |f: &str| -> Value {
+        let s = v["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["figure"] == f)
+            .unwrap_or_else(|| panic!("no series {f}: {v:#}"))
+            .clone();
+        assert_eq!(s["changes"].as_array().unwrap().len(), 1, "{s:#}");
+        s["changes"][0].clone()
+    };
+    let lat = by_figure("latency");
+    assert_eq!(
+        (lat["attrs"]["commit"].as_str(), lat["regression"].as_bool()),
+        (Some("c25"), Some(true))
+    );
+    let tput = by_figure("throughput");
+    assert_eq!(
+        (tput["attrs"]["commit"].as_str(), tput["regression"].as_bool()),
+        (Some("c15"), Some(true))
+    );
+    // Both regressions are older than the last 3 rows: exit 0 above; with
+    // the whole series in the window, exit 9.
+    let all = sm(
+        &dir,
+        &[
+            "history",
+            "--csv",
+            csv,
+            "--higher-is-better",
+            "throughput",
+            "--lower-is-better",
+            "latency",
+            "--fail-on-regression",
+        ],
+    );
+    assert_eq!(all.status.code(), Some(9), "{}", stderr(&all));
+}
+
+#[test]
+fn bad_history_input_is_one_line_and_a_nonzero_exit() {
+    let dir = db("history-bad");
+    let csv = dir.with_file_name("no-time.csv");
+    std::fs::write(&csv, "when,latency\n2026-11-01,1\n").unwrap();
+    let short = dir.with_file_name("short.csv");
+    std::fs::write(&short, "time,latency\n2026-11-01,1\n2026-11-02,2\n2026-11-03,1\n").unwrap();
+    let (csv, short) = (csv.to_str().unwrap(), short.to_str().unwrap());
+    ok(sm(&dir, &["rr", "--sizes", "1:1", "-n", "20", "--label", "few"]));
+    let cases: [(&[&str], i32, &str); 6] = [
+        (
+            &["history", "few", "--tolerance", "150"],
+            2,
+            "--tolerance 150: expected a percentage from 0 to below 100",
+        ),
+        (
+            &["rr", "--attr", "commit", "-n", "5"],
+            2,
+            "--attr 'commit': expected KEY=VALUE",
+        ),
+        (&["history", "--csv", csv], 2, "no time column \"time\""),
+        (&["history", "--csv", short], 1, "3 runs, too few to judge"),
+        (
+            &["history", "few", "--figure", "rtt p42"],
+            2,
+            "no figure 'rtt p42' in the stored runs",
+        ),
+        (&["history", "few"], 1, "too few to judge"),
+    ];
+    for (args, code, says) in cases {
+        let out = sm(&dir, args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
+    }
+}
