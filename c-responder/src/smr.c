@@ -74,16 +74,17 @@ static size_t smr_utoa(char *p, uint32_t v) {
     return n;
 }
 
-/* Appends text pieces and numbers into a reason buffer (NUL-terminated). */
-static size_t smr_cat(char *r, size_t at, const char *s) {
-    size_t n = strlen(s);
-    memcpy(r + at, s, n);
-    r[at + n] = 0;
-    return at + n;
-}
-
-static size_t smr_catu(char *r, size_t at, uint32_t v) {
-    at += smr_utoa(r + at, v);
+/* Writes template t into r, NUL-terminated, with its %u replaced by a, b
+ * and c in turn, in decimal; returns the length. The reason texts are
+ * short, their buffers sized for them. */
+static size_t smr_fmt(char *r, const char *t, uint32_t a, uint32_t b, uint32_t c) {
+    const uint32_t v[3] = {a, b, c};
+    size_t at = 0, k = 0;
+    for (; *t; t++)
+        if (*t == '%' && t[1] == 'u' && k < 3)
+            at += smr_utoa(r + at, v[k++]), t++;
+        else
+            r[at++] = *t;
     r[at] = 0;
     return at;
 }
@@ -193,8 +194,7 @@ struct smr_conn *smr_conn_open(struct smr_ctx *x, uint64_t now) {
 void smr_conn_start(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     if (x->active >= x->cfg.max_sessions) {
         char r[48];
-        size_t at = smr_catu(r, 0, x->cfg.max_sessions);
-        smr_cat(r, at, " sessions running, the limit");
+        smr_fmt(r, "%u sessions running, the limit", x->cfg.max_sessions, 0, 0);
         smr_refuse(x, c, SMR_BUSY, r, now);
         return;
     }
@@ -226,25 +226,13 @@ unsigned smr_parse_header(const uint8_t *h, size_t n, uint8_t *mode, uint32_t *r
 
 /* The reason text for a header refusal, like the Rust responder's. */
 static void smr_header_reason(char *r, unsigned code, const uint8_t *h) {
-    size_t at;
-    switch (code) {
-    case SMR_BAD_MAGIC:
-        smr_cat(r, 0, "not a stackmeter session (bad magic)");
-        break;
-    case SMR_UNSUPPORTED_VERSION:
-        at = smr_cat(r, 0, "protocol version ");
-        at = smr_catu(r, at, h[4]);
-        smr_cat(r, at, " not supported (this side speaks 1)");
-        break;
-    case SMR_UNKNOWN_MODE:
-        smr_catu(r, smr_cat(r, 0, "unknown session mode "), h[5]);
-        break;
-    default:
-        if (get16(h + 6) < 16 || get16(h + 6) > 256)
-            smr_catu(r, smr_cat(r, 0, "bad header length "), get16(h + 6));
-        else
-            smr_cat(r, 0, "request and response sizes must be at least 1 byte");
-    }
+    uint32_t len = get16(h + 6);
+    const char *t = code == SMR_BAD_MAGIC             ? "not a stackmeter session (bad magic)"
+                    : code == SMR_UNSUPPORTED_VERSION ? "protocol version %u not supported (this side speaks 1)"
+                    : code == SMR_UNKNOWN_MODE        ? "unknown session mode %u"
+                    : len < 16 || len > 256           ? "bad header length %u"
+                                                      : "request and response sizes must be at least 1 byte";
+    smr_fmt(r, t, code == SMR_UNSUPPORTED_VERSION ? (uint32_t)h[4] : code == SMR_UNKNOWN_MODE ? (uint32_t)h[5] : len, 0, 0);
 }
 
 static struct smr_test *smr_find_test(struct smr_ctx *x, uint32_t id) {
@@ -259,11 +247,10 @@ static struct smr_test *smr_conn_test(struct smr_ctx *x, const struct smr_conn *
     return (c->test_id && t->id == c->test_id) ? t : NULL;
 }
 
-static void smr_too_large(struct smr_ctx *x, struct smr_conn *c, const char *what, uint32_t v, uint64_t now) {
+/* TooLarge, naming both numbers; t: the template for what is too large. */
+static void smr_too_large(struct smr_ctx *x, struct smr_conn *c, const char *t, uint32_t v, uint64_t now) {
     char r[80];
-    size_t at = smr_cat(r, 0, what);
-    at = smr_catu(r, smr_cat(r, at, " size "), v);
-    smr_catu(r, smr_cat(r, at, " exceeds limit "), x->cfg.max_msg);
+    smr_fmt(r, t, v, x->cfg.max_msg, 0);
     smr_refuse(x, c, SMR_TOO_LARGE, r, now);
 }
 
@@ -274,7 +261,7 @@ static void smr_start_control(struct smr_ctx *x, struct smr_conn *c, uint64_t no
         if (x->tests[i].id == 0 && x->tests[i].open == 0) t = &x->tests[i];
     if (!t) {
         char r[48];
-        smr_cat(r, smr_catu(r, 0, SMR_MAX_TESTS), " throughput tests open, the limit");
+        smr_fmt(r, "%u throughput tests open, the limit", (uint32_t)SMR_MAX_TESTS, 0, 0);
         smr_refuse(x, c, SMR_BUSY, r, now);
         return;
     }
@@ -304,7 +291,7 @@ static void smr_start_data(struct smr_ctx *x, struct smr_conn *c, uint64_t now) 
     struct smr_test *t = smr_find_test(x, c->req_size);
     if (!t || t->stopping) {
         char r[40];
-        smr_catu(r, smr_cat(r, 0, "no open test "), c->req_size);
+        smr_fmt(r, "no open test %u", c->req_size, 0, 0);
         smr_refuse(x, c, SMR_UNKNOWN_TEST, r, now);
         return;
     }
@@ -406,23 +393,22 @@ static void smr_obj_bad(struct smr_ctx *x, struct smr_conn *c, uint32_t op, uint
     char *r = (char *)c->out + 12;
     size_t at;
     if (op != OP_LIST && op != OP_FETCH) {
-        at = smr_catu(r, smr_cat(r, 0, "unknown object request op "), op);
+        at = smr_fmt(r, "unknown object request op %u", op, 0, 0);
     } else {
-        at = smr_catu(r, smr_cat(r, 0, "bad name length "), len);
-        at = smr_cat(r, at, " (LIST takes 0, FETCH 1..255)");
+        at = smr_fmt(r, "bad name length %u (LIST takes 0, FETCH 1..255)", len, 0, 0);
     }
     smr_log(x, c, smr_refusal_name(SMR_BAD_REQUEST), r);
     smr_obj_error(c, SMR_BAD_REQUEST, at);
     smr_linger(x, c, now);
 }
 
+/* NotFound, naming the object (its first 16 bytes, printable). */
 static void smr_obj_not_found(struct smr_conn *c) {
     char *r = (char *)c->out + 12;
-    size_t at = smr_cat(r, 0, "no object named '"), i;
+    size_t at = smr_fmt(r, "no object named '", 0, 0, 0), i;
     for (i = 0; i < c->in_need && i < 16; i++)
         r[at++] = (char)(c->hdr[i] >= 0x20 && c->hdr[i] < 0x7f ? c->hdr[i] : '?');
-    if (c->in_need > 16) at = smr_cat(r, at, "...");
-    at = smr_cat(r, at, "'");
+    at += smr_fmt(r + at, c->in_need > 16 ? "...'" : "'", 0, 0, 0);
     smr_obj_error(c, SMR_NOT_FOUND, at);
 }
 
@@ -563,9 +549,10 @@ static void smr_header_done(struct smr_ctx *x, struct smr_conn *c, uint64_t now)
     c->deadline = now + x->cfg.idle_timeout_ns;
     if (x->cfg.max_test_s) c->ends_by = now + (x->cfg.max_test_s + 5ull) * 1000000000u;
     if ((mode == M_RR || mode == M_CRR) && c->req_size > x->cfg.max_msg)
-        smr_too_large(x, c, "request", c->req_size, now);
+        smr_too_large(x, c, "request size %u exceeds limit %u", c->req_size, now);
     else if ((mode == M_RR || mode == M_CRR || mode == M_SOURCE) && c->resp_size > x->cfg.max_msg)
-        smr_too_large(x, c, mode == M_SOURCE ? "write" : "response", c->resp_size, now);
+        smr_too_large(x, c, mode == M_SOURCE ? "write size %u exceeds limit %u" : "response size %u exceeds limit %u",
+                      c->resp_size, now);
     else if (mode == M_CONTROL)
         smr_start_control(x, c, now);
     else if (mode == M_SINK || mode == M_SOURCE)
@@ -629,14 +616,20 @@ static size_t smr_in_request(struct smr_ctx *x, struct smr_conn *c, size_t n, ui
 static void smr_report(struct smr_ctx *x, struct smr_conn *c, struct smr_test *t, uint32_t id, uint8_t flags,
                        uint64_t now) {
     uint8_t *b = c->out;
-    uint64_t sum[6] = {0, 0, 0, 0, 0, 0}, jit = 0, u = 0, s = 0;
+    /* Offsets 16 to 88, eight bytes each: elapsed, TCP bytes in and out,
+     * the streams' received, bytes, expected, duplicates, reordered (sums)
+     * and the largest jitter. */
+    uint64_t v[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, u = 0, s = 0;
     struct smr_tcpinfo ti, acc = {0, 0, 0};
     size_t i, k, nsrc = 0;
+    v[0] = now - t->start_ns;
+    v[1] = t->tcp_rx;
+    v[2] = t->tcp_tx;
     for (i = 0; i < SMR_MAX_STREAMS; i++) {
         const struct smr_stream *st = &t->streams[i];
-        const uint64_t v[6] = {st->received, st->bytes, st->expected, st->duplicates, st->reordered, 0};
-        for (k = 0; k < 5; k++) sum[k] += v[k];
-        if ((st->jitter16 >> 4) > jit) jit = st->jitter16 >> 4;
+        const uint64_t f[5] = {st->received, st->bytes, st->expected, st->duplicates, st->reordered};
+        for (k = 0; k < 5; k++) v[3 + k] += f[k];
+        if ((st->jitter16 >> 4) > v[8]) v[8] = st->jitter16 >> 4;
     }
     for (i = 0; x->tcpinfo && i < x->hi; i++) {
         const struct smr_conn *d = &x->conns[i];
@@ -664,11 +657,7 @@ static void smr_report(struct smr_ctx *x, struct smr_conn *c, struct smr_test *t
     }
     b[8] = flags;
     put32(b + 12, t->sessions);
-    put64(b + 16, now - t->start_ns);
-    put64(b + 24, t->tcp_rx);
-    put64(b + 32, t->tcp_tx);
-    for (k = 0; k < 5; k++) put64(b + 40 + 8 * k, sum[k]);
-    put64(b + 80, jit);
+    for (k = 0; k < 9; k++) put64(b + 16 + 8 * k, v[k]);
     c->out_len = SMR_REPORT_LEN;
     c->out_off = 0;
 }
@@ -960,8 +949,7 @@ void smr_conn_shut_done(struct smr_conn *c) { c->flags |= SMR_F_SHUT_DONE; }
 
 static void smr_vanished(struct smr_ctx *x, struct smr_conn *c, uint32_t got, uint32_t of) {
     char r[64];
-    size_t at = smr_catu(r, smr_cat(r, 0, "client vanished mid-request ("), got);
-    smr_cat(r, smr_catu(r, smr_cat(r, at, " of "), of), " bytes)");
+    smr_fmt(r, "client vanished mid-request (%u of %u bytes)", got, of, 0);
     smr_abort(x, c, r);
 }
 
@@ -969,7 +957,7 @@ void smr_conn_eof(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     char r[64];
     (void)now;
     if (c->phase == PH_HEADER || c->phase == PH_AUTH) {
-        smr_cat(r, smr_catu(r, smr_cat(r, 0, "client closed after "), c->hdr_got), " header bytes");
+        smr_fmt(r, "client closed after %u header bytes", (uint32_t)c->hdr_got, 0, 0);
         smr_abort(x, c, r);
     } else if ((c->phase == PH_RR && c->req_got) || c->phase == PH_CRR) {
         smr_vanished(x, c, c->req_got, c->req_size);
