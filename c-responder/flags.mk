@@ -40,7 +40,7 @@ SMR_LWIP_DEFS = -DSMR_MAX_CONNS=64 -DSMR_MAX_TESTS=4 -DSMR_NETIF_RX_PBUF=PBUF_RA
 # Sources, in c-responder/src: the engine (pure, every build), the POSIX
 # backend (without a main, admission included), and its two mains.
 SMR_ENGINE_SRC = smr.c smr_auth.c
-SMR_POSIX_SRC = smr_posix.c smr_wait.c smr_admit.c smr_args.c smr_knobs.c smr_log.c smr_stamps.c
+SMR_POSIX_SRC = smr_posix.c smr_sockets.c smr_wait.c smr_admit.c smr_args.c smr_knobs.c smr_log.c smr_stamps.c
 SMR_MAIN_SRC = smr_main.c
 # The lab's lwIP programs: the Ethernet netif glue and the TAP device
 # under both; lwip-raw is the raw API backend and its one-thread loop.
