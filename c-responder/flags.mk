@@ -40,7 +40,7 @@ SMR_LWIP_DEFS = -DSMR_MAX_CONNS=64 -DSMR_MAX_TESTS=4 -DSMR_NETIF_RX_PBUF=PBUF_RA
 # Sources, in c-responder/src: the pure part every build compiles (the
 # protocol engine and the admission rules), the POSIX backend (without a
 # main), and its main.
-SMR_ENGINE_SRC = smr.c smr_auth.c smr_admit.c
+SMR_ENGINE_SRC = smr.c smr_header.c smr_objects.c smr_control.c smr_slots.c smr_udp.c smr_status.c smr_auth.c smr_admit.c
 SMR_POSIX_SRC = smr_posix.c smr_sockets.c smr_wait.c smr_args.c smr_knobs.c smr_log.c smr_stamps.c
 SMR_MAIN_SRC = smr_main.c
 # The lwIP programs: the Ethernet netif glue under all three (the lab's

@@ -6,7 +6,7 @@
  * the proof and the MAC trailer of UDP datagrams; the tests check it
  * against protocol/vectors.json. Compiled out with -DSMR_NO_AUTH.
  */
-#include "smr.h"
+#include "smr_int.h"
 
 #ifndef SMR_NO_AUTH
 #include <string.h>
@@ -23,24 +23,12 @@ static const uint32_t smr_k[64] = {
 
 #define ROR(v, n) ((v) >> (n) | (v) << (32 - (n)))
 
-/* A big-endian word (the engine's own byte helpers are static in smr.c). */
-static uint32_t smr_sha_get32(const uint8_t *b) {
-    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-static void smr_sha_put32(uint8_t *b, uint32_t v) {
-    b[0] = (uint8_t)(v >> 24);
-    b[1] = (uint8_t)(v >> 16);
-    b[2] = (uint8_t)(v >> 8);
-    b[3] = (uint8_t)v;
-}
-
 static void smr_sha_block(uint32_t *h, const uint8_t *p) {
     uint32_t w[64], s[8], t1, t2;
     int i;
     for (i = 0; i < 64; i++) {
         if (i < 16)
-            w[i] = smr_sha_get32(p + 4 * i);
+            w[i] = smr_get32(p + 4 * i);
         else
             w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ w[i - 15] >> 3) + w[i - 7] +
                    (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ w[i - 2] >> 10);
@@ -79,13 +67,12 @@ static void smr_sha_add(struct smr_sha *c, const uint8_t *p, size_t n) {
 static void smr_sha_end(struct smr_sha *c, uint8_t out[32]) {
     uint8_t b = 0x80, bits[8];
     int i;
-    smr_sha_put32(bits, (uint32_t)(c->len >> 29));
-    smr_sha_put32(bits + 4, (uint32_t)(c->len << 3));
+    smr_put64(bits, c->len * 8);
     smr_sha_add(c, &b, 1);
     b = 0;
     while (c->len % 64 != 56) smr_sha_add(c, &b, 1);
     smr_sha_add(c, bits, 8);
-    for (i = 0; i < 8; i++) smr_sha_put32(out + 4 * i, c->h[i]);
+    for (i = 0; i < 8; i++) smr_put32(out + 4 * i, c->h[i]);
 }
 
 void smr_auth_key(struct smr_config *cfg, const uint8_t *secret, size_t n) {
