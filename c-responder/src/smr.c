@@ -150,7 +150,7 @@ static void smr_had_turn(struct smr_ctx *x, const struct smr_conn *c) {
 
 size_t smr_conn_input(struct smr_ctx *x, struct smr_conn *c, const uint8_t *p, size_t n, uint64_t now) {
     size_t done = 0, k;
-    if (c->phase != PH_HEADER && c->phase != PH_LINGER && c->phase != PH_AUTH) c->deadline = now + x->cfg.idle_timeout_ns;
+    if (!SMR_WAITING(c) && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
     while (done < n && !(c->flags & SMR_F_CLOSE)) {
         k = smr_in_one(x, c, p + done, n - done, now);
         if (k == 0) break;
@@ -228,7 +228,7 @@ void smr_conn_sent(struct smr_ctx *x, struct smr_conn *c, size_t n, uint64_t now
     x->now = now;
     smr_spend(x, n);
     if (n) smr_had_turn(x, c);
-    if (n && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
+    if (n && !SMR_WAITING(c) && c->phase != PH_LINGER) c->deadline = now + x->cfg.idle_timeout_ns;
     if (o) {
         o = n < o ? n : o;
         c->out_off = (uint16_t)(c->out_off + o);
@@ -265,7 +265,7 @@ static void smr_vanished(struct smr_ctx *x, struct smr_conn *c, uint32_t got, ui
 void smr_conn_eof(struct smr_ctx *x, struct smr_conn *c, uint64_t now) {
     char r[64];
     (void)now;
-    if (c->phase == PH_HEADER || c->phase == PH_AUTH) {
+    if (SMR_WAITING(c)) {
         smr_fmt(r, "client closed after %u header bytes", (uint32_t)c->hdr_got, 0, 0);
         smr_abort(x, c, r);
     } else if ((c->phase == PH_RR && c->req_got) || c->phase == PH_CRR) {

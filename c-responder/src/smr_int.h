@@ -59,8 +59,11 @@ enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
 #endif
 
 /* A connection that counts against max_sessions (not free, not lingering
- * after a refusal), and a connection's slot number. */
+ * after a refusal); one still sending its header or its proof, whose
+ * deadline is the header's, fixed when it was accepted; and a
+ * connection's slot number. */
 #define SMR_COUNTED(c) ((c)->phase != PH_FREE && (c)->phase != PH_LINGER)
+#define SMR_WAITING(c) ((c)->phase == PH_HEADER || (c)->phase == PH_AUTH)
 #define SMR_INDEX(x, c) ((size_t)((c) - (x)->conns))
 
 /* smr_status.c: big-endian fields, decimal text for reasons, and the

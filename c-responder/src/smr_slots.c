@@ -17,8 +17,7 @@ uint32_t smr_client_count(const struct smr_ctx *x, uint32_t client, int waiting)
     for (i = 0; i < x->hi; i++) {
         const struct smr_conn *d = &x->conns[i];
         if (d->client != client || !SMR_COUNTED(d)) continue;
-        if (waiting ? d->phase == PH_HEADER || d->phase == PH_AUTH
-                    : d->mode && d->mode != M_SINK && d->mode != M_SOURCE)
+        if (waiting ? SMR_WAITING(d) : d->mode && d->mode != M_SINK && d->mode != M_SOURCE)
             n++;
     }
     return n;

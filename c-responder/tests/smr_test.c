@@ -372,6 +372,8 @@ static void vec_auth(int a) {
         smr_conn_input(&X, c, hdr, 24, 1);
         n = drain(c, out, sizeof out, 1);
         CHECK(n == 24 && memcmp(out, "SMTA\1", 5) == 0, "auth: challenge");
+        CHECK(smr_conn_deadline(c) == SMR_DEFAULT_HEADER_TIMEOUT_NS,
+              "auth: the proof is due within the header timeout, the challenge sent or not");
         smr_hmac(&X.cfg, out, 24, hdr, 24, got);
         got[0] ^= (uint8_t)i;
         smr_conn_input(&X, c, got, 32, 2);
