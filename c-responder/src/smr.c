@@ -251,6 +251,7 @@ unsigned smr_conn_flags(const struct smr_conn *c) {
     unsigned f = c->flags & SMR_F_CLOSE;
     if ((c->flags & (SMR_F_SHUT | SMR_F_SHUT_DONE)) == SMR_F_SHUT && c->out_off == c->out_len && c->tx_left == 0)
         f |= SMR_F_SHUT;
+    if ((c->flags & F_EVICT) && c->out_off == c->out_len) f |= SMR_F_CLOSE; /* no linger: its slot is wanted */
     return f;
 }
 

@@ -46,6 +46,7 @@ enum { T_SNAPSHOT = 1, T_STOP = 2, T_WELCOME = 16, T_REPORT = 17 };
 #define F_AWAIT 8u   /* control: Stop received, final Report not yet queued */
 #define F_OPEN 32u   /* stamped rr: a response is being sent */
 #define F_AUTHED 64u /* the proof was right: judge the header itself */
+#define F_EVICT 128u /* given up for a new connection: closed once its record is out */
 
 /* Stamp blocks need the backend's stamps hook; a build that has none
  * (-DSMR_NO_TS) compiles no stamp code, and answers a request for stamps

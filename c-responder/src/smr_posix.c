@@ -1,10 +1,11 @@
 /*
  * The POSIX sockets backend: one thread, one loop, TCP and UDP on the same
  * port, every connection non-blocking. It binds the listeners
- * (smr_sockets.c), admits connections (smr_admit.h), moves bytes between
- * the sockets and the engine, echoes UDP, and turns the engine's
- * deadlines into wait timeouts. Its state is the struct smr_posix that
- * main hands to smr_run.
+ * (smr_sockets.c), admits connections (smr_admit.h) and starts them in
+ * the engine, closing at once any the engine gives up to make room (fair
+ * slots, smr_conn_start), moves bytes between the sockets and the engine,
+ * echoes UDP, and turns the engine's deadlines into wait timeouts. Its
+ * state is the struct smr_posix that main hands to smr_run.
  * Builds on Linux, BSD, macOS, QNX (io-sock) and Embox, and with
  * -DSMR_LWIP on lwIP's sockets API (smr_lwip_sock.c); Linux-only extras
  * (TCP_INFO, accept4, kernel timestamps) are behind #ifdef __linux__.
@@ -77,8 +78,11 @@ static void smr_close(struct smr_posix *g, struct smr_conn *c, uint64_t now) {
     smr_conn_free(&g->x, c, now);
 }
 
+static void smr_service(struct smr_posix *g, struct smr_conn *c, unsigned ev, uint64_t now);
+
 /* New connections, up to 64: admitted (smr_admit.h), given a slot, and
- * started. */
+ * started; one given up to make room (smr_conn_start) is sent its record
+ * and closed at once. */
 static void smr_accept(struct smr_posix *g, int lfd, uint64_t now) {
     int k;
     for (k = 0; k < 64; k++) {
@@ -90,7 +94,7 @@ static void smr_accept(struct smr_posix *g, int lfd, uint64_t now) {
 #else
         int one = 1, fd = SMR_SOCK(accept)(lfd, &peer.sa, &n);
 #endif
-        struct smr_conn *c = NULL;
+        struct smr_conn *c = NULL, *v;
         const uint8_t *ab;
         size_t al;
         uint32_t tag;
@@ -112,8 +116,9 @@ static void smr_accept(struct smr_posix *g, int lfd, uint64_t now) {
 #endif
         g->fd[smr_conn_index(&g->x, c)] = fd;
         g->peer[smr_conn_index(&g->x, c)] = peer;
-        smr_conn_start(&g->x, c, now);
+        v = smr_conn_start(&g->x, c, now);
         smr_settle(g, c, now);
+        if (v) smr_service(g, v, SMR_OUT, now);
     }
 }
 
@@ -380,6 +385,7 @@ static void smr_setup(struct smr_posix *g, const struct smr_config *cfg) {
 }
 
 int smr_run(struct smr_posix *g, const struct smr_config *cfg) {
+    char lim[SMR_LIMITS_LINE];
     int l;
     if (g->nlisten == 0) {
         smr_parse_addr("0.0.0.0:24680", &g->listen[0]);
@@ -402,6 +408,8 @@ int smr_run(struct smr_posix *g, const struct smr_config *cfg) {
         smr_log_info("listening on tcp ", a);
         smr_log_info("listening on udp ", a);
     }
+    smr_limits_line(&g->x.cfg, lim);
+    smr_log_info(lim, "");
     if (!g->quiet) smr_log_objects(cfg);
     for (;;) smr_round(g);
     return 0;
