@@ -16,9 +16,10 @@
 //! instead (or as well): QEMU's lm3s6965evb board (a Cortex-M3 with 64 KiB
 //! of SRAM) on TAP `smlab3`, the firmware 198.18.16.2, its address and seed
 //! written into its provisioning block (the last 1 KiB of flash) through
-//! QEMU's loader. It waits for the firmware's console to say it is ready
-//! and for a control session's Welcome, and says how long each took from
-//! QEMU's start (boot-to-Welcome).
+//! QEMU's loader, with the shared secret when `up` is given one (then every
+//! test of it needs `--secret-file` too). It waits for the firmware's
+//! console to say it is ready and for a control session's Welcome, and
+//! says how long each took from QEMU's start (boot-to-Welcome).
 //!
 //! The binaries come from `c-responder/` (`make -C c-responder all lwip`,
 //! `make -C c-responder mcu`): `--bin-dir`, else
@@ -26,6 +27,8 @@
 //! source tree this binary was built from.
 
 use crate::error::Error;
+use stackmeter_client::Endpoint;
+use stackmeter_proto::auth::Key;
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -131,9 +134,15 @@ fn sh(cmd: &str, args: &[&str]) -> Result<(), String> {
 }
 
 /// Brings the lab up with the binaries in `dir`, every responder pinned to
-/// `cpu` (default: the last one); returns one `LABEL=ADDR:PORT` per target.
-/// On failure (or Ctrl-C) everything made so far is removed.
-pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, Error> {
+/// `cpu` (default: the last one), the firmware provisioned with `secret`
+/// (the Linux stacks take none here); returns one `LABEL=ADDR:PORT` per
+/// target. On failure (or Ctrl-C) everything made so far is removed.
+pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Result<Up, Error> {
+    if secret.is_some() && set != Set::Mcu {
+        return Err(Error::Local(
+            "lab up: a secret is provisioned into the firmware only (lab up mcu --secret-file FILE)".into(),
+        ));
+    }
     if !is_root() {
         return Err(Error::Local(
             "stackmeter lab needs root (it creates TAP devices); run it with sudo".into(),
@@ -179,7 +188,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, Error> {
             made.targets = build(dir, cpu)?;
         }
         if set != Set::Linux {
-            let (target, note) = build_mcu(dir, cpu)?;
+            let (target, note) = build_mcu(dir, cpu, secret)?;
             made.targets.push(target);
             made.notes.push(note);
         }
@@ -258,42 +267,31 @@ fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<St
     Ok(pid)
 }
 
-/// Opens a session of `mode` (sizes `req`/`resp`) with every wait bounded
-/// by `t`, and reads the responder's status: the stream once it accepted.
-fn open_session(
-    addr: SocketAddr,
-    t: Duration,
-    mode: stackmeter_proto::header::Mode,
-    req: u32,
-    resp: u32,
-) -> std::io::Result<TcpStream> {
+/// One rr transaction (1 byte each way) through the real protocol, every
+/// wait bounded; a responder that refuses it for want of the shared
+/// secret (a lab firmware provisioned with one) answers too.
+fn probe(addr: SocketAddr) -> std::io::Result<()> {
+    use stackmeter_proto::header::{Mode, SessionHeader};
+    use stackmeter_proto::status::Refusal;
+    let t = Duration::from_millis(500);
     let mut s = TcpStream::connect_timeout(&addr, t)?;
     s.set_read_timeout(Some(t))?;
     s.set_write_timeout(Some(t))?;
-    let h = stackmeter_proto::header::SessionHeader {
-        mode,
-        req_size: req,
-        resp_size: resp,
+    let h = SessionHeader {
+        mode: Mode::Rr,
+        req_size: 1,
+        resp_size: 1,
         flags: 0,
     };
     s.write_all(&h.emit())?;
     let mut st = [0u8; 8];
     s.read_exact(&mut st)?;
+    if &st[..4] == b"SMTR" && st[5] == Refusal::Auth as u8 {
+        return Ok(());
+    }
     if &st[..4] != b"SMTR" || st[5] != 0 {
         return Err(std::io::Error::other(format!("refused with code {}", st[5])));
     }
-    Ok(s)
-}
-
-/// One rr transaction (1 byte each way) through the real protocol.
-fn probe(addr: SocketAddr) -> std::io::Result<()> {
-    let mut s = open_session(
-        addr,
-        Duration::from_millis(500),
-        stackmeter_proto::header::Mode::Rr,
-        1,
-        1,
-    )?;
     s.write_all(&[0])?;
     s.read_exact(&mut [0u8; 1])
 }
@@ -313,24 +311,26 @@ fn wait_answers(addr: SocketAddr) -> Result<(), String> {
 }
 
 /// The firmware's provisioning block (layout in c-responder/mcu/smr_mcu.c):
-/// its address, netmask, gateway and port, 16 random bytes, no secret and
-/// no limits.
-fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16]) -> Vec<u8> {
+/// its address, netmask, gateway and port, 16 random bytes, the secret as
+/// HMAC keys with it (at most 64 bytes) or none, and no limits.
+fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16], secret: Option<&Key>) -> Vec<u8> {
+    let key = secret.map_or(&[][..], Key::hmac_key);
     let mut b = Vec::with_capacity(124);
     b.extend_from_slice(b"SMRP");
-    b.extend_from_slice(&[1, 0]);
+    b.extend_from_slice(&[1, key.len() as u8]);
     b.extend_from_slice(&port.to_le_bytes());
     b.extend_from_slice(&ip);
     b.extend_from_slice(&[255, 255, 255, 0]);
     b.extend_from_slice(&[ip[0], ip[1], ip[2], 1]);
     b.extend_from_slice(&seed);
+    b.extend_from_slice(key);
     b.resize(124, 0);
     b
 }
 
 /// Boots the firmware in QEMU on its TAP device and waits for its Welcome;
 /// returns its `mcu=ADDR:PORT` line and a note with the boot times.
-fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
+fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(String, String), String> {
     let host = format!("198.18.{MCU_NET}.1/24");
     let ip = [198, 18, MCU_NET, 2];
     let stack = format!("198.18.{MCU_NET}.2");
@@ -368,7 +368,7 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
     let sd = state_dir();
     let prov = sd.join("mcu-provision.bin");
     let console = sd.join("mcu.console");
-    fs::write(&prov, mcu_provision(ip, PORT, seed)).map_err(|e| e.to_string())?;
+    fs::write(&prov, mcu_provision(ip, PORT, seed, secret.as_ref())).map_err(|e| e.to_string())?;
     let firmware = dir.join(MCU_FIRMWARE);
     let (cpu_s, fw, serial, loader) = (
         cpu.to_string(),
@@ -424,7 +424,7 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
         if ready.is_none() && text.contains(", ready ") {
             ready = Some(t0.elapsed());
         }
-        if ready.is_some() && probe_welcome(addr).is_ok() {
+        if ready.is_some() && probe_welcome(addr, secret).is_ok() {
             break t0.elapsed();
         }
         if Instant::now() > deadline {
@@ -453,17 +453,20 @@ fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
     Ok((line, note))
 }
 
-/// Opens a control session and reads its status and Welcome: the first
-/// thing a throughput test gets from a responder.
-fn probe_welcome(addr: SocketAddr) -> std::io::Result<()> {
+/// Opens a control session (proving `secret`, if given: the client's own
+/// handshake) and reads its status and Welcome: the first thing a
+/// throughput test gets from a responder.
+fn probe_welcome(addr: SocketAddr, secret: Option<Key>) -> std::io::Result<()> {
     use stackmeter_proto::control::{ServerRecord, HEAD_LEN};
-    let mut s = open_session(
-        addr,
-        Duration::from_millis(200),
-        stackmeter_proto::header::Mode::Control,
-        0,
-        0,
-    )?;
+    use stackmeter_proto::header::{Mode, SessionHeader};
+    let h = SessionHeader {
+        mode: Mode::Control,
+        req_size: 0,
+        resp_size: 0,
+        flags: 0,
+    };
+    let mut s = stackmeter_client::open_session(&Endpoint::new(addr, secret), &h, Duration::from_millis(200))
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut rec = vec![0u8; HEAD_LEN];
     s.read_exact(&mut rec)?;
     let len = usize::from(u16::from_be_bytes([rec[2], rec[3]]));
