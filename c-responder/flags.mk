@@ -1,6 +1,6 @@
-# The C responder's compile flags and source lists, written once. Three
-# builds read this file: the Makefile (include), CMakeLists.txt and
-# crates/engine/build.rs (each parses it). Keep it to plain lines of
+# The C responder's compile flags and source lists, written once. Four
+# builds read this file: the Makefile (include) with the firmware's
+# mcu/mcu.mk, CMakeLists.txt and crates/engine/build.rs (each parses it). Keep it to plain lines of
 # NAME = words (no make functions, no line continuations); # starts a
 # comment line.
 
@@ -37,13 +37,22 @@ SMR_ARM = -Os
 # limits.h (the unix port wants SSIZE_MAX).
 SMR_LWIP_DEFS = -DSMR_MAX_CONNS=64 -DSMR_MAX_TESTS=4 -DSMR_NETIF_RX_PBUF=PBUF_RAM -D_DEFAULT_SOURCE
 
-# Sources, in c-responder/src: the engine (pure, every build), the POSIX
-# backend (without a main, admission included), and its two mains.
-SMR_ENGINE_SRC = smr.c smr_auth.c
-SMR_POSIX_SRC = smr_posix.c smr_wait.c smr_admit.c smr_args.c smr_knobs.c smr_log.c smr_stamps.c
+# Sources, in c-responder/src: the pure part every build compiles (the
+# protocol engine and the admission rules), the POSIX backend (without a
+# main), and its main.
+SMR_ENGINE_SRC = smr.c smr_header.c smr_objects.c smr_control.c smr_slots.c smr_udp.c smr_status.c smr_auth.c smr_admit.c
+SMR_POSIX_SRC = smr_posix.c smr_sockets.c smr_wait.c smr_args.c smr_knobs.c smr_log.c smr_stamps.c
 SMR_MAIN_SRC = smr_main.c
-# The lab's lwIP programs: the Ethernet netif glue and the TAP device
-# under both; lwip-raw is the raw API backend and its one-thread loop.
-SMR_NETIF_TAP_SRC = smr_netif.c smr_nic_tap.c
+# The lwIP programs: the Ethernet netif glue under all three (the lab's
+# lwip-sock and lwip-raw, the firmware), the lab's TAP device driver, the
+# sockets API program's main, the raw API backend (lwip-raw and the
+# firmware) and lwip-raw's main on the TAP device.
+SMR_NETIF_SRC = smr_netif.c
+SMR_NIC_TAP_SRC = smr_nic_tap.c
 SMR_LWIP_SOCK_SRC = smr_lwip_sock.c
-SMR_LWIP_RAW_SRC = smr_lwip_raw.c smr_lwip_tap.c smr_admit.c
+SMR_LWIP_RAW_SRC = smr_lwip_raw.c
+SMR_LWIP_TAP_SRC = smr_lwip_tap.c
+# The firmware's own files, in c-responder/mcu: the MAC's driver (behind
+# src/smr_nic.h), and the board (main, vectors and reset).
+SMR_MCU_NIC_SRC = smr_nic_stellaris.c
+SMR_MCU_BOARD_SRC = smr_mcu.c startup.c

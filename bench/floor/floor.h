@@ -1,20 +1,26 @@
 /*
  * floor.h - helpers the floor programs share (the .c files beside it): page-aligned
  * written buffers, socket timeouts, error text, argument parsing, the clock,
- * big-endian fields, a whole send, and nearest-rank percentiles of sorted
- * samples. Static inline functions in a header: each floor stays one
+ * big-endian fields, a whole send, a socket bound or connected by name,
+ * and nearest-rank percentiles of sorted samples with the one line that
+ * prints them. Static inline functions in a header: each floor stays one
  * translation unit, built with one cc command, with nothing to link.
  */
 #ifndef FLOOR_H
 #define FLOOR_H
 
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Every socket wait of a floor program ends after this many seconds. */
 #define FLOOR_TIMEOUT_S 5
@@ -123,6 +129,64 @@ static inline double floor_pct_us(const uint64_t *s, size_t n, unsigned long per
     if (rank < 1)
         rank = 1;
     return (double)s[rank - 1] / 1000.0;
+}
+
+/* Sorts n ns samples and prints HEAD then their minimum, p50, p90, p99 and
+ * maximum in us, one line (bench/latency.sh reads it). */
+static inline void floor_print_rtt(const char *head, uint64_t *s, size_t n)
+{
+    qsort(s, n, sizeof *s, floor_cmp_u64);
+    printf("%s min=%.3f p50=%.3f p90=%.3f p99=%.3f max=%.3f us\n", head, floor_pct_us(s, n, 0),
+           floor_pct_us(s, n, 500), floor_pct_us(s, n, 900), floor_pct_us(s, n, 990), floor_pct_us(s, n, 1000));
+}
+
+static inline int floor_nodelay(int fd)
+{
+    int one = 1;
+
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/*
+ * A socket of type (SOCK_STREAM, SOCK_DGRAM) for host:port (host NULL: any
+ * address), every wait bounded (FLOOR_TIMEOUT_S; SO_SNDTIMEO bounds
+ * connect() on Linux too): bound when passive (TCP: SO_REUSEADDR,
+ * listening), else connected, with TCP_NODELAY when nodelay. -1 after one
+ * line on stderr that starts with who.
+ */
+static inline int floor_socket(const char *who, const char *host, const char *port, int type, int passive,
+                               int nodelay)
+{
+    struct addrinfo hints, *res, *ai;
+    int fd = -1, one = 1, rc;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = type;
+    hints.ai_flags = passive ? AI_PASSIVE : 0;
+    rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s: %s\n", who, host ? host : "*", gai_strerror(rc));
+        return -1;
+    }
+    for (ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (floor_set_timeouts(fd) == 0 && (!nodelay || floor_nodelay(fd) == 0) &&
+            (passive ? (type != SOCK_STREAM || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0) &&
+                           bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+                           (type != SOCK_STREAM || listen(fd, 8) == 0)
+                     : connect(fd, ai->ai_addr, ai->ai_addrlen) == 0))
+            break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        fprintf(stderr, "%s: %s %s:%s: %s\n", who, passive ? "bind" : "connect", host ? host : "*", port,
+                floor_errstr(errno));
+    return fd;
 }
 
 #endif

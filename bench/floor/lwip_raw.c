@@ -248,21 +248,10 @@ int main(int argc, char **argv)
     unsigned long port = 0;
     uint64_t start, last_check;
     pid_t parent = getppid();
-    cpu_set_t set;
     struct pollfd pfd;
 
-    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 && argc != 8 : argc != 7)) {
-        fprintf(stderr, "usage: lwip_raw TAP IP CPU serve PORT [REQ RESP] | sink PORT SECONDS | source HOST PORT\n");
+    if (fl_command("lwip_raw", argc, argv, &fixed_req, &fixed_resp) != 0)
         return 2;
-    }
-    if (argc == 8) {
-        fixed_req = strtoul(argv[6], NULL, 10);
-        fixed_resp = strtoul(argv[7], NULL, 10);
-        if (fixed_req == 0) {
-            fprintf(stderr, "lwip_raw: REQ must be at least 1\n");
-            return 2;
-        }
-    }
     mode = strcmp(argv[4], "serve") == 0 ? SERVE : strcmp(argv[4], "sink") == 0 ? SINK : SOURCE;
     if (mode == SOURCE && strcmp(argv[4], "source") != 0) {
         fprintf(stderr, "lwip_raw: unknown mode %s\n", argv[4]);
@@ -275,15 +264,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "lwip_raw: bad address, port or seconds\n");
         return 2;
     }
-    CPU_ZERO(&set);
-    CPU_SET(atoi(argv[3]), &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        fprintf(stderr, "lwip_raw: cannot pin to CPU %s\n", argv[3]);
+    if (fl_pin("lwip_raw", argv[3]) != 0)
         return 2;
-    }
     memset(payload, 0xa5, sizeof payload);
-    IP4_ADDR(&mask, 255, 255, 255, 0);
-    ip4_addr_set_u32(&gw, (ip4_addr_get_u32(&ip) & ip4_addr_get_u32(&mask)) | PP_HTONL(1));
+    fl_subnet(&ip, &mask, &gw);
     lwip_init();
     if (netif_add(&nif, &ip, &mask, &gw, argv[1], tap_init, netif_input) == NULL) {
         fprintf(stderr, "lwip_raw: cannot open TAP device %s\n", argv[1]);

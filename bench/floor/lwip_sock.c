@@ -241,22 +241,11 @@ int main(int argc, char **argv)
 {
     ip4_addr_t ip, mask, gw, host;
     unsigned long port, seconds = 0;
-    cpu_set_t set;
     int mode, l;
 
     parent = getppid();
-    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 && argc != 8 : argc != 7)) {
-        fprintf(stderr, "usage: lwip_sock TAP IP CPU serve PORT [REQ RESP] | sink PORT SECONDS | source HOST PORT\n");
+    if (fl_command("lwip_sock", argc, argv, &fixed_req, &fixed_resp) != 0)
         return 2;
-    }
-    if (argc == 8) {
-        fixed_req = strtoul(argv[6], NULL, 10);
-        fixed_resp = strtoul(argv[7], NULL, 10);
-        if (fixed_req == 0) {
-            fprintf(stderr, "lwip_sock: REQ must be at least 1\n");
-            return 2;
-        }
-    }
     mode = strcmp(argv[4], "serve") == 0 ? 0 : strcmp(argv[4], "sink") == 0 ? 1 : 2;
     if (mode == 2 && strcmp(argv[4], "source") != 0) {
         fprintf(stderr, "lwip_sock: unknown mode %s\n", argv[4]);
@@ -271,15 +260,10 @@ int main(int argc, char **argv)
         return 2;
     }
     /* Pinned before lwIP starts its threads, which inherit the CPU. */
-    CPU_ZERO(&set);
-    CPU_SET(atoi(argv[3]), &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        fprintf(stderr, "lwip_sock: cannot pin to CPU %s\n", argv[3]);
+    if (fl_pin("lwip_sock", argv[3]) != 0)
         return 2;
-    }
     memset(buf, 0xa5, sizeof buf);
-    IP4_ADDR(&mask, 255, 255, 255, 0);
-    ip4_addr_set_u32(&gw, (ip4_addr_get_u32(&ip) & ip4_addr_get_u32(&mask)) | PP_HTONL(1));
+    fl_subnet(&ip, &mask, &gw);
     tcpip_init(NULL, NULL);
     LOCK_TCPIP_CORE();
     if (netif_add(&nif, &ip, &mask, &gw, argv[1], tap_init, netif_input) == NULL) {

@@ -1,8 +1,8 @@
 /*
  * lwip_tap.h - what the two lwIP floors (lwip_raw.c, lwip_sock.c) share:
- * the clock, the process's CPU time, and the TAP device as an lwIP netif
- * (open, send a pbuf chain with one writev, read every waiting frame into
- * a pbuf of its own). Static functions in a header, so each floor stays
+ * the clock, the process's CPU time, pinning to a CPU, the TAP's
+ * subnet, and the TAP device as an lwIP netif (open, send a pbuf chain
+ * with one writev, read every waiting frame into a pbuf of its own). Static functions in a header, so each floor stays
  * one translation unit built with one cc command (bench/lab.sh).
  *
  * Receive buffers are PBUF_RAM at a full frame's size, never PBUF_POOL:
@@ -15,6 +15,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -29,6 +32,49 @@
 #define FL_FRAME 1514
 
 static int tap_fd = -1;
+
+/* The command line both floors take: argv[1] TAP, [2] IP, [3] CPU, [4]
+ * the mode, then serve PORT [REQ RESP] | sink PORT SECONDS | source HOST
+ * PORT. Checks its shape and reads REQ and RESP (0 when not given): 0,
+ * or 2 after one line starting with who. */
+static int fl_command(const char *who, int argc, char **argv, unsigned long *req, unsigned long *resp)
+{
+    *req = *resp = 0;
+    if (argc < 6 || (strcmp(argv[4], "serve") == 0 ? argc != 6 && argc != 8 : argc != 7)) {
+        fprintf(stderr, "usage: %s TAP IP CPU serve PORT [REQ RESP] | sink PORT SECONDS | source HOST PORT\n", who);
+        return 2;
+    }
+    if (argc == 8) {
+        *req = strtoul(argv[6], NULL, 10);
+        *resp = strtoul(argv[7], NULL, 10);
+        if (*req == 0) {
+            fprintf(stderr, "%s: REQ must be at least 1\n", who);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Pins this process to CPU cpu (threads started later inherit it): 0, or
+ * -1 after one line starting with who. */
+static int fl_pin(const char *who, const char *cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(atoi(cpu), &set);
+    if (sched_setaffinity(0, sizeof set, &set) == 0)
+        return 0;
+    fprintf(stderr, "%s: cannot pin to CPU %s\n", who, cpu);
+    return -1;
+}
+
+/* The TAP's network: ip/24, the host side x.y.z.1 as the gateway. */
+static void fl_subnet(const ip4_addr_t *ip, ip4_addr_t *mask, ip4_addr_t *gw)
+{
+    IP4_ADDR(mask, 255, 255, 255, 0);
+    ip4_addr_set_u32(gw, (ip4_addr_get_u32(ip) & ip4_addr_get_u32(mask)) | PP_HTONL(1));
+}
 
 static uint64_t now_ns(void)
 {

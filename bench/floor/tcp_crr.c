@@ -121,6 +121,7 @@ static int server(const char *port, const char *addr)
 
 static int client(char **argv)
 {
+    char head[128];
     struct sockaddr_in sa;
     unsigned long req, resp, iters, warm, i;
     unsigned char *msg, *rbuf;
@@ -167,10 +168,9 @@ static int client(char **argv)
             t[i - warm] = t1 - t0;
         }
     }
-    qsort(t, iters, sizeof *t, floor_cmp_u64);
-    printf("crr %lu:%lu count=%lu conn_per_s=%.1f min=%.3f p50=%.3f p90=%.3f p99=%.3f max=%.3f us\n", req, resp,
-           iters, (double)iters / ((double)(last - first) / 1e9), floor_pct_us(t, iters, 0), floor_pct_us(t, iters, 500),
-           floor_pct_us(t, iters, 900), floor_pct_us(t, iters, 990), floor_pct_us(t, iters, 1000));
+    snprintf(head, sizeof head, "crr %lu:%lu count=%lu conn_per_s=%.1f", req, resp, iters,
+             (double)iters / ((double)(last - first) / 1e9));
+    floor_print_rtt(head, t, iters);
     return 0;
 }
 

@@ -50,13 +50,6 @@
 /* recv_all() result when the peer closed the connection cleanly. */
 #define PP_EOF (-2)
 
-static int set_nodelay(int fd)
-{
-    int one = 1;
-
-    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
 /* 0 on success, PP_EOF if the peer closed first, -1 on error (errno set). */
 static int recv_all(int fd, unsigned char *buf, size_t len)
 {
@@ -86,7 +79,7 @@ static void serve_conn(int fd)
     unsigned char *buf;
     int r;
 
-    if (floor_set_timeouts(fd) != 0 || set_nodelay(fd) != 0) {
+    if (floor_set_timeouts(fd) != 0 || floor_nodelay(fd) != 0) {
         perror("tcp_pingpong server: setsockopt");
         return;
     }
@@ -127,41 +120,10 @@ static void serve_conn(int fd)
     free(buf);
 }
 
-static int open_listener(const char *addr, const char *port)
-{
-    struct addrinfo hints, *res, *ai;
-    int fd = -1, one = 1, rc;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    rc = getaddrinfo(addr, port, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "tcp_pingpong server: %s\n", gai_strerror(rc));
-        return -1;
-    }
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-            bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0 &&
-            floor_set_timeouts(fd) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        perror("tcp_pingpong server: bind/listen");
-    return fd;
-}
-
 static int run_server(const char *port, const char *addr)
 {
     pid_t parent = getppid();
-    int lfd = open_listener(addr, port);
+    int lfd = floor_socket("tcp_pingpong server", addr, port, SOCK_STREAM, 1, 0);
 
     if (lfd < 0)
         return 1;
@@ -195,40 +157,9 @@ static uint64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
            (uint64_t)b->tv_nsec - (uint64_t)a->tv_nsec;
 }
 
-static int connect_to(const char *host, const char *port)
-{
-    struct addrinfo hints, *res, *ai;
-    int fd = -1, rc;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "tcp_pingpong client: %s: %s\n", host,
-                gai_strerror(rc));
-        return -1;
-    }
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        /* SO_SNDTIMEO also bounds connect() on Linux. */
-        if (floor_set_timeouts(fd) == 0 && set_nodelay(fd) == 0 &&
-            connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        fprintf(stderr, "tcp_pingpong client: connect %s:%s: %s\n", host,
-                port, floor_errstr(errno));
-    return fd;
-}
-
 static int run_client(char **argv)
 {
+    char head[96];
     unsigned long req, resp, iters, warmup, i;
     unsigned char hdr[PP_HDR_LEN];
     unsigned char *sbuf = NULL, *rbuf = NULL;
@@ -254,7 +185,7 @@ static int run_client(char **argv)
     }
     /* Touch every page now: no page fault between timed iterations. */
     memset(samples, 0, iters * sizeof *samples);
-    fd = connect_to(argv[0], argv[1]);
+    fd = floor_socket("tcp_pingpong client", argv[0], argv[1], SOCK_STREAM, 0, 1);
     if (fd < 0)
         goto out_free;
     floor_put_be32(hdr, req);
@@ -282,13 +213,8 @@ static int run_client(char **argv)
         if (i >= warmup)
             samples[i - warmup] = elapsed_ns(&t0, &t1);
     }
-    qsort(samples, iters, sizeof *samples, floor_cmp_u64);
-    printf("tcp %lu:%lu count=%lu min=%.3f p50=%.3f p90=%.3f p99=%.3f "
-           "max=%.3f us\n",
-           req, resp, iters, (double)samples[0] / 1000.0,
-           floor_pct_us(samples, iters, 500), floor_pct_us(samples, iters, 900),
-           floor_pct_us(samples, iters, 990),
-           (double)samples[iters - 1] / 1000.0);
+    snprintf(head, sizeof head, "tcp %lu:%lu count=%lu", req, resp, iters);
+    floor_print_rtt(head, samples, iters);
     rc = 0;
 out_close:
     close(fd);

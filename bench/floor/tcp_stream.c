@@ -56,37 +56,6 @@
 
 /* ---------------------------------------------------------------- receiver */
 
-static int ts_open_listener(const char *addr, const char *port)
-{
-    struct addrinfo hints, *res, *ai;
-    int fd = -1, one = 1, rc;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    rc = getaddrinfo(addr, port, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "tcp_stream recv: %s\n", gai_strerror(rc));
-        return -1;
-    }
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-            bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0 &&
-            floor_set_timeouts(fd) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        perror("tcp_stream recv: bind/listen");
-    return fd;
-}
-
 static int ts_run_recv(char **argv)
 {
     unsigned long len, seconds, every;
@@ -109,7 +78,7 @@ static int ts_run_recv(char **argv)
         fprintf(stderr, "tcp_stream recv: out of memory\n");
         return 1;
     }
-    lfd = ts_open_listener(argv[1], argv[0]);
+    lfd = floor_socket("tcp_stream recv", argv[1], argv[0], SOCK_STREAM, 1, 0);
     if (lfd < 0)
         goto out_free;
     /* SO_RCVTIMEO bounds accept(): give up if the driver script is gone. */
@@ -181,39 +150,6 @@ out_free:
 
 /* ---------------------------------------------------------------- sender */
 
-static int ts_connect_to(const char *host, const char *port, int nodelay)
-{
-    struct addrinfo hints, *res, *ai;
-    int fd = -1, rc, one = 1;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "tcp_stream send: %s: %s\n", host, gai_strerror(rc));
-        return -1;
-    }
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        /* SO_SNDTIMEO also bounds connect() on Linux. */
-        if (floor_set_timeouts(fd) == 0 &&
-            (!nodelay || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-                                    sizeof one) == 0) &&
-            connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        fprintf(stderr, "tcp_stream send: connect %s:%s: %s\n", host, port,
-                floor_errstr(errno));
-    return fd;
-}
-
 static int ts_run_send(char **argv, int nodelay)
 {
     unsigned long len, seconds;
@@ -234,7 +170,7 @@ static int ts_run_send(char **argv, int nodelay)
         fprintf(stderr, "tcp_stream send: out of memory\n");
         return 1;
     }
-    fd = ts_connect_to(argv[0], argv[1], nodelay);
+    fd = floor_socket("tcp_stream send", argv[0], argv[1], SOCK_STREAM, 0, nodelay);
     if (fd < 0)
         goto out_free;
     t0 = floor_now_ns();

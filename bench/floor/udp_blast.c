@@ -50,41 +50,6 @@
 #define UB_SEND_GRACE_S 10
 #define UB_CLOCK_EVERY 32UL
 
-/* A UDP socket bound (passive) or connected to HOST:PORT; -1 on error. */
-static int ub_socket(const char *who, const char *host, const char *port,
-                     int passive)
-{
-    struct addrinfo hints, *res, *ai;
-    int fd = -1, rc;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_DGRAM;
-    hints.ai_flags = passive ? AI_PASSIVE : 0;
-    rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "udp_blast %s: %s: %s\n", who, host,
-                gai_strerror(rc));
-        return -1;
-    }
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (floor_set_timeouts(fd) == 0 &&
-            (passive ? bind(fd, ai->ai_addr, ai->ai_addrlen)
-                     : connect(fd, ai->ai_addr, ai->ai_addrlen)) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        fprintf(stderr, "udp_blast %s: %s %s:%s: %s\n", who,
-                passive ? "bind" : "connect", host, port, floor_errstr(errno));
-    return fd;
-}
-
 /* ---------------------------------------------------------------- counter */
 
 static int ub_run_recv(char **argv)
@@ -109,7 +74,7 @@ static int ub_run_recv(char **argv)
         fprintf(stderr, "udp_blast recv: out of memory\n");
         return 1;
     }
-    fd = ub_socket("recv", argv[1], argv[0], 1);
+    fd = floor_socket("udp_blast recv", argv[1], argv[0], SOCK_DGRAM, 1, 0);
     if (fd < 0)
         goto out_free;
     /* Wait for the first datagram; give up if the driver script is gone. */
@@ -182,7 +147,7 @@ static int ub_run_send(char **argv)
         fprintf(stderr, "udp_blast send: out of memory\n");
         return 1;
     }
-    fd = ub_socket("send", argv[0], argv[1], 0);
+    fd = floor_socket("udp_blast send", argv[0], argv[1], SOCK_DGRAM, 0, 0);
     if (fd < 0)
         goto out_free;
     t0 = floor_now_ns();

@@ -52,44 +52,13 @@ static int is_timeout(int err)
     return err == EAGAIN || err == EWOULDBLOCK;
 }
 
-static int open_socket(const char *host, const char *port, int passive)
-{
-    struct addrinfo hints, *res, *ai;
-    int fd = -1, rc;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_DGRAM;
-    hints.ai_flags = passive ? AI_PASSIVE : 0;
-    rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "udp_pingpong: %s\n", gai_strerror(rc));
-        return -1;
-    }
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (floor_set_timeouts(fd) == 0 &&
-            (passive ? bind(fd, ai->ai_addr, ai->ai_addrlen)
-                     : connect(fd, ai->ai_addr, ai->ai_addrlen)) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        perror(passive ? "udp_pingpong server: bind" : "udp_pingpong: connect");
-    return fd;
-}
-
 /* ---------------------------------------------------------------- server */
 
 static int run_server(const char *port, const char *addr)
 {
     static unsigned char buf[PP_MAX_DGRAM + 1];
     pid_t parent = getppid();
-    int fd = open_socket(addr, port, 1);
+    int fd = floor_socket("udp_pingpong server", addr, port, SOCK_DGRAM, 1, 0);
 
     if (fd < 0)
         return 1;
@@ -148,6 +117,7 @@ static int await_reply(int fd, unsigned char *rbuf, size_t size,
 
 static int run_client(char **argv)
 {
+    char head[96];
     unsigned long size, resp, iters, warmup, i, lost = 0;
     size_t count = 0;
     unsigned char *sbuf = NULL, *rbuf = NULL;
@@ -173,7 +143,7 @@ static int run_client(char **argv)
     }
     /* Touch every page now: no page fault between timed iterations. */
     memset(samples, 0, iters * sizeof *samples);
-    fd = open_socket(argv[0], argv[1], 0);
+    fd = floor_socket("udp_pingpong client", argv[0], argv[1], SOCK_DGRAM, 0, 0);
     if (fd < 0)
         goto out_free;
     for (i = 0; i < warmup + iters; i++) {
@@ -214,13 +184,8 @@ static int run_client(char **argv)
         fprintf(stderr, "udp_pingpong client: no samples\n");
         goto out_close;
     }
-    qsort(samples, count, sizeof *samples, floor_cmp_u64);
-    printf("udp %lu:%lu count=%lu lost=%lu min=%.3f p50=%.3f p90=%.3f "
-           "p99=%.3f max=%.3f us\n",
-           size, size, (unsigned long)count, lost,
-           (double)samples[0] / 1000.0, floor_pct_us(samples, count, 500),
-           floor_pct_us(samples, count, 900), floor_pct_us(samples, count, 990),
-           (double)samples[count - 1] / 1000.0);
+    snprintf(head, sizeof head, "udp %lu:%lu count=%lu lost=%lu", size, size, (unsigned long)count, lost);
+    floor_print_rtt(head, samples, count);
     rc = 0;
 out_close:
     close(fd);

@@ -26,8 +26,10 @@ MCU_INC = -Isrc -Imcu -Imcu/include -I$(MCU_LWIP)/src/include
 # Budget: the board's flash less the 1 KiB provisioning block, its SRAM.
 MCU_FLASH_MAX = 261120
 MCU_RAM_MAX = 65536
-MCU_SMR_SRC = src/smr.c src/smr_auth.c src/smr_admit.c src/smr_lwip_raw.c src/smr_netif.c \
-	mcu/smr_nic_stellaris.c mcu/smr_mcu.c mcu/startup.c
+# The C responder's files, from flags.mk's lists: the engine, the raw API
+# backend and the netif glue, the MAC's driver and the board.
+MCU_SMR_SRC = $(addprefix src/,$(SMR_ENGINE_SRC) $(SMR_LWIP_RAW_SRC) $(SMR_NETIF_SRC)) \
+	$(addprefix mcu/,$(SMR_MCU_NIC_SRC) $(SMR_MCU_BOARD_SRC))
 MCU_LWIP_SRC = $(addprefix $(MCU_LWIP)/src/,core/def.c core/inet_chksum.c core/init.c core/ip.c \
 	core/mem.c core/memp.c core/netif.c core/pbuf.c core/tcp.c core/tcp_in.c core/tcp_out.c \
 	core/timeouts.c core/udp.c core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c \
@@ -58,8 +60,11 @@ $(MCU_ELF): $(MCU_SMR_OBJ) $(MCU_LWIP_OBJ) mcu/lm3s6965.ld
 	$(MCU_CC) $(MCU_CPU) $(MCU_OPT) -nostartfiles -T mcu/lm3s6965.ld -Wl,--gc-sections \
 		-Wl,-Map=$(MCU_BUILD)/stackmeter-mcu.map -o $@ $(MCU_SMR_OBJ) $(MCU_LWIP_OBJ)
 
+# size.sh names each part by its files, the same lists.
 mcu-size: $(MCU_ELF)
-	./mcu/size.sh $(MCU_BUILD)/stackmeter-mcu.map $(MCU_FLASH_MAX) $(MCU_RAM_MAX)
+	SMR_PART_ENGINE="$(SMR_ENGINE_SRC)" SMR_PART_BACKEND="$(SMR_LWIP_RAW_SRC) $(SMR_NETIF_SRC)" \
+	SMR_PART_DRIVER="$(SMR_MCU_NIC_SRC)" SMR_PART_BOARD="$(SMR_MCU_BOARD_SRC)" \
+		./mcu/size.sh $(MCU_BUILD)/stackmeter-mcu.map $(MCU_FLASH_MAX) $(MCU_RAM_MAX)
 
 mcu-run: $(MCU_ELF)
 	qemu-system-arm -M lm3s6965evb -nographic -monitor none -serial stdio -kernel $(MCU_ELF)

@@ -2,23 +2,36 @@
 # The firmware's footprint from its link map (make mcu-size): flash
 # (.text, .rodata, .ARM.exidx and .data's initial values) and RAM (.data,
 # .bss and the main stack), each split by the part it belongs to:
-#   engine    src/smr.c, smr_auth.c, smr_admit.c, and the engine's context
-#             and admission table (struct smr_ctx and struct smr_admit,
-#             which live inside the raw backend's state; sizes from the
-#             object's debug information)
-#   backend   src/smr_lwip_raw.c (the rest of its state: pcbs, held input,
-#             peers, the UDP buffer) and src/smr_netif.c (the netif glue)
-#   driver    mcu/smr_nic_stellaris.c
-#   board     mcu/startup.c (vectors, reset) and mcu/smr_mcu.c (main,
-#             clock, console, provisioning)
+#   engine    the engine's files (flags.mk's SMR_ENGINE_SRC: the protocol
+#             and admission), and the engine's context and admission table
+#             (struct smr_ctx and struct smr_admit, which live inside the
+#             raw backend's state; sizes from the object's debug
+#             information)
+#   backend   the raw API backend (the rest of its state: pcbs, held
+#             input, peers, the UDP buffer) and the netif glue
+#   driver    the MAC's driver
+#   board     vectors, reset, and main (clock, console, provisioning)
 #   lwIP      lwIP 2.1.3's core, IPv4 and Ethernet (pools and heap included)
 #   libc      picolibc and libgcc (memcpy, 64-bit division)
 #   padding   alignment gaps between the parts
 #   stack     the main stack (lm3s6965.ld)
-# and fails (exit 1) when flash or RAM is past the budget.
+# and fails (exit 1) when flash or RAM is past the budget. Which files
+# make each part comes from the environment, as mcu/mcu.mk passes
+# flags.mk's lists: SMR_PART_ENGINE, SMR_PART_BACKEND, SMR_PART_DRIVER,
+# SMR_PART_BOARD, each a list of C file names.
 # Usage: mcu/size.sh MAP FLASH-BYTES RAM-BYTES
 set -euo pipefail
 map=$1 flash_max=$2 ram_max=$3
+# A part's files as an awk pattern of their objects: "a.c b.c" -> "/(a|b)\.o$".
+objects() {
+    local names=${1//.c/}
+    [ -n "$names" ] || { echo "mcu-size: SMR_PART_$2 is not set (run it through make mcu-size)" >&2; exit 2; }
+    echo "/(${names// /|})\\\\.o\$"
+}
+engine_re=$(objects "${SMR_PART_ENGINE:-}" ENGINE)
+backend_re=$(objects "${SMR_PART_BACKEND:-}" BACKEND)
+driver_re=$(objects "${SMR_PART_DRIVER:-}" DRIVER)
+board_re=$(objects "${SMR_PART_BOARD:-}" BOARD)
 obj=$(dirname "$map")/obj/smr/smr_lwip_raw.o
 struct_size() {
     arm-none-eabi-objdump --dwarf=info "$obj" | awk -v want="$1" '
@@ -29,7 +42,8 @@ struct_size() {
 ctx=$(struct_size smr_ctx)
 adm=$(struct_size smr_admit)
 [ -n "$ctx" ] && [ -n "$adm" ] || { echo "mcu-size: no struct sizes in $obj" >&2; exit 1; }
-awk -v flash_max="$flash_max" -v ram_max="$ram_max" -v engine_state=$((ctx + adm)) '
+awk -v flash_max="$flash_max" -v ram_max="$ram_max" -v engine_state=$((ctx + adm)) \
+    -v engine_re="$engine_re" -v backend_re="$backend_re" -v driver_re="$driver_re" -v board_re="$board_re" '
 function hex(h,   i, v) {
     v = 0
     h = tolower(substr(h, 3))
@@ -39,10 +53,10 @@ function hex(h,   i, v) {
 function part(f) {
     if (f == "fill") return "padding"
     if (f ~ /\/obj\/lwip\//) return "lwIP"
-    if (f ~ /\/(smr|smr_auth|smr_admit)\.o$/) return "engine"
-    if (f ~ /\/(smr_lwip_raw|smr_netif)\.o$/) return "backend"
-    if (f ~ /\/smr_nic_stellaris\.o$/) return "driver"
-    if (f ~ /\/(startup|smr_mcu)\.o$/) return "board"
+    if (f ~ engine_re) return "engine"
+    if (f ~ backend_re) return "backend"
+    if (f ~ driver_re) return "driver"
+    if (f ~ board_re) return "board"
     if (f ~ /lib(c|gcc)\.a/) return "libc"
     return "other"
 }

@@ -4,6 +4,9 @@
  *
  * Every backend (POSIX sockets, lwIP raw API, lwIP sockets API, an in-stack
  * module) owns the sockets and the clock and drives the engine:
+ *   new connection   -> smr_conn_open(), smr_conn_start(); a connection
+ *                       it returns was given up to make room: send what
+ *                       it has (its refusal) and close it as it asks
  *   bytes received   -> smr_conn_input()
  *   bytes to send    <- smr_conn_output() / smr_conn_iov(), then smr_conn_sent()
  *   half-close, close<- smr_conn_flags()
@@ -60,6 +63,13 @@
 #endif
 #ifndef SMR_SPARE_CONNS
 #define SMR_SPARE_CONNS 8
+#endif
+/* Fair slots (docs/protocol.md 5.2): sessions one client address can never
+ * take, kept for the others: half of max_sessions, at most this many. A
+ * 6-session board keeps 3 (one address holds 3 at most), a 1024-session
+ * host 16 (one address holds 1008). See smr_client_share(). */
+#ifndef SMR_CLIENT_RESERVE
+#define SMR_CLIENT_RESERVE 16
 #endif
 /* Throughput tests open at once (RAM: one struct smr_test each, about
  * 6 KiB; one more control session is refused Busy), and UDP streams counted
@@ -315,15 +325,32 @@ void smr_init(struct smr_ctx *x, const struct smr_config *cfg);
 void smr_default_config(struct smr_config *cfg);
 
 /* A new TCP connection: a slot, or NULL when there is none (close the
- * socket at once). Record the peer, then call smr_conn_start(), which
- * queues a Busy refusal when the session limit is reached. */
+ * socket at once). Record the peer and its tag (smr_conn.client), then
+ * call smr_conn_start(). When the sessions are all taken, or c's address
+ * holds its share (smr_client_share), the oldest connection still sending
+ * its header or proof (of c's address, in the second case) is given up
+ * for c: it gets a Busy record saying so and asks to be closed once that
+ * is out (smr_conn_flags), and smr_conn_start returns it for the backend
+ * to serve now (NULL: none given up). With none to give up, c itself is
+ * refused Busy, the reason naming the limit. */
 struct smr_conn *smr_conn_open(struct smr_ctx *x, uint64_t now);
-void smr_conn_start(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
+struct smr_conn *smr_conn_start(struct smr_ctx *x, struct smr_conn *c, uint64_t now);
+/* The most sessions one client address may hold: cfg->max_sessions less
+ * the reserve kept for others (half of it, at most SMR_CLIENT_RESERVE),
+ * at least 1. */
+uint32_t smr_client_share(const struct smr_config *cfg);
+/* The one line a backend prints at start with these limits (sessions,
+ * the share of one address, the header timeout, giving way),
+ * NUL-terminated into out (at least SMR_LIMITS_LINE bytes); returns its
+ * length. */
+#define SMR_LIMITS_LINE 192
+size_t smr_limits_line(const struct smr_config *cfg, char *out);
 /* Index of a connection in the pool (for a backend's parallel arrays). */
 size_t smr_conn_index(const struct smr_ctx *x, const struct smr_conn *c);
 /* Connections of client tag `client` (smr_conn.client): still sending
- * their header (waiting != 0), or running a test (any session past its
- * header but a throughput test's data sessions). */
+ * their header (waiting > 0), running a test (waiting == 0: any session
+ * past its header but a throughput test's data sessions), or every
+ * session it holds (waiting < 0). */
 uint32_t smr_client_count(const struct smr_ctx *x, uint32_t client, int waiting);
 
 /* How many bytes the engine wants read now (0: none; SMR_RX_ANY: any).

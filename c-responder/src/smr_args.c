@@ -95,18 +95,18 @@ static void smr_usage(void) {
 }
 
 /* --allow: "10.0.0.0/8", "fd00::/8" or an address; at most SMR_MAX_ALLOW. */
-static void smr_allow(const char *v) {
+static void smr_allow(struct smr_admit *m, const char *v) {
     char host[INET6_ADDRSTRLEN];
     uint8_t a[16];
     const char *slash = v ? strchr(v, '/') : NULL;
     size_t hl = !v ? 0 : slash ? (size_t)(slash - v) : strlen(v), len = 4;
-    if (hl >= sizeof host || smr_g.adm.nallow == SMR_MAX_ALLOW) hl = 0;
+    if (hl >= sizeof host || m->nallow == SMR_MAX_ALLOW) hl = 0;
     memcpy(host, v ? v : "", hl);
     host[hl] = 0;
     if (inet_pton(AF_INET, host, a) != 1 && (len = 16, inet_pton(AF_INET6, host, a) != 1))
         smr_die("--allow wants a network such as 10.0.0.0/8 or fd00::/8, or an address (at most 8), got ",
                 v ? v : "nothing");
-    smr_admit_add(&smr_g.adm, a, len, slash ? (unsigned)smr_num("--allow", slash + 1, len * 8u, 1000) : len * 8u);
+    smr_admit_add(m, a, len, slash ? (unsigned)smr_num("--allow", slash + 1, len * 8u, 1000) : len * 8u);
 }
 
 #ifndef SMR_NO_AUTH
@@ -136,7 +136,64 @@ static const char *const smr_numflag[] = {"--max-sessions", "--max-msg", "--head
                                           "--max-idle-per-client", "--max-connects-per-second"};
 #define SMR_NNUM (sizeof smr_numflag / sizeof smr_numflag[0])
 
-void smr_args(int argc, char **argv, struct smr_config *cfg) {
+/* A flag without a value: 1 when f is one (and done), else 0. */
+static int smr_switch(const char *f, struct smr_config *cfg, struct smr_posix *g) {
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) smr_usage();
+    if (strcmp(f, "--version") == 0 || strcmp(f, "-V") == 0) {
+        printf(SMR_NAME " " SMR_VERSION " (stackmeter protocol 1, C99 engine)\n");
+        exit(0);
+    }
+    if (strcmp(f, "--quiet") == 0)
+        g->quiet = 1;
+    else if (strcmp(f, "--no-objects") == 0)
+        cfg->nobjects = 0;
+    else if (strcmp(f, "--mlock") == 0)
+        smr_mlock();
+    else
+        return 0;
+    return 1;
+}
+
+/* A flag with a value that is not a number (v: NULL when missing). */
+static void smr_valued(const char *f, const char *v, struct smr_config *cfg, struct smr_posix *g) {
+    if (strcmp(f, "--listen") == 0) {
+        if (!v || g->nlisten == SMR_MAX_LISTEN || smr_parse_addr(v, &g->listen[g->nlisten]) != 0)
+            smr_die("--listen wants ADDR:PORT (e.g. 127.0.0.1:24680 or [::1]:24680), got ", v ? v : "nothing");
+        g->nlisten++;
+    } else if (strcmp(f, "--objects") == 0) {
+        smr_objects(v, cfg);
+    } else if (strcmp(f, "--priority") == 0) {
+        smr_priority(v);
+    } else if (strcmp(f, "--allow") == 0) {
+        smr_allow(&g->adm, v);
+#ifndef SMR_NO_AUTH
+    } else if (strcmp(f, "--secret-file") == 0) {
+        smr_secret(v, cfg);
+#endif
+    } else {
+        smr_die("unknown flag ", f);
+    }
+}
+
+/* The numeric flags' values (in smr_numflag's order) into their places. */
+static void smr_apply(const unsigned long *n, struct smr_config *cfg, struct smr_posix *g) {
+    cfg->max_sessions = (uint32_t)n[0];
+    cfg->max_msg = (uint32_t)n[1];
+    cfg->header_timeout_ns = (uint64_t)n[2] * 1000000u;
+    cfg->idle_timeout_ns = (uint64_t)n[3] * 1000000u;
+    if (n[4] != (unsigned long)-1) smr_pin(n[4]);
+    g->busy_poll = (int)n[5];
+#ifndef SMR_KNOBS
+    if (n[5]) smr_die("--busy-poll is only in Linux builds with the knobs (not -DSMR_NO_KNOBS)", NULL);
+#endif
+    cfg->max_test_s = (uint32_t)n[6];
+    cfg->max_rate_bps = n[7];
+    cfg->max_tests_per_client = (uint32_t)n[8];
+    g->adm.max_idle = (uint32_t)n[9];
+    g->adm.max_cps = (uint32_t)n[10];
+}
+
+void smr_args(int argc, char **argv, struct smr_config *cfg, struct smr_posix *g) {
     static const unsigned long max[SMR_NNUM] = {SMR_MAX_CONNS, 0xffffffffu, 86400000u, 86400000u, 1023, 1000000u,
                                          31536000u, sizeof(long) > 4 ? 10000000000ull : 0xffffffffu,
                                          SMR_MAX_CONNS, SMR_MAX_CONNS, 1000000u};
@@ -151,58 +208,14 @@ void smr_args(int argc, char **argv, struct smr_config *cfg) {
     for (k = 5; k < SMR_NNUM; k++) n[k] = 0;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) smr_usage();
-        if (strcmp(f, "--version") == 0 || strcmp(f, "-V") == 0) {
-            printf(SMR_NAME " " SMR_VERSION " (stackmeter protocol 1, C99 engine)\n");
-            exit(0);
-        }
-        if (strcmp(f, "--quiet") == 0) {
-            smr_g.quiet = 1;
-            continue;
-        }
-        if (strcmp(f, "--no-objects") == 0) {
-            cfg->nobjects = 0;
-            continue;
-        }
-        if (strcmp(f, "--mlock") == 0) {
-            smr_mlock();
-            continue;
-        }
+        if (smr_switch(f, cfg, g)) continue;
         i++;
         for (k = 0; k < SMR_NNUM && strcmp(f, smr_numflag[k]) != 0; k++)
             ;
-        if (k < SMR_NNUM) {
+        if (k < SMR_NNUM)
             n[k] = smr_num(f, v, max[k], k < 6 ? 1024 : 1000);
-        } else if (strcmp(f, "--listen") == 0) {
-            if (!v || smr_g.nlisten == SMR_MAX_LISTEN || smr_parse_addr(v, &smr_g.listen[smr_g.nlisten]) != 0)
-                smr_die("--listen wants ADDR:PORT (e.g. 127.0.0.1:24680 or [::1]:24680), got ", v ? v : "nothing");
-            smr_g.nlisten++;
-        } else if (strcmp(f, "--objects") == 0) {
-            smr_objects(v, cfg);
-        } else if (strcmp(f, "--priority") == 0) {
-            smr_priority(v);
-        } else if (strcmp(f, "--allow") == 0) {
-            smr_allow(v);
-#ifndef SMR_NO_AUTH
-        } else if (strcmp(f, "--secret-file") == 0) {
-            smr_secret(v, cfg);
-#endif
-        } else {
-            smr_die("unknown flag ", f);
-        }
+        else
+            smr_valued(f, v, cfg, g);
     }
-    cfg->max_sessions = (uint32_t)n[0];
-    cfg->max_msg = (uint32_t)n[1];
-    cfg->header_timeout_ns = (uint64_t)n[2] * 1000000u;
-    cfg->idle_timeout_ns = (uint64_t)n[3] * 1000000u;
-    if (n[4] != (unsigned long)-1) smr_pin(n[4]);
-    smr_g.busy_poll = (int)n[5];
-#ifndef SMR_KNOBS
-    if (n[5]) smr_die("--busy-poll is only in Linux builds with the knobs (not -DSMR_NO_KNOBS)", NULL);
-#endif
-    cfg->max_test_s = (uint32_t)n[6];
-    cfg->max_rate_bps = n[7];
-    cfg->max_tests_per_client = (uint32_t)n[8];
-    smr_g.adm.max_idle = (uint32_t)n[9];
-    smr_g.adm.max_cps = (uint32_t)n[10];
+    smr_apply(n, cfg, g);
 }

@@ -6,7 +6,7 @@
  * the proof and the MAC trailer of UDP datagrams; the tests check it
  * against protocol/vectors.json. Compiled out with -DSMR_NO_AUTH.
  */
-#include "smr.h"
+#include "smr_int.h"
 
 #ifndef SMR_NO_AUTH
 #include <string.h>
@@ -28,7 +28,7 @@ static void smr_sha_block(uint32_t *h, const uint8_t *p) {
     int i;
     for (i = 0; i < 64; i++) {
         if (i < 16)
-            w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+            w[i] = smr_get32(p + 4 * i);
         else
             w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ w[i - 15] >> 3) + w[i - 7] +
                    (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ w[i - 2] >> 10);
@@ -65,17 +65,14 @@ static void smr_sha_add(struct smr_sha *c, const uint8_t *p, size_t n) {
 }
 
 static void smr_sha_end(struct smr_sha *c, uint8_t out[32]) {
-    uint64_t bits = c->len * 8;
-    uint8_t b = 0x80;
+    uint8_t b = 0x80, bits[8];
     int i;
+    smr_put64(bits, c->len * 8);
     smr_sha_add(c, &b, 1);
     b = 0;
     while (c->len % 64 != 56) smr_sha_add(c, &b, 1);
-    for (i = 7; i >= 0; i--) {
-        b = (uint8_t)(bits >> (8 * i));
-        smr_sha_add(c, &b, 1);
-    }
-    for (i = 0; i < 32; i++) out[i] = (uint8_t)(c->h[i / 4] >> (24 - 8 * (i % 4)));
+    smr_sha_add(c, bits, 8);
+    for (i = 0; i < 8; i++) smr_put32(out + 4 * i, c->h[i]);
 }
 
 void smr_auth_key(struct smr_config *cfg, const uint8_t *secret, size_t n) {

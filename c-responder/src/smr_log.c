@@ -3,7 +3,9 @@
  * format ("NAME: 2026-11-23T00:40:01.123Z LEVEL: ..."): refusals and
  * aborted sessions (the engine's log hook), the catalogue at start, and
  * the one-line errors that end the process. Nothing here is on the
- * measured path: the engine logs only refusals and aborts.
+ * measured path: the engine logs only refusals and aborts. A leaf: what
+ * a line says comes in as arguments (the loop's log hook, smr_posix.c,
+ * finds the client's address and honours --quiet).
  */
 #include "smr_posix.h"
 
@@ -36,12 +38,15 @@ void smr_log_head(const char *level) {
     fprintf(stderr, SMR_NAME ": %s.%03ldZ %s: ", t, (long)(ts.tv_nsec / 1000000L), level);
 }
 
-void smr_logline(void *user, const struct smr_conn *c, const char *what, const char *detail) {
-    struct smr_posix *g = user;
+void smr_log_info(const char *a, const char *b) {
+    smr_log_head("info");
+    fprintf(stderr, "%s%s\n", a, b);
+}
+
+void smr_log_event(const union smr_addr *peer, const char *what, const char *detail) {
     char a[64];
     int ab;
-    if (g->quiet) return;
-    smr_fmt_addr(&g->peer[smr_conn_index(&g->x, c)], a, sizeof a);
+    smr_fmt_addr(peer, a, sizeof a);
     smr_log_head("warn");
     ab = strcmp(what, "aborted") == 0;
     fprintf(stderr, ab ? "%s: session ended%s: %s\n" : "refused %s: %s: %s\n", a, ab ? "" : what, detail);

@@ -75,6 +75,11 @@ static void smr_raw_log(void *user, const struct smr_conn *c, const char *what, 
     smr_raw_event(line);
 }
 
+/* Lets go of slot i's pcb: closed, its callbacks gone. At the lowest
+ * priority, so that while it waits for the client's FIN (up to lwIP's
+ * FIN_WAIT_2 timeout, 20 s, when the client never closes: a flood's
+ * connections given up) lwIP may take it back for a new connection
+ * when its pool of pcbs is empty (tcp_alloc's tcp_kill_prio). */
 static void smr_raw_detach(size_t i) {
     struct tcp_pcb *p = smr_r.pcb[i];
     smr_r.pcb[i] = NULL;
@@ -85,6 +90,7 @@ static void smr_raw_detach(size_t i) {
     tcp_recv(p, NULL);
     tcp_sent(p, NULL);
     tcp_err(p, NULL);
+    tcp_setprio(p, TCP_PRIO_MIN);
     if (tcp_close(p) != ERR_OK) tcp_abort(p);
 }
 
@@ -215,8 +221,11 @@ static const uint8_t *smr_raw_abytes(const ip_addr_t *a, size_t *len) {
     return (const uint8_t *)&ip_2_ip4(a)->addr;
 }
 
+/* A new connection: admitted (smr_admit.h), given a slot and started;
+ * one given up to make room (smr_conn_start) is sent its record and
+ * closed at once. */
 static err_t smr_raw_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
-    struct smr_conn *c = NULL;
+    struct smr_conn *c = NULL, *v;
     uint64_t now = smr_raw_clock();
     const uint8_t *ab;
     size_t i, al;
@@ -240,8 +249,9 @@ static err_t smr_raw_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
     tcp_recv(pcb, smr_raw_recv);
     tcp_sent(pcb, smr_raw_sent);
     tcp_err(pcb, smr_raw_err);
-    smr_conn_start(&smr_r.x, c, now);
+    v = smr_conn_start(&smr_r.x, c, now);
     smr_raw_pump(c);
+    if (v) smr_raw_pump(v);
     return ERR_OK;
 }
 
@@ -303,6 +313,7 @@ static void smr_raw_udp(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip
 int smr_raw_start(const struct smr_config *cfg, const struct smr_admit *adm, const uint8_t seed[16], uint16_t port) {
     struct tcp_pcb *t = tcp_new_ip_type(IPADDR_TYPE_ANY), *l;
     struct udp_pcb *u = udp_new_ip_type(IPADDR_TYPE_ANY);
+    char lim[SMR_LIMITS_LINE];
     smr_init(&smr_r.x, cfg);
     smr_r.x.log = smr_raw_log;
     smr_r.adm = *adm;
@@ -319,6 +330,8 @@ int smr_raw_start(const struct smr_config *cfg, const struct smr_admit *adm, con
     }
     tcp_accept(l, smr_raw_accept);
     udp_recv(u, smr_raw_udp, NULL);
+    smr_limits_line(&smr_r.x.cfg, lim);
+    smr_raw_event(lim);
     return 0;
 }
 

@@ -16,8 +16,9 @@
 /* Binds TCP and UDP `port` on every address of lwIP's netifs and serves
  * them with the engine configured by cfg (a secret in it: smr_auth_key;
  * seed: 16 random bytes for challenge nonces, unused without a secret)
- * and admission rules adm (both copied). Call once lwIP is up, from its
- * context. 0, or -1 when lwIP has no room for the two listeners. */
+ * and admission rules adm (both copied), then says its limits in one
+ * event line (smr_limits_line). Call once lwIP is up, from its context.
+ * 0, or -1 when lwIP has no room for the two listeners. */
 int smr_raw_start(const struct smr_config *cfg, const struct smr_admit *adm, const uint8_t seed[16], uint16_t port);
 
 /* Deadlines (header and idle timeouts, lingers, drains) and whatever a

@@ -83,17 +83,18 @@ static int smr_lwip_start(const char *tap, const char *ip) {
 }
 
 int main(int argc, char **argv) {
+    static struct smr_posix g; /* the backend's one state, handed down */
     struct smr_config cfg;
     smr_default_config(&cfg);
     /* lwip-sock TAP IP [flags]: the stack runs in this process. */
     if (argc < 3 || argv[1][0] == '-') smr_die("usage: " SMR_NAME " TAP-DEVICE IPV4-ADDRESS [flags]", NULL);
-    smr_args(argc - 2, argv + 2, &cfg);
+    smr_args(argc - 2, argv + 2, &cfg, &g);
     if (smr_lwip_start(argv[1], argv[2]) != 0) smr_die("cannot start lwIP on TAP device ", argv[1]);
-    if (smr_g.nlisten == 0) {
+    if (g.nlisten == 0) {
         char a[40];
         snprintf(a, sizeof a, "%s:%d", argv[2], SMR_DEFAULT_PORT);
-        if (smr_parse_addr(a, &smr_g.listen[0]) != 0) smr_die("bad IPv4 address ", argv[2]);
-        smr_g.nlisten = 1;
+        if (smr_parse_addr(a, &g.listen[0]) != 0) smr_die("bad IPv4 address ", argv[2]);
+        g.nlisten = 1;
     }
-    return smr_run(&cfg);
+    return smr_run(&g, &cfg);
 }

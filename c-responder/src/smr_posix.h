@@ -1,20 +1,29 @@
 /*
  * The POSIX sockets backend's shared declarations: what a build chooses
  * (which socket calls, kernel timestamps, real-time knobs), the backend's
- * one state struct, and the functions its files give each other. Every
- * file of the backend includes this header first.
+ * state, and the functions its files give each other. Every file of the
+ * backend includes this header first.
  *
  * The backend is these files, one concern each:
- *   smr_posix.c   sockets and the loop: bind, accept, TCP reads and
- *                 writes, UDP echo, deadlines, one pass after another
+ *   smr_main.c    main() of stackmeter-responder (or smr_lwip_sock.c:
+ *                 main() of the same loop on lwIP's sockets API): defines
+ *                 the one struct smr_posix and hands it down
+ *   smr_args.c    the command line into the engine's config and the
+ *                 backend's settings
+ *   smr_posix.c   the loop: accept, TCP reads and writes, UDP echo,
+ *                 deadlines, one pass after another
+ *   smr_sockets.c addresses and the listening sockets
  *   smr_wait.c    waiting for the sockets: epoll, or poll()
  *   smr_stamps.c  kernel timestamps (Linux SO_TIMESTAMPING): stamp blocks
- *   smr_args.c    the command line into the engine's config
  *   smr_knobs.c   CPU pinning, scheduling priority, locked memory
- *   smr_log.c     event lines on stderr
- *   smr_main.c    main() of stackmeter-responder, or smr_lwip_sock.c:
- *                 main() of the same loop on lwIP's sockets API
- * with the engine (smr.h) and admission (smr_admit.h), both pure.
+ *   smr_log.c     event lines on stderr, the one-line errors
+ * with the engine (smr.h) and admission (smr_admit.h), both pure. Calls go
+ * one way: main calls smr_args.c and smr_posix.c; smr_args.c calls
+ * smr_sockets.c and smr_knobs.c; smr_posix.c calls smr_sockets.c,
+ * smr_wait.c, smr_stamps.c and smr_log.c, giving each the part of the
+ * state it works on (struct smr_wait, struct smr_ts, a listener's
+ * sockets, a buffer); those call nothing of the backend but smr_log.c,
+ * and no file keeps state of its own.
  */
 #ifndef SMR_POSIX_H
 #define SMR_POSIX_H
@@ -131,7 +140,23 @@ struct smr_uts {
 };
 #endif
 
-/* Everything the backend keeps, in one place. */
+/* What the wait keeps (smr_wait.c): the sockets watched under their keys. */
+struct smr_wait {
+#ifdef SMR_EPOLL
+    int epfd;
+    uint8_t watch[SMR_NKEYS]; /* what each key waits for, 0: not in the set */
+    struct epoll_event ev[SMR_EVENTS];
+#else
+    unsigned npfd;                /* 1 + the highest key watched */
+    unsigned first;               /* the slot the connections' turns begin at */
+    struct pollfd pfd[SMR_NKEYS]; /* by key; fd -1: not watched */
+#endif
+};
+
+/* Everything the backend keeps, in one place. A program has one, defined
+ * where it starts (smr_main.c, smr_lwip_sock.c) and handed to
+ * smr_args() and smr_run(); the files below smr_posix.c are given only
+ * the parts they work on. */
 struct smr_posix {
     struct smr_ctx x;
     struct smr_admit adm;
@@ -144,49 +169,53 @@ struct smr_posix {
     union smr_addr peer[SMR_NCONN];
     uint8_t nagle[SMR_NCONN]; /* TCP_NODELAY already cleared for a source */
     uint64_t due;             /* the next deadline: the wait's timeout */
-#ifdef SMR_EPOLL
-    int epfd;
-    uint8_t watch[SMR_NKEYS]; /* what each key waits for, 0: not in the set */
-    struct epoll_event ev[SMR_EVENTS];
-#else
-    unsigned npfd;                /* 1 + the highest key watched */
-    unsigned first;               /* the slot the connections' turns begin at */
-    struct pollfd pfd[SMR_NKEYS]; /* by key; fd -1: not watched */
-#endif
+    struct smr_wait w;
 #ifdef SMR_TS
     struct smr_ts ts[SMR_NCONN];
     struct smr_uts uts[SMR_MAX_LISTEN];
 #endif
     uint8_t rx[SMR_RX_BUF];
 };
-extern struct smr_posix smr_g;
 
 /* smr_posix.c */
 uint64_t smr_now(void);
+/* Binds every --listen address of g (0.0.0.0:24680 when none), installs
+ * the engine's hooks, serves forever. */
+int smr_run(struct smr_posix *g, const struct smr_config *cfg);
+
+/* smr_sockets.c */
 /* "A.B.C.D:PORT" or "[V6]:PORT": 0, or -1. */
 int smr_parse_addr(const char *s, union smr_addr *a);
 /* The bytes of a's address (4 or 16): for networks and client tags. */
 const uint8_t *smr_abytes(const union smr_addr *a, size_t *n);
-/* Binds every --listen address, installs the hooks, serves forever. */
-int smr_run(struct smr_config *cfg);
+void smr_nonblock(int fd);
+/* TCP listening on a, then UDP on the port TCP got (retrying when port 0
+ * collides), both non-blocking, SO_BUSY_POLL when busy_poll: 0 with
+ * *tcp, *udp and a (its port) set, or -1 (errno says why). */
+int smr_bind_pair(union smr_addr *a, int busy_poll, int *tcp, int *udp);
+#ifndef SMR_NO_AUTH
+/* The bytes a UDP client's replay window is keyed by: port and address. */
+size_t smr_peer_key(const union smr_addr *a, uint8_t *k);
+#endif
 
 /* smr_wait.c */
-void smr_wait_init(void);
+void smr_wait_init(struct smr_wait *w);
 /* Watch fd under key for SMR_IN and SMR_OUT (0: errors only). */
-void smr_wait_set(unsigned key, int fd, unsigned ev);
+void smr_wait_set(struct smr_wait *w, unsigned key, int fd, unsigned ev);
 /* key's socket is about to be closed. */
-void smr_wait_forget(unsigned key);
+void smr_wait_forget(struct smr_wait *w, unsigned key);
 /* Waits up to timeout_ms (-1: no limit); returns how many keys to look at
  * (with poll every watched one: those with nothing have *ev 0 below). */
-int smr_wait(int timeout_ms);
+int smr_wait(struct smr_wait *w, int timeout_ms);
 /* Puts the n ready keys in order: listeners first, then the connections
- * in the order of their turns (smr_turn). */
-void smr_wait_order(int n);
+ * in the order of their turns in x (smr_turn). */
+void smr_wait_order(struct smr_wait *w, const struct smr_ctx *x, int n);
 /* The i-th ready key, and what it is ready for in *ev. */
-unsigned smr_wait_ready(int i, unsigned *ev);
+unsigned smr_wait_ready(const struct smr_wait *w, int i, unsigned *ev);
 
-/* smr_args.c: the command line (argv[0] skipped) into cfg and smr_g. */
-void smr_args(int argc, char **argv, struct smr_config *cfg);
+/* smr_args.c: the command line (argv[0] skipped) into cfg and g's
+ * settings (listeners, admission, --quiet, --busy-poll). */
+void smr_args(int argc, char **argv, struct smr_config *cfg, struct smr_posix *g);
 
 /* smr_knobs.c */
 void smr_pin(unsigned long cpu);
@@ -198,20 +227,29 @@ void smr_die(const char *msg, const char *arg);
 void smr_fmt_addr(const union smr_addr *a, char *out, size_t cap);
 /* The start of every event line: "NAME: 2026-11-23T00:40:01.123Z LEVEL: ". */
 void smr_log_head(const char *level);
-/* The engine's log hook: one line per refusal or aborted session. */
-void smr_logline(void *user, const struct smr_conn *c, const char *what, const char *detail);
+/* An info line: a, then b. */
+void smr_log_info(const char *a, const char *b);
+/* One line for a refusal or an aborted session of the client at peer
+ * (what and detail as the engine's log hook gives them). */
+void smr_log_event(const union smr_addr *peer, const char *what, const char *detail);
 void smr_log_objects(const struct smr_config *cfg);
 
 #ifdef SMR_TS
 /* smr_stamps.c */
+uint64_t smr_real(void);
 int smr_ts_enable(int fd, int tx);
 ssize_t smr_ts_recv(int fd, void *buf, size_t len, union smr_addr *a, socklen_t *al, uint64_t *stamp);
 int smr_ts_next(int fd, uint32_t *key, uint64_t *ns);
-uint64_t smr_real(void);
-unsigned smr_ts_hook(void *user, const struct smr_conn *c, uint64_t v[5]);
-void smr_ts_tcp(struct smr_conn *c, int fd);
-void smr_udp_stamped(int l, int fd, size_t r, const union smr_addr *peer, socklen_t pl, uint64_t rx,
-                     uint64_t rx_kernel, int wall);
+/* The stamps of a response about to go on connection stamps t (the
+ * engine's stamps hook, smr_ctx.stamps). */
+unsigned smr_ts_block(const struct smr_ts *t, uint64_t v[5]);
+void smr_ts_tcp(struct smr_ts *t, const struct smr_conn *c, int fd);
+/* Sends the stamped UDP reply of r bytes in buf (before the MAC trailer)
+ * to peer on socket fd of UDP listener stamps u; t: the request's
+ * receive time, its kernel receive stamp (0: none), the reply's send
+ * time, all wall clock when wall (else monotonic, and no stamps). */
+void smr_udp_stamped(const struct smr_ctx *x, struct smr_uts *u, int fd, uint8_t *buf, size_t r,
+                     const union smr_addr *peer, socklen_t pl, const uint64_t t[3], int wall);
 #endif
 
 #endif

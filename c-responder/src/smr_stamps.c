@@ -2,8 +2,11 @@
  * Kernel timestamps for stamp blocks (docs/protocol.md 4.3), Linux only
  * (SO_TIMESTAMPING, software stamps): turning them on per socket, reading
  * a receive stamp with the data, taking send stamps from the error queue,
- * the engine's stamps hook for rr, and the stamped UDP echo reply. Builds
+ * the stamps of an rr response, and the stamped UDP echo reply. Builds
  * without SMR_TS (other systems, lwIP, -DSMR_NO_TS) compile none of it.
+ * The loop (smr_posix.c) hands each function the stamps it works on (a
+ * connection's struct smr_ts, a UDP socket's struct smr_uts) and the
+ * datagram's buffer; nothing here reaches into the backend's state.
  */
 #include "smr_posix.h"
 
@@ -90,11 +93,9 @@ int smr_ts_next(int fd, uint32_t *key, uint64_t *ns) {
     return 1;
 }
 
-/* The engine's stamps hook: the last read's stamps, the send time now,
- * and the latest response send stamp. */
-unsigned smr_ts_hook(void *user, const struct smr_conn *c, uint64_t v[5]) {
-    struct smr_posix *g = user;
-    struct smr_ts *t = &g->ts[smr_conn_index(&g->x, c)];
+/* A stamped rr response's block: the last read's stamps, the send time
+ * now, and the latest response send stamp. */
+unsigned smr_ts_block(const struct smr_ts *t, uint64_t v[5]) {
     unsigned f = 1;
     v[0] = t->rx_kernel;
     v[1] = t->app_rx;
@@ -110,8 +111,7 @@ unsigned smr_ts_hook(void *user, const struct smr_conn *c, uint64_t v[5]) {
  * (keys are stream offsets from the status record's first byte; the one
  * ending the latest complete response is kept), then turns stamps on if
  * the engine just accepted the session. */
-void smr_ts_tcp(struct smr_conn *c, int fd) {
-    struct smr_ts *t = &smr_g.ts[smr_conn_index(&smr_g.x, c)];
+void smr_ts_tcp(struct smr_ts *t, const struct smr_conn *c, int fd) {
     uint32_t key;
     uint64_t ns;
     if (!(c->flags & SMR_F_STAMPS)) return;
@@ -127,30 +127,42 @@ void smr_ts_tcp(struct smr_conn *c, int fd) {
         }
 }
 
+/* Takes the send stamps waiting on UDP socket fd's error queue: the one
+ * of the last stamped reply is kept for the next reply to its client. */
+static void smr_uts_take(struct smr_uts *u, int fd) {
+    uint32_t key;
+    uint64_t ns;
+    while (smr_ts_next(fd, &key, &ns))
+        if (u->last && key == u->sent - 1) {
+            u->prev = 1;
+            u->prev_peer = u->last_peer;
+            u->prev_seq = u->last_seq;
+            u->prev_tx = ns;
+        }
+}
+
 /* A UDP reply with the stamp block, sent asking for its own send stamp,
- * which is read right after and kept for the next reply to the same
- * client. The datagram is in smr_g.rx, r bytes before the MAC trailer. */
-void smr_udp_stamped(int l, int fd, size_t r, const union smr_addr *peer, socklen_t pl, uint64_t rx,
-                     uint64_t rx_kernel, int wall) {
-    struct smr_uts *u = &smr_g.uts[l];
-    uint64_t v[5], ns, tx = wall ? smr_real() : smr_now(), ctl[4] = {0, 0, 0, 0};
+ * which is read right after (smr_uts_take). */
+void smr_udp_stamped(const struct smr_ctx *x, struct smr_uts *u, int fd, uint8_t *buf, size_t r,
+                     const union smr_addr *peer, socklen_t pl, const uint64_t t[3], int wall) {
+    uint64_t v[5], ctl[4] = {0, 0, 0, 0};
     unsigned f = wall ? 1u : 0u;
     uint32_t key;
     struct iovec io;
     struct msghdr m;
     struct cmsghdr *c;
-    v[0] = rx_kernel;
-    v[1] = rx;
-    v[2] = tx;
+    v[0] = t[1];
+    v[1] = t[0];
+    v[2] = t[2];
     v[3] = u->prev_seq;
     v[4] = u->prev_tx;
-    if (wall && rx_kernel) f |= 2;
+    if (wall && t[1]) f |= 2;
     if (u->prev && memcmp(&u->prev_peer, peer, pl) == 0) f |= 4;
-    smr_put_block(smr_g.rx + SMR_UDP_HDR, f, v);
-    smr_udp_stamp_tx(smr_g.rx, tx);
-    r = smr_udp_seal(&smr_g.x, smr_g.rx, r);
+    smr_put_block(buf + SMR_UDP_HDR, f, v);
+    smr_udp_stamp_tx(buf, t[2]);
+    r = smr_udp_seal(x, buf, r);
     memset(&m, 0, sizeof m);
-    io.iov_base = smr_g.rx;
+    io.iov_base = buf;
     io.iov_len = r;
     m.msg_name = (void *)(uintptr_t)peer;
     m.msg_namelen = pl;
@@ -167,16 +179,10 @@ void smr_udp_stamped(int l, int fd, size_t r, const union smr_addr *peer, sockle
     if (sendmsg(fd, &m, 0) >= 0) {
         u->last = 1;
         u->last_peer = *peer;
-        for (u->last_seq = 0, key = 8; key < 16; key++) u->last_seq = u->last_seq << 8 | smr_g.rx[key];
+        for (u->last_seq = 0, key = 8; key < 16; key++) u->last_seq = u->last_seq << 8 | buf[key];
         u->sent++;
     }
-    while (smr_ts_next(fd, &key, &ns))
-        if (u->last && key == u->sent - 1) {
-            u->prev = 1;
-            u->prev_peer = u->last_peer;
-            u->prev_seq = u->last_seq;
-            u->prev_tx = ns;
-        }
+    smr_uts_take(u, fd);
 }
 #else
 /* ISO C wants at least one declaration in a file. */

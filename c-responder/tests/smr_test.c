@@ -2,8 +2,10 @@
  * Engine unit tests: every fixture in protocol/vectors.json (the limits
  * table against a stock build's defaults, from smr_stock.c; object mode),
  * then malformed input, limits, object sessions, the throughput-test life
- * cycle, bounded work per pass and queued rr requests, and admission
- * (smr_admit.c: allow lists, connect rate, sessions per address). Built
+ * cycle, bounded work per pass and queued rr requests, fair slots
+ * (smr_slots.c: giving way, the share of one address, the limits line),
+ * and admission (smr_admit.c: allow lists, connect rate, sessions per
+ * address). Built
  * with ASan+UBSan (make test).
  * Usage: smr-test vectors.json
  *
@@ -188,10 +190,22 @@ static void fresh(uint32_t max_sessions) {
     X.stamps = test_stamps;
 }
 
-static struct smr_conn *open_conn(uint64_t now) {
-    struct smr_conn *c = smr_conn_open(&X, now);
-    if (c) smr_conn_start(&X, c, now);
+/* A new connection from client tag `tag`, started as a backend starts it
+ * (the one smr_conn_start gave up, if any, in *gone). */
+static struct smr_conn *open_from(uint32_t tag, uint64_t now, struct smr_conn **gone) {
+    struct smr_conn *c = smr_conn_open(&X, now), *v = NULL;
+    if (c) {
+        c->client = tag;
+        v = smr_conn_start(&X, c, now);
+    }
+    if (gone) *gone = v;
     return c;
+}
+
+/* A new connection from an address of its own (a tag no other has). */
+static struct smr_conn *open_conn(uint64_t now) {
+    static uint32_t next_tag = 1000;
+    return open_from(next_tag++, now, NULL);
 }
 
 /* Takes everything the connection has to send (as if the stack took it),
@@ -372,6 +386,8 @@ static void vec_auth(int a) {
         smr_conn_input(&X, c, hdr, 24, 1);
         n = drain(c, out, sizeof out, 1);
         CHECK(n == 24 && memcmp(out, "SMTA\1", 5) == 0, "auth: challenge");
+        CHECK(smr_conn_deadline(c) == SMR_DEFAULT_HEADER_TIMEOUT_NS,
+              "auth: the proof is due within the header timeout, the challenge sent or not");
         smr_hmac(&X.cfg, out, 24, hdr, 24, got);
         got[0] ^= (uint8_t)i;
         smr_conn_input(&X, c, got, 32, 2);
@@ -536,12 +552,18 @@ static void rr_and_limits(void) {
     CHECK(drain(a, out, 1024, 2) == 1024 && drain(a, out, sizeof out, 2) == 0, "pipelined requests answered");
     smr_conn_eof(&X, a, 3);
     CHECK(smr_conn_flags(a) & SMR_F_CLOSE, "close between transactions ends the session");
-    /* Limits: two sessions, the third is Busy; a 100 MB request TooLarge. */
+    /* Limits: two sessions past their header, the third is Busy; a 100 MB
+     * request TooLarge. */
     b = open_conn(0);
+    smr_conn_input(&X, b, h, 16, 0);
+    CHECK(drain(b, out, sizeof out, 0) == 8 && out[5] == 0, "second session accepted");
     c = open_conn(0);
     drain(c, out, sizeof out, 0);
-    CHECK(out[5] == SMR_BUSY && strstr(lastlog, "busy"), "third session busy (%s)", lastlog);
+    CHECK(out[5] == SMR_BUSY && strstr(lastlog, "busy: 2 sessions running, the limit"), "third session busy (%s)",
+          lastlog);
     smr_conn_free(&X, c, 0);
+    smr_conn_free(&X, b, 0);
+    b = open_conn(0);
     smr_conn_input(&X, b, big, 16, 0);
     CHECK(drain(b, out, sizeof out, 0) > 8 && out[5] == SMR_TOO_LARGE &&
               memcmp(out + 8, "request size 100000000 exceeds limit 67108864", 45) == 0,
@@ -585,19 +607,16 @@ static void operator_limits(void) {
     X.log = test_log;
     /* One test per client tag: a second rr from tag 7 is refused 13, one
      * from tag 8 runs; data sessions of a test are not counted. */
-    a = open_conn(0);
-    a->client = 7;
+    a = open_from(7, 0, NULL);
     smr_conn_input(&X, a, rr, 16, 0);
     CHECK(drain(a, out, sizeof out, 0) == 8 && out[5] == 0, "first rr of tag 7 accepted");
     CHECK(smr_client_count(&X, 7, 0) == 1 && smr_client_count(&X, 7, 1) == 0, "one test, none waiting");
-    b = open_conn(0);
-    b->client = 7;
+    b = open_from(7, 0, NULL);
     CHECK(smr_client_count(&X, 7, 1) == 1, "a session sending its header is waiting");
     smr_conn_input(&X, b, rr, 16, 0);
     CHECK(drain(b, out, sizeof out, 0) > 8 && out[5] == SMR_LIMIT && strstr(lastlog, "tests at once"),
           "second rr of tag 7 refused Limit (%u, %s)", out[5], lastlog);
-    c = open_conn(0);
-    c->client = 8;
+    c = open_from(8, 0, NULL);
     smr_conn_input(&X, c, ctl, 16, 0);
     CHECK(drain(c, out, sizeof out, 0) == 32 && out[5] == 0 && out[11] == 24, "control of tag 8: Welcome of 24");
     id = ((uint32_t)out[14] << 8) | out[15];
@@ -1278,6 +1297,161 @@ static void garbage(void) {
     CHECK(X.hi == 0, "garbage leaves no slot behind");
 }
 
+/* ---- fair slots (smr_slots.c) ---- */
+
+/* What a backend does with a connection given up for a new one: takes its
+ * record, closes it as it asks, frees the slot. Returns the record. */
+static size_t give_up(struct smr_conn *v, uint8_t *out, size_t cap, uint64_t now) {
+    size_t n = drain(v, out, cap, now);
+    CHECK((smr_conn_flags(v) & (SMR_F_SHUT | SMR_F_CLOSE)) == (SMR_F_SHUT | SMR_F_CLOSE),
+          "given up: half-closed and closed once its record is out (flags %u)", smr_conn_flags(v));
+    smr_conn_free(&X, v, now);
+    return n;
+}
+
+/* The share of one address: max_sessions less half of it, at most
+ * SMR_CLIENT_RESERVE kept for others; at least 1. This build holds at
+ * most SMR_MAX_CONNS (8) sessions, whatever the config says. */
+static void fair_share(void) {
+    static const uint32_t want[9] = {1, 1, 1, 2, 2, 3, 3, 4, 4};
+    struct smr_config cfg;
+    char line[SMR_LIMITS_LINE];
+    uint32_t n;
+    smr_default_config(&cfg);
+    for (n = 0; n <= 8; n++) {
+        cfg.max_sessions = n;
+        CHECK(smr_client_share(&cfg) == want[n], "share of %u sessions: %u, got %u", n, want[n],
+              smr_client_share(&cfg));
+    }
+    cfg.max_sessions = 1024;
+    CHECK(smr_client_share(&cfg) == 4, "capped at this build's SMR_MAX_CONNS");
+    cfg.max_sessions = 6;
+    smr_limits_line(&cfg, line);
+    CHECK(strcmp(line, "limits: 6 sessions, 3 from one address at most; header within 5000 ms; a connection still "
+                       "sending it gives way to a new one when all are taken") == 0,
+          "limits line: %s", line);
+    cfg.max_sessions = 4000000000u;
+    cfg.header_timeout_ns = 4000000000000000ull;
+    CHECK(smr_limits_line(&cfg, line) < SMR_LIMITS_LINE, "the longest limits line fits");
+}
+
+/* An idle flood from one address (tag 2) never sends a byte: past its
+ * share each new connection takes the place of its own oldest one, so it
+ * never holds more than 3 of 6 sessions; when the table is full, the
+ * oldest connection still sending its header gives way to anyone's. */
+static void fair_idle_flood(void) {
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1};
+    struct smr_conn *flood[3], *c, *v, *mine[3];
+    uint8_t out[256];
+    int i;
+    fresh(6);
+    for (i = 0; i < 3; i++) {
+        flood[i] = open_from(2, (uint64_t)i, &v);
+        CHECK(flood[i] && !v && flood[i]->phase != 0, "flood connection %d taken, none given up", i);
+    }
+    for (i = 3; i < 40; i++) {
+        c = open_from(2, (uint64_t)i, &v);
+        CHECK(v == flood[i % 3], "flood connection %d takes the place of its own oldest", i);
+        CHECK(give_up(v, out, sizeof out, (uint64_t)i) > 8 && out[5] == SMR_BUSY &&
+                  memcmp(out + 8, "evicted: this connection had not finished its header", 52) == 0,
+              "the one given up gets Busy, saying why");
+        CHECK(strstr(lastlog, "busy: evicted:") != NULL, "and it is logged: %s", lastlog);
+        flood[i % 3] = c;
+    }
+    CHECK(X.active == 3 && smr_client_count(&X, 2, -1) == 3, "the flood holds 3 (active %u)", X.active);
+    /* Three others are served beside it: rr sessions past their header. */
+    for (i = 0; i < 3; i++) {
+        mine[i] = open_from((uint32_t)(10 + i), 50, &v);
+        smr_conn_input(&X, mine[i], rr, 16, 50);
+        CHECK(!v && drain(mine[i], out, sizeof out, 50) == 8 && out[5] == 0, "session %d of another accepted", i);
+    }
+    /* Full: the next newcomer takes the place of the oldest header (the
+     * flood's, opened at 37: flood[37 % 3]). */
+    c = open_from(20, 60, &v);
+    CHECK(v == flood[1] && c->phase != 0 && X.active == 6, "a full table gives up the flood's oldest");
+    give_up(v, out, sizeof out, 60);
+    smr_conn_input(&X, c, rr, 16, 60);
+    CHECK(drain(c, out, sizeof out, 60) == 8 && out[5] == 0, "and serves the newcomer");
+    /* Full again, and only the flood still sends a header: its next
+     * takes the place of its oldest (opened at 38). */
+    c = open_from(2, 70, &v);
+    CHECK(v == flood[2] && smr_client_count(&X, 2, -1) == 2, "the flood still rotates through its own");
+    give_up(v, out, sizeof out, 70);
+    for (i = (int)X.hi - 1; i >= 0; i--)
+        if (X.conns[i].phase) smr_conn_free(&X, &X.conns[i], 80);
+    CHECK(X.active == 0 && X.hi == 0, "all freed");
+}
+
+/* Sessions past their header are never given up: a full table of them
+ * refuses Busy naming the limit, and an address at its share is refused
+ * Busy naming the share while others still get in. */
+static void fair_busy(void) {
+    static const uint8_t rr[16] = {'S', 'M', 'T', 'R', 1, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1};
+    struct smr_conn *s[4], *c, *v;
+    uint8_t out[256];
+    int i;
+    fresh(4); /* one address holds 2 at most */
+    for (i = 0; i < 2; i++) {
+        s[i] = open_from(9, 0, &v);
+        smr_conn_input(&X, s[i], rr, 16, 0);
+        CHECK(drain(s[i], out, sizeof out, 0) == 8 && out[5] == 0, "tag 9 session %d accepted", i);
+    }
+    c = open_from(9, 1, &v);
+    CHECK(!v && drain(c, out, sizeof out, 1) > 8 && out[5] == SMR_BUSY &&
+              strstr(lastlog, "2 sessions from this address, the most one address may hold"),
+          "at its share: Busy naming it (%s)", lastlog);
+    CHECK(!(smr_conn_flags(c) & SMR_F_CLOSE) && X.active == 2, "a refusal lingers, uncounted");
+    smr_conn_free(&X, c, 1);
+    for (i = 2; i < 4; i++) {
+        s[i] = open_from((uint32_t)(30 + i), 2, &v);
+        smr_conn_input(&X, s[i], rr, 16, 2);
+        CHECK(!v && drain(s[i], out, sizeof out, 2) == 8 && out[5] == 0, "another address gets session %d", i);
+    }
+    c = open_from(40, 3, &v);
+    CHECK(!v && drain(c, out, sizeof out, 3) > 8 && out[5] == SMR_BUSY &&
+              strstr(lastlog, "busy: 4 sessions running, the limit"),
+          "full of sessions: Busy naming the limit (%s)", lastlog);
+    smr_conn_free(&X, c, 3);
+    for (i = 0; i < 4; i++) smr_conn_free(&X, s[i], 4);
+    CHECK(X.active == 0 && X.hi == 0, "all freed");
+}
+
+/* With a secret, a connection that sent its header but no proof gives way
+ * too; the challenge going out does not move its deadline (the proof is
+ * due within the header timeout, as the Rust responder has it); one whose
+ * challenge is only half out is passed over. */
+static void fair_auth(void) {
+    static const uint8_t h[24] = {'S', 'M', 'T', 'R', 1, 1, 0, 24, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0};
+    const uint64_t t0 = 1000, ht = SMR_DEFAULT_HEADER_TIMEOUT_NS;
+    struct smr_conn *a, *b, *c, *v;
+    const uint8_t *p;
+    uint8_t out[256];
+    fresh(2);
+    smr_auth_key(&X.cfg, (const uint8_t *)"s3cret", 6);
+    a = open_from(50, t0, &v);
+    smr_conn_input(&X, a, h, 24, t0);
+    CHECK(drain(a, out, sizeof out, t0 + 5) == 24 && memcmp(out, "SMTA\1", 5) == 0, "challenged");
+    CHECK(smr_conn_deadline(a) == t0 + ht, "the challenge does not move the deadline");
+    b = open_from(51, t0 + 1, &v);
+    smr_conn_input(&X, b, h, 24, t0 + 1);
+    smr_pass_begin(&X);
+    CHECK(smr_conn_output(&X, b, &p) == 24, "b's challenge due");
+    smr_conn_sent(&X, b, 10, t0 + 1); /* 10 of its 24 bytes out */
+    c = open_from(52, t0 + 2, &v);
+    CHECK(v == a, "the oldest without a proof gives way");
+    give_up(v, out, sizeof out, t0 + 2);
+    open_from(53, t0 + 3, &v);
+    CHECK(v == c, "one with its challenge half out is passed over: the next oldest gives way");
+    give_up(v, out, sizeof out, t0 + 3);
+    CHECK(smr_conn_deadline(b) == t0 + 1 + ht, "a part of the challenge out does not move it either");
+    smr_conn_timeout(&X, b, t0 + 1 + ht);
+    CHECK(strstr(lastlog, "no proof within the header timeout") != NULL, "no proof: Auth at the header timeout");
+    smr_conn_free(&X, b, t0 + ht + 1);
+    CHECK(X.active == 1, "one left (active %u)", X.active);
+    for (v = X.conns + X.hi; v-- > X.conns;)
+        if (v->phase) smr_conn_free(&X, v, t0 + ht + 2);
+}
+
 /* ---- admission (smr_admit.c) ---- */
 
 static int allowed(const struct smr_admit *m, uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
@@ -1356,15 +1530,13 @@ static void admit_tcp(void) {
     smr_admit_add(&m, lo, 4, 8);
     CHECK(!smr_admit_tcp(&m, &X, ten, 4, 0, &tag), "not on the allow list: refused");
     CHECK(smr_admit_tcp(&m, &X, lo, 4, 0, &tag) && tag == smr_admit_tag(lo, 4), "127.0.0.1 admitted, tagged");
-    c = open_conn(0);
-    c->client = tag;
+    c = open_from(tag, 0, NULL);
     CHECK(!smr_admit_tcp(&m, &X, lo, 4, 0, &tag), "one session still sending its header: the next is refused");
     CHECK(smr_admit_tcp(&m, &X, lo2, 4, 0, &tag2) && tag2 != tag, "another address is not");
     smr_conn_input(&X, c, rr, 16, 0);
     drain(c, out, sizeof out, 0);
     CHECK(smr_admit_tcp(&m, &X, lo, 4, 0, &tag), "once its header is in, the address may connect again");
-    d = open_conn(0);
-    d->client = tag;
+    d = open_from(tag, 0, NULL);
     m.max_idle = 0;
     m.max_cps = 1;
     CHECK(smr_admit_tcp(&m, &X, lo, 4, 1, &tag) && !smr_admit_tcp(&m, &X, lo, 4, 2, &tag),
@@ -1426,6 +1598,10 @@ int main(int argc, char **argv) {
     crr_once();
     life_cycle();
     garbage();
+    fair_share();
+    fair_idle_flood();
+    fair_busy();
+    fair_auth();
     admit_allow();
     admit_rate();
     admit_tcp();

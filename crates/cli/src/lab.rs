@@ -23,6 +23,9 @@ pub enum LabAction {
         /// CPU every responder is pinned to (default: the last one).
         #[arg(long, value_name = "CPU")]
         cpu: Option<usize>,
+        /// Provision the firmware with this shared secret (lab up mcu only; mode 600): every test of it then needs --secret-file too.
+        #[arg(long, value_name = "FILE")]
+        secret_file: Option<PathBuf>,
     },
     /// List the lab's targets and whether each answers.
     Status,
@@ -44,13 +47,25 @@ pub enum LabSet {
 pub fn run(a: LabArgs) -> i32 {
     use stackmeter_lab as lab;
     match a.action {
-        LabAction::Up { stacks, bin_dir, cpu } => {
+        LabAction::Up {
+            stacks,
+            bin_dir,
+            cpu,
+            secret_file,
+        } => {
             let set = match stacks {
                 LabSet::Linux => lab::Set::Linux,
                 LabSet::Mcu => lab::Set::Mcu,
                 LabSet::All => lab::Set::All,
             };
-            match lab::up(&lab::bin_dir(bin_dir), cpu, set) {
+            // Only the flag: lab's own responders never take a secret from
+            // the environment, which the measuring commands read.
+            let secret = match secret_file.as_deref().map(|p| stackmeter_engine::secret::load(Some(p))) {
+                None => None,
+                Some(Ok(k)) => k,
+                Some(Err(e)) => return crate::out::error(&stackmeter_engine::Error::Usage(e)),
+            };
+            match lab::up(&lab::bin_dir(bin_dir), cpu, set, secret) {
                 Ok(up) => {
                     for n in &up.notes {
                         eprintln!("{n}");

@@ -245,6 +245,17 @@ fn header(version: u8, mode: u8, req: u32, resp: u32) -> Vec<u8> {
     h
 }
 
+/// A TCP connection from `from` (port 0) to `to`, or `None` when the
+/// connect fails (a full backlog may refuse some); every wait bounded.
+fn connect_from(from: &str, to: SocketAddr) -> Option<TcpStream> {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
+    s.bind(&format!("{from}:0").parse::<SocketAddr>().unwrap().into())
+        .ok()?;
+    s.set_write_timeout(Some(Duration::from_secs(2))).ok()?;
+    s.connect_timeout(&to.into(), Duration::from_secs(2)).ok()?;
+    Some(s.into())
+}
+
 /// Reads a status record (and its reason) and then expects the close.
 fn read_refusal(s: &mut TcpStream) -> (u8, u8, String) {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -6,6 +6,7 @@ use crate::mcu::{build_mcu, MCU_FIRMWARE, QEMU};
 use crate::probe::rr_answers;
 use crate::shell::sh;
 use crate::state::{is_root, read_state, runs, state_dir};
+use stackmeter_proto::auth::Key;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,9 +42,15 @@ pub fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
 }
 
 /// Brings the lab up with the binaries in `dir`, every responder pinned to
-/// `cpu` (default: the last one); returns one `LABEL=ADDR:PORT` per target.
-/// On failure (or Ctrl-C) everything made so far is removed.
-pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, LabError> {
+/// `cpu` (default: the last one), the firmware provisioned with `secret`
+/// (the Linux stacks take none here); returns one `LABEL=ADDR:PORT` per
+/// target. On failure (or Ctrl-C) everything made so far is removed.
+pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Result<Up, LabError> {
+    if secret.is_some() && set != Set::Mcu {
+        return Err(LabError(
+            "lab up: a secret is provisioned into the firmware only (lab up mcu --secret-file FILE)".into(),
+        ));
+    }
     if !is_root() {
         return Err(LabError(
             "stackmeter lab needs root (it creates TAP devices); run it with sudo".into(),
@@ -89,7 +96,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set) -> Result<Up, LabError> {
             made.targets = build(dir, cpu)?;
         }
         if set != Set::Linux {
-            let (target, note) = build_mcu(dir, cpu)?;
+            let (target, note) = build_mcu(dir, cpu, secret)?;
             made.targets.push(target);
             made.notes.push(note);
         }

@@ -7,6 +7,7 @@ use crate::linux::PORT;
 use crate::probe::welcome;
 use crate::shell::{sh, spawn_cmd};
 use crate::state::{record, runs, state_dir};
+use stackmeter_proto::auth::Key;
 use std::fs;
 use std::io::Read;
 use std::net::SocketAddr;
@@ -28,24 +29,26 @@ pub(crate) const QEMU: &str = "qemu-system-arm";
 pub(crate) const MCU_BOOT_WAIT: Duration = Duration::from_secs(20);
 
 /// The firmware's provisioning block (layout in c-responder/mcu/smr_mcu.c):
-/// its address, netmask, gateway and port, 16 random bytes, no secret and
-/// no limits.
-fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16]) -> Vec<u8> {
+/// its address, netmask, gateway and port, 16 random bytes, the secret as
+/// HMAC keys with it (at most 64 bytes) or none, and no limits.
+fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16], secret: Option<&Key>) -> Vec<u8> {
+    let key = secret.map_or(&[][..], Key::hmac_key);
     let mut b = Vec::with_capacity(124);
     b.extend_from_slice(b"SMRP");
-    b.extend_from_slice(&[1, 0]);
+    b.extend_from_slice(&[1, key.len() as u8]);
     b.extend_from_slice(&port.to_le_bytes());
     b.extend_from_slice(&ip);
     b.extend_from_slice(&[255, 255, 255, 0]);
     b.extend_from_slice(&[ip[0], ip[1], ip[2], 1]);
     b.extend_from_slice(&seed);
+    b.extend_from_slice(key);
     b.resize(124, 0);
     b
 }
 
 /// Boots the firmware in QEMU on its TAP device and waits for its Welcome;
 /// returns its `mcu=ADDR:PORT` line and a note with the boot times.
-pub(crate) fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), String> {
+pub(crate) fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(String, String), String> {
     let host = format!("198.18.{MCU_NET}.1/24");
     let ip = [198, 18, MCU_NET, 2];
     let stack = format!("198.18.{MCU_NET}.2");
@@ -83,7 +86,7 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), Stri
     let sd = state_dir();
     let prov = sd.join("mcu-provision.bin");
     let console = sd.join("mcu.console");
-    fs::write(&prov, mcu_provision(ip, PORT, seed)).map_err(|e| e.to_string())?;
+    fs::write(&prov, mcu_provision(ip, PORT, seed, secret.as_ref())).map_err(|e| e.to_string())?;
     let firmware = dir.join(MCU_FIRMWARE);
     let (cpu_s, fw, serial, loader) = (
         cpu.to_string(),
@@ -119,7 +122,7 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), Stri
         ],
     )?;
     let addr: SocketAddr = format!("{stack}:{PORT}").parse().map_err(|e| format!("{e}"))?;
-    let (ready, welcome_at) = wait_ready(addr, &pid, t0, &console)?;
+    let (ready, welcome_at) = wait_ready(addr, secret, &pid, t0, &console)?;
     let line = format!("mcu={addr}");
     record(&format!("target {line}")).map_err(|e| e.to_string())?;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -133,12 +136,14 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize) -> Result<(String, String), Stri
 }
 
 /// Waits for the firmware in QEMU (pid `pid`, started at `t0`) to say it
-/// is ready on its console and to answer a control session at `addr`;
+/// is ready on its console and to answer a control session at `addr`
+/// (proving `secret`, the one it was provisioned with);
 /// returns how long after `t0` each came (ready, Welcome). A QEMU that
 /// exits, a firmware that panics, or [`MCU_BOOT_WAIT`] passing is an error
 /// with the words of the console or QEMU's log.
 fn wait_ready(
     addr: SocketAddr,
+    secret: Option<Key>,
     pid: &str,
     t0: Instant,
     console: &Path,
@@ -164,7 +169,7 @@ fn wait_ready(
         if ready.is_none() && text.contains(", ready ") {
             ready = Some(t0.elapsed());
         }
-        if ready.is_some() && welcome(addr).is_ok() {
+        if ready.is_some() && welcome(addr, secret).is_ok() {
             break t0.elapsed();
         }
         if Instant::now() > deadline {

@@ -4,7 +4,9 @@
 //! read as the client reads it).
 
 use stackmeter_client::{open_session, welcome as client_welcome, ClientError, Endpoint};
+use stackmeter_proto::auth::Key;
 use stackmeter_proto::header::{Mode, SessionHeader};
+use stackmeter_proto::status::Refusal;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -28,9 +30,15 @@ fn rr_once(addr: SocketAddr) -> Result<(), ClientError> {
     Ok(())
 }
 
-/// Whether the responder at `addr` answers an rr transaction now.
+/// Whether the responder at `addr` answers an rr transaction now; one
+/// that refuses it for want of the shared secret (a firmware provisioned
+/// with one) answers too.
 pub(crate) fn rr_answers(addr: SocketAddr) -> bool {
-    rr_once(addr).is_ok()
+    match rr_once(addr) {
+        Ok(()) => true,
+        Err(ClientError::Refused { code, .. }) => code == Refusal::Auth.name(),
+        Err(_) => false,
+    }
 }
 
 /// Waits until the responder at `addr` answers an rr transaction, at most
@@ -51,8 +59,9 @@ pub(crate) fn wait_answers(addr: SocketAddr) -> Result<(), String> {
     }
 }
 
-/// Whether a control session at `addr` gets its Welcome within 200 ms: the
-/// first thing a throughput test gets from a responder.
-pub(crate) fn welcome(addr: SocketAddr) -> Result<(), ClientError> {
-    client_welcome(&Endpoint::new(addr, None), Duration::from_millis(200)).map(|_| ())
+/// Whether a control session at `addr` (proving `secret`, if given, with
+/// the client's own handshake) gets its Welcome within 200 ms: the first
+/// thing a throughput test gets from a responder.
+pub(crate) fn welcome(addr: SocketAddr, secret: Option<Key>) -> Result<(), ClientError> {
+    client_welcome(&Endpoint::new(addr, secret), Duration::from_millis(200)).map(|_| ())
 }

@@ -96,6 +96,14 @@ impl Key {
         Ok(Key { bytes, len: len as u8 })
     }
 
+    /// The key as HMAC-SHA256 uses it: the secret itself, or its SHA-256
+    /// when it is longer than 64 bytes. What a board's provisioning block
+    /// holds (c-responder/mcu/smr_mcu.c), so the board needs no SHA-256 of
+    /// a long secret at boot.
+    pub fn hmac_key(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
     fn hmac(&self) -> Hmac<Sha256> {
         // Any key length is valid for HMAC, so this cannot fail.
         match <Hmac<Sha256> as Mac>::new_from_slice(&self.bytes[..self.len as usize]) {

@@ -5,9 +5,9 @@
 //! responder's stderr fails the test.
 
 use super::load::{check_run, names, object_session, request};
-use super::{check_latency, header, json_of, read_refusal, run, stderr, Server};
+use super::{check_latency, connect_from, header, json_of, read_refusal, run, stderr, Server};
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -170,19 +170,74 @@ fn c_responder_refuses_by_name_and_logs_one_line_each() {
     assert_eq!(refusals, 5, "{lines:#?}");
 }
 
+/// An rr session (1:1) from `from`, accepted: its status record read.
+fn session_from(from: &str, to: SocketAddr) -> TcpStream {
+    let mut s = connect_from(from, to).expect("connects");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&header(1, 1, 1, 1)).unwrap();
+    let mut st = [0u8; 8];
+    s.read_exact(&mut st).unwrap();
+    assert_eq!((&st[..4], st[5]), (&b"SMTR"[..], 0), "accepted");
+    s
+}
+
 #[test]
 fn c_responder_refuses_beyond_max_sessions() {
+    // Two sessions past their header, from two addresses (one address
+    // holds one of two): nothing to give up, so the third is Busy.
     let srv = CServer::start(&["--max-sessions", "2"]);
-    let a = TcpStream::connect(srv.srv.addr).unwrap();
-    let b = TcpStream::connect(srv.srv.addr).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    let a = session_from("127.0.0.2", srv.srv.addr);
+    let b = session_from("127.0.0.3", srv.srv.addr);
     let mut c = TcpStream::connect(srv.srv.addr).unwrap();
     c.write_all(&header(1, 1, 1, 1)).unwrap();
     let (_, code, text) = read_refusal(&mut c);
     assert_eq!(code, 6, "{text}");
-    assert!(text.contains("2 sessions"), "{text}");
+    assert!(text.contains("2 sessions running, the limit"), "{text}");
     drop((a, b));
     srv.finish();
+}
+
+/// Fair slots (docs/protocol.md 5.2) with 4 sessions: one address holds 2
+/// at most and is refused past that, naming the share; connections still
+/// sending their header give way to a new one when all are taken.
+#[test]
+fn c_responder_shares_its_slots_and_gives_way() {
+    let srv = CServer::start(&["--max-sessions", "4"]);
+    srv.srv
+        .expect_log(&["info: limits: 4 sessions, 2 from one address at most; header within 5000 ms"]);
+    let held = [
+        session_from("127.0.0.2", srv.srv.addr),
+        session_from("127.0.0.2", srv.srv.addr),
+    ];
+    let mut third = connect_from("127.0.0.2", srv.srv.addr).unwrap();
+    third.write_all(&header(1, 1, 1, 1)).unwrap();
+    let (_, code, text) = read_refusal(&mut third);
+    assert_eq!(code, 6, "{text}");
+    assert!(
+        text.contains("2 sessions from this address, the most one address may hold"),
+        "{text}"
+    );
+    // Two more from 127.0.0.3 that send nothing fill the table; an rr from
+    // 127.0.0.1 takes the place of the older one, which is told why.
+    let mut idle: Vec<TcpStream> = (0..2).filter_map(|_| connect_from("127.0.0.3", srv.srv.addr)).collect();
+    assert_eq!(idle.len(), 2);
+    let out = run(&["rr", &srv.target(), "--sizes", "1:1", "-n", "20", "--json"]);
+    assert!(out.status.success(), "rr into a full table: {}", stderr(&out));
+    assert_eq!(json_of(&out)["results"][0]["samples"], 20);
+    let (_, code, text) = read_refusal(&mut idle[0]);
+    assert_eq!(code, 6, "{text}");
+    assert!(
+        text.starts_with("evicted: this connection had not finished its header"),
+        "{text}"
+    );
+    drop((held, idle));
+    let lines = srv.finish();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("warn: refused 127.0.0.3:") && l.contains(": busy: evicted: ")),
+        "{lines:#?}"
+    );
 }
 
 fn stream(srv: &CServer, extra: &[&str]) -> serde_json::Value {

@@ -8,25 +8,13 @@
 
 use super::auth::{exchange, request, secret_file};
 use super::c_responder::CServer;
-use super::{header, json_of, read_refusal, run, stderr, Server};
-use socket2::{Domain, Socket, Type};
+use super::{connect_from, header, json_of, read_refusal, run, stderr, Server};
 use stackmeter_proto::auth::{Key, MAC_LEN};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A TCP connection from `from` (port 0) to `to`, or `None` when the
-/// connect fails (a full backlog may refuse some).
-fn connect_from(from: &str, to: SocketAddr) -> Option<TcpStream> {
-    let s = Socket::new(Domain::IPV4, Type::STREAM, None).ok()?;
-    s.bind(&format!("{from}:0").parse::<SocketAddr>().unwrap().into())
-        .ok()?;
-    s.set_write_timeout(Some(Duration::from_secs(2))).ok()?;
-    s.connect_timeout(&to.into(), Duration::from_secs(2)).ok()?;
-    Some(s.into())
-}
 
 /// 1,000 connections from 127.0.0.2 that never send a byte, then an rr
 /// from 127.0.0.1 that must complete with every sample.
@@ -58,6 +46,74 @@ fn idle_connections_from_one_address_do_not_stop_an_rr_c() {
     let srv = CServer::start(&["--quiet", "--max-idle-per-client", "16"]);
     idle_flood_then_rr(&srv.target());
     srv.finish();
+}
+
+/// Connection slots of the C responder on default settings: 1,024
+/// sessions and 8 spare ones for Busy refusals (c-responder/src/smr.h).
+const C_SLOTS: usize = 1024 + 8;
+
+/// More TCP connections from 127.0.0.2 than the C responder has slots,
+/// none sending a byte, all held open; then `stackmeter rr` from
+/// 127.0.0.1, on the responder's default settings, must be served with
+/// every sample. Returns the connections that connected, oldest first.
+fn slot_flood_then_rr(target: &str) -> Vec<TcpStream> {
+    let to: SocketAddr = target.parse().unwrap();
+    let idle: Vec<TcpStream> = (0..1500).filter_map(|_| connect_from("127.0.0.2", to)).collect();
+    assert!(
+        idle.len() > C_SLOTS,
+        "more connections than slots connect ({})",
+        idle.len()
+    );
+    let out = run(&["rr", target, "--sizes", "64:64", "-n", "200", "--json"]);
+    assert!(
+        out.status.success(),
+        "rr beside {} idle connections from another address: {}",
+        idle.len(),
+        stderr(&out)
+    );
+    assert_eq!(json_of(&out)["results"][0]["samples"], 200);
+    idle
+}
+
+/// The reference: `serve` holds every idle connection on its event loop
+/// (its session limit is its open-files limit), so the rr gets in.
+#[test]
+#[ignore = "a flood: runs alone after the others (scripts/test), so it slows no timing-sensitive test"]
+fn idle_flood_past_the_c_table_leaves_rr_served_rust() {
+    let _ = stackmeter_sys::raise_nofile();
+    let srv = Server::start(&[]);
+    drop(slot_flood_then_rr(&srv.target()));
+}
+
+/// The C responder's 1,032 slots: the flood holds its share (1,008 of
+/// 1,024 sessions), each connection past it takes the place of the
+/// flood's own oldest one still sending its header, which is told why
+/// (Busy, "evicted: ...") and closed, one log line each; the rr gets a
+/// slot of the 16 kept for others.
+#[test]
+#[ignore = "a flood: runs alone after the others (scripts/test), so it slows no timing-sensitive test"]
+fn idle_flood_past_the_c_table_leaves_rr_served_c() {
+    let _ = stackmeter_sys::raise_nofile();
+    let srv = CServer::start(&[]);
+    let idle = slot_flood_then_rr(&srv.target());
+    let flooded = idle.len();
+    let mut oldest = idle.into_iter().next().unwrap();
+    let (_, code, reason) = read_refusal(&mut oldest);
+    assert_eq!(code, 6, "{reason}");
+    assert!(reason.starts_with("evicted: "), "{reason}");
+    let lines = srv.finish();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("info: limits: 1024 sessions, 1008 from one address at most;")),
+        "the limits at start: {:?}",
+        &lines[..lines.len().min(4)]
+    );
+    let given_up = lines.iter().filter(|l| l.contains(": busy: evicted: ")).count();
+    assert!(
+        given_up >= flooded - 1008,
+        "{given_up} of {flooded} given up, one line each"
+    );
 }
 
 /// Junk TCP and UDP from 127.0.0.3 until `stop`; returns the sends made.

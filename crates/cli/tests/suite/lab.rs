@@ -6,8 +6,11 @@
 //! TAP device, no responder process, no state).
 
 use super::{is_root, json_of, run, stderr};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 /// Whether a process is still alive (a zombie counts as gone: this
 /// machine's init may never reap it).
@@ -150,11 +153,129 @@ fn lab_up_measure_down_leaves_nothing() {
     assert!(!state.exists(), "state left in {}", state.display());
 }
 
+/// The firmware's host side of the lab's TAP, and a second address on it.
+const MCU_TAP: &str = "smlab3";
+const MCU_SECOND: &str = "198.18.16.3";
+
+/// Whether the responder still holds `s` open: nothing to read within
+/// 200 ms (a connection it gave up has its record and the close to read,
+/// or a reset).
+fn held_open(mut s: &TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    matches!(s.read(&mut [0u8; 64]), Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut))
+}
+
+/// How a connection the responder should give up on ends within `t`:
+/// a status record's code, or None when it was closed or reset; panics
+/// when it hangs.
+fn ends(s: &mut TcpStream, t: Duration) -> Option<u8> {
+    s.set_read_timeout(Some(t)).unwrap();
+    let mut b = [0u8; 64];
+    match s.read(&mut b) {
+        Ok(n) if n >= 6 && &b[..4] == b"SMTR" => Some(b[5]),
+        Ok(_) => None,
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => panic!("a connection hung"),
+        Err(_) => None,
+    }
+}
+
+/// The firmware exposed to a misbehaving host (bench/mcu_hostile.py's
+/// cases, as tests/suite/hostile.rs has them for the host responders):
+/// 32 connections from a second address on the TAP network that never
+/// send a byte, held open, then an rr from the first address must be
+/// served, while the flood holds no more than its share (3 of 6); junk
+/// TCP is refused or closed, never left hanging; junk UDP gets no reply.
+fn mcu_hostile(addr: &str) {
+    let to: SocketAddr = addr.parse().unwrap();
+    let ip = Command::new("ip")
+        .args(["addr", "add", &format!("{MCU_SECOND}/24"), "dev", MCU_TAP])
+        .output()
+        .unwrap();
+    assert!(
+        ip.status.success(),
+        "ip addr add: {}",
+        String::from_utf8_lossy(&ip.stderr)
+    );
+    let flood: Vec<TcpStream> = (0..32).filter_map(|_| super::connect_from(MCU_SECOND, to)).collect();
+    assert!(
+        flood.len() > 8,
+        "more connections than the firmware's 8 slots connect ({})",
+        flood.len()
+    );
+    let rr = run(&["rr", addr, "--sizes", "64:64", "-n", "50", "--json"]);
+    assert!(
+        rr.status.success(),
+        "rr from the first address beside {} idle connections from {MCU_SECOND}: {}",
+        flood.len(),
+        stderr(&rr)
+    );
+    assert_eq!(json_of(&rr)["results"][0]["samples"], 50);
+    let held = flood.iter().filter(|s| held_open(s)).count();
+    eprintln!(
+        "mcu flood: {} connected from {MCU_SECOND}, {held} still held after the rr",
+        flood.len()
+    );
+    assert!(
+        held <= 3,
+        "the flood holds {held} connections, more than its share of 3"
+    );
+    drop(flood);
+    // Junk TCP: 16-64 random bytes instead of a header (refused at once,
+    // BadMagic), and 1-15 bytes then nothing (refused at the header
+    // timeout, 5 s, or BadMagic when the first bytes show it).
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut junk = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    for i in 0..20 {
+        let mut s = super::connect_from("198.18.16.1", to).expect("junk connects");
+        s.write_all(&junk(16 + i * 2)).unwrap();
+        assert_eq!(ends(&mut s, Duration::from_secs(3)), Some(1), "junk {i}: BadMagic");
+    }
+    let mut short: Vec<TcpStream> = (0..4)
+        .map(|i| {
+            let mut s = super::connect_from("198.18.16.1", to).expect("connects");
+            s.write_all(&junk(1 + i * 4)).unwrap();
+            s
+        })
+        .collect();
+    for s in &mut short {
+        ends(s, Duration::from_secs(8));
+    }
+    // Junk UDP: 500 random datagrams of 1-1472 bytes, none answered.
+    let u = UdpSocket::bind("198.18.16.1:0").unwrap();
+    for i in 0..500usize {
+        let _ = u.send_to(&junk(1 + (i * 37) % 1472), to);
+        if i % 50 == 49 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    u.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    assert!(u.recv_from(&mut [0u8; 2048]).is_err(), "a junk datagram was answered");
+    // Still measuring after all of it.
+    let ping = run(&["ping", addr, "-c", "50", "--json"]);
+    assert!(
+        ping.status.success(),
+        "ping after the hostile clients: {}",
+        stderr(&ping)
+    );
+    assert_eq!(json_of(&ping)["results"][0]["received"], 50);
+}
+
 /// The C responder's microcontroller firmware: built within its budget
 /// (`make mcu mcu-size`), booted by `lab up mcu` in QEMU's lm3s6965evb,
 /// measured from the host (rr at three sizes, ping with its payload check),
-/// not reset by any of it (one boot line on its console), then `lab down`
-/// leaves no QEMU, TAP device or state behind. Root only (a visible skip
+/// under hostile clients (`mcu_hostile`), not reset by any of it (one boot
+/// line on its console), then `lab down` leaves no QEMU, TAP device or
+/// state behind; booted again with a shared secret (`lab up mcu
+/// --secret-file`), it serves who proves it and refuses the rest. Root only (a visible skip
 /// otherwise, a failure when CI or `STACKMETER_REQUIRE_MCU` is set, as
 /// scripts/test sets it); QEMU and the ARM toolchain are scripts/deps' and
 /// their absence fails.
@@ -228,6 +349,12 @@ fn lab_mcu_boot_measure_down() {
         assert_eq!(r["mismatched"], 0);
         let st = lab(&["status"]);
         assert!(String::from_utf8_lossy(&st.stdout).contains("mcu=198.18.16.2:24680 answers"));
+        mcu_hostile(addr);
+        let console = std::fs::read_to_string(state.join("mcu.console")).unwrap();
+        assert!(
+            console.contains("limits: 6 sessions, 3 from one address at most; header within 5000 ms"),
+            "the firmware's limits at boot:\n{console}"
+        );
         // Read after the measurements: one boot, no panic, no reset.
         let console = std::fs::read_to_string(state.join("mcu.console")).unwrap();
         assert_eq!(console.matches(", booting").count(), 1, "console:\n{console}");
@@ -238,9 +365,62 @@ fn lab_mcu_boot_measure_down() {
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
-    let show = Command::new("ip").args(["link", "show", "smlab3"]).output().unwrap();
-    assert!(!show.status.success(), "smlab3 still exists");
+    let show = Command::new("ip").args(["link", "show", MCU_TAP]).output().unwrap();
+    assert!(!show.status.success(), "{MCU_TAP} still exists");
     let pid = pid.expect("QEMU's pid was recorded");
     assert!(!alive(&pid), "QEMU {pid} still runs");
     assert!(!state.exists(), "state left in {}", state.display());
+
+    // Again, the firmware provisioned with a shared secret.
+    let secret = super::auth::secret_file("mcu", "b0ard-s3cret\n", 0o600);
+    let wrong = super::auth::secret_file("mcu-wrong", "not-the-b0ard's\n", 0o600);
+    let up = lab(&["up", "mcu", "--secret-file", &secret]);
+    let result = std::panic::catch_unwind(|| {
+        assert!(up.status.success(), "lab up mcu --secret-file: {}", stderr(&up));
+        mcu_secret("198.18.16.2:24680", &secret, &wrong);
+        let st = lab(&["status"]);
+        assert!(String::from_utf8_lossy(&st.stdout).contains("mcu=198.18.16.2:24680 answers"));
+    });
+    let down = lab(&["down"]);
+    assert!(down.status.success(), "lab down: {}", stderr(&down));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+    assert!(!state.exists(), "state left in {}", state.display());
+}
+
+/// The firmware with a shared secret (hostile.rs and auth.rs have the same
+/// cases for the host responders): rr and ping with it are served; rr
+/// without it or with another is refused by name (exit 4), ping with
+/// another gets no reply (exit 5).
+fn mcu_secret(addr: &str, secret: &str, wrong: &str) {
+    let rr = run(&[
+        "rr",
+        addr,
+        "--sizes",
+        "64:64",
+        "-n",
+        "50",
+        "--json",
+        "--secret-file",
+        secret,
+    ]);
+    assert!(rr.status.success(), "rr with the secret: {}", stderr(&rr));
+    assert_eq!(json_of(&rr)["results"][0]["samples"], 50);
+    let ping = run(&["ping", addr, "-c", "20", "--json", "--secret-file", secret]);
+    assert!(ping.status.success(), "ping with the secret: {}", stderr(&ping));
+    assert_eq!(json_of(&ping)["results"][0]["received"], 20);
+    let out = run(&["rr", addr, "--sizes", "64:64", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("authentication: required"), "{}", stderr(&out));
+    let out = run(&["rr", addr, "--sizes", "64:64", "-n", "10", "--secret-file", wrong]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("authentication: failed"), "{}", stderr(&out));
+    let out = run(&["ping", addr, "-c", "3", "--timeout-ms", "300", "--secret-file", wrong]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is the secret the responder's"),
+        "{}",
+        stderr(&out)
+    );
 }
