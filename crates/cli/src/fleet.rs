@@ -16,10 +16,7 @@ use std::time::Duration;
 pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     match a.action {
         FleetAction::Plan { file, quick, output } => {
-            let format = match output.format() {
-                Ok(f) => f,
-                Err(e) => return fail(2, e),
-            };
+            let format = crate::out::usage_or!(output.format());
             match stackmeter_engine::fleet::load(&file, quick) {
                 Ok(l) => finish(&render(&l.plan, format, &output.style())),
                 Err(e) => crate::out::error(&e),
@@ -27,10 +24,7 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         }
         FleetAction::Run(n) => run_node(n, secret),
         FleetAction::Report { run, db, output } => {
-            let format = match output.format() {
-                Ok(f) => f,
-                Err(e) => return fail(2, e),
-            };
+            let format = crate::out::usage_or!(output.format());
             let tests = match stackmeter_engine::record::open(&db)
                 .and_then(|s| stackmeter_engine::fleet::stored_tests(&s, &run))
             {
@@ -47,33 +41,11 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
             db,
             output,
         } => {
-            let format = match output.format() {
-                Ok(f) => f,
-                Err(e) => return fail(2, e),
-            };
-            if !(tolerance.is_finite() && tolerance >= 0.0) {
-                return fail(
-                    2,
-                    format!("--tolerance {tolerance}: expected a percentage of 0 or more"),
-                );
+            let format = crate::out::usage_or!(output.format());
+            match stackmeter_engine::fleet::compare(&db, &a, &b, tolerance) {
+                Ok(c) => finish(&render(&c, format, &output.style())),
+                Err(e) => crate::out::error(&e),
             }
-            let store = match stackmeter_engine::record::open(&db) {
-                Ok(s) => s,
-                Err(e) => return crate::out::error(&e),
-            };
-            let (ta, tb) = match (
-                stackmeter_engine::fleet::stored_tests(&store, &a),
-                stackmeter_engine::fleet::stored_tests(&store, &b),
-            ) {
-                (Ok(x), Ok(y)) => (x, y),
-                (Err(e), _) | (_, Err(e)) => return crate::out::error(&e),
-            };
-            let c = stackmeter_results::fleet::FleetComparison::build(&a, &ta, &b, &tb, tolerance);
-            if c.compared == 0 {
-                let e = format!("fleet runs {a} and {b} have no pair and figure in common");
-                return crate::out::error(&stackmeter_engine::Error::NothingToCompare(e));
-            }
-            finish(&render(&c, format, &output.style()))
         }
         FleetAction::K8s(a) => k8s(*a),
     }

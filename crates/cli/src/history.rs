@@ -12,10 +12,7 @@ use stackmeter_render::render;
 pub const REGRESSION_IN_HISTORY: i32 = 9;
 
 pub fn run(a: HistoryArgs) -> i32 {
-    let format = match a.output.format() {
-        Ok(f) => f,
-        Err(e) => return fail(2, e),
-    };
+    let format = crate::out::usage_or!(a.output.format());
     let (h, store) = match history(&a) {
         Ok(x) => x,
         Err(e) => return crate::out::error(&e),

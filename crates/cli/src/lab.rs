@@ -1,48 +1,7 @@
 //! `stackmeter lab up|status|down`: the lab itself is its own crate
 //! (`stackmeter_lab`); this parses the flags and prints what it made.
 
-use clap::{Args, Subcommand};
-use std::path::PathBuf;
-
-#[derive(Args, Debug)]
-pub struct LabArgs {
-    #[command(subcommand)]
-    pub action: LabAction,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum LabAction {
-    /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
-    Up {
-        /// Which stacks: the Linux ones (default), the microcontroller firmware in QEMU, or all.
-        #[arg(value_enum, default_value = "linux")]
-        stacks: LabSet,
-        /// Folder with stackmeter-responder, lwip-raw, lwip-sock and mcu/build/stackmeter-mcu.elf (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
-        #[arg(long, value_name = "DIR")]
-        bin_dir: Option<PathBuf>,
-        /// CPU every responder is pinned to (default: the last one).
-        #[arg(long, value_name = "CPU")]
-        cpu: Option<usize>,
-        /// Provision the firmware with this shared secret (lab up mcu only; mode 600): every test of it then needs --secret-file too.
-        #[arg(long, value_name = "FILE")]
-        secret_file: Option<PathBuf>,
-    },
-    /// List the lab's targets and whether each answers.
-    Status,
-    /// Stop every responder and remove every device the lab made.
-    Down,
-}
-
-/// The stacks `lab up` starts.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LabSet {
-    /// kernel-c, lwip-raw and lwip-sock.
-    Linux,
-    /// The C responder's firmware on an emulated Cortex-M3 board (QEMU lm3s6965evb).
-    Mcu,
-    /// Both.
-    All,
-}
+use stackmeter_engine::commands::lab::{LabAction, LabArgs, LabSet};
 
 pub fn run(a: LabArgs) -> i32 {
     use stackmeter_lab as lab;

@@ -17,10 +17,7 @@ pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
         Ok(p) => p,
         Err(e) => return crate::out::error(&e),
     };
-    let format = match planned.flags.output.format() {
-        Ok(f) => f,
-        Err(e) => return fail(2, e),
-    };
+    let format = crate::out::usage_or!(planned.flags.output.format());
     if let Err(e) = crate::signal::catch() {
         return fail(1, e);
     }

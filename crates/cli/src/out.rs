@@ -49,3 +49,15 @@ pub fn gate(failures: &[String]) -> i32 {
         REGRESSION
     }
 }
+
+/// The value of a `Result<T, String>` of the command line, or a return of
+/// exit code 2 with the error on one line.
+macro_rules! usage_or {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return crate::out::fail(2, e),
+        }
+    };
+}
+pub(crate) use usage_or;

@@ -42,10 +42,7 @@ pub fn runs(a: RunsArgs) -> i32 {
 }
 
 pub fn show(a: ShowArgs) -> i32 {
-    let format = match a.output.format() {
-        Ok(f) => f,
-        Err(e) => return fail(2, e),
-    };
+    let format = crate::out::usage_or!(a.output.format());
     with_store(&a.db, |s| {
         let style = a.output.style();
         Ok(finish(&match a.percentiles {

@@ -11,10 +11,7 @@ use stackmeter_proto::auth::Key;
 use stackmeter_render::{render, Format};
 
 pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
-    let format = match a.output.format() {
-        Ok(f) => f,
-        Err(e) => return fail(2, e),
-    };
+    let format = crate::out::usage_or!(a.output.format());
     if a.store.label.is_some() {
         return fail(2, "--label does not apply to suite: label each --target as LABEL=ADDR");
     }

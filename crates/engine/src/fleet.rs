@@ -339,6 +339,30 @@ pub fn run_node(
     Ok(out)
 }
 
+/// `fleet compare`: fleet runs `a` and `b` of the store at `db`, pair by
+/// pair, a change past `tolerance` percent flagged after the correction.
+pub fn compare(
+    db: &crate::flags::DbFlags,
+    a: &str,
+    b: &str,
+    tolerance: f64,
+) -> Result<stackmeter_results::fleet::FleetComparison, Error> {
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--tolerance {tolerance}: expected a percentage of 0 or more"
+        )));
+    }
+    let store = crate::record::open(db)?;
+    let (ta, tb) = (stored_tests(&store, a)?, stored_tests(&store, b)?);
+    let c = stackmeter_results::fleet::FleetComparison::build(a, &ta, b, &tb, tolerance);
+    if c.compared == 0 {
+        return Err(Error::NothingToCompare(format!(
+            "fleet runs {a} and {b} have no pair and figure in common"
+        )));
+    }
+    Ok(c)
+}
+
 /// Every stored test of fleet run `run` (the runs of kind `fleet` that
 /// every client of the run stored under that name), as pairs. An error
 /// when there are none.

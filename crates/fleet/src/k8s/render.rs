@@ -380,43 +380,13 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
         )));
     }
     let clients = client_nodes(plan);
-    for n in &clients {
-        if !is_dns_subdomain(n) {
-            return Err(K8sError::file(format!(
-                "node '{n}' is not a Kubernetes node name ({SUBDOMAIN_RULE}): its Job is pinned to the node of that name; rename it in the fleet file to the name `kubectl get nodes` shows"
-            )));
-        }
-    }
-    let run_mark = digest(&o.run, 8);
-    let mut jobs: Vec<(String, &str)> = Vec::new();
-    for n in &clients {
-        let name = job_name(n, &run_mark);
-        if let Some((_, other)) = jobs.iter().find(|(j, _)| *j == name) {
-            return Err(K8sError::file(format!(
-                "nodes '{other}' and '{n}' give the same Job name {name}: shorten one of the names"
-            )));
-        }
-        jobs.push((name, n));
-    }
-
+    let jobs = job_names(&clients, &digest(&o.run, 8))?;
     let mut common = o.labels.clone();
     common.insert(NAME_KEY.into(), "stackmeter".into());
     common.insert(INSTANCE_KEY.into(), plan.fleet.clone());
-    let with = |extra: &[(&str, &str)]| {
-        let mut m = common.clone();
-        for (k, v) in extra {
-            m.insert((*k).to_string(), (*v).to_string());
-        }
-        m
-    };
-    let meta = |name: &str, labels: Map| ObjectMeta {
-        name: Some(name.to_string()),
-        namespace: Some(o.namespace.clone()),
-        labels,
-        annotations: Map::new(),
-    };
+    let cx = Context { o, common };
 
-    let mut ns_labels = common.clone();
+    let mut ns_labels = cx.common.clone();
     // hostPort (and hostNetwork) are what the Pod Security Standards'
     // baseline level forbids; the containers themselves meet "restricted".
     ns_labels.insert("pod-security.kubernetes.io/enforce".into(), "privileged".into());
@@ -430,14 +400,74 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
     };
     let config = Object::ConfigMap {
         api_version: "v1",
-        metadata: meta(CONFIG, with(&[(COMPONENT_KEY, "config")])),
+        metadata: cx.meta(CONFIG, cx.with(&[(COMPONENT_KEY, "config")])),
         data: Map::from([("fleet.toml".to_string(), text.to_string())]),
     };
+    let (daemonset, service) = responders(&cx, &plan.fleet, port);
+    let mut objects = vec![namespace, config, daemonset, service];
+    objects.extend(jobs.iter().map(|(name, node)| client_job(&cx, name, node)));
+    Ok(Manifests {
+        objects,
+        warnings: warnings(plan, o, clients.is_empty()),
+    })
+}
 
-    let responder_labels = with(&[(COMPONENT_KEY, "responder")]);
+/// What every object of one render shares: the options and the labels.
+struct Context<'a> {
+    o: &'a Options,
+    common: Map,
+}
+
+impl Context<'_> {
+    /// The common labels with `extra`.
+    fn with(&self, extra: &[(&str, &str)]) -> Map {
+        let mut m = self.common.clone();
+        for (k, v) in extra {
+            m.insert((*k).to_string(), (*v).to_string());
+        }
+        m
+    }
+
+    /// Metadata of an object `name` in the namespace.
+    fn meta(&self, name: &str, labels: Map) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(self.o.namespace.clone()),
+            labels,
+            annotations: Map::new(),
+        }
+    }
+}
+
+/// One Job name per client node, each a Kubernetes node name; two nodes
+/// whose names shorten to the same Job name are an error.
+fn job_names<'a>(clients: &[&'a str], run_mark: &str) -> Result<Vec<(String, &'a str)>, K8sError> {
+    let mut jobs: Vec<(String, &str)> = Vec::new();
+    for n in clients {
+        if !is_dns_subdomain(n) {
+            return Err(K8sError::file(format!(
+                "node '{n}' is not a Kubernetes node name ({SUBDOMAIN_RULE}): its Job is pinned to the node of that name; rename it in the fleet file to the name `kubectl get nodes` shows"
+            )));
+        }
+        let name = job_name(n, run_mark);
+        if let Some((_, other)) = jobs.iter().find(|(j, _)| *j == name) {
+            return Err(K8sError::file(format!(
+                "nodes '{other}' and '{n}' give the same Job name {name}: shorten one of the names"
+            )));
+        }
+        jobs.push((name, n));
+    }
+    Ok(jobs)
+}
+
+/// The responders: a DaemonSet of agents on every node (hostPort, scrape
+/// annotations, a readiness probe) and the headless Service that names them.
+fn responders(cx: &Context, fleet: &str, port: u16) -> (Object, Object) {
+    let o = cx.o;
+    let responder_labels = cx.with(&[(COMPONENT_KEY, "responder")]);
     let selector = Map::from([
         (NAME_KEY.to_string(), "stackmeter".to_string()),
-        (INSTANCE_KEY.to_string(), plan.fleet.clone()),
+        (INSTANCE_KEY.to_string(), fleet.to_string()),
         (COMPONENT_KEY.to_string(), "responder".to_string()),
     ]);
     let service_dns = format!("{RESPONDER}.{}.svc.cluster.local:{port}", o.namespace);
@@ -467,26 +497,21 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
     pod.node_selector = o.node_selector.clone();
     pod.node_selector.insert("kubernetes.io/os".into(), "linux".into());
     let c = &mut pod.containers[0];
-    c.ports = vec![
-        ContainerPort {
-            name: "responder-tcp",
-            container_port: port,
-            host_port: Some(port),
-            protocol: "TCP",
-        },
-        ContainerPort {
-            name: "responder-udp",
-            container_port: port,
-            host_port: Some(port),
-            protocol: "UDP",
-        },
-        ContainerPort {
-            name: "metrics",
-            container_port: o.metrics_port,
-            host_port: None,
-            protocol: "TCP",
-        },
+    // (name, port, protocol, on the node's address too)
+    let ports = [
+        ("responder-tcp", port, "TCP", true),
+        ("responder-udp", port, "UDP", true),
+        ("metrics", o.metrics_port, "TCP", false),
     ];
+    c.ports = ports
+        .iter()
+        .map(|&(name, p, protocol, host)| ContainerPort {
+            name,
+            container_port: p,
+            host_port: host.then_some(p),
+            protocol,
+        })
+        .collect();
     c.readiness_probe = Some(Probe {
         tcp_socket: TcpSocket { port },
         initial_delay_seconds: 1,
@@ -495,7 +520,7 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
     });
     let daemonset = Object::DaemonSet {
         api_version: "apps/v1",
-        metadata: meta(RESPONDER, responder_labels.clone()),
+        metadata: cx.meta(RESPONDER, responder_labels.clone()),
         spec: DaemonSetSpec {
             selector: LabelSelector {
                 match_labels: selector.clone(),
@@ -516,77 +541,71 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
     };
     let service = Object::Service {
         api_version: "v1",
-        metadata: meta(RESPONDER, responder_labels),
+        metadata: cx.meta(RESPONDER, responder_labels),
         spec: ServiceSpec {
             cluster_ip: "None",
             selector,
-            ports: vec![
-                ServicePort {
-                    name: "responder-tcp",
-                    port,
-                    target_port: port,
-                    protocol: "TCP",
-                },
-                ServicePort {
-                    name: "responder-udp",
-                    port,
-                    target_port: port,
-                    protocol: "UDP",
-                },
-                ServicePort {
-                    name: "metrics",
-                    port: o.metrics_port,
-                    target_port: o.metrics_port,
-                    protocol: "TCP",
-                },
-            ],
+            ports: ports
+                .iter()
+                .map(|&(name, p, protocol, _)| ServicePort {
+                    name,
+                    port: p,
+                    target_port: p,
+                    protocol,
+                })
+                .collect(),
         },
     };
+    (daemonset, service)
+}
 
-    let mut objects = vec![namespace, config, daemonset, service];
-    for (name, node) in &jobs {
-        let labels = with(&[(COMPONENT_KEY, "client"), (RUN_KEY, &o.run), (NODE_KEY, node)]);
-        let mut command: Vec<String> = [
-            "stackmeter",
-            "fleet",
-            "run",
-            FLEET_PATH,
-            "--node",
-            node,
-            "--run",
-            &o.run,
-        ]
-        .iter()
-        .map(|s| (*s).to_string())
-        .collect();
-        if o.store == Store::None {
-            command.push("--no-store".into());
-        }
-        let mut env = vec![value("HOME", "/tmp")];
-        env.extend(db_env(&o.store));
-        env.extend(secret_env(&o.secret));
-        let mut pod = pod_spec(o, container(o, "client", command, env));
-        pod.restart_policy = Some("Never");
-        pod.affinity = Some(pinned(node));
-        objects.push(Object::Job {
-            api_version: "batch/v1",
-            metadata: meta(name, labels.clone()),
-            spec: JobSpec {
-                backoff_limit: 0,
-                ttl_seconds_after_finished: o.job_ttl,
-                template: PodTemplate {
-                    metadata: ObjectMeta {
-                        labels,
-                        ..ObjectMeta::default()
-                    },
-                    spec: pod,
-                },
-            },
-        });
+/// The Job `name` that runs the fleet's tests from `node`, pinned to it.
+fn client_job(cx: &Context, name: &str, node: &str) -> Object {
+    let o = cx.o;
+    let labels = cx.with(&[(COMPONENT_KEY, "client"), (RUN_KEY, &o.run), (NODE_KEY, node)]);
+    let mut command: Vec<String> = [
+        "stackmeter",
+        "fleet",
+        "run",
+        FLEET_PATH,
+        "--node",
+        node,
+        "--run",
+        &o.run,
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    if o.store == Store::None {
+        command.push("--no-store".into());
     }
+    let mut env = vec![value("HOME", "/tmp")];
+    env.extend(db_env(&o.store));
+    env.extend(secret_env(&o.secret));
+    let mut pod = pod_spec(o, container(o, "client", command, env));
+    pod.restart_policy = Some("Never");
+    pod.affinity = Some(pinned(node));
+    Object::Job {
+        api_version: "batch/v1",
+        metadata: cx.meta(name, labels.clone()),
+        spec: JobSpec {
+            backoff_limit: 0,
+            ttl_seconds_after_finished: o.job_ttl,
+            template: PodTemplate {
+                metadata: ObjectMeta {
+                    labels,
+                    ..ObjectMeta::default()
+                },
+                spec: pod,
+            },
+        },
+    }
+}
 
+/// What the operator should know about the manifests.
+fn warnings(plan: &FleetPlan, o: &Options, no_clients: bool) -> Vec<String> {
     let mut warnings = Vec::new();
-    if clients.is_empty() {
+    if no_clients {
         warnings.push("no client node has tests in the plan: the manifests have no Job".into());
     }
     let exclusive_clients = plan
@@ -600,7 +619,7 @@ pub fn render(plan: &FleetPlan, text: &str, o: &Options) -> Result<Manifests, K8
             exclusive_clients.len()
         ));
     }
-    Ok(Manifests { objects, warnings })
+    warnings
 }
 
 fn field(name: &'static str, path: &'static str) -> EnvVar {
