@@ -1,5 +1,4 @@
 //! The columns and cells every latency table shares.
-use stackmeter_results::num;
 use stackmeter_results::LatencyUs;
 
 use crate::view::Col;
@@ -37,4 +36,30 @@ pub fn latency_cells(s: &LatencyUs, tails: usize) -> Vec<String> {
     c.extend(deep.iter().take(tails).map(|v| v.map_or("-".into(), num)));
     c.extend([num(s.max), num(s.stddev)]);
     c
+}
+
+/// A latency cell with a precision that suits its size: two decimals
+/// below 1,000 us, one below 100,000, none above.
+fn num(v: f64) -> String {
+    if v.abs() < 1_000.0 {
+        format!("{v:.2}")
+    } else if v.abs() < 100_000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The precision the latency tables have always had (README's
+    /// examples): two decimals, one from 1,000 us, none from 100,000.
+    #[test]
+    fn latency_cells_keep_their_precision() {
+        let got: Vec<String> = [58.9, 999.994, 1470.26, 123_456.4]
+            .iter()
+            .map(|&v| super::num(v))
+            .collect();
+        assert_eq!(got, ["58.90", "999.99", "1470.3", "123456"]);
+    }
 }
