@@ -5,29 +5,13 @@
 //! against a store with change points in it.
 
 use super::testing::{missing, TempPostgres};
-use super::tests::{doc, tmp};
+use super::tests::{add_one_with, doc, tmp};
 use super::*;
-use std::collections::BTreeMap;
 
-/// A run with `attrs` and one complete test labelled `label`.
+/// A complete run with `attrs` and one test labelled `label`.
 fn add_with(s: &mut Store, label: &str, attrs: &[(&str, &str)]) -> i64 {
-    let d = doc();
-    let attrs: BTreeMap<String, String> = attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let run = s
-        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42).with_attrs(attrs))
-        .unwrap();
-    s.add_test(
-        run,
-        &NewTest {
-            label,
-            repetition: 0,
-            step: "",
-            doc: &d,
-            histograms: vec![],
-            intervals: vec![],
-        },
-    )
-    .unwrap();
+    let attrs = attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let (run, _) = add_one_with(s, label, attrs);
     s.finish_run(run, "complete", "2026-11-21T02:31:00Z").unwrap();
     run
 }

@@ -33,9 +33,18 @@ pub(crate) fn tmp(name: &str) -> PathBuf {
 }
 
 pub(crate) fn add_one(s: &mut Store, label: &str) -> (i64, i64) {
+    add_one_with(s, label, Default::default())
+}
+
+/// A run with `attrs` and one test labelled `label`: (run, test).
+pub(crate) fn add_one_with(
+    s: &mut Store,
+    label: &str,
+    attrs: std::collections::BTreeMap<String, String>,
+) -> (i64, i64) {
     let d = doc();
     let run = s
-        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42))
+        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42).with_attrs(attrs))
         .unwrap();
     let test = s
         .add_test(

@@ -173,9 +173,8 @@ fn history_reads_a_csv_in_otavas_shape() {
     }
     std::fs::write(&csv, text).unwrap();
     let csv = csv.to_str().unwrap();
-    let out = ok(sm(
-        &dir,
-        &[
+    let csv_history = |more: &[&str]| {
+        let mut args = vec![
             "history",
             "--csv",
             csv,
@@ -183,12 +182,11 @@ fn history_reads_a_csv_in_otavas_shape() {
             "throughput",
             "--lower-is-better",
             "latency",
-            "--json",
-            "--fail-on-regression",
-            "--last",
-            "3",
-        ],
-    ));
+        ];
+        args.extend_from_slice(more);
+        sm(&dir, &args)
+    };
+    let out = ok(csv_history(&["--json", "--fail-on-regression", "--last", "3"]));
     let v = json_of(&out);
     let by_figure = |f: &str| -> Value {
         let s = v["series"]
@@ -213,19 +211,7 @@ fn history_reads_a_csv_in_otavas_shape() {
     );
     // Both regressions are older than the last 3 rows: exit 0 above; with
     // the whole series in the window, exit 9.
-    let all = sm(
-        &dir,
-        &[
-            "history",
-            "--csv",
-            csv,
-            "--higher-is-better",
-            "throughput",
-            "--lower-is-better",
-            "latency",
-            "--fail-on-regression",
-        ],
-    );
+    let all = csv_history(&["--fail-on-regression"]);
     assert_eq!(all.status.code(), Some(9), "{}", stderr(&all));
 }
 

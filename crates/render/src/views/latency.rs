@@ -1,4 +1,5 @@
 //! The columns and cells every latency table shares.
+use stackmeter_results::latency_text as num;
 use stackmeter_results::LatencyUs;
 
 use crate::view::Col;
@@ -36,18 +37,6 @@ pub fn latency_cells(s: &LatencyUs, tails: usize) -> Vec<String> {
     c.extend(deep.iter().take(tails).map(|v| v.map_or("-".into(), num)));
     c.extend([num(s.max), num(s.stddev)]);
     c
-}
-
-/// A latency cell with a precision that suits its size: two decimals
-/// below 1,000 us, one below 100,000, none above.
-fn num(v: f64) -> String {
-    if v.abs() < 1_000.0 {
-        format!("{v:.2}")
-    } else if v.abs() < 100_000.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
 }
 
 #[cfg(test)]
