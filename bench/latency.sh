@@ -86,27 +86,14 @@ stop_server() {
 
 
 # run_client OUT CMD... : bounded by CLIENT_TIMEOUT, stderr to OUT.err.
-# Run in the background and waited for, so a signal reaches our trap at once.
-run_client() {
-    local out=$1 rc=0
-    shift
-    timeout -k 2 "$CLIENT_TIMEOUT" "$@" >"$out" 2>"$out.err" &
-    CLIENT_PID=$!
-    wait "$CLIENT_PID" || rc=$?
-    CLIENT_PID=
-    return "$rc"
-}
+run_client() { run_bounded "$CLIENT_TIMEOUT" "$@"; }
 
 # ------------------------------------------------------------ results
 
 RUN_NO=0
 # record REP TOOL TEST STAT VALUE_US SAMPLES NOTE   (VALUE_US "NA" = failed)
 record() {
-    local f
-    for f in "$@"; do
-        printf '%s\t' "${f//[$'\t\n']/ }"
-    done >>"$RESULTS"
-    printf '\n' >>"$RESULTS"
+    append_row "$RESULTS" "$@"
     if [[ $5 == NA ]]; then
         note "  $2 $3: FAILED: $7"
     else
@@ -115,14 +102,7 @@ record() {
 }
 
 
-first_error_line() {
-    local f=$1
-    if [[ -s $f.err ]]; then
-        grep -v '^\s*$' "$f.err" | tail -n 1 | cut -c 1-160
-    else
-        echo "no output"
-    fi
-}
+first_error_line() { last_line "$1.err"; }
 
 # ------------------------------------------------------------ setup
 
@@ -145,41 +125,6 @@ install_peers() {
             tail -n 3 "$WORK/apt.log" | sed 's/^/#   /' >&2 || true
         fi
     fi
-}
-
-# Ports free for both TCP and UDP on HOST, from PORT_BASE up.
-pick_ports() {
-    python3 - "$HOST" "$PORT_BASE" "$1" <<'PY'
-import socket, sys
-host, port, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-held, found = [], []
-while len(found) < want and port < 65536:
-    socks = []
-    try:
-        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-            s = socket.socket(socket.AF_INET, kind)
-            socks.append(s)
-            s.bind((host, port))
-        found.append(port)
-        held += socks
-    except OSError:
-        for s in socks:
-            s.close()
-    port += 1
-if len(found) < want:
-    sys.exit("no free ports")
-print(" ".join(map(str, found)))
-PY
-}
-
-build_floor() {
-    local p cc=${CC:-cc}
-    mkdir -p "$BIN"
-    for p in tcp_pingpong udp_pingpong tcp_crr; do
-        "$cc" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -D_POSIX_C_SOURCE=200809L \
-            -o "$BIN/$p" "$BENCH_DIR/floor/$p.c" ||
-            die "could not build bench/floor/$p.c with $cc"
-    done
 }
 
 # ------------------------------------------------------------ the tools
@@ -560,7 +505,7 @@ main() {
     : >"$CMDS"
 
     install_peers
-    build_floor
+    build_floor tcp_pingpong udp_pingpong tcp_crr
     if [[ ! -x $C_RESPONDER && $C_RESPONDER == "$REPO_ROOT/c-responder/stackmeter-responder" ]]; then
         make -s -C "$REPO_ROOT/c-responder" all >"$WORK/make-c.log" 2>&1 ||
             note "could not build the C responder (see $WORK/make-c.log): its rows are skipped"

@@ -1,8 +1,12 @@
-# bench/lib.sh - process handling shared by the bench scripts (sourced,
-# not run): progress notes, cleanup on exit or signal, starting a server and
-# waiting until it listens, running a client with a time bound, logging the
-# command lines once. The sourcing script defines SERVER_PIDS, CLIENT_PID,
-# WORK, KEEP_LOGS, RUN_NO, CMDS and its own stop_server.
+# bench/lib.sh - what the bench scripts share (sourced, not run): progress
+# notes, cleanup on exit or signal, starting a server and waiting until it
+# listens, running a client with a time bound, logging the command lines
+# once, free ports, the floor programs built, rows of results, the
+# machine's line, the C responders beside the Rust one. Sourcing defines
+# functions only. latency.sh and throughput.sh define SERVER_PIDS,
+# CLIENT_PID, WORK, KEEP_LOGS, RUN_NO, CMDS and their own stop_server;
+# load.sh, sessions.sh, openloop.sh and rrul.sh keep pids and $work and
+# use pids_cleanup, start_named and c_sides.
 
 # Progress and notes go to stderr; stdout carries only the Markdown report.
 note() { printf '# %s\n' "$*" >&2; }
@@ -68,4 +72,130 @@ log_cmd() {
     if [[ $RUN_NO == 1 ]]; then
         printf '%s\t%s\n' "$label" "$(printf '%q ' "$@")" >>"$CMDS"
     fi
+}
+
+# ------------------------------------------------------------ reports
+# What the report scripts (latency.sh, throughput.sh, openloop.sh, rrul.sh)
+# share beyond the process handling above.
+
+# The machine in one line: kernel, CPUs, CPU model, and the time (UTC).
+machine_line() {
+    echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
+}
+
+# run_bounded SECONDS OUT CMD...: CMD with stdout to OUT and stderr to
+# OUT.err, killed after SECONDS. Run in the background and waited for, so a
+# signal reaches the caller's trap at once (CLIENT_PID meanwhile).
+run_bounded() {
+    local secs=$1 out=$2 rc=0
+    shift 2
+    timeout -k 2 "$secs" "$@" >"$out" 2>"$out.err" &
+    CLIENT_PID=$!
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=
+    return "$rc"
+}
+
+# append_row FILE FIELDS...: one tab-separated line, a tab or a newline
+# inside a field written as a space.
+append_row() {
+    local file=$1 f
+    shift
+    for f in "$@"; do
+        printf '%s\t' "${f//[$'\t\n']/ }"
+    done >>"$file"
+    printf '\n' >>"$file"
+}
+
+# last_line FILE...: the last non-blank line (at most 160 characters) of
+# the first FILE that is not empty, else "no output".
+last_line() {
+    local f
+    for f in "$@"; do
+        if [[ -s $f ]]; then
+            grep -v '^\s*$' "$f" | tail -n 1 | cut -c 1-160
+            return
+        fi
+    done
+    echo "no output"
+}
+
+# start_named NAME PORT CMD...: a responder logging to $work/NAME.log,
+# its pid added to the caller's pids (and pid_of[NAME] where the caller
+# declared that map), waited for until it listens on TCP PORT.
+start_named() {
+    local name=$1 port=$2
+    shift 2
+    "$@" >"$work/$name.log" 2>&1 &
+    pids+=("$!")
+    if [[ $(declare -p pid_of 2>/dev/null) == "declare -A"* ]]; then
+        pid_of[$name]=$!
+    fi
+    for _ in $(seq 100); do
+        ss -Hltn "sport = :$port" 2>/dev/null | grep -q LISTEN && return 0
+        sleep 0.05
+    done
+    note "$name did not start: $*"
+    cat "$work/$name.log" >&2
+    return 1
+}
+
+# c_sides PORT_C PORT_BEFORE: the C responder (C_RESPONDER) on PORT_C and,
+# when C_BEFORE is set, that binary on PORT_BEFORE, each pinned to
+# SERVER_CPU, started with start_named and added to the caller's sides.
+c_sides() {
+    if [[ -x $C_RESPONDER ]]; then
+        start_named c "$1" "$C_RESPONDER" --listen "127.0.0.1:$1" --affinity "$SERVER_CPU" --quiet
+        sides+=("c=127.0.0.1:$1")
+    else
+        note "no C responder at $C_RESPONDER (make -C c-responder): Rust only"
+    fi
+    if [[ -n $C_BEFORE ]]; then
+        start_named c-before "$2" "$C_BEFORE" --listen "127.0.0.1:$2" --affinity "$SERVER_CPU" --quiet
+        sides+=("c-before=127.0.0.1:$2")
+    fi
+}
+
+# On exit, for the scripts that keep their processes in pids and their
+# files in $work: stop them all, remove $work.
+pids_cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+
+# Ports free for both TCP and UDP on HOST, from PORT_BASE up.
+pick_ports() {
+    python3 - "$HOST" "$PORT_BASE" "$1" <<'PY'
+import socket, sys
+host, port, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+held, found = [], []
+while len(found) < want and port < 65536:
+    socks = []
+    try:
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+            s = socket.socket(socket.AF_INET, kind)
+            socks.append(s)
+            s.bind((host, port))
+        found.append(port)
+        held += socks
+    except OSError:
+        for s in socks:
+            s.close()
+    port += 1
+if len(found) < want:
+    sys.exit("no free ports")
+print(" ".join(map(str, found)))
+PY
+}
+
+# build_floor PROGRAM...: bench/floor/PROGRAM.c compiled into $BIN.
+build_floor() {
+    local p cc=${CC:-cc}
+    mkdir -p "$BIN"
+    for p in "$@"; do
+        "$cc" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -D_POSIX_C_SOURCE=200809L \
+            -o "$BIN/$p" "$BENCH_DIR/floor/$p.c" ||
+            die "could not build bench/floor/$p.c with $cc"
+    done
 }

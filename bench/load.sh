@@ -16,6 +16,8 @@
 # REPEAT (3), SECONDS_FLOOR (5), IDLE (10000), PORT (31600), PERF (1).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$REPO_ROOT/bench/lib.sh"
 STACKMETER=${STACKMETER:-target/release/stackmeter}
 [[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
 CLIENTS=${CLIENTS:-50}
@@ -27,8 +29,7 @@ PERF=${PERF:-1}
 [[ -x $STACKMETER ]] || { echo "bench/load.sh: build first (cargo build --release): $STACKMETER" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+trap pids_cleanup EXIT
 log() { echo "bench/load.sh: $*" >&2; }
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -42,7 +43,7 @@ T=127.0.0.1:$PORT
 
 echo "# stackmeter load benchmark"
 echo
-echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
+machine_line
 echo
 echo "## 1. Aggregate fetch throughput, $CLIENTS clients, loopback, unpinned"
 echo

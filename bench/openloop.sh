@@ -42,6 +42,8 @@
 #                rust-spin PORT+2 and C_BEFORE PORT+3 (31720)
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$REPO_ROOT/bench/lib.sh"
 STACKMETER=${STACKMETER:-target/release/stackmeter}
 [[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
 C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
@@ -61,27 +63,13 @@ SPIN_US=${SPIN_US:-50}
 [[ -x $STACKMETER ]] || { echo "bench/openloop.sh: build first (cargo build --release): $STACKMETER" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+trap pids_cleanup EXIT
 log() { echo "bench/openloop.sh: $*" >&2; }
 ulimit -n "$(ulimit -Hn)"
 
-# start NAME PORT CMD...: runs a responder and waits until it listens.
 declare -A pid_of
-start() {
-    local name=$1 port=$2
-    shift 2
-    "$@" >"$work/$name.log" 2>&1 &
-    pids+=("$!")
-    pid_of[$name]=$!
-    for _ in $(seq 100); do
-        ss -Hltn "sport = :$port" 2>/dev/null | grep -q LISTEN && return 0
-        sleep 0.05
-    done
-    log "$name did not start: $*"
-    cat "$work/$name.log" >&2
-    return 1
-}
+# start NAME PORT CMD...: a responder, waited for until it listens (lib.sh).
+start() { start_named "$@"; }
 
 # cpu_ns PID: CPU time of every thread of PID so far, in ns (schedstat).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
@@ -95,20 +83,11 @@ if [[ $SPIN_US != 0 ]]; then
         --quiet --max-sessions $((FLOWS + 24)) --spin-us "$SPIN_US"
     sides+=("rust-spin=127.0.0.1:$((PORT + 2))")
 fi
-if [[ -x $C_RESPONDER ]]; then
-    start c $((PORT + 1)) "$C_RESPONDER" --listen "127.0.0.1:$((PORT + 1))" --affinity "$SERVER_CPU" --quiet
-    sides+=("c=127.0.0.1:$((PORT + 1))")
-else
-    log "no C responder at $C_RESPONDER (make -C c-responder): Rust only"
-fi
-if [[ -n $C_BEFORE ]]; then
-    start c-before $((PORT + 3)) "$C_BEFORE" --listen "127.0.0.1:$((PORT + 3))" --affinity "$SERVER_CPU" --quiet
-    sides+=("c-before=127.0.0.1:$((PORT + 3))")
-fi
+c_sides "$((PORT + 1))" "$((PORT + 3))"
 
 echo "# stackmeter open-loop and many-flow benchmark"
 echo
-echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
+machine_line
 echo "responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; $REPEAT interleaved repetitions, medians; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 if [[ $RATES != none ]]; then

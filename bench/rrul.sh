@@ -27,6 +27,8 @@
 #   PORT         serve's port; the C responder takes PORT+1, C_BEFORE PORT+2 (31760)
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$REPO_ROOT/bench/lib.sh"
 STACKMETER=${STACKMETER:-target/release/stackmeter}
 [[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
 C_RESPONDER=${C_RESPONDER:-c-responder/stackmeter-responder}
@@ -41,42 +43,20 @@ PHASES=idle,down,up,idle
 [[ -x $STACKMETER ]] || { echo "bench/rrul.sh: build first (cargo build --release): $STACKMETER" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+trap pids_cleanup EXIT
 log() { echo "bench/rrul.sh: $*" >&2; }
 
-# start NAME PORT CMD...: runs a responder and waits until it listens.
-start() {
-    local name=$1 port=$2
-    shift 2
-    "$@" >"$work/$name.log" 2>&1 &
-    pids+=("$!")
-    for _ in $(seq 100); do
-        ss -Hltn "sport = :$port" 2>/dev/null | grep -q LISTEN && return 0
-        sleep 0.05
-    done
-    log "$name did not start: $*"
-    cat "$work/$name.log" >&2
-    return 1
-}
+# start NAME PORT CMD...: a responder, waited for until it listens (lib.sh).
+start() { start_named "$@"; }
 
 sides=()
 start rust "$PORT" "$STACKMETER" serve --listen "127.0.0.1:$PORT" --affinity "$SERVER_CPU" --quiet
 sides+=("rust=127.0.0.1:$PORT")
-if [[ -x $C_RESPONDER ]]; then
-    start c $((PORT + 1)) "$C_RESPONDER" --listen "127.0.0.1:$((PORT + 1))" --affinity "$SERVER_CPU" --quiet
-    sides+=("c=127.0.0.1:$((PORT + 1))")
-else
-    log "no C responder at $C_RESPONDER (make -C c-responder): Rust only"
-fi
-if [[ -n $C_BEFORE ]]; then
-    start c-before $((PORT + 2)) "$C_BEFORE" --listen "127.0.0.1:$((PORT + 2))" --affinity "$SERVER_CPU" --quiet
-    sides+=("c-before=127.0.0.1:$((PORT + 2))")
-fi
+c_sides "$((PORT + 1))" "$((PORT + 2))"
 
 echo "# stackmeter latency under load (rrul), both responders"
 echo
-echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)"
+machine_line
 echo "responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; $REPEAT interleaved rounds, medians; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo '```'

@@ -20,6 +20,8 @@
 # SERVER_CPU (0), CLIENT_CPU (1), BEFORE (unset), LOAD (1).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$REPO_ROOT/bench/lib.sh"
 STACKMETER=${STACKMETER:-target/release/stackmeter}
 [[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
 IDLE=${IDLE:-100000}
@@ -34,8 +36,7 @@ HOLDER=$REPO_ROOT/bench/idle_sessions.py
 [[ -x $STACKMETER ]] || { echo "bench/sessions.sh: build first (cargo build --release): $STACKMETER" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+trap pids_cleanup EXIT
 log() { echo "bench/sessions.sh: $*" >&2; }
 ulimit -n "$(ulimit -Hn)"
 nofile=$(ulimit -n)
@@ -83,7 +84,7 @@ ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); pri
 
 echo "# stackmeter sessions benchmark"
 echo
-echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%Y-%m-%dT%H:%MZ)."
+echo "$(machine_line)."
 echo "Responder pinned to CPU $SERVER_CPU, clients to CPU $CLIENT_CPU; $ROUNDS rounds, interleaved; medians of the rounds."
 echo
 

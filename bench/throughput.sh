@@ -103,18 +103,9 @@ finish_server() {
 
 
 
-# run_client OUT CMD... : bounded by the test time + CLIENT_TIMEOUT, stderr
-# to OUT.err. Run in the background and waited for, so a signal reaches our
-# trap at once.
-run_client() {
-    local out=$1 rc=0
-    shift
-    timeout -k 2 "$((SECONDS_PER_TEST + CLIENT_TIMEOUT))" "$@" >"$out" 2>"$out.err" &
-    CLIENT_PID=$!
-    wait "$CLIENT_PID" || rc=$?
-    CLIENT_PID=
-    return "$rc"
-}
+# run_client OUT CMD... : bounded by the test time + CLIENT_TIMEOUT,
+# stderr to OUT.err.
+run_client() { run_bounded "$((SECONDS_PER_TEST + CLIENT_TIMEOUT))" "$@"; }
 
 # ------------------------------------------------------------ results
 
@@ -122,11 +113,7 @@ RUN_NO=0
 # record REP TOOL TEST VALUE UNIT CPU NOTE   (VALUE "NA" = failed;
 # UNIT Mbps or kpps; CPU "client/server" percent of one core or "")
 record() {
-    local f
-    for f in "$@"; do
-        printf '%s\t' "${f//[$'\t\n']/ }"
-    done >>"$RESULTS"
-    printf '\n' >>"$RESULTS"
+    append_row "$RESULTS" "$@"
     if [[ $4 == NA ]]; then
         note "  $2 $3: FAILED: $7"
     else
@@ -135,53 +122,9 @@ record() {
 }
 
 
-first_error_line() {
-    local f
-    for f in "$@"; do
-        if [[ -s $f ]]; then
-            grep -v '^\s*$' "$f" | tail -n 1 | cut -c 1-160
-            return
-        fi
-    done
-    echo "no output"
-}
+first_error_line() { last_line "$@"; }
 
 # ------------------------------------------------------------ setup
-
-# Ports free for both TCP and UDP on HOST, from PORT_BASE up.
-pick_ports() {
-    python3 - "$HOST" "$PORT_BASE" "$1" <<'PY'
-import socket, sys
-host, port, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-held, found = [], []
-while len(found) < want and port < 65536:
-    socks = []
-    try:
-        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-            s = socket.socket(socket.AF_INET, kind)
-            socks.append(s)
-            s.bind((host, port))
-        found.append(port)
-        held += socks
-    except OSError:
-        for s in socks:
-            s.close()
-    port += 1
-if len(found) < want:
-    sys.exit("no free ports")
-print(" ".join(map(str, found)))
-PY
-}
-
-build_floor() {
-    local p cc=${CC:-cc}
-    mkdir -p "$BIN"
-    for p in tcp_stream udp_blast; do
-        "$cc" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -D_POSIX_C_SOURCE=200809L \
-            -o "$BIN/$p" "$BENCH_DIR/floor/$p.c" ||
-            die "could not build bench/floor/$p.c with $cc"
-    done
-}
 
 # ------------------------------------------------------------ the tools
 
@@ -587,7 +530,7 @@ main() {
     : >"$RESULTS"
     : >"$CMDS"
 
-    build_floor
+    build_floor tcp_stream udp_blast
     local have_iperf3=0 have_sm=0 sm_status iperf3_status
     if command -v "$IPERF3" >/dev/null; then
         have_iperf3=1

@@ -153,9 +153,11 @@ pub struct FleetReport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
-    /// The node's pairs as the client: what it sends (its way out).
+    /// The node's pairs in which it is the client (it opens the session:
+    /// in rr it sends the requests and receives the responses).
     Client,
-    /// The node's pairs as the target: what it receives.
+    /// The node's pairs in which it is the target (in rr it receives the
+    /// requests and sends the responses).
     Target,
 }
 

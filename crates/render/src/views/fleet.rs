@@ -80,8 +80,8 @@ fn nodes_table(effects: &[NodeEffect]) -> Table {
                 vec![
                     e.node.clone(),
                     match e.role {
-                        Role::Client => "client (its way out)".into(),
-                        Role::Target => "target (its way in)".into(),
+                        Role::Client => "client".into(),
+                        Role::Target => "target".into(),
                     },
                     e.figure.clone(),
                     format!("{:.2}", e.factor),
