@@ -1,8 +1,8 @@
 //! Every kind of chart, from real results, laid out by a real browser at a
 //! wide and a narrow page: lines, points with error bars, bars, log axes,
 //! shaded bands (a report of rr, stream and rrul from two responders, a
-//! comparison, a percentile spectrum) and the heatmap (a fleet run of three
-//! responders). A script added to each page reads every label's box as
+//! comparison, a percentile spectrum), the heatmap (a fleet run of three
+//! responders) and a history (a series of runs with its change points). A script added to each page reads every label's box as
 //! Chromium laid it out; no label may leave its chart or overlap another.
 //! Screenshots of both widths are left in target/tmp/store-charts/ to be
 //! looked at.
@@ -201,7 +201,40 @@ fn pages(dir: &Path, db: &Path) -> Vec<PathBuf> {
         stdout(&ok(sm(db, &["fleet", "report", "r1", "--format", "html"]))),
     )
     .unwrap();
-    vec![report, compare, spectrum, heatmap]
+    // A history: twelve runs of one label, the client moved onto the
+    // responder's CPU half way, so the chart has a change point to draw.
+    for n in 1..=12 {
+        let cpu = if n <= 6 { "1" } else { "0" };
+        let commit = format!("commit=c{n}");
+        ok(sm(
+            db,
+            &[
+                "rr",
+                "--sizes",
+                "1:1",
+                "-n",
+                "50",
+                "--label",
+                "hist",
+                "--affinity",
+                cpu,
+                "--responder-affinity",
+                "0",
+                "--attr",
+                &commit,
+            ],
+        ));
+    }
+    let history = dir.join("history.html");
+    std::fs::write(
+        &history,
+        stdout(&ok(sm(
+            db,
+            &["history", "hist", "--figure", "rtt p50", "--format", "html"],
+        ))),
+    )
+    .unwrap();
+    vec![report, compare, spectrum, heatmap, history]
 }
 
 #[test]
@@ -278,6 +311,7 @@ fn charts_keep_their_labels_inside_and_apart_at_two_page_widths() {
         "rrul-latency",
         "rrul-percentiles",
         "heatmap",
+        "history",
     ] {
         assert!(kinds.iter().any(|k| k == kind), "no {kind} chart in {kinds:?}");
     }
