@@ -6,7 +6,7 @@
  * the flag (exit 2), before anything listens. A board's firmware sets the
  * same struct smr_config fields from its own settings instead.
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * not have is refused with a line saying so. --busy-poll is a socket
  * option, set where the sockets are made (smr_posix.c).
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * a line says comes in as arguments (the loop's log hook, smr_posix.c,
  * finds the client's address and honours --quiet).
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * "application" path: a responder that talks to an in-process lwIP
  * through lwip_socket/lwip_poll/...): brings lwIP up on a TAP device, then
  * runs the POSIX backend's loop, whose files are compiled with -DSMR_LWIP
- * (smr_posix.h maps every socket call to lwip_NAME).
+ * (smr_posix_int.h maps every socket call to lwip_NAME).
  *
  * Threads: lwIP's tcpip thread (its timers), this one (the responder's
  * loop: lwip_poll, lwip_recv, ...), and one that reads the TAP device
@@ -14,7 +14,7 @@
  * it queued on a socket.
  * Usage: lwip-sock TAP-DEVICE IPV4-ADDRESS [--listen ADDR:PORT] [flags]
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 #include "smr_netif.h"
 
 #include "lwip/ip4_addr.h"

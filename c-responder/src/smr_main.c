@@ -4,7 +4,7 @@
  * A separate file so the lwIP sockets build (smr_lwip_sock.c) can bring
  * its stack up first and then run the same loop.
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 int main(int argc, char **argv) {
     /* The backend's one state (about 0.5 MiB with 1024 sessions: static,

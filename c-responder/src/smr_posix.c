@@ -24,7 +24,7 @@
  * socket cut short ends that connection's turn: the next wait says when
  * there is more (no call that would find nothing).
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

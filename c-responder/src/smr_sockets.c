@@ -6,7 +6,7 @@
  * that the loop (smr_posix.c) is only the loop; it keeps no state, and
  * what it sets up comes in as arguments.
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
  * connection's struct smr_ts, a UDP socket's struct smr_uts) and the
  * datagram's buffer; nothing here reaches into the backend's state.
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #ifdef SMR_TS
 #include <linux/errqueue.h>

@@ -2,7 +2,7 @@
  * How the POSIX backend waits for its sockets: epoll on Linux, poll()
  * everywhere else (QNX io-sock, BSD, Embox, lwIP's sockets API) and in the
  * small build (-DSMR_POLL: what a board has). Chosen at compile time
- * behind one interface (smr_posix.h): sockets are watched under keys
+ * behind one interface (smr_posix_int.h): sockets are watched under keys
  * (listener l: 2l TCP, 2l + 1 UDP; connection slot i: SMR_KEY_CONN(i)),
  * a change of what a key waits for is made only when it changes (with
  * epoll a system call, with poll a store), and a wait lists the keys
@@ -18,7 +18,7 @@
  * (smr_posix.c), and reads the engine's order of turns; it knows nothing
  * else of the backend.
  */
-#include "smr_posix.h"
+#include "smr_posix_int.h"
 
 #include <errno.h>
 #include <string.h>

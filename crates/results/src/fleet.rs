@@ -228,19 +228,56 @@ fn node_effects(figure: &str, nodes: &[String], cells: &[(String, String, f64)])
     out
 }
 
-/// Of every candidate, those whose adjusted p-value is below [`ALPHA`]
-/// and whose pairs are worse by at least `factor`, worst first.
+/// How far a node's effect must stand from the other nodes' (same figure
+/// and role) to be an outlier: Iglewicz and Hoaglin's modified z-score,
+/// 0.6745 (x - median) / MAD, whose usual cut is 3.5.
+pub const OUTLIER_Z: f64 = 3.5;
+
+/// Of every candidate, those whose adjusted p-value is below [`ALPHA`],
+/// whose pairs are worse by at least `factor`, and whose effect stands out
+/// among the nodes' ([`OUTLIER_Z`]), worst first. The last rule keeps a
+/// node that load made a little slower, as it made others, from being
+/// named beside the one that is broken: a fault is an outlier among the
+/// nodes, not only a significant effect.
 fn significant(mut all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
     let q = adjust(&all.iter().map(|e| e.p_value).collect::<Vec<_>>());
     for (e, q) in all.iter_mut().zip(q) {
         e.q_value = q;
     }
+    let z: Vec<f64> = all
+        .iter()
+        .map(|e| {
+            let peers: Vec<f64> = all
+                .iter()
+                .filter(|o| o.figure == e.figure && o.role == e.role)
+                .map(|o| o.factor.ln())
+                .collect();
+            outlier_z(e.factor.ln(), &peers)
+        })
+        .collect();
     let mut out: Vec<NodeEffect> = all
         .into_iter()
-        .filter(|e| e.q_value < ALPHA && e.factor >= factor)
+        .zip(z)
+        .filter(|(e, z)| e.q_value < ALPHA && e.factor >= factor && *z >= OUTLIER_Z)
+        .map(|(e, _)| e)
         .collect();
     out.sort_by(|a, b| b.factor.total_cmp(&a.factor));
     out
+}
+
+/// The modified z-score of `x` among `all` (which holds it): infinite
+/// when the others agree exactly and `x` is above them.
+fn outlier_z(x: f64, all: &[f64]) -> f64 {
+    let Some(med) = stackmeter_compare::median(all) else {
+        return 0.0;
+    };
+    let dev: Vec<f64> = all.iter().map(|v| (v - med).abs()).collect();
+    let mad = stackmeter_compare::median(&dev).unwrap_or(0.0);
+    match mad > 0.0 {
+        true => 0.6745 * (x - med) / mad,
+        false if x > med => f64::INFINITY,
+        false => 0.0,
+    }
 }
 
 /// A value on the log scale where larger is worse.

@@ -191,7 +191,7 @@ fn chart(s: &HistorySeries) -> Chart {
     let mut chart = Chart::new(
         "history",
         s.name(),
-        Axis::linear("run", -0.5, (n.max(1) as f64) - 0.5),
+        Axis::linear("runs in order", -0.5, (n.max(1) as f64) - 0.5),
         Axis::linear(s.figure.clone(), lo, hi).unit(s.unit.clone()).snapped(),
         series,
     );

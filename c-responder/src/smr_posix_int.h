@@ -25,8 +25,8 @@
  * sockets, a buffer); those call nothing of the backend but smr_log.c,
  * and no file keeps state of its own.
  */
-#ifndef SMR_POSIX_H
-#define SMR_POSIX_H
+#ifndef SMR_POSIX_INT_H
+#define SMR_POSIX_INT_H
 
 #if defined(__linux__)
 #ifndef _GNU_SOURCE
