@@ -96,6 +96,51 @@ fn a_slow_node_tops_the_worst_pairs() {
     assert!(html.contains("data-suspect=\"client\"") && html.contains("data-suspect=\"target\""));
 }
 
+/// A mesh of 8 nodes, 8 repetitions: pair (a, b) in repetition r takes
+/// `p50(a, b, r)` us.
+fn mesh(p50: impl Fn(usize, usize, usize) -> f64) -> Vec<PairTest> {
+    let mut out = Vec::new();
+    for r in 0..8 {
+        for a in 0..8 {
+            for b in (0..8).filter(|&b| b != a) {
+                out.push(PairTest {
+                    client: format!("n{a}"),
+                    target: format!("n{b}"),
+                    step: "latency".into(),
+                    repetition: r,
+                    doc: rr(p50(a, b, r)),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_node_is_named_when_it_stands_out_from_the_others_not_only_from_zero() {
+    let wobble = |a: usize, b: usize, r: usize| 1.0 + ((a * 7 + b * 13 + r * 5) % 9) as f64 * 0.005;
+    // Load that spreads the clients from 0.65x to 1.8x (n3 the slowest:
+    // significantly, and 1.6x the median client), and a broken node 7
+    // whose way out makes every pair it answers 100x slower: only node 7 is
+    // named, n3 being no outlier in that spread.
+    let load = [1.0, 1.5, 0.7, 1.8, 1.2, 0.65, 1.4, 0.9];
+    let loaded = mesh(|a, b, r| 20.0 * load[a] * wobble(a, b, r) * if b == 7 { 100.0 } else { 1.0 });
+    let r = FleetReport::build("loaded", &loaded);
+    assert!(
+        !r.suspects.is_empty() && r.suspects.iter().all(|e| e.node == "n7" && e.role == Role::Target),
+        "{:?}",
+        r.suspects
+    );
+    // On a quiet fleet one client 1.6x slower stands out, and is named.
+    let quiet = mesh(|a, b, r| 20.0 * if a == 3 { 1.6 } else { 1.0 } * wobble(a, b, r));
+    let r = FleetReport::build("quiet", &quiet);
+    assert!(
+        r.suspects.iter().any(|e| e.node == "n3" && e.role == Role::Client),
+        "{:?}",
+        r.suspects
+    );
+}
+
 #[test]
 fn a_comparison_flags_the_slowed_pairs_and_no_others() {
     let a = run(6, 5, None);
