@@ -7,10 +7,10 @@
 //! are added (by their own `uid`) and its status brought up to date, so
 //! copying twice, or after an interrupted copy, duplicates nothing.
 
-use crate::backend::{params, Conn, Row};
+use crate::backend::{params, Conn};
 use crate::open::Store;
 use crate::read::{read_histograms, read_intervals};
-use crate::rows::{self, TestRow, RUN_COLUMNS, TEST_COLUMNS};
+use crate::rows::{self, read_run, TestRow, RUN_COLUMNS, TEST_COLUMNS};
 use crate::run::Run;
 use crate::Result;
 use stackmeter_results::Figure;
@@ -144,25 +144,4 @@ pub(crate) fn read_tests(c: &Conn, run: i64) -> Result<Vec<TestRow>> {
         });
     }
     Ok(out)
-}
-
-/// A run's row from the columns of [`RUN_COLUMNS`], in order.
-fn read_run(r: &Row) -> Result<Run> {
-    Ok(Run {
-        uid: r.text(0)?,
-        started: r.text(1)?,
-        finished: r.opt_text(2)?,
-        kind: r.text(3)?,
-        plan: r.opt_text(4)?,
-        status: r.text(5)?,
-        pid: r.int(6)? as u32,
-        tool_version: r.text(7)?,
-        hostname: r.text(8)?,
-        kernel: r.text(9)?,
-        cpu_model: r.text(10)?,
-        cpus: r.int(11)? as u32,
-        command: serde_json::from_str(&r.text(12)?).unwrap_or_default(),
-        settings: serde_json::from_str(&r.text(13)?).unwrap_or_default(),
-        attrs: Default::default(),
-    })
 }

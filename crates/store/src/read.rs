@@ -3,7 +3,8 @@
 
 use crate::backend::{self, params, Conn};
 use crate::open::Store;
-use crate::run::{Run, StoredRun};
+use crate::rows::{read_run, RUN_COLUMNS};
+use crate::run::StoredRun;
 use crate::test::{Histogram, StoredInterval, StoredTest};
 use crate::{Result, StoreError};
 
@@ -19,33 +20,17 @@ impl Store {
     }
 
     fn query_runs(&self, filter: &str, p: Vec<backend::Value>) -> Result<Vec<StoredRun>> {
+        // The id and the test count after the columns `read_run` reads.
         let sql = format!(
-            "SELECT r.id, r.started, r.finished, r.kind, r.plan, r.status, r.pid, r.hostname, r.tool_version, r.command, r.settings,
-                    (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id), r.uid, r.kernel, r.cpu_model, r.cpus
+            "SELECT {RUN_COLUMNS}, r.id, (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id)
              FROM runs r WHERE {filter} ORDER BY r.id"
         );
         let mut out = Vec::new();
         for r in self.conn.query(&sql, p.clone())? {
             out.push(StoredRun {
-                id: r.int(0)?,
-                run: Run {
-                    uid: r.opt_text(12)?.unwrap_or_default(),
-                    started: r.text(1)?,
-                    finished: r.opt_text(2)?,
-                    kind: r.text(3)?,
-                    plan: r.opt_text(4)?,
-                    status: r.text(5)?,
-                    pid: r.int(6)? as u32,
-                    hostname: r.text(7)?,
-                    tool_version: r.text(8)?,
-                    kernel: r.text(13)?,
-                    cpu_model: r.text(14)?,
-                    cpus: r.int(15)? as u32,
-                    command: serde_json::from_str(&r.text(9)?).unwrap_or_default(),
-                    settings: serde_json::from_str(&r.text(10)?).unwrap_or_default(),
-                    attrs: Default::default(),
-                },
-                tests: r.int(11)? as usize,
+                id: r.int(14)?,
+                run: read_run(&r)?,
+                tests: r.int(15)? as usize,
                 labels: Vec::new(),
                 test_names: Vec::new(),
             });

@@ -4,7 +4,7 @@
 //! another. One insert path for all three, so a spooled or copied test is
 //! stored exactly as one written directly.
 
-use crate::backend::{params, Conn};
+use crate::backend::{params, Conn, Row};
 use crate::run::Run;
 use crate::test::{Histogram, NewTest, StoredInterval};
 use crate::{Result, StoreError};
@@ -13,6 +13,29 @@ use stackmeter_results::Figure;
 
 pub(crate) const RUN_COLUMNS: &str =
     "uid, started, finished, kind, plan, status, pid, tool_version, hostname, kernel, cpu_model, cpus, command, settings";
+
+/// A run's row from the columns of [`RUN_COLUMNS`], in order (its
+/// attributes are read apart: [`read_attrs`]).
+pub(crate) fn read_run(r: &Row) -> Result<Run> {
+    Ok(Run {
+        // Empty for a run stored before identities, until migrated.
+        uid: r.opt_text(0)?.unwrap_or_default(),
+        started: r.text(1)?,
+        finished: r.opt_text(2)?,
+        kind: r.text(3)?,
+        plan: r.opt_text(4)?,
+        status: r.text(5)?,
+        pid: r.int(6)? as u32,
+        tool_version: r.text(7)?,
+        hostname: r.text(8)?,
+        kernel: r.text(9)?,
+        cpu_model: r.text(10)?,
+        cpus: r.int(11)? as u32,
+        command: serde_json::from_str(&r.text(12)?).unwrap_or_default(),
+        settings: serde_json::from_str(&r.text(13)?).unwrap_or_default(),
+        attrs: Default::default(),
+    })
+}
 
 /// A test's row with its figures, histograms and intervals.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
