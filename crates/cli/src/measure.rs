@@ -50,6 +50,7 @@ pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     }
     // Not stored: printed above, but lost to `show` and `compare`, so the
     // command fails (exit 1) unless the test itself failed.
+    // The line is printed even when the test failed too (its own code wins).
     let stored = single
         .not_stored
         .map(|e| fail(1, format!("the result was printed but not stored: {e}")));

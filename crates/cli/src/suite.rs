@@ -92,6 +92,21 @@ fn execute(
     if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
         eprintln!("stackmeter: {note}");
     }
+    // Results lost: said whatever else happened, and never an exit 0.
+    if let Some(lost) = &done.lost {
+        let msg = match done.not_stored {
+            (0, _) => format!("the suite's run was not kept as written: {lost}"),
+            (n, ref first) => format!(
+                "{n} of {} test(s) not stored: {}; the run could not be ended either: {lost}",
+                o.tests,
+                first.as_deref().unwrap_or("")
+            ),
+        };
+        let code = fail(1, msg);
+        if done.failure.is_none() {
+            return code;
+        }
+    }
     match done.failure {
         Some(_) if done.interrupted() => {
             let kept = match run_id {

@@ -109,31 +109,13 @@ impl Locks for FileLocks {
         let mut held = Vec::new();
         for k in sorted {
             let path = self.dir.join(format!("{k}.lock"));
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(|e| format!("cannot open lock file {}: {e}", path.display()))?;
-            loop {
-                let got = match mode {
-                    LockMode::Exclusive => f.try_lock(),
-                    LockMode::Shared => f.try_lock_shared(),
-                };
-                match got {
-                    Ok(()) => break,
-                    Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(20));
-                    }
-                    Err(std::fs::TryLockError::WouldBlock) => {
-                        return Err(format!(
-                            "lock {k} ({}) still held by another test after {wait:?}",
-                            path.display()
-                        ))
-                    }
-                    Err(std::fs::TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", path.display())),
-                }
-            }
+            let share = match mode {
+                LockMode::Exclusive => stackmeter_store::Share::Exclusive,
+                LockMode::Shared => stackmeter_store::Share::Shared,
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let f = stackmeter_store::lock_file(&path, share, left)
+                .map_err(|e| format!("lock {k} ({}): {e}", path.display()))?;
             held.push(f);
         }
         Ok(Box::new(held))

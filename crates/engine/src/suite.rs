@@ -104,6 +104,9 @@ pub struct SuiteRun {
     /// Tests measured but not stored, and the first reason (a full disk):
     /// the command fails after printing the outcome.
     pub not_stored: (usize, Option<String>),
+    /// The run could not be ended, or did not read back as it was
+    /// written (results lost): the command fails after printing.
+    pub lost: Option<String>,
 }
 
 impl SuiteRun {
@@ -191,16 +194,17 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut
         }
     }
     let run_id = store.as_ref().and_then(|(_, key)| key.id);
-    if let Some((s, run)) = store {
+    let lost = store.and_then(|(s, run)| {
         let status = if failure.is_some() { "partial" } else { "complete" };
-        if let Err(e) = s.finish_run(&run, status, &crate::record::now()) {
-            on(SuiteEvent::Warning(format!("run not marked {status}: {e}")));
-        }
-    }
+        s.finish_run(&run, status, &crate::record::now())
+            .err()
+            .map(|e| e.to_string())
+    });
     SuiteRun {
         outcome: SuiteOutcome::build(cfg.settings(), run_id, &finished(cfg, &done)),
         failure,
         not_stored,
+        lost,
     }
 }
 

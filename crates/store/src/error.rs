@@ -54,6 +54,9 @@ pub enum StoreError {
     Corrupt(String),
     /// The spool could not be written or read.
     Spool(String),
+    /// What a command wrote does not read back: results were lost, and
+    /// the command must say so and fail (never a silent success).
+    NotKept(String),
 }
 
 impl std::fmt::Display for StoreError {
@@ -71,6 +74,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Sqlite(e) => write!(f, "results store: {e}"),
             StoreError::Corrupt(what) => write!(f, "results store: {what}"),
             StoreError::Spool(what) => write!(f, "spool: {what}"),
+            StoreError::NotKept(what) => write!(f, "results were lost: {what}"),
         }
     }
 }

@@ -39,6 +39,8 @@
 //! without its password), `copy.rs` (`store copy`), `spool.rs` (results
 //! kept on disk while PostgreSQL cannot be reached, and `store flush`),
 //! `locks.rs` (PostgreSQL advisory locks for work that must not overlap),
+//! `mounts.rs` (the file system a store's folder is on: network ones are refused),
+//! `lockfile.rs` (an `flock` on a file of its own, waited for),
 //! `error.rs`, `hex.rs`. This file only declares and re-exports.
 
 mod backend;
@@ -47,8 +49,10 @@ mod copy;
 mod error;
 mod hex;
 mod location;
+mod lockfile;
 mod locks;
 mod migrations;
+mod mounts;
 mod open;
 mod pg_error;
 mod read;
@@ -66,6 +70,7 @@ pub use check::Check;
 pub use copy::{copy, Copied};
 pub use error::{Result, StoreError};
 pub use location::{default_location, default_spool_dir, BadUrl, Location, PgUrl};
+pub use lockfile::{lock_file, LockFileError, Share};
 pub use locks::{LockError, Locks};
 pub use migrations::{postgres_schema, MIGRATIONS};
 pub use open::Store;

@@ -5,8 +5,9 @@ use crate::backend::{Conn, Pg};
 use crate::location::Location;
 use crate::migrations::{self, postgres_schema, MIGRATIONS};
 use crate::{Result, StoreError};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// An open store, SQLite or PostgreSQL.
 pub struct Store {
@@ -41,15 +42,42 @@ impl Store {
             path: path.to_path_buf(),
             reason,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        // Judged where the file really is (a link may point elsewhere).
+        let real = path.canonicalize().ok();
+        let real_dir = real.as_deref().and_then(Path::parent).unwrap_or(dir);
+        if let Some(fs) = crate::mounts::network_fs(real_dir) {
+            return Err(fail(format!(
+                "its folder is on a network file system ({fs}), where SQLite's WAL mode can lose runs \
+                 (every process must be on one host, with working locks): keep the file in a local \
+                 folder, or share a PostgreSQL store (--db postgres://...)"
+            )));
         }
-        let conn = rusqlite::Connection::open(path).map_err(|e| fail(e.to_string()))?;
+        // A file under two names is two databases to SQLite, each with a
+        // WAL of its own: writes through one are lost to the other.
+        if let Some(links) = real.as_ref().and_then(|r| std::fs::metadata(r).ok()).map(|m| m.nlink()) {
+            if links > 1 {
+                return Err(fail(format!(
+                    "the file has {links} hard links, and SQLite keeps a store safe under one name only: copy it (stackmeter store copy) instead of linking it"
+                )));
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        // Without SQLITE_OPEN_URI: a path is a file name, never a URI whose
+        // parameters (nolock=1, immutable=1, vfs=unix-none) would turn
+        // SQLite's locking off.
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| fail(e.to_string()))?;
         // One process at a time sets a new store up (its journal mode and
         // its migrations); one already set up is opened without waiting.
         let setup = match ready(&conn, to) {
             Ok(true) => None,
-            _ => Some(SetupLock::take(path).map_err(fail)?),
+            _ => Some(take_setup_lock(path).map_err(fail)?),
         };
         let opened = Store::setup_sqlite(conn, to);
         drop(setup);
@@ -75,7 +103,12 @@ impl Store {
         // FULL: a committed test survives a power cut too, not only a
         // killed process (NORMAL may lose the last commits); the cost is
         // one fsync per test, between tests, never inside a timed loop.
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")?;
+        // journal_size_limit: after a checkpoint the WAL file is cut back
+        // to 64 MiB, so a long-lived writer (the agent) does not keep the
+        // largest size it ever reached.
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 67108864;",
+        )?;
         let conn = Conn::Sqlite(conn);
         migrations::migrate(&conn, to)?;
         Ok(conn)
@@ -172,44 +205,28 @@ fn ready(conn: &rusqlite::Connection, to: usize) -> rusqlite::Result<bool> {
     Ok(mode.eq_ignore_ascii_case("wal") && version >= to as i64)
 }
 
-/// Held while one process sets a new store up: an exclusive `flock` on
-/// the database file itself. SQLite's own locks are POSIX record locks
-/// (`fcntl`), which Linux keeps apart from `flock`s, so this orders the
-/// setters up (opening a fresh store from many processes at once, the
-/// fleet's case) without touching the locks SQLite relies on. Each waits at
-/// most [`SQLITE_WAIT`].
-struct SetupLock(std::fs::File);
-
-impl SetupLock {
-    fn take(path: &Path) -> std::result::Result<SetupLock, String> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| format!("cannot open {} to set it up: {e}", path.display()))?;
-        let deadline = Instant::now() + SQLITE_WAIT;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(SetupLock(file)),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(format!(
-                        "another process has been setting the store up for {} s",
-                        SQLITE_WAIT.as_secs()
-                    ))
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", path.display())),
-            }
-        }
-    }
+/// The setup lock's file beside the database at `path`.
+pub(crate) fn setup_lock_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".setup-lock");
+    name.into()
 }
 
-impl Drop for SetupLock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
+/// The lock held while one process sets a new store up: an exclusive `flock` on a
+/// file of its own beside the database (`NAME.setup-lock`), never on the
+/// database, its `-wal` or its `-shm`. SQLite's locks are POSIX record
+/// locks (`fcntl`), and Linux drops every one a process holds on a file
+/// when that process closes *any* descriptor of the file: a second
+/// descriptor of the database opened here and closed after setup took away
+/// this process's shared lock on it, so another process closing the store
+/// believed itself the last connection, checkpointed and deleted the WAL
+/// this one was still writing into, and the runs written after were gone
+/// without an error (SQLite's "How To Corrupt An SQLite Database File",
+/// 2.2; docs/store.md). The lock file is left in place: removing it would
+/// let a waiter lock a file that a newcomer no longer sees. Each waits at
+/// most [`SQLITE_WAIT`].
+fn take_setup_lock(path: &Path) -> std::result::Result<std::fs::File, String> {
+    let lock = setup_lock_path(path);
+    crate::lockfile::lock_file(&lock, crate::lockfile::Share::Exclusive, SQLITE_WAIT)
+        .map_err(|e| format!("cannot set the store up: its lock file {}: {e}", lock.display()))
 }

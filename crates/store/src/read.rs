@@ -105,6 +105,18 @@ impl Store {
         read_intervals(&self.conn, test)
     }
 
+    /// The status and test count of the run with identity `uid`, if the
+    /// store has it (what a writer reads back to confirm its run).
+    pub fn run_by_uid(&self, uid: &str) -> Result<Option<(String, usize)>> {
+        self.conn
+            .query_opt(
+                "SELECT r.status, (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id) FROM runs r WHERE r.uid = ?1",
+                params![uid],
+            )?
+            .map(|r| Ok((r.text(0)?, r.int(1)? as usize)))
+            .transpose()
+    }
+
     /// Whether a label exists.
     pub fn has_label(&self, label: &str) -> Result<bool> {
         Ok(self

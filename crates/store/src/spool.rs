@@ -132,15 +132,22 @@ impl Spool {
                 continue;
             }
             let bad = |e: String| StoreError::Spool(format!("{} does not read: {e}", path.display()));
+            // A file gone since the listing was sent by a flush from
+            // another host that shares the folder: nothing left to do.
+            let read = |path: &Path| match std::fs::read(path) {
+                Ok(t) => Ok(Some(t)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(bad(e.to_string())),
+            };
             if name.ends_with(".run.json") {
-                let text = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+                let Some(text) = read(&path)? else { continue };
                 let f: RunFile = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
                 if f.format != FORMAT {
                     return Err(bad(format!("format {}, expected {FORMAT}", f.format)));
                 }
                 runs.insert(f.run.uid.clone(), (path, f.run));
             } else if name.ends_with(".test.json") {
-                let text = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+                let Some(text) = read(&path)? else { continue };
                 let f: TestFile = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
                 if f.format != FORMAT {
                     return Err(bad(format!("format {}, expected {FORMAT}", f.format)));
@@ -171,6 +178,18 @@ impl Spool {
     }
 }
 
+impl Spool {
+    /// An exclusive lock on `.flush-lock` in the folder (a file of its
+    /// own; names starting with a dot are not spool files), waited for at
+    /// most a minute.
+    fn flush_turn(&self) -> Result<std::fs::File> {
+        let path = self.dir.join(".flush-lock");
+        let wait = std::time::Duration::from_secs(60);
+        crate::lockfile::lock_file(&path, crate::lockfile::Share::Exclusive, wait)
+            .map_err(|e| StoreError::Spool(format!("another flush may be running: {}: {e}", path.display())))
+    }
+}
+
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
@@ -189,9 +208,15 @@ pub struct Flushed {
 }
 
 /// Sends everything in `spool` to `store`, each run in one transaction,
-/// and removes the files of each run once it committed.
+/// and removes the files of each run once it committed. Flushes of one
+/// spool take turns (a lock file in the folder), so two started at once
+/// neither send a run twice nor trip over each other's removed files.
 pub fn flush(spool: &Spool, store: &mut Store) -> Result<Flushed> {
     let mut done = Flushed::default();
+    let _turn = match spool.dir.exists() {
+        true => Some(spool.flush_turn()?),
+        false => None,
+    };
     for p in spool.pending()? {
         // A run still being written by a process of this host: its run
         // file will change again, so it waits for the next flush. (A spool
@@ -238,6 +263,18 @@ fn remove(path: &Path) -> Result<()> {
     }
 }
 
+/// The error for a run that does not read back as it was written.
+fn lost(uid: &str, at: &str, tests: usize, status: Option<&str>, found: Option<(String, usize)>) -> StoreError {
+    let wrote = match status {
+        Some(s) => format!("{tests} test(s), status {s}"),
+        None => format!("{tests} test(s)"),
+    };
+    StoreError::NotKept(match found {
+        None => format!("run {uid} was written to {at} ({wrote}) but is not there when read back"),
+        Some((s, n)) => format!("run {uid} was written to {at} ({wrote}) but reads back with {n} test(s), status {s}"),
+    })
+}
+
 /// A run as the [`Writer`] knows it.
 #[derive(Clone, Copy, Debug)]
 pub struct RunKey {
@@ -251,6 +288,8 @@ struct WriterRun {
     id: Option<i64>,
     /// Its run file is in the spool.
     spooled: bool,
+    /// Tests of it committed to the store so far.
+    stored: usize,
     /// Tests of it written to the spool so far.
     tests: usize,
 }
@@ -311,6 +350,7 @@ impl Writer {
             row,
             id,
             spooled: false,
+            stored: 0,
             tests: 0,
         });
         let index = self.runs.len() - 1;
@@ -326,7 +366,10 @@ impl Writer {
         let row = TestRow::new(t, new_uid())?;
         if let (Some(s), Some(id)) = (&self.store, self.runs[run.index].id) {
             match s.conn.transaction(|c| crate::rows::insert_test(c, id, &row)) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    self.runs[run.index].stored += 1;
+                    return Ok(());
+                }
                 Err(e) => self.lose(e)?,
             }
         }
@@ -344,18 +387,68 @@ impl Writer {
         Ok(())
     }
 
-    /// Ends a run with `status` at `time`, in the store or its spool file.
+    /// Ends a run with `status` at `time`, in the store or its spool file,
+    /// then reads back what this writer was given ([`Writer::confirm`]):
+    /// an error here means results were lost, and says which.
     pub fn finish_run(&mut self, run: &RunKey, status: &str, time: &str) -> Result<()> {
         let r = &mut self.runs[run.index];
         r.row.status = status.into();
         r.row.finished = Some(time.into());
+        let mut in_store = false;
         if let (Some(s), Some(id), false) = (&self.store, r.id, r.spooled) {
             match crate::rows::set_status(&s.conn, id, status, Some(time)) {
-                Ok(()) => return Ok(()),
+                Ok(()) => in_store = true,
                 Err(e) => self.lose(e)?,
             }
         }
-        self.spool_run(run.index)
+        if !in_store {
+            self.spool_run(run.index)?;
+        }
+        self.confirm(run.index)
+    }
+
+    /// Reads run `index` back and compares it with what was written: the
+    /// run and each test committed to the store (an SQLite file through a
+    /// connection of its own, which sees the file as any other process
+    /// will, not this connection's own view; PostgreSQL through this one,
+    /// as the server answers), and the run file and each test in the spool.
+    fn confirm(&self, index: usize) -> Result<()> {
+        let r = &self.runs[index];
+        if let (Some(s), Some(_)) = (&self.store, r.id) {
+            let fresh;
+            let reader = match &self.location {
+                Location::Sqlite(_) => {
+                    fresh = Store::open(&self.location)?;
+                    &fresh
+                }
+                Location::Postgres(_) => s,
+            };
+            let found = reader.run_by_uid(&r.row.uid)?;
+            let want = if r.spooled { None } else { Some(r.row.status.as_str()) };
+            match found {
+                Some((status, n)) if n == r.stored && want.is_none_or(|w| w == status) => {}
+                found => return Err(lost(&r.row.uid, "the store", r.stored, want, found)),
+            }
+        }
+        if r.spooled {
+            let spool = self
+                .spool
+                .as_ref()
+                .ok_or_else(|| StoreError::Spool("no spool folder".into()))?;
+            let found = spool
+                .pending()?
+                .into_iter()
+                .find(|p| p.run.uid == r.row.uid)
+                .map(|p| (p.run.status, p.tests.len()));
+            match found {
+                Some((status, n)) if n == r.tests && status == r.row.status => {}
+                found => {
+                    let at = format!("the spool {}", spool.dir().display());
+                    return Err(lost(&r.row.uid, &at, r.tests, Some(&r.row.status), found));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// After a store error: an unreachable PostgreSQL sends everything

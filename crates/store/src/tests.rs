@@ -439,7 +439,18 @@ fn spooled_results_are_sent_once_even_when_a_flush_is_repeated() {
         note.ends_with("stackmeter store flush --db postgres://meter:PASSWORD@127.0.0.1:1/results"),
         "{note}"
     );
-    let files = || std::fs::read_dir(&dir).map(std::iter::Iterator::count).unwrap_or(0);
+    // Spool files; a flush's lock file (a dot file) is not one.
+    let files = || {
+        std::fs::read_dir(&dir)
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
     assert_eq!(files(), 4, "a run file and three test files");
     // A flush whose files could not be removed after the commit: the
     // same files are sent again, and nothing is doubled.
@@ -471,4 +482,115 @@ fn locks_need_postgres() {
         std::time::Duration::from_millis(10),
     );
     assert!(matches!(sqlite, Err(LockError::NotPostgres(_))));
+}
+
+/// A store that drops what it is given (here a trigger deletes a run's
+/// tests as the run ends; in life, a WAL deleted under a writer): the writer's
+/// read-back at the end of the run says so, with the run and the counts,
+/// where the writes themselves all succeeded.
+#[test]
+fn a_run_that_does_not_read_back_as_written_is_an_error() {
+    let path = tmp("read-back");
+    let d = doc();
+    let test = NewTest {
+        label: "a",
+        repetition: 0,
+        step: "",
+        doc: &d,
+        histograms: vec![],
+        intervals: vec![],
+    };
+    let at = Location::Sqlite(path.clone());
+    let mut w = Writer::open(&at, None).unwrap();
+    let key = w
+        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42))
+        .unwrap();
+    w.add_test(&key, &test).unwrap();
+    w.finish_run(&key, "complete", "2026-11-21T02:31:00Z").unwrap();
+    // The same writer, once the store starts dropping tests.
+    let sabotage = rusqlite::Connection::open(&path).unwrap();
+    sabotage
+        .execute_batch(
+            "CREATE TRIGGER drop_tests AFTER UPDATE OF status ON runs BEGIN DELETE FROM tests WHERE run_id = NEW.id; END;",
+        )
+        .unwrap();
+    let key = w
+        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42))
+        .unwrap();
+    w.add_test(&key, &test).unwrap();
+    w.add_test(&key, &test).unwrap();
+    let e = w.finish_run(&key, "complete", "2026-11-21T02:31:00Z").unwrap_err();
+    assert!(matches!(e, StoreError::NotKept(_)), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("results were lost: run ")
+            && msg.ends_with("(2 test(s), status complete) but reads back with 0 test(s), status complete"),
+        "{msg}"
+    );
+    // A run whose row is gone altogether.
+    sabotage.execute_batch("DROP TRIGGER drop_tests;").unwrap();
+    let key = w
+        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42))
+        .unwrap();
+    w.add_test(&key, &test).unwrap();
+    sabotage
+        .execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM runs WHERE id = (SELECT MAX(id) FROM runs);")
+        .unwrap();
+    let msg = w
+        .finish_run(&key, "complete", "2026-11-21T02:31:00Z")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.ends_with("but is not there when read back"), "{msg}");
+}
+
+/// Setting a new store up locks a file of its own beside it, never the
+/// database: the database, its -wal and -shm are opened by SQLite alone.
+#[test]
+fn setup_locks_a_file_of_its_own() {
+    let path = tmp("setup-lock");
+    drop(Store::open(&path).unwrap());
+    let lock = crate::open::setup_lock_path(&path);
+    assert_eq!(lock.file_name().unwrap(), "results.db.setup-lock");
+    assert!(lock.exists());
+}
+
+/// The SQLite compiled in has the fix of the WAL-reset bug (3.51.3, March
+/// 2026: two connections checkpointing and writing at once could corrupt
+/// a WAL-mode database; SQLite's "Write-Ahead Logging", 10), and a store
+/// is opened in WAL mode, synchronous FULL, foreign keys on.
+#[test]
+fn sqlite_has_the_wal_reset_fix_and_stores_open_as_documented() {
+    assert!(
+        rusqlite::version_number() >= 3_051_003,
+        "SQLite {} predates the WAL-reset fix (3.51.3)",
+        rusqlite::version()
+    );
+    let path = tmp("pragmas");
+    drop(Store::open(&path).unwrap());
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    let s = Store::open(&path).unwrap();
+    let crate::backend::Conn::Sqlite(conn) = &s.conn else {
+        unreachable!()
+    };
+    let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+    let fk: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+    assert_eq!((sync, fk), (2, 1), "synchronous FULL, foreign keys on");
+}
+
+/// A path is a file name, never a URI that could switch SQLite's locks
+/// off; a file with a second hard link is refused with the reason.
+#[test]
+fn uri_paths_are_file_names_and_hard_links_are_refused() {
+    let dir = tmp("uri").with_file_name("uri-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let uri = dir.join("file:r.db?nolock=1");
+    drop(Store::open(&uri).unwrap());
+    assert!(uri.exists(), "the literal name is the file");
+    let path = tmp("links");
+    drop(Store::open(&path).unwrap());
+    std::fs::hard_link(&path, path.with_file_name("other.db")).unwrap();
+    let e = Store::open(&path).err().unwrap().to_string();
+    assert!(e.contains("the file has 2 hard links"), "{e}");
 }

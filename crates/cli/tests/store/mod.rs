@@ -2,6 +2,7 @@
 //! real responder processes, a real SQLite file, a real browser.
 
 mod charts;
+mod concurrency;
 mod durability;
 mod history;
 mod postgres;
@@ -532,4 +533,63 @@ fn compare_of_single_runs_gives_no_verdict_and_of_different_tests_an_error() {
         err.contains("A (a: rr) and B (p: ping) have no test and figure in common"),
         "{err}"
     );
+}
+
+/// A suite's run and a single command's run of the same test over the same
+/// rows compare once the suite's side names its target (RUN:LABEL); the
+/// suite's whole run, which holds two targets, is refused with the way to
+/// name one, each label once.
+#[test]
+fn a_suite_run_compares_with_a_single_run_of_the_same_test() {
+    let db = db("suite-vs-single");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let plan = db.with_file_name("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[step]]\nname = \"grid\"\ntest = \"rr\"\nsizes = \"1:1,1:1K\"\niterations = 50\n",
+    )
+    .unwrap();
+    ok(sm(
+        &db,
+        &[
+            "suite",
+            plan.to_str().unwrap(),
+            "--repeat",
+            "2",
+            "--target",
+            &format!("rust={}", a.target()),
+            "--target",
+            &format!("c={}", b.target()),
+        ],
+    ));
+    ok(sm(
+        &db,
+        &[
+            "rr",
+            &b.target(),
+            "--sizes",
+            "1:1,1:1K",
+            "-n",
+            "50",
+            "--label",
+            "single",
+        ],
+    ));
+    let out = sm(&db, &["compare", "1", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "stackmeter: error: run 1 (rust,c) holds the tests of 2 targets (rust, c): name one as RUN:LABEL, e.g. 1:rust"
+    );
+    for (a, b) in [("1:rust", "2"), ("1:c", "single")] {
+        let text = stdout(&ok(sm(&db, &["compare", a, b])));
+        assert!(
+            text.contains("1 B:1 KiB") && text.contains("1 B:1 B"),
+            "{a} {b}: {text}"
+        );
+        assert!(
+            text.contains("different plan steps (or a suite and a single command): compared test by test"),
+            "{text}"
+        );
+    }
 }

@@ -365,9 +365,16 @@ fn a_run_with_the_server_down_is_spooled_and_flushed_once() {
         "{err}"
     );
     assert!(!err.contains("meter-secret"), "{err}");
+    // Spool files; a flush's lock file (a dot file) is not one.
     let files = || {
         std::fs::read_dir(spool(&home))
-            .map(std::iter::Iterator::count)
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                })
+                .count()
+            })
             .unwrap_or(0)
     };
     assert_eq!(files(), 2, "a run file and a test file");
@@ -540,4 +547,106 @@ fn store_errors_are_one_line_naming_the_store_without_its_password() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "nothing measured with a store that refuses");
     assert!(!spool(&home).exists(), "a refusal is not spooled");
+}
+
+/// Several processes spool while the server is down, one of them killed
+/// with SIGKILL mid-suite; when the server is back, three `store flush`es
+/// start at once: every run is sent once, each finished test once, the
+/// killed suite's run reads as partial with the tests it finished, and the
+/// spool is empty.
+#[test]
+fn many_writers_spool_while_the_server_is_down_and_three_flushes_send_each_run_once() {
+    let pg = match TempPostgres::start() {
+        Ok(pg) => pg,
+        Err(why) => return missing("many_writers_spool_and_three_flushes", &why),
+    };
+    let db = pg.database("crowd").unwrap();
+    let home = home("crowd");
+    ok(sm(&db, &home, &["runs"]));
+    pg.stop();
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let mut suite = cmd(
+        &db,
+        &home,
+        &[
+            "suite",
+            "udp-echo",
+            "--repeat",
+            "100",
+            "--target",
+            &format!("a={}", a.target()),
+            "--target",
+            &format!("b={}", b.target()),
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let singles: Vec<_> = (0..6)
+        .map(|i| {
+            cmd(
+                &db,
+                &home,
+                &["ping", "-c", "20", "--label", &format!("s{i}"), &a.target()],
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for c in singles {
+        let out = ok(c.wait_with_output().unwrap());
+        assert!(stderr(&out).contains("kept in "), "{}", stderr(&out));
+    }
+    // The suite has spooled a few tests: kill it between two of them or
+    // inside one (the test files are whole or absent).
+    let spooled = || {
+        std::fs::read_dir(spool(&home))
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".test.json"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while spooled() < 6 + 5 {
+        assert!(Instant::now() < deadline, "{} tests spooled in 60 s", spooled());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    suite.kill().unwrap();
+    suite.wait().unwrap();
+    let suite_tests = spooled() - 6;
+    pg.resume().unwrap();
+    let flushes: Vec<_> = (0..3)
+        .map(|_| {
+            cmd(&db, &home, &["store", "flush"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for f in flushes {
+        ok(f.wait_with_output().unwrap());
+    }
+    assert_eq!(spooled(), 0, "everything sent is removed");
+    let list = runs(&db, &home);
+    assert_eq!(list.len(), 7, "{list:?}");
+    let mut labels: Vec<String> = list
+        .iter()
+        .map(|r| r["label"].as_str().unwrap_or("").to_string())
+        .collect();
+    labels.sort();
+    assert_eq!(labels, ["a,b", "s0", "s1", "s2", "s3", "s4", "s5"], "{list:?}");
+    let suite_run = list.iter().find(|r| r["kind"] == "suite").unwrap();
+    assert_eq!(suite_run["status"], "partial");
+    assert_eq!(suite_run["tests"].as_u64(), Some(suite_tests as u64));
+    assert!(list
+        .iter()
+        .filter(|r| r["kind"] == "single")
+        .all(|r| r["tests"] == 1 && r["status"] == "complete"));
+    assert!(stdout(&ok(sm(&db, &home, &["store", "check"]))).starts_with("ok: 7 runs, "));
 }
