@@ -7,13 +7,48 @@
 # (/etc/apt/sources.list.d/stackmeter-src.sources) when apt knows no
 # source for lwip. Does nothing when the tree is already there.
 # Usage: mcu/fetch-lwip.sh [BUILD-DIR]
+#        mcu/fetch-lwip.sh --archive-uri APT-ETC-DIR   (what it reads from apt's configuration)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$here/build}
+build=$here/build
+[ "${1:-}" = --archive-uri ] || build=${1:-$build}
 ver=2.1.3+dfsg1-2
 sums="8d8f944db8e6d542fc2d6f01559078fb1b5dda71651c67ee5fa3571ed1342c50  lwip_2.1.3+dfsg1-2.dsc
 0a8276d09fc4e97bbba2f953d74af2388fc2195ea156be9d7589e297a68fde24  lwip_2.1.3+dfsg1.orig.tar.xz
 c5a48413d362cc757032cdd58f528f75eb64ee781ca46ca24f010b49b0e62a90  lwip_2.1.3+dfsg1-2.debian.tar.xz"
+# One line saying what failed and how to get the source by hand, then exit 1.
+cannot() {
+    echo "fetch-lwip: $1; to fetch lwIP's source yourself, add 'deb-src URI CODENAME main' for your Debian archive to /etc/apt/sources.list, run apt-get update, then apt-get source --download-only lwip=$ver in $dl" >&2
+    exit 1
+}
+
+# The Debian archive the machine installs from, as apt's configuration in
+# $1 (default /etc/apt) names it: the first URI of a deb822 entry
+# (sources.list.d/*.sources), else of a one-line entry (sources.list,
+# sources.list.d/*.list, options in brackets allowed); security archives
+# are passed over. Prints nothing when there is none.
+archive_uri() {
+    local etc=${1:-/etc/apt} f uri
+    for f in "$etc"/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        uri=$(awk '$1 == "URIs:" { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+        if [ -n "$uri" ]; then echo "$uri"; return 0; fi
+    done
+    for f in "$etc"/sources.list "$etc"/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        uri=$(awk '$1 == "deb" {
+            i = 2
+            if ($i ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }
+            if ($i !~ /security/) { print $i; exit }
+        }' "$f")
+        if [ -n "$uri" ]; then echo "$uri"; return 0; fi
+    done
+}
+# `fetch-lwip.sh --archive-uri DIR`: what archive_uri finds in DIR (its test).
+if [ "${1:-}" = --archive-uri ]; then
+    archive_uri "${2:-/etc/apt}"
+    exit 0
+fi
 [ -f "$build/lwip/.stackmeter-$ver" ] && exit 0
 dl=$build/lwip-src
 mkdir -p "$dl"
@@ -24,21 +59,24 @@ if ! echo "$sums" | sha256sum --status -c - 2>/dev/null; then
             echo "fetch-lwip: apt has no source for lwip $ver; add a deb-src entry for your Debian archive and run apt-get update (or run this as root)" >&2
             exit 1
         fi
-        # The same archive and suites as the machine's own entry, for sources.
+        # The same archive as the machine's own entry, for sources.
         src=/etc/apt/sources.list.d/stackmeter-src.sources
-        uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+        uri=$(archive_uri)
+        codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
         cat >"$src" <<EOT
 Types: deb-src
 URIs: ${uri:-http://deb.debian.org/debian}
-Suites: bookworm bookworm-updates
+Suites: ${codename:-bookworm} ${codename:-bookworm}-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOT
-        apt-get update -qq
+        apt-get update -qq || cannot "apt-get update failed after adding $src"
+        apt-cache showsrc lwip 2>/dev/null | grep -q "^Version: $ver\$" \
+            || cannot "apt still has no source for lwip $ver after adding $src (URIs: ${uri:-http://deb.debian.org/debian})"
     fi
     # apt downloads as its own user, _apt, where that user may write.
     [ "$(id -u)" -ne 0 ] || chown _apt "$dl" 2>/dev/null || true
-    apt-get source -qq --download-only "lwip=$ver" >/dev/null
+    apt-get source -qq --download-only "lwip=$ver" >/dev/null || cannot "apt-get source lwip=$ver failed"
     if ! echo "$sums" | sha256sum --quiet -c -; then
         echo "fetch-lwip: the downloaded lwip $ver does not match its pinned SHA-256 sums" >&2
         exit 1

@@ -188,6 +188,9 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
         series: Vec::new(),
         skipped: Vec::new(),
     };
+    // Series too short to judge: how many, the most runs any has, and the
+    // runs a series needs (one short line when nothing can be judged).
+    let mut short: Option<(usize, usize, usize)> = None;
     for mut r in raw {
         let dropped = order_runs(&mut r.runs, q.by.as_deref());
         window(&mut r.runs, q);
@@ -201,7 +204,17 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
         };
         match judge_one(r, &s) {
             Ok(series) => out.series.push(series),
-            Err(why) => out.skipped.push(Skipped { series: name, why }),
+            Err(why) => {
+                if let Unjudged::TooShort { runs, need } = why {
+                    let (n, most, _) = short.get_or_insert((0, 0, need));
+                    *n += 1;
+                    *most = (*most).max(runs);
+                }
+                out.skipped.push(Skipped {
+                    series: name,
+                    why: why.to_string(),
+                });
+            }
         }
         if dropped > 0 {
             if let Some(k) = &q.by {
@@ -213,24 +226,52 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
         }
     }
     if out.series.is_empty() {
-        let why: Vec<String> = out.skipped.iter().map(|s| format!("{}: {}", s.series, s.why)).collect();
-        return Err(Error::Local(format!("no series could be judged ({})", why.join("; "))));
+        let others = out.skipped.len() - short.map_or(0, |(n, _, _)| n);
+        return Err(Error::Local(match (short, out.skipped.first()) {
+            (Some((n, most, need)), _) if others == 0 => format!(
+                "no series can be judged yet: {n} series, the longest with {most} run(s), and each needs at least {need}"
+            ),
+            (_, Some(first)) => format!(
+                "no series could be judged: {} series skipped, the first ({}) because {}",
+                out.skipped.len(),
+                first.series,
+                first.why
+            ),
+            (_, None) => "no series to judge".into(),
+        }));
     }
     out.sort();
     Ok(out)
 }
 
+/// Why a series was not judged.
+enum Unjudged {
+    /// Fewer runs than the method needs.
+    TooShort { runs: usize, need: usize },
+    /// Anything else, in words.
+    Other(String),
+}
+
+impl std::fmt::Display for Unjudged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unjudged::TooShort { runs, need } => write!(f, "{runs} runs, too few to judge (at least {need})"),
+            Unjudged::Other(why) => f.write_str(why),
+        }
+    }
+}
+
 /// One series judged: its runs' medians and its change points.
-fn judge_one(r: Raw, s: &Settings) -> Result<HistorySeries, String> {
+fn judge_one(r: Raw, s: &Settings) -> Result<HistorySeries, Unjudged> {
     let mut runs = r.runs;
     for run in &mut runs {
         run.median = stackmeter_compare::median(&run.values).unwrap_or(f64::NAN);
     }
-    let series =
-        Series::from_runs(&runs.iter().map(|r| r.values.as_slice()).collect::<Vec<_>>()).map_err(|e| e.to_string())?;
+    let series = Series::from_runs(&runs.iter().map(|r| r.values.as_slice()).collect::<Vec<_>>())
+        .map_err(|e| Unjudged::Other(e.to_string()))?;
     let found = analyze(&series, s).map_err(|e| match e {
-        HistoryError::TooShort { runs, need } => format!("{runs} runs, too few to judge (at least {need})"),
-        other => other.to_string(),
+        HistoryError::TooShort { runs, need } => Unjudged::TooShort { runs, need },
+        other => Unjudged::Other(other.to_string()),
     })?;
     let changes = found
         .into_iter()

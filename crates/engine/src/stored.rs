@@ -30,9 +30,7 @@ pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), E
             if tests.is_empty() {
                 return Err(usage(format!("run {id} has no stored tests")));
             }
-            let mut labels: Vec<&str> = tests.iter().map(|t| t.label.as_str()).collect();
-            labels.dedup();
-            return Ok((format!("run {id} ({})", labels.join(",")), tests));
+            return Ok((format!("run {id} ({})", labels_of(&tests).join(",")), tests));
         }
     }
     let tests = store.tests_with_label(spec)?;
@@ -44,14 +42,53 @@ pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), E
     Ok((spec.to_string(), tests))
 }
 
-/// B against the baseline A, comparing `metric` per repetition.
+/// Each label of `tests` once, in the order first seen.
+fn labels_of(tests: &[StoredTest]) -> Vec<&str> {
+    let mut labels: Vec<&str> = Vec::new();
+    for t in tests {
+        if !labels.contains(&t.label.as_str()) {
+            labels.push(&t.label);
+        }
+    }
+    labels
+}
+
+/// B against the baseline A, comparing `metric` per repetition. A side
+/// must be one target: a suite's run holds several, and is named with
+/// one of its labels (`RUN:LABEL`). The tests of a suite's plan step and
+/// of a single command (no step) are compared when each side has one
+/// step per test.
 pub fn compare(
     a: &(String, Vec<StoredTest>),
     b: &(String, Vec<StoredTest>),
     metric: &str,
 ) -> Result<Comparison, Error> {
-    let ((sa, steps_a), (sb, steps_b)) = (side(a), side(b));
-    let c = stackmeter_results::compare(&sa, &steps_a, &sb, &steps_b, metric);
+    for (name, tests) in [a, b] {
+        let labels = labels_of(tests);
+        if let (Some(first), true) = (labels.first(), labels.len() > 1) {
+            let run = name
+                .strip_prefix("run ")
+                .and_then(|r| r.split(' ').next())
+                .unwrap_or("RUN");
+            return Err(Error::Usage(format!(
+                "{name} holds the tests of {} targets ({}): name one as RUN:LABEL, e.g. {run}:{first}",
+                labels.len(),
+                labels.join(", ")
+            )));
+        }
+    }
+    let ((sa, mut steps_a), (sb, mut steps_b)) = (side(a), side(b));
+    let mut c = stackmeter_results::compare(&sa, &steps_a, &sb, &steps_b, metric);
+    if c.sections.is_empty() && one_step_per_test(&a.1) && one_step_per_test(&b.1) {
+        steps_a.iter_mut().chain(steps_b.iter_mut()).for_each(String::clear);
+        c = stackmeter_results::compare(&sa, &steps_a, &sb, &steps_b, metric);
+        if !c.sections.is_empty() {
+            c.notes.push(
+                "A and B come from different plan steps (or a suite and a single command): compared test by test"
+                    .into(),
+            );
+        }
+    }
     if c.sections.is_empty() {
         let tests = |side: &(String, Vec<StoredTest>)| {
             let mut names: Vec<&str> = Vec::new();
@@ -71,6 +108,20 @@ pub fn compare(
         )));
     }
     Ok(c)
+}
+
+/// Whether the tests hold each kind of test under one plan step only.
+fn one_step_per_test(tests: &[StoredTest]) -> bool {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for t in tests {
+        let test = t.doc.body.test_name();
+        match seen.iter().find(|(k, _)| *k == test) {
+            Some((_, step)) if *step != t.step => return false,
+            Some(_) => {}
+            None => seen.push((test, &t.step)),
+        }
+    }
+    true
 }
 
 fn side(s: &(String, Vec<StoredTest>)) -> (Side<'_>, Vec<String>) {

@@ -257,13 +257,17 @@ fn bad_history_input_is_one_line_and_a_nonzero_exit() {
             "--attr 'commit': expected KEY=VALUE",
         ),
         (&["history", "--csv", csv], 2, "no time column \"time\""),
-        (&["history", "--csv", short], 1, "3 runs, too few to judge"),
+        (
+            &["history", "--csv", short],
+            1,
+            "no series can be judged yet: 1 series, the longest with 3 run(s), and each needs at least 10",
+        ),
         (
             &["history", "few", "--figure", "rtt p42"],
             2,
             "no figure 'rtt p42' in the stored runs",
         ),
-        (&["history", "few"], 1, "too few to judge"),
+        (&["history", "few"], 1, "no series can be judged yet: "),
     ];
     for (args, code, says) in cases {
         let out = sm(&dir, args);
@@ -271,5 +275,6 @@ fn bad_history_input_is_one_line_and_a_nonzero_exit() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.len() < 200, "{args:?}: a short line: {err}");
     }
 }

@@ -40,11 +40,23 @@ struct Nodes {
 }
 
 fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
+    ip_or_why(args).is_ok()
+}
+
+/// `ip ARGS`, or what failed in its own words (a skip names the real cause).
+fn ip_or_why(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
         .args(args)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .output()
+        .map_err(|e| format!("ip {}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr).trim()
+    ))
 }
 
 fn ns(i: usize) -> String {
@@ -56,38 +68,43 @@ fn addr(i: usize) -> String {
 }
 
 impl Nodes {
-    fn new(fleet_toml: &str) -> Option<Nodes> {
+    fn new(fleet_toml: &str) -> Result<Nodes, String> {
         if !is_root() {
-            return None;
+            return Err("needs root (namespaces, veth, a bridge)".into());
         }
         Nodes::clean();
         let made_etc = !Path::new("/etc/stackmeter").exists();
         let nodes = Nodes { made_etc };
+        let file = |what: &str, r: std::io::Result<()>| r.map_err(|e| format!("{what}: {e}"));
         if made_etc {
-            std::fs::create_dir_all("/etc/stackmeter").ok()?;
+            file("mkdir /etc/stackmeter", std::fs::create_dir_all("/etc/stackmeter"))?;
         }
-        let mut ok = ip(&["link", "add", "smfl0", "type", "bridge"])
-            && ip(&["addr", "add", "10.77.0.254/24", "dev", "smfl0"])
-            && ip(&["link", "set", "smfl0", "up"]);
+        ip_or_why(&["link", "add", "smfl0", "type", "bridge"])?;
+        ip_or_why(&["addr", "add", "10.77.0.254/24", "dev", "smfl0"])?;
+        ip_or_why(&["link", "set", "smfl0", "up"])?;
         let hosts: String = (1..=NODES).map(|i| format!("{} {SERVICE}\n", addr(i))).collect();
         for i in 1..=NODES {
             let (n, a, b) = (ns(i), format!("smfl-a{i}"), format!("smfl-b{i}"));
-            ok = ok
-                && ip(&["netns", "add", &n])
-                && ip(&["link", "add", &a, "type", "veth", "peer", "name", &b])
-                && ip(&["link", "set", &a, "master", "smfl0", "up"])
-                && ip(&["link", "set", &b, "netns", &n])
-                && ip(&["-n", &n, "addr", "add", &format!("{}/24", addr(i)), "dev", &b])
-                && ip(&["-n", &n, "link", "set", &b, "up"])
-                && ip(&["-n", &n, "link", "set", "lo", "up"]);
+            ip_or_why(&["netns", "add", &n])?;
+            ip_or_why(&["link", "add", &a, "type", "veth", "peer", "name", &b])?;
+            ip_or_why(&["link", "set", &a, "master", "smfl0", "up"])?;
+            ip_or_why(&["link", "set", &b, "netns", &n])?;
+            ip_or_why(&["-n", &n, "addr", "add", &format!("{}/24", addr(i)), "dev", &b])?;
+            ip_or_why(&["-n", &n, "link", "set", &b, "up"])?;
+            ip_or_why(&["-n", &n, "link", "set", "lo", "up"])?;
             let etc = PathBuf::from(format!("/etc/netns/{n}"));
-            ok = ok
-                && std::fs::create_dir_all(etc.join("stackmeter")).is_ok()
-                && std::fs::write(etc.join("hosts"), format!("127.0.0.1 localhost\n{hosts}")).is_ok()
-                && std::fs::write(etc.join("host.conf"), "multi on\n").is_ok()
-                && std::fs::write(etc.join("stackmeter/fleet.toml"), fleet_toml).is_ok();
+            file("mkdir /etc/netns", std::fs::create_dir_all(etc.join("stackmeter")))?;
+            file(
+                "hosts",
+                std::fs::write(etc.join("hosts"), format!("127.0.0.1 localhost\n{hosts}")),
+            )?;
+            file("host.conf", std::fs::write(etc.join("host.conf"), "multi on\n"))?;
+            file(
+                "fleet.toml",
+                std::fs::write(etc.join("stackmeter/fleet.toml"), fleet_toml),
+            )?;
         }
-        ok.then_some(nodes)
+        Ok(nodes)
     }
 
     /// Slows node `i`'s way out to 20 Mbit/s (a tbf on its own side of its
@@ -220,8 +237,9 @@ fn eight_namespace_nodes_run_the_manifests_command_lines_and_a_slowed_node_stand
         return missing(test, "promtool cannot run (Debian package prometheus)");
     }
     let toml = fleet_toml();
-    let Some(nodes) = Nodes::new(&toml) else {
-        return missing(test, "needs root, ip netns and a bridge");
+    let nodes = match Nodes::new(&toml) {
+        Ok(n) => n,
+        Err(why) => return missing(test, &why),
     };
     pg.database("fleet_eight").unwrap();
     // Reached over the Unix socket, from every namespace alike.

@@ -281,6 +281,10 @@ fn mcu_hostile(addr: &str) {
 /// their absence fails.
 #[test]
 fn lab_mcu_boot_measure_down() {
+    // scripts/test could not fetch lwIP's source, which the firmware needs.
+    if let Ok(why) = std::env::var("STACKMETER_MISSING_MCU") {
+        return crate::missing("lab_mcu_boot_measure_down", &why);
+    }
     if !is_root() || !std::path::Path::new("/dev/net/tun").exists() {
         assert!(
             std::env::var_os("STACKMETER_REQUIRE_MCU").is_none(),

@@ -87,7 +87,14 @@ impl Chart {
         let value = |v: f64| format!("{} {unit}", number(v / div)).trim_end().to_string();
         match s.kind {
             Kind::Points { radius } => {
-                for &(x, y) in s.points.iter().filter(|p| p.1.is_finite()) {
+                for (i, &(x, y)) in s.points.iter().enumerate().filter(|p| p.1 .1.is_finite()) {
+                    // A point with an interval names both of its ends.
+                    let shown = match s.errors.get(i) {
+                        Some(&(lo, hi)) if lo.is_finite() && hi.is_finite() => {
+                            format!("{} ({} .. {})", value(y), value(lo), value(hi))
+                        }
+                        _ => value(y),
+                    };
                     let _ = write!(
                         o,
                         r#"<circle cx="{:.1}" cy="{:.1}" r="{radius}" fill="{}" fill-opacity="0.8" class="series"><title>{}: {}</title></circle>"#,
@@ -95,7 +102,7 @@ impl Chart {
                         py(y),
                         s.color,
                         esc(&s.name),
-                        esc(&value(y))
+                        esc(&shown)
                     );
                 }
             }

@@ -10,7 +10,6 @@ use stackmeter_results::Section;
 use crate::chart::{Axis, Chart, Kind, Series};
 use crate::view::{Block, Col, Table, View};
 use stackmeter_compare::{RowStats, Verdict};
-use stackmeter_results::num;
 use stackmeter_results::TestKind;
 
 /// The B vs A cell: the percentage, or "~ no significant difference".
@@ -19,7 +18,7 @@ fn verdict_words(r: &RowStats) -> String {
         Verdict::Faster | Verdict::Slower => percent_words(r.percent),
         Verdict::NoSignificantDifference => "~ no significant difference".to_string(),
         Verdict::TooFewRepetitions => format!(
-            "{} (no verdict: n < {})",
+            "est. {} (no verdict: n < {})",
             percent_words(r.percent),
             stackmeter_compare::MIN_REPETITIONS
         ),
@@ -54,23 +53,33 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         let judged = rows().any(|r| r.stats.verdict != Verdict::TooFewRepetitions);
         let ci = ci.filter(|_| !single);
         let spans = matches!(ci, Some((lo, hi)) if lo <= 1.0 && hi >= 1.0);
+        // Without a verdict the estimate is said as one, with both ends of
+        // its interval as changes of B against A, so it never reads as a
+        // finding.
+        let change = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+        let estimate = match ci {
+            Some((lo, hi)) => format!(
+                "point estimate {}, not significant: 95% CI of B/A {} .. {}",
+                percent_words(s.geomean_percent),
+                change(lo),
+                change(hi)
+            ),
+            None => format!("point estimate {}, no interval", percent_words(s.geomean_percent)),
+        };
         let words = match (judged, spans) {
             (false, _) => format!(
-                "no verdict (no row has {} or more repetitions a side), point estimate ",
+                "no verdict (no row has {} or more repetitions a side); {estimate}",
                 stackmeter_compare::MIN_REPETITIONS
             ),
-            (true, true) => "~ no significant difference, point estimate ".into(),
-            (true, false) => String::new(),
+            (true, true) => format!("~ no significant difference; {estimate}"),
+            (true, false) => percent_words(s.geomean_percent),
         };
         let ci = ci
             .map(|(lo, hi)| format!(", 95% CI {lo:.3}-{hi:.3}"))
             .unwrap_or_default();
         out.push(format!(
-            "Overall, B ({}) vs A ({}): {words}{} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
-            c.b,
-            c.a,
-            percent_words(s.geomean_percent),
-            s.rows,
+            "Overall, B ({}) vs A ({}): {words} (geometric mean of the per-row ratios B/A over {} row(s): {g:.3}{ci}{how})",
+            c.b, c.a, s.rows,
         ));
         out.push(format!(
             "Arithmetic mean of the percentages (the \"Average: N% faster\" of hand-made tables; it overweights large changes, quote the geometric mean): {}",
@@ -80,18 +89,33 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
     out
 }
 
+/// The decimals of a table's A, B and Difference columns: one rule for
+/// the table, from its largest value (3 below 1000, 1 from 1000, none
+/// from a million; 4 when every value is below 1), so a column never
+/// mixes precisions.
+fn decimals(s: &Section) -> usize {
+    let top = s
+        .rows
+        .iter()
+        .flat_map(|r| [r.stats.median_a.abs(), r.stats.median_b.abs()])
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    match top {
+        t if t >= 1e6 => 0,
+        t if t >= 1000.0 => 1,
+        t if t >= 1.0 => 3,
+        _ => 4,
+    }
+}
+
 /// Cells of one row: Size, A, B, Difference, B vs A, CI, p, reps.
-fn cells(r: &Row) -> Vec<String> {
+fn cells(r: &Row, d: usize) -> Vec<String> {
     let s = &r.stats;
     vec![
         r.label.clone(),
-        num(s.median_a),
-        num(s.median_b),
-        if s.difference >= 0.0 {
-            format!("+{}", num(s.difference))
-        } else {
-            num(s.difference)
-        },
+        format!("{:.d$}", s.median_a),
+        format!("{:.d$}", s.median_b),
+        format!("{:+.d$}", s.difference),
         verdict_words(s),
         // One repetition on a side has no spread to resample.
         match s.n_a < 2 || s.n_b < 2 {
@@ -231,7 +255,7 @@ impl crate::format::Render for Comparison {
             v.push(Block::Heading(s.title()));
             v.push(Block::Table(Table {
                 cols: cols(self, &s.unit, s.test),
-                rows: s.rows.iter().map(cells).collect(),
+                rows: s.rows.iter().map(|r| cells(r, decimals(s))).collect(),
                 ..Table::default()
             }));
             v.push(Block::Chart(ratio_chart(self, s)));
