@@ -79,6 +79,15 @@ impl Progress {
         }
     }
 
+    /// Shows `what` alone, with the time (a run until decided has no
+    /// total to count towards).
+    pub fn message(&self, what: String) {
+        if let Some(b) = &self.bar {
+            b.set_style(style("{elapsed_precise} {msg}"));
+            b.set_message(what);
+        }
+    }
+
     /// Prints `text` on stdout without tearing the bar.
     pub fn print(&self, text: &str) {
         let out = || {

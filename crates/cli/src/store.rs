@@ -21,7 +21,7 @@ fn with_store(db: &DbFlags, f: impl FnOnce(&Store) -> Result<i32, stackmeter_eng
 }
 
 pub fn compare(a: CompareArgs) -> i32 {
-    if let Err(e) = a.gate.check() {
+    if let Err(e) = a.gate.check(false) {
         return fail(2, e);
     }
     with_store(&a.db, |s| {

@@ -15,7 +15,8 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     if a.store.label.is_some() {
         return fail(2, "--label does not apply to suite: label each --target as LABEL=ADDR");
     }
-    if let Err(e) = a.gate.check() {
+    let decided = a.repeat.is_none() && a.until != Some(stackmeter_engine::commands::suite::Until::Repeat);
+    if let Err(e) = a.gate.check(decided) {
         return fail(2, e);
     }
     // The flags and the plan first, then the store (a bad --db costs no
@@ -31,8 +32,8 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
         return fail(1, e);
     }
     let progress = crate::progress::Progress::suite(format == Format::Text, 0);
-    let ((plan, conf), store) = store;
-    match config(&a, plan, conf, secret) {
+    let ((plan, budget), store) = store;
+    match config(&a, plan, budget, secret) {
         Ok((cfg, responders)) => execute(&a, format, store, cfg, responders, progress),
         Err(e) => {
             progress.finish();
@@ -65,6 +66,7 @@ fn execute(
         None => None,
     };
     let run_id = run.and_then(|k| k.id);
+    let decided = cfg.decide.is_some();
     let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run), &mut |ev| match ev {
         SuiteEvent::Test {
             done,
@@ -72,20 +74,27 @@ fn execute(
             step,
             label,
             repetition,
-        } => progress.set(done, total, format!("{step} on {label}, repetition {}", repetition + 1)),
+        } => match decided {
+            true => progress.message(format!("pair {repetition}: {step} on {label}")),
+            false => progress.set(done, total, format!("{step} on {label}, repetition {}", repetition + 1)),
+        },
         SuiteEvent::Warning(w) => progress.print_err(&format!("stackmeter: warning: {w}")),
+        SuiteEvent::Decided(line) => progress.print_err(&format!("stackmeter: decided: {line}")),
+        SuiteEvent::Pair {
+            pair,
+            open,
+            rows,
+            elapsed,
+        } => progress.message(format!(
+            "pair {pair}: {open} of {rows} row(s) open, {:.0} s",
+            elapsed.as_secs_f64()
+        )),
     });
     progress.finish();
     responders.kill_all();
     let o = &done.outcome;
-    if let (Some((c, w)), false) = (cfg.confidence, o.not_converged.is_empty()) {
-        eprintln!(
-            "stackmeter: WARNING: confidence goal {}% +/-{}% NOT reached after {} repetitions for {} figure(s) (see the end of the output)",
-            c * 100.0,
-            w * 50.0,
-            o.repetitions,
-            o.not_converged.len()
-        );
+    if let Some(d) = &o.decision {
+        eprintln!("stackmeter: stopped: {} after {} pair(s)", d.stop, d.pairs);
     }
     let code = finish(&render(o, format, &a.output.style()));
     // Spooled: kept on this host, not lost; the line says how to send it.
@@ -126,6 +135,9 @@ fn execute(
                 done.not_stored.1.as_deref().unwrap_or("")
             ),
         ),
-        None => crate::out::gate(&a.gate.failures(&o.comparisons)),
+        None => match &o.decision {
+            Some(d) => crate::out::gate(&a.gate.decided_failures(d)),
+            None => crate::out::gate(&a.gate.failures(&o.comparisons)),
+        },
     }
 }

@@ -17,20 +17,24 @@
 //! verdicts among them in check (Benjamini-Hochberg); [`twoway`] fits a
 //! fleet's pair matrix as one effect per node as a client and one as a
 //! target (median polish), so a slow node is named instead of its pairs.
+//!
+//! A comparison that runs until it knows uses [`sequential`]: a confidence
+//! sequence of the paired log-ratios that stays valid however often it is
+//! looked at, and its call against a tolerance band.
 
-pub mod converge;
 pub mod dist;
 pub mod fdr;
 mod median;
 pub mod mwu;
 pub mod rng;
 mod row;
+pub mod sequential;
 pub mod twoway;
 
-pub use converge::{converged, Convergence};
 pub use median::{hodges_lehmann, median};
 pub use mwu::mann_whitney_u;
 pub use row::{
     compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
     MIN_REPETITIONS,
 };
+pub use sequential::{Call, ConfSeq};

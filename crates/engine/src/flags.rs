@@ -258,16 +258,23 @@ pub struct GateFlags {
     /// with `change`, differs either way) by more than --tolerance.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
-    /// Percent a significant difference must exceed to fail the gate.
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.0, requires = "fail_on")]
-    pub tolerance: f64,
+    /// Percent a difference must exceed: for --fail-on (default 0), and the
+    /// band a run until decided calls equivalent within (default 2; 5 with --quick).
+    #[arg(long, value_name = "PERCENT")]
+    pub tolerance: Option<f64>,
 }
 
 impl GateFlags {
-    /// Checks the tolerance.
-    pub fn check(&self) -> Result<(), String> {
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(format!("--tolerance {}: a percentage, 0 or more", self.tolerance));
+    /// Checks the tolerance, and that it has a use: the gate's, unless
+    /// `decided` (a run until decided uses it as its band).
+    pub fn check(&self, decided: bool) -> Result<(), String> {
+        if let Some(t) = self.tolerance {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(format!("--tolerance {t}: a percentage, 0 or more"));
+            }
+            if self.fail_on.is_none() && !decided {
+                return Err("--tolerance needs --fail-on here (or --until decided, where it is the band)".into());
+            }
         }
         Ok(())
     }
@@ -277,7 +284,34 @@ impl GateFlags {
         let Some(what) = self.fail_on else { return Vec::new() };
         comparisons
             .iter()
-            .flat_map(|c| c.regressions(self.tolerance, what == FailOn::Change))
+            .flat_map(|c| c.regressions(self.tolerance.unwrap_or(0.0), what == FailOn::Change))
+            .collect()
+    }
+
+    /// The rows of a decided comparison that fail the gate: decided
+    /// slower (or, with `change`, faster too); the band is the tolerance.
+    pub fn decided_failures(&self, d: &stackmeter_results::Decision) -> Vec<String> {
+        use stackmeter_results::Decided;
+        let Some(what) = self.fail_on else { return Vec::new() };
+        d.rows
+            .iter()
+            .filter(|r| r.verdict == Decided::Slower || (what == FailOn::Change && r.verdict == Decided::Faster))
+            .map(|r| {
+                let how = if r.verdict == Decided::Slower {
+                    "slower"
+                } else {
+                    "faster"
+                };
+                format!(
+                    "{} {} {} {}: B/A {:.3}, {how} beyond +/-{:.1}%",
+                    r.step,
+                    r.label,
+                    r.series,
+                    r.stat,
+                    r.ratio,
+                    d.settings.tolerance * 100.0
+                )
+            })
             .collect()
     }
 }

@@ -34,6 +34,7 @@
 //! of its own, `stackmeter-lab`.
 
 pub mod commands;
+pub mod decide;
 pub mod error;
 pub mod execute;
 pub mod flags;

@@ -1,15 +1,18 @@
-//! The suite engine: a plan's steps against labelled targets, repetitions
-//! interleaved (A B A B, never all A then all B), every test stored as it
-//! finishes, repeated until a confidence goal is met when one is given,
-//! and judged into a typed [`SuiteOutcome`]. Progress goes to a callback
-//! as events; nothing here prints.
+//! The suite engine: a plan's steps against labelled targets, either a
+//! fixed number of repetitions interleaved (A B A B, never all A then all
+//! B) or, for two targets, pairs of blocks in random order until each row
+//! is decided (decide.rs); every test stored as it finishes, and judged
+//! into a typed [`SuiteOutcome`]. Progress goes to a callback as events;
+//! nothing here prints.
 
 use crate::error::Error;
 use crate::execute::Event;
 use crate::plan::Plan;
 use stackmeter_client::ClientError;
 use stackmeter_proto::auth::Key;
-use stackmeter_results::{Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target};
+use stackmeter_results::{
+    DecideSettings, Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target,
+};
 use stackmeter_store::{NewTest, Run, RunKey, StoredRun, StoredTest, Writer};
 use std::net::SocketAddr;
 
@@ -43,15 +46,12 @@ pub struct SuiteConfig {
     pub plan: Plan,
     /// The targets, baseline first.
     pub targets: Vec<Member>,
-    /// Repetitions per target (at least).
+    /// Repetitions per target (a fixed design).
     pub repeat: usize,
     /// The plan was scaled down.
     pub quick: bool,
-    /// Repeat until every compared figure's (level, width) interval is
-    /// reached, at most `max_repeat` times.
-    pub confidence: Option<(f64, f64)>,
-    /// Most repetitions with a confidence goal.
-    pub max_repeat: usize,
+    /// Run until decided (two members only): how, and the budget.
+    pub decide: Option<(DecideSettings, Budget)>,
     /// Latency figure compared per repetition.
     pub metric: String,
     /// Something the reader must know.
@@ -73,10 +73,11 @@ impl SuiteConfig {
             targets: self.targets.iter().map(|t| t.info.clone()).collect(),
             repeat: self.repeat,
             quick: self.quick,
-            confidence: self.confidence.map(|(c, w)| vec![c, w]),
-            max_repeat: self.max_repeat,
+            confidence: None,
             metric: self.metric.clone(),
             note: self.note.clone(),
+            decide: self.decide.as_ref().map(|(d, _)| d.clone()),
+            stop: None,
         }
     }
 }
@@ -93,6 +94,55 @@ pub enum SuiteEvent<'a> {
     },
     /// Something that did not stop the suite (a test not stored).
     Warning(String),
+    /// A decided run finished a pair: rows still open of all, time spent.
+    Pair {
+        pair: usize,
+        open: usize,
+        rows: usize,
+        elapsed: std::time::Duration,
+    },
+    /// A row of a decided run was decided: its line.
+    Decided(String),
+}
+
+/// How long a decided run may measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Budget {
+    /// Wall time (checked between pairs).
+    Time(std::time::Duration),
+    /// Pairs of blocks.
+    Pairs(usize),
+}
+
+impl Budget {
+    /// `--budget`: `60s`, `2m`, `500ms`, or a number of pairs (`200`,
+    /// `200pairs`); above zero.
+    pub fn parse(s: &str) -> Result<Budget, Error> {
+        let bad = |why: &str| Error::Usage(format!("--budget '{s}': {why}"));
+        let t = s.trim();
+        let (num, unit) = t.split_at(t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len()));
+        let v: f64 = num
+            .parse()
+            .map_err(|_| bad("expected a time (60s, 2m, 500ms) or a number of pairs (200)"))?;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(bad("must be above zero"));
+        }
+        let secs = |x: f64| Ok(Budget::Time(std::time::Duration::from_secs_f64(x)));
+        match unit.trim() {
+            "s" => secs(v),
+            "m" | "min" => secs(v * 60.0),
+            "ms" => secs(v / 1000.0),
+            "" | "pairs" if v.fract() == 0.0 => Ok(Budget::Pairs(v as usize)),
+            _ => Err(bad("expected a time (60s, 2m, 500ms) or a whole number of pairs (200)")),
+        }
+    }
+
+    pub(crate) fn spent(&self, pairs: usize, since: std::time::Instant) -> bool {
+        match *self {
+            Budget::Time(d) => since.elapsed() >= d,
+            Budget::Pairs(n) => pairs >= n,
+        }
+    }
 }
 
 /// A finished suite.
@@ -119,9 +169,17 @@ impl SuiteRun {
 /// Runs the suite; with a store, every test is committed to `run` as it
 /// finishes (or spooled, once PostgreSQL cannot be reached) and the run is
 /// marked complete or partial at the end.
-pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
+pub fn run(cfg: &SuiteConfig, store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
+    match &cfg.decide {
+        Some((d, budget)) => crate::decide::run(cfg, d, *budget, store, on),
+        None => run_fixed(cfg, store, on),
+    }
+}
+
+/// A fixed number of repetitions, interleaved A B A B.
+fn run_fixed(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
     let per_rep = cfg.plan.steps.len() * cfg.targets.len();
-    let mut done: Vec<(usize, usize, Document)> = Vec::new();
+    let mut done: Vec<Done> = Vec::new();
     let mut failure = None;
     let mut not_stored = (0, None);
     let mut rep = 0;
@@ -130,48 +188,19 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut
             for (ti, t) in cfg.targets.iter().enumerate() {
                 on(SuiteEvent::Test {
                     done: done.len(),
-                    total: per_rep * cfg.repeat.max(rep + 1),
+                    total: per_rep * cfg.repeat,
                     step: &step.name,
                     label: &t.info.label,
                     repetition: rep,
                 });
-                let target = Target {
-                    name: t.info.name.clone(),
-                    address: t.addr.to_string(),
-                    embedded: false,
-                    kind: step.spec.target_kind(),
-                };
-                let how = crate::execute::How {
-                    placement: cfg.placement.clone(),
-                    knobs: t.info.knobs.clone(),
-                    secret: cfg.secret,
-                };
-                let m = crate::execute::execute(&step.spec, target, t.addr, how, &mut |_: Event| {});
+                let m = measure(cfg, si, ti, rep, store.as_mut(), &mut not_stored, on);
                 if matches!(m.error, Some(ClientError::Interrupted)) {
                     // Cut short by Ctrl-C: half a repetition would bias
                     // the comparison, so it is neither stored nor judged.
                     failure = m.error;
                     break 'reps;
                 }
-                if let Some((s, run)) = store.as_mut() {
-                    let saved = s.add_test(
-                        run,
-                        &NewTest {
-                            label: &t.info.label,
-                            repetition: rep,
-                            step: &step.name,
-                            doc: &m.doc,
-                            histograms: crate::record::histograms(&m.histograms),
-                            intervals: crate::record::intervals(&m.doc),
-                        },
-                    );
-                    if let Err(e) = saved {
-                        on(SuiteEvent::Warning(format!("test not stored: {e}")));
-                        not_stored.0 += 1;
-                        not_stored.1.get_or_insert(e.to_string());
-                    }
-                }
-                done.push((ti, si, m.doc));
+                done.push((ti, si, rep, m.doc));
                 if let Some(e) = m.error {
                     failure = Some(e);
                     break 'reps;
@@ -183,39 +212,106 @@ pub fn run(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut
             }
         }
         rep += 1;
-        if rep < cfg.repeat {
-            continue;
-        }
-        let Some(conf) = cfg.confidence else { break };
-        if rep >= cfg.max_repeat
-            || stackmeter_results::convergence_misses(&finished(cfg, &done), &cfg.metric, conf).is_empty()
-        {
+        if rep >= cfg.repeat {
             break;
         }
     }
+    end(cfg, cfg.settings(), store, done, failure, not_stored)
+}
+
+/// A finished test: target, step, repetition (pair), document.
+pub(crate) type Done = (usize, usize, usize, Document);
+
+/// Measures step `si` on target `ti` as repetition `rep`, and stores it.
+pub(crate) fn measure(
+    cfg: &SuiteConfig,
+    si: usize,
+    ti: usize,
+    rep: usize,
+    store: Option<&mut (&mut Writer, RunKey)>,
+    not_stored: &mut (usize, Option<String>),
+    on: &mut dyn FnMut(SuiteEvent),
+) -> crate::execute::Measured {
+    let (step, t) = (&cfg.plan.steps[si], &cfg.targets[ti]);
+    let target = Target {
+        name: t.info.name.clone(),
+        address: t.addr.to_string(),
+        embedded: false,
+        kind: step.spec.target_kind(),
+    };
+    let how = crate::execute::How {
+        placement: cfg.placement.clone(),
+        knobs: t.info.knobs.clone(),
+        secret: cfg.secret,
+    };
+    let m = crate::execute::execute(&step.spec, target, t.addr, how, &mut |_: Event| {});
+    if matches!(m.error, Some(ClientError::Interrupted)) {
+        return m;
+    }
+    if let Some((s, run)) = store {
+        let saved = s.add_test(
+            run,
+            &NewTest {
+                label: &t.info.label,
+                repetition: rep,
+                step: &step.name,
+                doc: &m.doc,
+                histograms: crate::record::histograms(&m.histograms),
+                intervals: crate::record::intervals(&m.doc),
+            },
+        );
+        if let Err(e) = saved {
+            on(SuiteEvent::Warning(format!("test not stored: {e}")));
+            not_stored.0 += 1;
+            not_stored.1.get_or_insert(e.to_string());
+        }
+    }
+    m
+}
+
+/// Ends the run in the store (read back) and judges what finished.
+pub(crate) fn end(
+    cfg: &SuiteConfig,
+    settings: SuiteSettings,
+    store: Option<(&mut Writer, RunKey)>,
+    done: Vec<Done>,
+    failure: Option<ClientError>,
+    not_stored: (usize, Option<String>),
+) -> SuiteRun {
     let run_id = store.as_ref().and_then(|(_, key)| key.id);
     let lost = store.and_then(|(s, run)| {
         let status = if failure.is_some() { "partial" } else { "complete" };
-        s.finish_run(&run, status, &crate::record::now())
+        // What the run learnt (why a decided run stopped) goes with it.
+        let learnt = match settings.stop {
+            Some(_) => serde_json::to_value(&settings).map_err(|e| e.to_string()),
+            None => Ok(serde_json::Value::Null),
+        };
+        learnt
+            .and_then(|v| match v.is_null() {
+                true => Ok(()),
+                false => s.set_settings(&run, v).map_err(|e| e.to_string()),
+            })
+            .and_then(|()| {
+                s.finish_run(&run, status, &crate::record::now())
+                    .map_err(|e| e.to_string())
+            })
             .err()
-            .map(|e| e.to_string())
     });
+    let finished: Vec<Finished> = done
+        .iter()
+        .map(|(t, s, rep, doc)| Finished {
+            label: &cfg.targets[*t].info.label,
+            step: &cfg.plan.steps[*s].name,
+            repetition: *rep,
+            doc,
+        })
+        .collect();
     SuiteRun {
-        outcome: SuiteOutcome::build(cfg.settings(), run_id, &finished(cfg, &done)),
+        outcome: SuiteOutcome::build(settings, run_id, &finished),
         failure,
         not_stored,
         lost,
     }
-}
-
-fn finished<'a>(cfg: &'a SuiteConfig, done: &'a [(usize, usize, Document)]) -> Vec<Finished<'a>> {
-    done.iter()
-        .map(|(t, s, doc)| Finished {
-            label: &cfg.targets[*t].info.label,
-            step: &cfg.plan.steps[*s].name,
-            doc,
-        })
-        .collect()
 }
 
 /// Starts a stored run for `cfg`.
@@ -235,6 +331,7 @@ pub fn stored_outcome(run: &StoredRun, tests: &[StoredTest]) -> Result<SuiteOutc
         .map(|t| Finished {
             label: &t.label,
             step: &t.step,
+            repetition: t.repetition,
             doc: &t.doc,
         })
         .collect();
@@ -293,16 +390,4 @@ pub fn with_variants(targets: Vec<Member>, variants: &[crate::plan::Variant]) ->
         }
     }
     Ok(out)
-}
-
-/// "99,5" -> (0.99, 0.05).
-pub fn confidence(s: &str) -> Result<(f64, f64), Error> {
-    let bad = || Error::Usage(format!("--confidence '{s}': expected CONF,WIDTH in percent, e.g. 99,5"));
-    let (c, w) = s.split_once(',').ok_or_else(bad)?;
-    let c: f64 = c.trim().parse().map_err(|_| bad())?;
-    let w: f64 = w.trim().parse().map_err(|_| bad())?;
-    if !((50.0..100.0).contains(&c) && w > 0.0 && w < 100.0) {
-        return Err(bad());
-    }
-    Ok((c / 100.0, w / 100.0))
 }

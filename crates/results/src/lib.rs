@@ -16,6 +16,7 @@
 
 mod comparison;
 mod crr;
+pub mod decision;
 mod doc;
 mod figures;
 pub mod fleet;
@@ -42,6 +43,7 @@ pub mod warnings;
 
 pub use comparison::{build as compare, p_value, percent_words, Comparison, Row, Section, Side};
 pub use crr::{CrrParams, CrrResult};
+pub use decision::{DecideSettings, Decided, DecidedRow, Decider, Decision};
 pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{row_label, step_suffix, Figure, Figures};
 pub use kind::TestKind;
@@ -60,6 +62,6 @@ pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
     CpuShare, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };
-pub use suite::{convergence_misses, Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
+pub use suite::{Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 pub use units::{bit_rate, byte_rate, format_size, num, packet_rate, Units};

@@ -1,11 +1,11 @@
 //! A suite's outcome as one typed value: the settings it ran with (kept
-//! with the run in the store, so `show` renders a stored suite again), the
-//! comparison of every target against the first, and the figures whose
-//! confidence goal was not reached. Built from finished documents by pure
-//! code; the engine runs the tests, this only judges them.
+//! with the run in the store, so `show` renders a stored suite again), and
+//! either the comparison of every target against the first (a fixed number
+//! of repetitions) or B's decision against A (run until decided). Built
+//! from finished documents by pure code; the engine runs the tests, this
+//! only judges them.
 
 use crate::comparison::{self, Comparison, Side};
-use crate::doc::figures;
 use crate::doc::Document;
 use serde::{Deserialize, Serialize};
 
@@ -35,14 +35,22 @@ pub struct SuiteSettings {
     pub repeat: usize,
     /// Counts and durations scaled down.
     pub quick: bool,
-    /// Confidence goal `[level, width]` (0.99, 0.05), if any.
+    /// The netperf-style goal of runs before 0.3 (`--confidence`, removed:
+    /// docs/methods.md), kept so their settings still read.
+    #[serde(default, skip_serializing)]
+    #[schemars(skip)]
     pub confidence: Option<Vec<f64>>,
-    /// Most repetitions with a confidence goal.
-    pub max_repeat: usize,
     /// Latency figure compared per repetition ("mean", "p50", "p99").
     pub metric: String,
     /// Something the reader must know (e.g. which responders were compared).
     pub note: Option<String>,
+    /// Run until decided (paired blocks, a confidence sequence per row)
+    /// instead of a fixed number of repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<crate::decision::DecideSettings>,
+    /// Why a decided run stopped (kept with the run, so `show` says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
 }
 
 /// One finished test of a suite.
@@ -51,6 +59,8 @@ pub struct Finished<'a> {
     pub label: &'a str,
     /// Plan step.
     pub step: &'a str,
+    /// Repetition (a decided run's pair, from 1).
+    pub repetition: usize,
     /// The result.
     pub doc: &'a Document,
 }
@@ -68,10 +78,11 @@ pub struct SuiteOutcome {
     pub tests: usize,
     /// Repetitions the baseline ran of the first step.
     pub repetitions: usize,
-    /// Each target against the first.
+    /// Each target against the first (fixed repetitions).
     pub comparisons: Vec<Comparison>,
-    /// Figures whose confidence goal was not reached, one line each.
-    pub not_converged: Vec<String>,
+    /// B against A, run until decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::decision::Decision>,
 }
 
 impl SuiteOutcome {
@@ -93,17 +104,24 @@ impl SuiteOutcome {
             )
         };
         let mut comparisons = Vec::new();
-        if let Some(first) = labels.first() {
+        let mut decision = None;
+        if let (Some(d), [a, b]) = (&settings.decide, &labels[..]) {
+            let stop = settings.stop.as_deref().unwrap_or("stopped");
+            decision = Some(crate::decision::Decision::replay(
+                a,
+                b,
+                d.clone(),
+                &settings.metric,
+                done,
+                stop,
+            ));
+        } else if let Some(first) = labels.first() {
             let (a, sa) = side(first);
             for other in labels.iter().skip(1) {
                 let (b, sb) = side(other);
                 comparisons.push(comparison::build(&a, &sa, &b, &sb, &settings.metric));
             }
         }
-        let not_converged = match settings.confidence.as_deref() {
-            Some([level, width]) => convergence_misses(done, &settings.metric, (*level, *width)),
-            _ => Vec::new(),
-        };
         SuiteOutcome {
             schema: crate::doc::SCHEMA.into(),
             suite: settings,
@@ -111,31 +129,7 @@ impl SuiteOutcome {
             tests: done.len(),
             repetitions,
             comparisons,
-            not_converged,
+            decision,
         }
     }
-}
-
-/// Every compared figure per target and step whose `conf` = (level,
-/// width) interval is not yet reached, one line each (netperf `-I`).
-pub fn convergence_misses(done: &[Finished], metric: &str, conf: (f64, f64)) -> Vec<String> {
-    let mut series: Vec<(String, Vec<f64>)> = Vec::new();
-    for d in done {
-        for f in figures(d.doc) {
-            if f.compared && (f.stat == metric || f.stat == "value") {
-                let key = format!("{} {} {} {} {}", d.label, d.step, f.series, f.stat, f.row_label);
-                match series.iter_mut().find(|s| s.0 == key) {
-                    Some(s) => s.1.push(f.value),
-                    None => series.push((key, vec![f.value])),
-                }
-            }
-        }
-    }
-    series
-        .iter()
-        .filter_map(|(k, v)| {
-            let c = stackmeter_compare::converged(v, conf.0, conf.1);
-            (!c.reached).then(|| format!("{k}: +/-{:.1}% after {} repetitions", c.half_width * 100.0, c.n))
-        })
-        .collect()
 }

@@ -36,6 +36,8 @@ const NETWORK: &[&str] = &[
     "gpfs",
     "beegfs",
     "orangefs",
+    "pvfs2",
+    "vboxsf",
     "davfs",
     "fuse.sshfs",
     "fuse.glusterfs",
@@ -43,8 +45,13 @@ const NETWORK: &[&str] = &[
     "fuse.rclone",
     "fuse.gcsfuse",
     "fuse.davfs",
-    "fuse.cephfs",
+    "fuse.ceph-fuse",
     "fuse.juicefs",
+    "fuse.vmhgfs-fuse",
+    "fuse.mfs",
+    "fuse.seaweedfs",
+    "fuse.blobfuse2",
+    "fuse.goofys",
 ];
 
 /// The network file system type that holds `dir`, if it is one. A folder

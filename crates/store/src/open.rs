@@ -13,6 +13,9 @@ use std::time::Duration;
 pub struct Store {
     pub(crate) conn: Conn,
     location: Location,
+    /// An SQLite file's device and inode when it was opened: a file moved,
+    /// removed or replaced under a writer is noticed before the next write.
+    identity: Option<(u64, u64)>,
 }
 
 impl Store {
@@ -34,7 +37,33 @@ impl Store {
                 conn
             }
         };
-        Ok(Store { conn, location })
+        let identity = match &location {
+            Location::Sqlite(path) => file_identity(path),
+            Location::Postgres(_) => None,
+        };
+        Ok(Store {
+            conn,
+            location,
+            identity,
+        })
+    }
+
+    /// An error when the SQLite file this store opened is no longer the
+    /// file at its path (moved, removed, or replaced by a restore): writes
+    /// would go into a file nobody will read, beside a WAL that another
+    /// file now shares (SQLite's "How To Corrupt", 2.5).
+    pub(crate) fn still_there(&self) -> Result<()> {
+        let (Location::Sqlite(path), Some(was)) = (&self.location, self.identity) else {
+            return Ok(());
+        };
+        match file_identity(path) {
+            Some(now) if now == was => Ok(()),
+            _ => Err(StoreError::Open {
+                path: path.clone(),
+                reason: "the file was moved, removed or replaced while this command ran; nothing more is written to it"
+                    .into(),
+            }),
+        }
     }
 
     fn open_sqlite(path: &Path, to: usize) -> Result<Conn> {
@@ -93,6 +122,7 @@ impl Store {
         Ok(Store {
             conn: Store::setup_sqlite(rusqlite::Connection::open_in_memory()?, MIGRATIONS.len())?,
             location: Location::Sqlite(":memory:".into()),
+            identity: None,
         })
     }
 
@@ -176,6 +206,11 @@ impl Store {
             .map(|r| r.text(0))
             .collect()
     }
+}
+
+/// A file's device and inode, if it exists.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Whether the store's folder has no room left: SQLite says only "disk I/O

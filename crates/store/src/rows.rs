@@ -286,6 +286,16 @@ pub(crate) fn set_status(c: &Conn, run: i64, status: &str, finished: Option<&str
     Ok(())
 }
 
+/// Replaces a run's settings (what a run learnt while it ran: why a run
+/// until decided stopped).
+pub(crate) fn set_settings(c: &Conn, run: i64, settings: &serde_json::Value) -> Result<()> {
+    c.exec(
+        "UPDATE runs SET settings = ?2 WHERE id = ?1",
+        params![run, settings.to_string()],
+    )?;
+    Ok(())
+}
+
 pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     // Cannot fail: documents and string lists hold no non-string map keys.
     serde_json::to_string(v).expect("a document serializes")

@@ -337,7 +337,7 @@ impl Writer {
     pub fn begin_run(&mut self, r: &Run) -> Result<RunKey> {
         let row = r.clone();
         let id = match &self.store {
-            Some(s) => match crate::rows::insert_run(&s.conn, &row) {
+            Some(s) => match s.still_there().and_then(|()| crate::rows::insert_run(&s.conn, &row)) {
                 Ok(id) => Some(id),
                 Err(e) => {
                     self.lose(e)?;
@@ -365,7 +365,10 @@ impl Writer {
     pub fn add_test(&mut self, run: &RunKey, t: &NewTest) -> Result<()> {
         let row = TestRow::new(t, new_uid())?;
         if let (Some(s), Some(id)) = (&self.store, self.runs[run.index].id) {
-            match s.conn.transaction(|c| crate::rows::insert_test(c, id, &row)) {
+            match s
+                .still_there()
+                .and_then(|()| s.conn.transaction(|c| crate::rows::insert_test(c, id, &row)))
+            {
                 Ok(_) => {
                     self.runs[run.index].stored += 1;
                     return Ok(());
@@ -384,6 +387,22 @@ impl Writer {
         spool.write_test(&r.row.uid, r.tests, &row)?;
         r.tests += 1;
         self.spooled_tests += 1;
+        Ok(())
+    }
+
+    /// Replaces run `run`'s settings (in the store now, or in its spool
+    /// file when the run ends).
+    pub fn set_settings(&mut self, run: &RunKey, settings: serde_json::Value) -> Result<()> {
+        let r = &mut self.runs[run.index];
+        r.row.settings = settings;
+        if let (Some(s), Some(id), false) = (&self.store, r.id, r.spooled) {
+            if let Err(e) = s
+                .still_there()
+                .and_then(|()| crate::rows::set_settings(&s.conn, id, &r.row.settings))
+            {
+                self.lose(e)?;
+            }
+        }
         Ok(())
     }
 

@@ -594,3 +594,30 @@ fn uri_paths_are_file_names_and_hard_links_are_refused() {
     let e = Store::open(&path).err().unwrap().to_string();
     assert!(e.contains("the file has 2 hard links"), "{e}");
 }
+
+/// A store file replaced under a writer (a restore, a `mv`) takes no more
+/// writes: the next one is an error naming what happened.
+#[test]
+fn a_store_replaced_under_a_writer_takes_no_more_writes() {
+    let path = tmp("replaced");
+    let d = doc();
+    let mut w = Writer::open(&Location::Sqlite(path.clone()), None).unwrap();
+    let key = w
+        .begin_run(&Run::start("single", None, &d.env, serde_json::json!({}), 42))
+        .unwrap();
+    std::fs::rename(&path, path.with_file_name("moved.db")).unwrap();
+    drop(Store::open(&path).unwrap());
+    let t = NewTest {
+        label: "a",
+        repetition: 0,
+        step: "",
+        doc: &d,
+        histograms: vec![],
+        intervals: vec![],
+    };
+    let e = w.add_test(&key, &t).unwrap_err().to_string();
+    assert!(
+        e.contains("the file was moved, removed or replaced while this command ran"),
+        "{e}"
+    );
+}

@@ -3,6 +3,7 @@
 
 mod charts;
 mod concurrency;
+mod decide;
 mod durability;
 mod history;
 mod postgres;

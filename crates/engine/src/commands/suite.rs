@@ -4,10 +4,11 @@
 //! pinned, the measuring thread pinned.
 
 use crate::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
-use crate::suite::{Member, SuiteConfig};
+use crate::suite::{Budget, Member, SuiteConfig};
 use crate::target::LocalResponders;
 use clap::Args;
 use stackmeter_proto::auth::Key;
+use stackmeter_results::DecideSettings;
 use stackmeter_results::Placement;
 
 #[derive(Args, Debug)]
@@ -23,22 +24,33 @@ pub struct SuiteArgs {
     /// two or more, the first the baseline (replaces the plan's [[variant]] tables).
     #[arg(long = "variant", value_name = "NAME,KNOBS")]
     pub variants: Vec<String>,
-    /// Repetitions per target (interleaved).
-    #[arg(long, default_value_t = 5)]
-    pub repeat: usize,
+    /// Repetitions per target, interleaved A B A B (a fixed design; the
+    /// default with three or more members, 5).
+    #[arg(long)]
+    pub repeat: Option<usize>,
+    /// `decided`: pairs of blocks in random order until every row is
+    /// decided (faster, slower, equivalent within --tolerance) or the
+    /// budget is spent, the default with two members and no --repeat;
+    /// `repeat`: the fixed design.
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub until: Option<Until>,
+    /// How long a run until decided may measure: a time (60s, 2m) or a
+    /// number of pairs (200) [default: 60s; 30s with --quick].
+    #[arg(long, value_name = "TIME|PAIRS")]
+    pub budget: Option<String>,
+    /// The seed of the random A/B order of each pair [default: from the clock; stored with the run].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Scale counts and durations down (demos, CI).
     #[arg(long)]
     pub quick: bool,
-    /// Repeat until the CONF% confidence interval of the mean is within
-    /// +/-WIDTH/2 % for every compared figure (netperf -I), e.g. 99,5.
-    #[arg(long, value_name = "CONF,WIDTH")]
+    /// Removed: netperf's rule (look after every repetition, stop when the
+    /// interval is narrow) misses the truth far more often than it says.
+    #[arg(long, value_name = "CONF,WIDTH", hide = true)]
     pub confidence: Option<String>,
-    /// Most repetitions with --confidence.
-    #[arg(long, default_value_t = 30)]
-    pub max_repeat: usize,
-    /// Latency figure compared per repetition.
-    #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
-    pub metric: MetricArg,
+    /// Latency figure compared per repetition or pair [default: mean; p50 until decided].
+    #[arg(long, value_enum)]
+    pub metric: Option<MetricArg>,
     /// How to print the outcome (a progress bar shows on a terminal with text only).
     #[command(flatten)]
     pub output: FormatFlags,
@@ -57,18 +69,49 @@ pub fn plan_help() -> String {
     )
 }
 
-pub type Checked = (crate::plan::Plan, Option<(f64, f64)>);
+/// When a suite stops.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// Every row decided, or the budget spent.
+    Decided,
+    /// A fixed number of repetitions (--repeat).
+    Repeat,
+}
+
+/// The plan, and the budget of a run until decided.
+pub type Checked = (crate::plan::Plan, Budget);
 
 /// Checks the flags and loads the plan.
 pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::Error> {
     use crate::Error::Usage;
-    if a.repeat == 0 {
+    if a.confidence.is_some() {
+        return Err(Usage(
+            "--confidence was removed: looking again after every repetition and stopping once the interval is narrow \
+             (netperf's -I) misses the truth far more often than it says; --until decided stops on a bound that holds \
+             however often it looks (docs/methods.md)"
+                .into(),
+        ));
+    }
+    if a.repeat == Some(0) {
         return Err(Usage("--repeat must be at least 1".into()));
     }
-    let confidence = a.confidence.as_deref().map(crate::suite::confidence).transpose()?;
-    if confidence.is_some() && a.max_repeat < a.repeat {
-        return Err(Usage("--max-repeat must be at least --repeat".into()));
+    if a.until == Some(Until::Decided) && a.repeat.is_some() {
+        return Err(Usage(
+            "--repeat is the fixed design: it does not go with --until decided".into(),
+        ));
     }
+    let decided = a.until != Some(Until::Repeat) && a.repeat.is_none();
+    if let (true, Some(t)) = (decided, a.gate.tolerance) {
+        if !(t > 0.0 && t <= 100.0) {
+            return Err(Usage(format!(
+                "--tolerance {t}: the band must be above 0 and at most 100 percent"
+            )));
+        }
+    }
+    let budget = match &a.budget {
+        Some(b) => Budget::parse(b)?,
+        None => Budget::Time(std::time::Duration::from_secs(if a.quick { 30 } else { 60 })),
+    };
     let mut plan = crate::plan::load(&a.plan, a.quick)?;
     if !a.variants.is_empty() {
         let variants = a
@@ -80,14 +123,14 @@ pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::Error> {
         crate::plan::check_variants(&variants).map_err(|e| Usage(format!("--variant: {e}")))?;
         plan.variants = variants;
     }
-    Ok((plan, confidence))
+    Ok((plan, budget))
 }
 
 /// Finds or starts the targets and pins the measuring thread.
 pub fn config(
     a: &SuiteArgs,
     plan: crate::plan::Plan,
-    confidence: Option<(f64, f64)>,
+    budget: Budget,
     secret: Option<Key>,
 ) -> Result<(SuiteConfig, LocalResponders), crate::Error> {
     let responders = LocalResponders::default();
@@ -120,18 +163,57 @@ pub fn config(
         (crate::suite::targets(&a.targets, !plan.variants.is_empty())?, None)
     };
     let targets = crate::suite::with_variants(targets, &plan.variants)?;
+    let decide = decide_settings(a, targets.len(), budget)?;
+    let metric = a.metric.unwrap_or(if decide.is_some() {
+        MetricArg::P50
+    } else {
+        MetricArg::Mean
+    });
     let cfg = SuiteConfig {
         plan,
         targets,
-        repeat: a.repeat,
+        repeat: a.repeat.unwrap_or(5),
         quick: a.quick,
-        confidence,
-        max_repeat: a.max_repeat,
-        metric: a.metric.name().into(),
+        decide,
+        metric: metric.name().into(),
         note,
         placement,
         secret,
         attrs: a.store.attrs().map_err(crate::error::Error::Usage)?,
     };
     Ok((cfg, responders))
+}
+
+/// A run until decided: explicitly (`--until decided`, which then needs
+/// two members) or by default with two members and no `--repeat`.
+fn decide_settings(
+    a: &SuiteArgs,
+    members: usize,
+    budget: Budget,
+) -> Result<Option<(DecideSettings, Budget)>, crate::Error> {
+    let asked = a.until == Some(Until::Decided);
+    let wanted = asked || (a.until.is_none() && a.repeat.is_none() && members == 2);
+    if !wanted {
+        return Ok(None);
+    }
+    if members != 2 {
+        return Err(crate::Error::Usage(format!(
+            "--until decided compares two members (A and B), this suite has {members}: give two --target LABEL=ADDR (or two variants)"
+        )));
+    }
+    let tolerance = a.gate.tolerance.unwrap_or(if a.quick { 5.0 } else { 2.0 }) / 100.0;
+    let seed = a.seed.unwrap_or_else(|| stackmeter_sys::wall_ns() as u64);
+    let described = match budget {
+        Budget::Time(d) => format!("{}s", d.as_secs_f64()),
+        Budget::Pairs(n) => format!("{n} pairs"),
+    };
+    Ok(Some((
+        DecideSettings {
+            alpha: 0.05,
+            tolerance,
+            budget: a.budget.clone().unwrap_or(described),
+            seed,
+        },
+        budget,
+    )))
 }

@@ -2,6 +2,7 @@
 
 pub mod comparison;
 pub mod crr;
+pub mod decision;
 pub mod document;
 pub mod fleet;
 pub mod history;

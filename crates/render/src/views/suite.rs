@@ -1,5 +1,5 @@
-//! A suite's outcome: each comparison against the first target, and the
-//! figures whose confidence goal was not reached.
+//! A suite's outcome: each comparison against the first target (a fixed
+//! number of repetitions), or B's decision against A (run until decided).
 use stackmeter_results::SuiteOutcome;
 
 use crate::view::{nested, Block, View};
@@ -19,11 +19,17 @@ impl crate::format::Render for SuiteOutcome {
             })
             .collect();
         let mut v = View::new();
+        let design = match (&s.decide, &self.decision) {
+            (Some(d), Some(dec)) => format!(
+                "until decided: {} pair(s) of blocks in random order, budget {}",
+                dec.pairs, d.budget
+            ),
+            _ => format!("{} repetitions per target, interleaved", self.repetitions),
+        };
         v.push(Block::Title(format!(
-            "stackmeter suite {}: {}; {} repetitions per target, interleaved{}",
+            "stackmeter suite {}: {}; {design}{}",
             s.plan,
             targets.join(", "),
-            self.repetitions,
             self.run.map(|r| format!("; stored as run {r}")).unwrap_or_default()
         )));
         if let Some(n) = &s.note {
@@ -32,15 +38,8 @@ impl crate::format::Render for SuiteOutcome {
         for c in &self.comparisons {
             v.extend(nested(c.view(style)));
         }
-        if !self.not_converged.is_empty() {
-            v.blank();
-            v.push(Block::Warning(format!(
-                "the confidence interval goal was NOT reached for {} figure(s); treat these verdicts with care:",
-                self.not_converged.len()
-            )));
-            for m in &self.not_converged {
-                v.line(format!("  {m}"));
-            }
+        if let Some(d) = &self.decision {
+            v.extend(nested(d.view(style)));
         }
         v
     }

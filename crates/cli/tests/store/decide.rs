@@ -1,0 +1,191 @@
+//! A suite of two targets run until decided: pairs of blocks in random
+//! order, a confidence sequence per row, stopped per row when it is
+//! outside or inside the band. A target behind a real proxy (socat) is
+//! decided slower, the run is shown again as printed, the gate fails on
+//! it, Ctrl-C keeps and prints what was decided, and bad input is one line.
+
+use super::{db, ok, runs, sm, stdout};
+use crate::load::Proxy;
+use crate::{json_of, stderr, Server, BIN};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn plan(dir: &Path) -> String {
+    let plan = dir.join("decide-plan.toml");
+    std::fs::write(
+        &plan,
+        "[[step]]\nname = \"lat\"\ntest = \"rr\"\nsizes = \"1:1,1:16K\"\niterations = 200\n",
+    )
+    .unwrap();
+    plan.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_target_behind_a_proxy_is_decided_slower_and_the_run_shows_again_as_printed() {
+    let db = db("decide-proxy");
+    let srv = Server::start(&[]);
+    let (_proxy, port) = Proxy::start(srv.addr);
+    let plan = plan(db.parent().unwrap());
+    let args = [
+        "suite",
+        &plan,
+        "--target",
+        &format!("direct={}", srv.target()),
+        "--target",
+        &format!("proxied=127.0.0.1:{port}"),
+        "--budget",
+        "60",
+        "--seed",
+        "7",
+    ];
+    let out = ok(sm(&db, &args));
+    let text = stdout(&out);
+    let err = stderr(&out);
+    // Every row decided slower (a proxy adds two hops), each on its own
+    // line as it was decided, and the stop said.
+    assert_eq!(err.matches("stackmeter: decided: lat ").count(), 2, "{err}");
+    assert!(err.contains("stackmeter: stopped: every row decided after "), "{err}");
+    assert!(text.contains("; until decided: "), "{text}");
+    assert!(
+        text.contains("Decided, B (proxied) vs A (direct): 0 faster, 2 slower, 0 equivalent within +/-2%, 0 inconclusive; stopped: every row decided"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Correction: alpha 0.05 split evenly over 2 row(s) (Bonferroni: 0.0250 each)"),
+        "{text}"
+    );
+    // Stored as printed: `show` renders the same from the stored blocks.
+    let id = runs(&db)[0]["id"].as_i64().unwrap().to_string();
+    assert_eq!(stdout(&ok(sm(&db, &["show", &id]))), text);
+    // JSON: every pair with its order and ratios, each row's verdict.
+    let v = json_of(&ok(sm(&db, &["show", &id, "--json"])));
+    let d = &v["decision"];
+    let rows = d["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["verdict"] == "slower"), "{rows:?}");
+    for r in rows {
+        let at = r["decided_at"].as_u64().unwrap();
+        assert!(at >= 8, "no call before 8 pairs: {r}");
+        let (lo, ratio) = (r["interval"][0].as_f64().unwrap(), r["ratio"].as_f64().unwrap());
+        assert!(lo > 1.02 && ratio > lo, "{r}");
+    }
+    let history = d["history"].as_array().unwrap();
+    assert_eq!(history.len() as u64, d["pairs"].as_u64().unwrap());
+    assert!(history.iter().all(|p| p["first"] == "A" || p["first"] == "B"));
+    assert!(history.iter().any(|p| p["first"] == "A") && history.iter().any(|p| p["first"] == "B"));
+    assert_eq!(v["tests"].as_u64(), Some(2 * history.len() as u64), "two blocks a pair");
+    assert_eq!(v["suite"]["decide"]["seed"], 7);
+    // The gate: a row decided slower fails it (exit 6).
+    let mut gated: Vec<&str> = args.to_vec();
+    gated.extend(["--fail-on", "slower", "--no-store"]);
+    let out = sm(&db, &gated);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+}
+
+#[test]
+fn ctrl_c_keeps_and_prints_what_was_decided() {
+    let db = db("decide-sigint");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let plan = plan(db.parent().unwrap());
+    let mut child = crate::sandbox(&mut Command::new(BIN))
+        .args(["suite", &plan, "--budget", "10m", "--tolerance", "0.01", "--target"])
+        .arg(format!("a={}", a.target()))
+        .arg("--target")
+        .arg(format!("b={}", b.target()))
+        .env("STACKMETER_DB", &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let n = stackmeter_store::Store::open(&db)
+            .ok()
+            .and_then(|s| s.runs().ok())
+            .and_then(|r| r.first().map(|r| r.tests))
+            .unwrap_or(0);
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("suite ended ({st}) before it was interrupted");
+        }
+        if n >= 20 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{n} blocks stored within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("stopped: interrupted after "), "{text}");
+    assert!(
+        stderr(&out).contains("stackmeter: stopped: interrupted after "),
+        "{}",
+        stderr(&out)
+    );
+    let list = runs(&db);
+    assert_eq!(list[0]["status"], "partial");
+    let id = list[0]["id"].as_i64().unwrap().to_string();
+    assert_eq!(stdout(&ok(sm(&db, &["show", &id]))), text);
+}
+
+#[test]
+fn bad_input_for_a_run_until_decided_is_one_line_and_exit_2() {
+    let db = db("decide-bad");
+    let t = "a=127.0.0.1:1";
+    let u = "b=127.0.0.1:2";
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["suite", "--target", t, "--target", u, "--budget", "0"],
+            "--budget '0': must be above zero",
+        ),
+        (
+            &["suite", "--target", t, "--target", u, "--budget", "soon"],
+            "--budget 'soon': expected a time",
+        ),
+        (
+            &["suite", "--target", t, "--target", u, "--tolerance", "0"],
+            "--tolerance 0: the band must be above 0",
+        ),
+        (
+            &["suite", "--target", t, "--target", u, "--tolerance", "150"],
+            "--tolerance 150: the band must be above 0 and at most 100",
+        ),
+        (&["suite", "--until", "decided", "--target", t], "two or more"),
+        (
+            &[
+                "suite",
+                "--until",
+                "decided",
+                "--target",
+                t,
+                "--target",
+                u,
+                "--target",
+                "c=127.0.0.1:3",
+            ],
+            "this suite has 3",
+        ),
+        (
+            &[
+                "suite", "--until", "decided", "--repeat", "5", "--target", t, "--target", u,
+            ],
+            "--repeat is the fixed design",
+        ),
+        (
+            &["suite", "--confidence", "99,5", "--target", t, "--target", u],
+            "--confidence was removed",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = sm(&db, args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -1,0 +1,119 @@
+//! A suite of two targets run until it knows: pairs of blocks, one block
+//! of A and one of B back to back, the order of each pair drawn at random
+//! (seeded), every block stored as it finishes and fed to the pure
+//! [`Decider`]; a step whose rows are all decided is measured no more,
+//! and the run stops when every row is decided, when the budget is spent,
+//! or on Ctrl-C (what was decided so far is kept and printed).
+//!
+//! A block is one run of the step's test (its own warm-up first), so
+//! pairing in time cancels what the machine does to both targets; random
+//! order cancels what being first or second does. docs/methods.md,
+//! "Running until it knows".
+
+use crate::suite::{end, measure, Budget, Done, SuiteConfig, SuiteEvent, SuiteRun};
+use stackmeter_client::ClientError;
+use stackmeter_compare::rng::Rng;
+use stackmeter_results::{DecideSettings, Decided, DecidedRow, Decider};
+use stackmeter_store::{RunKey, Writer};
+use std::time::Instant;
+
+/// Runs `cfg` (two members) until decided or `budget` is spent.
+pub fn run(
+    cfg: &SuiteConfig,
+    d: &DecideSettings,
+    budget: Budget,
+    mut store: Option<(&mut Writer, RunKey)>,
+    on: &mut dyn FnMut(SuiteEvent),
+) -> SuiteRun {
+    let (a, b) = (&cfg.targets[0].info.label, &cfg.targets[1].info.label);
+    let mut decider = Decider::new(a, b, d.clone(), &cfg.metric);
+    let mut rng = Rng::new(d.seed);
+    let started = Instant::now();
+    let mut done: Vec<Done> = Vec::new();
+    let mut failure = None;
+    let mut not_stored = (0, None);
+    let mut pair = 0;
+    let stop = 'pairs: loop {
+        if decider.all_done() {
+            break "every row decided".to_string();
+        }
+        if budget.spent(pair, started) {
+            break format!("budget of {} spent", d.budget);
+        }
+        pair += 1;
+        for (si, step) in cfg.plan.steps.iter().enumerate() {
+            if decider.step_done(&step.name) {
+                continue;
+            }
+            let a_first = rng.next_u64() & 1 == 0;
+            let order = if a_first { [0, 1] } else { [1, 0] };
+            let mut docs = [None, None];
+            for ti in order {
+                on(SuiteEvent::Test {
+                    done: done.len(),
+                    total: 0,
+                    step: &step.name,
+                    label: &cfg.targets[ti].info.label,
+                    repetition: pair,
+                });
+                let m = measure(cfg, si, ti, pair, store.as_mut(), &mut not_stored, on);
+                if matches!(m.error, Some(ClientError::Interrupted)) {
+                    failure = m.error;
+                    break 'pairs "interrupted".to_string();
+                }
+                let broke = m.error;
+                done.push((ti, si, pair, m.doc));
+                docs[ti] = Some(done.len() - 1);
+                if let Some(e) = broke {
+                    let why = format!("{} stopped: {e}", cfg.targets[ti].info.label);
+                    failure = Some(e);
+                    break 'pairs why;
+                }
+                if stackmeter_sys::interrupt::interrupted() {
+                    failure = Some(ClientError::Interrupted);
+                    break 'pairs "interrupted".to_string();
+                }
+            }
+            if let [Some(ia), Some(ib)] = docs {
+                for i in decider.push(pair, &step.name, a_first, &done[ia].3, &done[ib].3) {
+                    on(SuiteEvent::Decided(line(&decider.row(i), started)));
+                }
+            }
+        }
+        let open = (0..decider.len())
+            .filter(|&i| decider.row(i).decided_at.is_none())
+            .count();
+        on(SuiteEvent::Pair {
+            pair,
+            open,
+            rows: decider.len(),
+            elapsed: started.elapsed(),
+        });
+    };
+    let mut settings = cfg.settings();
+    settings.stop = Some(stop);
+    end(cfg, settings, store, done, failure, not_stored)
+}
+
+/// The progress line of a decided row.
+fn line(r: &DecidedRow, started: Instant) -> String {
+    let verdict = match r.verdict {
+        Decided::Faster => "B faster",
+        Decided::Slower => "B slower",
+        Decided::Equivalent => "equivalent",
+        Decided::Inconclusive => "inconclusive",
+    };
+    let interval = r
+        .interval
+        .map_or_else(String::new, |(lo, hi)| format!(" ({lo:.3}-{hi:.3})"));
+    format!(
+        "{} {} {} {}: {verdict}, B/A {:.3}{interval} after {} pairs, {:.1} s",
+        r.step,
+        r.label,
+        r.series,
+        r.stat,
+        r.ratio,
+        r.pairs,
+        started.elapsed().as_secs_f64()
+    )
+}

@@ -1,0 +1,169 @@
+//! A decided comparison's view: per step and figure a table in the
+//! hand-made comparison's columns (both sides, the difference, "% faster")
+//! with the decision, the ratio B/A and the interval it was decided on,
+//! and the pairs it took; a chart of the ratios with their intervals; then
+//! the count of each verdict, why the run stopped, the method and the
+//! correction across rows.
+use stackmeter_results::{percent_words, Decided, DecidedRow, Decision};
+
+use crate::chart::{Axis, Chart, Kind, Series};
+use crate::view::{Block, Col, Table, View};
+
+/// The decision cell: "4.6% slower", "equivalent within +/-2%",
+/// "inconclusive (est. 1.2% faster)".
+fn words(r: &DecidedRow, tolerance: f64) -> String {
+    match r.verdict {
+        Decided::Faster | Decided::Slower => percent_words(r.percent),
+        Decided::Equivalent => format!("equivalent within +/-{}%", tolerance * 100.0),
+        Decided::Inconclusive => format!("inconclusive (est. {})", percent_words(r.percent)),
+    }
+}
+
+/// One table's rows share a figure: test, step, series, stat.
+fn same_section(a: &DecidedRow, b: &DecidedRow) -> bool {
+    (a.test, &a.step, &a.series, &a.stat) == (b.test, &b.step, &b.series, &b.stat)
+}
+
+fn title(r: &DecidedRow) -> String {
+    let step = stackmeter_results::step_suffix(r.test.name(), &r.step);
+    let stat = match r.stat.as_str() {
+        "value" => String::new(),
+        s => format!(" {s}"),
+    };
+    let better = if r.lower_is_better { "lower" } else { "higher" };
+    format!(
+        "{}{step}: {}{stat} per block, {} ({better} is better)",
+        r.test, r.series, r.unit
+    )
+}
+
+/// Decimals of a table's value columns, from its largest value.
+fn decimals(rows: &[&DecidedRow]) -> usize {
+    let top = rows
+        .iter()
+        .flat_map(|r| [r.median_a.abs(), r.median_b.abs()])
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    match top {
+        t if t >= 1e6 => 0,
+        t if t >= 1000.0 => 1,
+        t if t >= 1.0 => 3,
+        _ => 4,
+    }
+}
+
+fn table(d: &Decision, rows: &[&DecidedRow]) -> Table {
+    let unit = &rows[0].unit;
+    let p = decimals(rows);
+    Table {
+        cols: vec![
+            Col::text(rows[0].test.row_label(), 0),
+            Col::num(&format!("A: {} ({unit})", d.a), 0),
+            Col::num(&format!("B: {} ({unit})", d.b), 0),
+            Col::num(&format!("Difference ({unit})"), 0),
+            Col::text("B vs A", 0),
+            Col::num("B/A", 0),
+            Col::num("interval of B/A", 0),
+            Col::num("pairs", 0),
+        ],
+        rows: rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.label.clone(),
+                    format!("{:.p$}", r.median_a),
+                    format!("{:.p$}", r.median_b),
+                    format!("{:+.p$}", r.median_b - r.median_a),
+                    words(r, d.settings.tolerance),
+                    format!("{:.3}", r.ratio),
+                    r.interval
+                        .map_or_else(|| "-".into(), |(lo, hi)| format!("{lo:.3}-{hi:.3}")),
+                    r.pairs.to_string(),
+                ]
+            })
+            .collect(),
+        ..Table::default()
+    }
+}
+
+/// B/A per row with the interval it was decided on, around 1, on a log
+/// axis; the band is drawn as a second line pair's worth of words in the
+/// title.
+fn chart(d: &Decision, rows: &[&DecidedRow]) -> Chart {
+    let (mut lo, mut hi) = (1.0 / (1.0 + d.settings.tolerance), 1.0 + d.settings.tolerance);
+    for r in rows {
+        let (a, b) = r.interval.unwrap_or((r.ratio, r.ratio));
+        for v in [r.ratio, a, b] {
+            if v.is_finite() && v > 0.0 {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    let points = rows.iter().enumerate().map(|(i, r)| (i as f64, r.ratio));
+    let series = Series {
+        errors: rows
+            .iter()
+            .map(|r| r.interval.unwrap_or((f64::NAN, f64::NAN)))
+            .collect(),
+        kind: Kind::Points { radius: 4.0 },
+        ..Series::line(format!("B/A: {} / {}, interval", d.b, d.a), 1, points.collect())
+    };
+    Chart {
+        categories: rows.iter().map(|r| r.label.clone()).collect(),
+        hline: Some(1.0),
+        ..Chart::new(
+            "decision",
+            format!(
+                "{}: B / A per row, with the interval it was decided on (band +/-{}%)",
+                rows[0].series,
+                d.settings.tolerance * 100.0
+            ),
+            Axis::linear("", -0.6, rows.len() as f64 - 0.4),
+            Axis::log("B / A", lo / 1.02, hi * 1.02).snapped(),
+            vec![series],
+        )
+    }
+}
+
+impl crate::format::Render for Decision {
+    fn view(&self, _style: &crate::format::Style) -> View {
+        let mut v = View::new();
+        v.push(Block::Title(format!(
+            "stackmeter decide: A = {} (baseline), B = {}",
+            self.a, self.b
+        )));
+        let mut i = 0;
+        while i < self.rows.len() {
+            let first = &self.rows[i];
+            let rows: Vec<&DecidedRow> = self.rows[i..].iter().take_while(|r| same_section(first, r)).collect();
+            i += rows.len();
+            v.push(Block::Heading(title(first)));
+            v.push(Block::Table(table(self, &rows)));
+            v.push(Block::Chart(chart(self, &rows)));
+        }
+        v.blank();
+        let [faster, slower, same, open] = self.counts();
+        v.line(format!(
+            "Decided, B ({}) vs A ({}): {faster} faster, {slower} slower, {same} equivalent within +/-{}%, {open} inconclusive; stopped: {} after {} pair(s)",
+            self.b,
+            self.a,
+            self.settings.tolerance * 100.0,
+            self.stop,
+            self.pairs
+        ));
+        for r in self.serial_rows() {
+            v.push(Block::Warning(format!(
+                "{} {}: its pairs are autocorrelated (lag-1 r = {:.2}): a target that carries state from one block to the next can make the error rate exceed alpha",
+                r.step, r.label, r.serial
+            )));
+        }
+        v.line(format!("Correction: {}.", self.correction));
+        v.line(format!("Method: {}.", self.method));
+        v
+    }
+
+    fn title(&self) -> String {
+        format!("stackmeter decide {} vs {}", self.b, self.a)
+    }
+}
