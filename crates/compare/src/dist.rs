@@ -1,5 +1,7 @@
-//! The distributions the tests need: the standard normal (CDF and
-//! quantile) and Student's t quantile. Closed forms and series only.
+//! The distributions the tests need, in one place for every crate: the
+//! standard normal (CDF and quantile), Student's t (two-sided p-value and
+//! quantile), and the digamma and trigamma functions a pooled variance
+//! prior is fitted with. Closed forms and series only.
 
 /// Complementary error function, relative error below 1.2e-7 everywhere
 /// (the Chebyshev fit from Numerical Recipes, section 6.2).
@@ -74,6 +76,74 @@ fn t_central(t: f64, df: u32) -> f64 {
     }
 }
 
+/// Two-sided p-value of a t statistic with `df` degrees of freedom: the
+/// whole part of `df` (at least 1; rounding down is the cautious side),
+/// the normal beyond 1,000 or for infinite `df`.
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return if t.is_nan() { f64::NAN } else { 0.0 };
+    }
+    if df > 1000.0 {
+        return 2.0 * (1.0 - normal_cdf(t.abs()));
+    }
+    (1.0 - t_central(t, df.floor().max(1.0) as u32)).max(0.0)
+}
+
+/// The digamma function, d/dx ln Gamma(x), for x > 0: the recurrence up
+/// to 10, then its asymptotic series.
+pub fn digamma(x: f64) -> f64 {
+    let (mut x, mut acc) = (x, 0.0);
+    while x < 10.0 {
+        acc -= 1.0 / x;
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    acc + x.ln() - 0.5 / x - f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f / 132.0))))
+}
+
+/// The trigamma function, the derivative of digamma, for x > 0.
+pub fn trigamma(x: f64) -> f64 {
+    let (mut x, mut acc) = (x, 0.0);
+    while x < 10.0 {
+        acc += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    acc + 1.0 / x + f / 2.0 + f / x * (1.0 / 6.0 - f * (1.0 / 30.0 - f * (1.0 / 42.0 - f / 30.0)))
+}
+
+/// The derivative of trigamma, for x > 0.
+fn tetragamma(x: f64) -> f64 {
+    let (mut x, mut acc) = (x, 0.0);
+    while x < 10.0 {
+        acc -= 2.0 / (x * x * x);
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    acc - f - f / x - f * f * (0.5 - f * (1.0 / 6.0 - f * (1.0 / 6.0 - f * 0.3)))
+}
+
+/// The y > 0 with trigamma(y) = v (Newton's method from y = 0.5 + 1/v,
+/// as limma's trigammaInverse).
+pub fn trigamma_inverse(v: f64) -> f64 {
+    if v > 1e7 {
+        return 1.0 / v.sqrt();
+    }
+    if v < 1e-6 {
+        return 1.0 / v;
+    }
+    let mut y = 0.5 + 1.0 / v;
+    for _ in 0..50 {
+        let tri = trigamma(y);
+        let step = tri * (1.0 - tri / v) / tetragamma(y);
+        y += step;
+        if -step / y < 1e-8 {
+            break;
+        }
+    }
+    y
+}
+
 /// The t with P(T <= t) = p (0.5 <= p < 1) for Student's t with `df`
 /// degrees of freedom (rounded to a whole number, at least 1), by bisection
 /// on the exact distribution function.
@@ -109,6 +179,22 @@ mod tests {
         assert!(close(normal_cdf(1.959_964), 0.975, 1e-6));
         assert!(close(normal_quantile(0.975), 1.959_964, 1e-5));
         assert!(close(normal_quantile(0.995), 2.575_829, 1e-5));
+    }
+
+    #[test]
+    fn polygamma_values() {
+        // digamma(1) = -Euler's gamma; trigamma(1) = pi^2/6; trigamma(0.5) = pi^2/2.
+        assert!(close(digamma(1.0), -0.577_215_664_901_532_9, 1e-11));
+        assert!(close(digamma(10.5), 2.303_001_034_297_686, 1e-11));
+        assert!(close(trigamma(1.0), std::f64::consts::PI.powi(2) / 6.0, 1e-11));
+        assert!(close(trigamma(0.5), std::f64::consts::PI.powi(2) / 2.0, 1e-11));
+        for y in [0.3, 1.0, 2.5, 40.0] {
+            assert!(close(trigamma_inverse(trigamma(y)), y, 1e-7), "{y}");
+        }
+        // t p-values from a table: t = 2.776 with 4 df is p = 0.05.
+        assert!(close(t_two_sided_p(2.776, 4.0), 0.05, 1e-3));
+        assert!(close(t_two_sided_p(-2.045, 29.0), 0.05, 1e-3));
+        assert!(close(t_two_sided_p(1.96, f64::INFINITY), 0.05, 1e-3));
     }
 
     #[test]

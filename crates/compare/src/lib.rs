@@ -25,6 +25,7 @@
 pub mod dist;
 pub mod fdr;
 mod median;
+pub mod moderated;
 pub mod mwu;
 pub mod rng;
 mod row;

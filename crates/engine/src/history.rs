@@ -37,6 +37,10 @@ pub struct Query {
     pub by: Option<String>,
     /// The smallest change counted as a regression, a fraction.
     pub tolerance: f64,
+    /// Divide each run's figure by the same job's run of this label (a
+    /// reference measured interleaved in that job), so that what slows the
+    /// machine for both cancels.
+    pub relative_to: Option<String>,
 }
 
 /// One series as read, before judging: its runs in order.
@@ -56,8 +60,14 @@ pub fn figure_name(series: &str, stat: &str) -> String {
 
 /// The history of the store's runs `q` asks for.
 pub fn from_store(store: &Store, q: &Query) -> Result<History, Error> {
+    let mut labels = q.labels.clone();
+    if let (Some(r), false) = (&q.relative_to, labels.is_empty()) {
+        if !labels.contains(r) {
+            labels.push(r.clone());
+        }
+    }
     let filter = FigureFilter {
-        labels: q.labels.clone(),
+        labels,
         test: q.test.clone(),
         since: None,
         compared_only: q.figure.is_none(),
@@ -74,8 +84,64 @@ pub fn from_store(store: &Store, q: &Query) -> Result<History, Error> {
         )));
     }
     let attrs = store.run_attributes(&filter)?;
-    let raw = series_of(&points, &attrs, q)?;
-    judge(raw, q, "the results store".into())
+    let mut raw = series_of(&points, &attrs, q)?;
+    let mut skipped = Vec::new();
+    if let Some(r) = &q.relative_to {
+        (raw, skipped) = relative_to(raw, r)?;
+    }
+    let mut h = judge(raw, q, "the results store".into())?;
+    h.skipped.extend(skipped);
+    Ok(h)
+}
+
+/// Every series but the reference's, each run's values divided by the
+/// reference's run of the same job (same run id, same test, step, row and
+/// figure): repetition by repetition where both have it, else by the
+/// reference run's median. Runs without a reference in their job are left
+/// out, and said.
+fn relative_to(raw: Vec<Raw>, reference: &str) -> Result<(Vec<Raw>, Vec<Skipped>), Error> {
+    let (refs, others): (Vec<Raw>, Vec<Raw>) = raw.into_iter().partition(|r| r.head.label == reference);
+    if refs.is_empty() {
+        return Err(Error::Usage(format!(
+            "--relative-to {reference}: no stored run of that label has these figures"
+        )));
+    }
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for mut s in others {
+        let same = |r: &&Raw| {
+            (&r.head.test, &r.head.step, &r.head.row, &r.head.figure)
+                == (&s.head.test, &s.head.step, &s.head.row, &s.head.figure)
+        };
+        let Some(base) = refs.iter().find(same) else {
+            skipped.push(Skipped {
+                series: s.head.name(),
+                why: format!("no {reference} series of the same figure to divide by"),
+            });
+            continue;
+        };
+        let before = s.runs.len();
+        s.runs.retain_mut(|run| {
+            let Some(b) = base.runs.iter().find(|b| b.run_id == run.run_id) else {
+                return false;
+            };
+            let median = stackmeter_compare::median(&b.values).unwrap_or(f64::NAN);
+            for (i, v) in run.values.iter_mut().enumerate() {
+                *v /= b.values.get(i).copied().unwrap_or(median);
+            }
+            run.values.iter().all(|v| v.is_finite() && *v > 0.0)
+        });
+        if s.runs.len() < before {
+            skipped.push(Skipped {
+                series: s.head.name(),
+                why: format!("{} run(s) without {reference} in the same job left out", before - s.runs.len()),
+            });
+        }
+        s.head.label = format!("{} / {reference}", s.head.label);
+        s.head.unit = format!("x {reference}");
+        out.push(s);
+    }
+    Ok((out, skipped))
 }
 
 /// Groups the points into series, keeps the row and figure asked for.
@@ -178,6 +244,7 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
             tolerance: settings.tolerance,
             min_segment: settings.min_segment,
             order: q.by.as_ref().map_or("time".into(), |k| format!("attribute {k}")),
+            relative_to: q.relative_to.clone(),
             window: match (q.last, &q.since) {
                 (Some(n), _) => format!("last {n} runs"),
                 (None, Some(t)) => format!("since {t}"),

@@ -154,9 +154,16 @@ fn a_comparison_flags_the_slowed_pairs_and_no_others() {
     // The same run against itself flags nothing.
     let same = FleetComparison::build("a", &a, "a", &a, 10.0);
     assert!(same.flagged.is_empty());
-    // Too few repetitions: no verdict, nothing flagged.
-    let few = FleetComparison::build("a", &run(4, 2, None), "b", &run(4, 2, Some(1)), 10.0);
-    assert!(few.flagged.is_empty() && few.too_few > 0);
+    // One repetition a side: no verdict, nothing flagged.
+    let one = FleetComparison::build("a", &run(4, 1, None), "b", &run(4, 1, Some(1)), 10.0);
+    assert!(one.flagged.is_empty() && one.too_few > 0);
+    // Two a side are enough for a 50x change (the moderated t uses its
+    // size, where a rank test of 2 against 2 could never pass): the
+    // slowed node's pairs and no others.
+    let two = FleetComparison::build("a", &run(4, 2, None), "b", &run(4, 2, Some(1)), 10.0);
+    let flagged = two.flagged_pairs();
+    assert_eq!(flagged.len(), 6, "{flagged:?}");
+    assert!(flagged.iter().all(|(x, y)| x == "n1" || y == "n1"));
     let text = render(&c, Format::Text, &Style::default());
     assert!(text.contains("n2"), "{text}");
     // The node is named, not only its pairs; the correction is said.

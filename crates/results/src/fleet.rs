@@ -19,7 +19,7 @@ use crate::TestKind;
 use serde::Serialize;
 use stackmeter_compare::fdr::{adjust, Correction};
 use stackmeter_compare::twoway::{col_p, median_polish, row_p};
-use stackmeter_compare::{compare, Direction, RowStats, Verdict, ALPHA};
+use stackmeter_compare::{compare, median, Direction, RowStats, Verdict, ALPHA};
 
 /// One stored test of a fleet run.
 #[derive(Clone, Debug)]
@@ -268,11 +268,11 @@ fn significant(mut all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
 /// The modified z-score of `x` among `all` (which holds it): infinite
 /// when the others agree exactly and `x` is above them.
 fn outlier_z(x: f64, all: &[f64]) -> f64 {
-    let Some(med) = stackmeter_compare::median(all) else {
+    let Some(med) = median(all) else {
         return 0.0;
     };
     let dev: Vec<f64> = all.iter().map(|v| (v - med).abs()).collect();
-    let mad = stackmeter_compare::median(&dev).unwrap_or(0.0);
+    let mad = median(&dev).unwrap_or(0.0);
     match mad > 0.0 {
         true => 0.6745 * (x - med) / mad,
         false if x > med => f64::INFINITY,
@@ -330,16 +330,6 @@ pub fn natural(s: &str) -> Vec<(String, u64)> {
     out
 }
 
-/// Median of `v` (not empty).
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    match n % 2 {
-        1 => s[n / 2],
-        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
-}
 
 fn badness(value: f64, median: f64, lower_is_better: bool, unit: &str) -> f64 {
     // Losses are often 0: a small floor keeps the ratio finite.
@@ -399,8 +389,8 @@ impl FleetReport {
         nodes.sort_by_key(|n| natural(n));
         let mut matrices = Vec::new();
         for (key, unit, lower, cells) in collect(tests) {
-            let medians: Vec<f64> = cells.iter().map(|(_, v)| median(v)).collect();
-            let m = median(&medians);
+            let medians: Vec<f64> = cells.iter().map(|(_, v)| median(v).unwrap_or(f64::NAN)).collect();
+            let m = median(&medians).unwrap_or(f64::NAN);
             matrices.push(Matrix {
                 cells: cells
                     .into_iter()
@@ -531,16 +521,32 @@ impl FleetComparison {
             let Some((_, _, _, other)) = cb.iter().find(|e| &e.0 == key) else {
                 continue;
             };
-            for (pair, va) in cells {
-                let Some((_, vb)) = other.iter().find(|c| &c.0 == pair) else {
-                    continue;
+            let dir = if *lower {
+                Direction::LowerIsBetter
+            } else {
+                Direction::HigherIsBetter
+            };
+            let both: Vec<(&(String, String), &Vec<f64>, &Vec<f64>)> = cells
+                .iter()
+                .filter_map(|(pair, va)| other.iter().find(|c| &c.0 == pair).map(|(_, vb)| (pair, va, vb)))
+                .collect();
+            // Every pair of this figure tested with the variance they share.
+            let groups: Vec<(&[f64], &[f64])> = both.iter().map(|(_, a, b)| (&a[..], &b[..])).collect();
+            let moderated = stackmeter_compare::moderated::moderated_t(&groups);
+            for ((pair, va, vb), m) in both.into_iter().zip(moderated) {
+                let Some(mut stats) = compare(va, vb, dir) else { continue };
+                stats.verdict = match m {
+                    None => Verdict::TooFewRepetitions,
+                    Some(m) => {
+                        stats.p_value = m.p;
+                        let b_higher = m.shift > 0.0;
+                        match (m.p < ALPHA, b_higher == (dir == Direction::LowerIsBetter)) {
+                            (false, _) => Verdict::NoSignificantDifference,
+                            (true, true) => Verdict::Slower,
+                            (true, false) => Verdict::Faster,
+                        }
+                    }
                 };
-                let dir = if *lower {
-                    Direction::LowerIsBetter
-                } else {
-                    Direction::HigherIsBetter
-                };
-                let Some(stats) = compare(va, vb, dir) else { continue };
                 if stats.verdict == Verdict::TooFewRepetitions {
                     too_few += 1;
                 }
@@ -556,7 +562,14 @@ impl FleetComparison {
                 });
             }
         }
-        let correction = crate::comparison::correct_rows(changes.iter_mut().map(|c| (&mut c.stats, &mut c.q_value)));
+        let mut correction =
+            crate::comparison::correct_rows(changes.iter_mut().map(|c| (&mut c.stats, &mut c.q_value)));
+        // The moderated t has no smallest p-value: a large change passes
+        // alone, whatever the number of pairs.
+        if let Some(c) = correction.as_mut() {
+            c.method = format!("moderated t (variance pooled across each figure's pairs, Smyth 2004), then {}", c.method);
+            c.alone_cannot_pass = false;
+        }
         for c in &mut changes {
             let past = c.stats.percent.abs() > tolerance_pct;
             c.flagged = c.stats.verdict == Verdict::Slower && past;

@@ -41,6 +41,9 @@ pub struct HistorySettings {
     pub window: String,
     /// Where the series came from: the store, or a CSV file.
     pub source: String,
+    /// The label every run was divided by (the same job's run of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_to: Option<String>,
 }
 
 /// One series: one figure of one row of one test of one label, run by run.

@@ -278,3 +278,56 @@ fn bad_history_input_is_one_line_and_a_nonzero_exit() {
         assert!(err.len() < 200, "{args:?}: a short line: {err}");
     }
 }
+
+/// `--relative-to`: 12 suite runs, each measuring a reference `ref` and the
+/// target `b` interleaved; from run 7 on, `b` is reached through a real
+/// proxy (socat, two more hops). Divided run by run by the same job's
+/// `ref`, the series `b / ref` changes at run 7 and the reference itself is
+/// no series of its own.
+#[test]
+fn history_relative_to_a_reference_divides_each_run_by_its_jobs_reference() {
+    let db = db("history-relative");
+    let (r, b) = (crate::Server::start(&[]), crate::Server::start(&[]));
+    let (_proxy, port) = crate::load::Proxy::start(b.addr);
+    let plan = db.with_file_name("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[step]]\nname = \"lat\"\ntest = \"rr\"\nsizes = \"1:1K\"\niterations = 200\n",
+    )
+    .unwrap();
+    for n in 1..=12 {
+        let b_addr = if n < 7 { b.target() } else { format!("127.0.0.1:{port}") };
+        ok(sm(
+            &db,
+            &[
+                "suite",
+                plan.to_str().unwrap(),
+                "--repeat",
+                "3",
+                "--target",
+                &format!("ref={}", r.target()),
+                "--target",
+                &format!("b={b_addr}"),
+            ],
+        ));
+    }
+    let v = json_of(&ok(sm(
+        &db,
+        &["history", "b", "--relative-to", "ref", "--figure", "rtt p50", "--json"],
+    )));
+    assert_eq!(v["settings"]["relative_to"], "ref");
+    let series = v["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{series:?}");
+    let s = &series[0];
+    assert_eq!(s["label"], "b / ref");
+    assert_eq!(s["runs"].as_array().unwrap().len(), 12);
+    let changes = s["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["run_id"], 7, "{changes:?}");
+    // Bad reference: one line, exit 2.
+    let out = sm(&db, &["history", "b", "--relative-to", "nobody"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--relative-to nobody: no stored run of that label"), "{}", stderr(&out));
+    let text = stdout(&ok(sm(&db, &["history", "b", "--relative-to", "ref", "--figure", "rtt p50"])));
+    assert!(text.contains("each run divided by its job's run of ref"), "{text}");
+}

@@ -42,6 +42,11 @@ pub struct HistoryArgs {
     /// this, percent.
     #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub tolerance: f64,
+    /// Divide each run's figure by the same job's run of this label (a
+    /// reference measured in the same suite or fleet run), so that a slow
+    /// machine, which slows both, cancels.
+    #[arg(long, value_name = "LABEL", conflicts_with = "csv")]
+    pub relative_to: Option<String>,
     /// Exit with code 9 when a regression lies in the window.
     #[arg(long)]
     pub fail_on_regression: bool,
@@ -95,6 +100,7 @@ impl HistoryArgs {
             since,
             by: self.by.clone(),
             tolerance: self.tolerance / 100.0,
+            relative_to: self.relative_to.clone(),
         })
     }
 

@@ -14,8 +14,12 @@ impl crate::format::Render for History {
         let mut v = View::new();
         v.push(Block::Title(self.title()));
         let s = &self.settings;
+        let relative = s
+            .relative_to
+            .as_ref()
+            .map_or_else(String::new, |r| format!(", each run divided by its job's run of {r}"));
         v.line(format!(
-            "{} series from {}, runs in {} order, window: {}; change points: {} (alpha {}, at least {} runs a side); a regression is worse by more than {}%",
+            "{} series from {}{relative}, runs in {} order, window: {}; change points: {} (alpha {}, at least {} runs a side); a regression is worse by more than {}%",
             self.series.len(),
             s.source,
             s.order,
