@@ -5,7 +5,7 @@
  * requests to smr_objects.c; rr and crr requests are counted here), its
  * output (records, payload cut from smr_payload, object bytes) and what
  * was sent, passes and turns, the end of input, the close, timeouts and
- * deadlines. The Rust twin is machine/session.rs. Pure: the backend
+ * deadlines. The Rust twin is crates/proto/src/machine/session/. Pure: the backend
  * passes bytes and the time in, takes bytes and actions out. See smr.h
  * for the calling contract, smr_int.h for the other files,
  * docs/protocol.md for the rules.

@@ -2,10 +2,14 @@
 //! engine, render its result, map the outcome to an exit code. Everything
 //! else lives in the library crates (ARCHITECTURE.md).
 //!
-//! Exit codes (README.md): 0 success; 1 local error; 2 bad command line;
-//! 3 target unreachable; 4 session refused by the responder; 5 test broken
-//! off mid-way (responder gone, stalled, or no reply); 6 a `--fail-on`
-//! regression gate failed; 130 interrupted (Ctrl-C).
+//! Exit codes (README.md, docs/tests.md): 0 success; 1 local error (a
+//! result not stored or lost among them); 2 bad command line; 3 target
+//! unreachable; 4 session refused by the responder; 5 test broken off
+//! mid-way (responder gone, stalled, or no reply); 6 a `--fail-on` gate
+//! failed (B worse than A now: compare, suite); 7 nothing to compare; 8 a
+//! plain server measured as a responder; 9 `history --fail-on-regression`
+//! found a regression in the window (a change over the runs); 130
+//! interrupted (Ctrl-C).
 
 mod agent;
 mod fleet;

@@ -101,21 +101,8 @@ fn execute(
     if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
         eprintln!("stackmeter: {note}");
     }
-    // Results lost: said whatever else happened, and never an exit 0.
-    if let Some(lost) = &done.lost {
-        let msg = match done.not_stored {
-            (0, _) => format!("the suite's run was not kept as written: {lost}"),
-            (n, ref first) => format!(
-                "{n} of {} test(s) not stored: {}; the run could not be ended either: {lost}",
-                o.tests,
-                first.as_deref().unwrap_or("")
-            ),
-        };
-        let code = fail(1, msg);
-        if done.failure.is_none() {
-            return code;
-        }
-    }
+    // Results not stored or lost: said whatever else happened, never exit 0.
+    let stored = done.store_failure().map(|m| fail(1, m));
     match done.failure {
         Some(_) if done.interrupted() => {
             let kept = match run_id {
@@ -126,18 +113,6 @@ fn execute(
         }
         Some(e) => fail(e.exit_code(), e),
         None if code != 0 => code,
-        None if done.not_stored.0 > 0 => fail(
-            1,
-            format!(
-                "{} of {} test(s) not stored: {}",
-                done.not_stored.0,
-                o.tests,
-                done.not_stored.1.as_deref().unwrap_or("")
-            ),
-        ),
-        None => match &o.decision {
-            Some(d) => crate::out::gate(&a.gate.decided_failures(d)),
-            None => crate::out::gate(&a.gate.failures(&o.comparisons)),
-        },
+        None => stored.unwrap_or_else(|| crate::out::gate(&a.gate.suite_failures(o))),
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
 use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS};
-use stackmeter_results::{Direction, Interval, RrulParams, StreamParams};
+use stackmeter_results::{Flow, Interval, RrulParams, StreamParams};
 use stackmeter_stats::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_sys::monotonic_ns;
 use std::io::{self, Read, Write};
@@ -167,11 +167,11 @@ fn phases(
 }
 
 /// The load direction of a phase (`None`: idle).
-fn direction(name: &str) -> Option<Direction> {
+fn direction(name: &str) -> Option<Flow> {
     match name {
-        "down" => Some(Direction::Down),
-        "up" => Some(Direction::Up),
-        "bidir" => Some(Direction::Bidir),
+        "down" => Some(Flow::Down),
+        "up" => Some(Flow::Up),
+        "bidir" => Some(Flow::Bidir),
         _ => None,
     }
 }

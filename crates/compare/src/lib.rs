@@ -32,7 +32,7 @@ mod row;
 pub mod sequential;
 pub mod twoway;
 
-pub use median::{hodges_lehmann, median};
+pub use median::{hodges_lehmann, mad, median, median_in_place, MAD_TO_SD};
 pub use mwu::mann_whitney_u;
 pub use row::{
     compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,

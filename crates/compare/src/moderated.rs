@@ -84,7 +84,8 @@ pub fn fit_prior(s2: &[f64], df: &[f64]) -> Option<Prior> {
 /// values a side has none. Without a prior (fewer than three groups with a
 /// spread), each group's own t test.
 pub fn moderated_t(groups: &[(&[f64], &[f64])]) -> Vec<Option<Moderated>> {
-    let usable = |a: &[f64], b: &[f64]| a.len() >= 2 && b.len() >= 2 && a.iter().chain(b).all(|x| *x > 0.0 && x.is_finite());
+    let usable =
+        |a: &[f64], b: &[f64]| a.len() >= 2 && b.len() >= 2 && a.iter().chain(b).all(|x| *x > 0.0 && x.is_finite());
     let own: Vec<Option<(f64, f64, f64, f64)>> = groups
         .iter()
         .map(|(a, b)| {

@@ -288,6 +288,15 @@ impl GateFlags {
             .collect()
     }
 
+    /// The rows of a suite's outcome that fail the gate: of its decision,
+    /// or of its comparisons.
+    pub fn suite_failures(&self, o: &stackmeter_results::SuiteOutcome) -> Vec<String> {
+        match &o.decision {
+            Some(d) => self.decided_failures(d),
+            None => self.failures(&o.comparisons),
+        }
+    }
+
     /// The rows of a decided comparison that fail the gate: decided
     /// slower (or, with `change`, faster too); the band is the tolerance.
     pub fn decided_failures(&self, d: &stackmeter_results::Decision) -> Vec<String> {

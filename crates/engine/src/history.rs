@@ -134,7 +134,10 @@ fn relative_to(raw: Vec<Raw>, reference: &str) -> Result<(Vec<Raw>, Vec<Skipped>
         if s.runs.len() < before {
             skipped.push(Skipped {
                 series: s.head.name(),
-                why: format!("{} run(s) without {reference} in the same job left out", before - s.runs.len()),
+                why: format!(
+                    "{} run(s) without {reference} in the same job left out",
+                    before - s.runs.len()
+                ),
             });
         }
         s.head.label = format!("{} / {reference}", s.head.label);

@@ -34,7 +34,6 @@
 //! of its own, `stackmeter-lab`.
 
 pub mod commands;
-pub mod decide;
 pub mod error;
 pub mod execute;
 pub mod flags;

@@ -367,7 +367,7 @@ pub fn load(name: &str, quick: bool) -> Result<Plan, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stackmeter_results::Direction;
+    use stackmeter_results::Flow;
 
     #[test]
     fn builtins_parse_full_and_quick() {
@@ -458,7 +458,7 @@ fetch_each = 2
             Spec::Stream(s) => {
                 assert_eq!(
                     (s.direction, s.length, s.time_s, s.nodelay),
-                    (Direction::Bidir, 64, 30.0, false)
+                    (Flow::Bidir, 64, 30.0, false)
                 );
             }
             _ => panic!(),

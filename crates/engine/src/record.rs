@@ -7,7 +7,7 @@
 use crate::error::Error;
 use crate::flags::{DbFlags, StoreFlags};
 use stackmeter_client::RowHistogram;
-use stackmeter_results::{Body, Document};
+use stackmeter_results::Document;
 use stackmeter_store::{Histogram, Location, NewTest, Run, Spool, Store, StoreError, Writer};
 
 /// The store from `--db`, `$STACKMETER_DB` or the user's data folder.
@@ -93,11 +93,8 @@ pub fn save_single(
 /// The per-interval series of a document (stream tests): total, sent and
 /// received Mbit/s per interval, omitted intervals included.
 pub fn intervals(doc: &Document) -> Vec<stackmeter_store::StoredInterval> {
-    let Body::Stream { intervals, .. } = &doc.body else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for (seq, i) in intervals.iter().enumerate() {
+    for (seq, i) in doc.body.intervals().iter().enumerate() {
         for (series, value) in [
             ("total", i.total_mbps),
             ("sent", i.sent_mbps),

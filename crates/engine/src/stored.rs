@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use stackmeter_render::{render, Format, Style};
-use stackmeter_results::{figures, Comparison, RunList, RunSummary, Side};
+use stackmeter_results::{figures, Comparison, ListedRun, RunList, Side};
 use stackmeter_results::{Spectrum, SpectrumPoint, SpectrumRow};
 use stackmeter_store::{Store, StoredRun, StoredTest};
 
@@ -154,7 +154,7 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
         .iter()
         .map(|stored| {
             let r = &stored.run;
-            RunSummary {
+            ListedRun {
                 id: stored.id,
                 time: r.started.clone(),
                 finished: r.finished.clone(),

@@ -14,7 +14,7 @@
 //! could not be judged with `"error"` instead of `"change_points"`; a
 //! file that could not be read with `"error"` instead of `"series"`.
 
-use stackmeter_history::csv::{read, CsvOptions, RunKey};
+use stackmeter_history::csv::{read, CsvOptions, RunGrouping};
 use stackmeter_history::{analyze, Direction, Settings};
 use std::process::ExitCode;
 
@@ -39,8 +39,8 @@ fn run() -> Result<(), String> {
             "--lower-is-better" => opts.metrics.push((value(&a)?, Direction::LowerIsBetter)),
             "--higher-is-better" => opts.metrics.push((value(&a)?, Direction::HigherIsBetter)),
             "--time-column" => opts.time_column = value(&a)?,
-            "--run-column" => opts.runs = RunKey::Column(value(&a)?),
-            "--row-runs" => opts.runs = RunKey::Row,
+            "--run-column" => opts.runs = RunGrouping::Column(value(&a)?),
+            "--row-runs" => opts.runs = RunGrouping::Row,
             "--alpha" => settings.alpha = number(&a, &value(&a)?)?,
             "--tolerance" => settings.tolerance = number(&a, &value(&a)?)?,
             "--min-segment" => {

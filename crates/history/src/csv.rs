@@ -4,7 +4,7 @@
 //!
 //! One extension: a run may have several repetitions. By default the
 //! rows that follow one another with the same time are one run (a run's
-//! repetitions share its start time); [`RunKey`] can make every row a run
+//! repetitions share its start time); [`RunGrouping`] can make every row a run
 //! instead, or group by another column. Parsing only: the caller reads
 //! the file. Fields follow RFC 4180 (quotes, doubled quotes inside them,
 //! line breaks in quoted fields, CRLF or LF); blank lines are skipped.
@@ -19,7 +19,7 @@ use thiserror::Error;
 /// Which rows are one run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum RunKey {
+pub enum RunGrouping {
     /// Consecutive rows with the same time are one run (the default).
     Time,
     /// Every row is a run of one repetition (Otava's reading).
@@ -42,7 +42,7 @@ pub struct CsvOptions {
     /// Direction of metrics found without being named.
     pub default_direction: Direction,
     /// Which rows are one run.
-    pub runs: RunKey,
+    pub runs: RunGrouping,
 }
 
 impl Default for CsvOptions {
@@ -52,7 +52,7 @@ impl Default for CsvOptions {
             delimiter: b',',
             metrics: Vec::new(),
             default_direction: Direction::LowerIsBetter,
-            runs: RunKey::Time,
+            runs: RunGrouping::Time,
         }
     }
 }
@@ -238,9 +238,9 @@ pub fn read(text: &str, options: &CsvOptions) -> Result<Vec<CsvSeries>, CsvError
         columns: columns.clone(),
     })?;
     let key = match &options.runs {
-        RunKey::Time => Some(time),
-        RunKey::Row => None,
-        RunKey::Column(name) => Some(find(name).ok_or_else(|| CsvError::NoColumn {
+        RunGrouping::Time => Some(time),
+        RunGrouping::Row => None,
+        RunGrouping::Column(name) => Some(find(name).ok_or_else(|| CsvError::NoColumn {
             name: name.clone(),
             columns: columns.clone(),
         })?),
@@ -411,7 +411,7 @@ mod tests {
         let rows = read(
             text,
             &CsvOptions {
-                runs: RunKey::Row,
+                runs: RunGrouping::Row,
                 metrics: vec![("p50".into(), Direction::LowerIsBetter)],
                 ..CsvOptions::default()
             },

@@ -8,6 +8,8 @@
 //! so one wild run moves no segment's level by more than 2 of its own
 //! standard deviations.
 
+pub use stackmeter_compare::median_in_place;
+
 /// One run as the method sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RunSummary {
@@ -52,27 +54,12 @@ impl RunSummary {
     }
 }
 
-/// The median of a non-empty slice, reordering it.
-pub fn median_in_place(xs: &mut [f64]) -> f64 {
-    let n = xs.len();
-    let (_, &mut upper, _) = xs.select_nth_unstable_by(n / 2, f64::total_cmp);
-    if n % 2 == 1 {
-        upper
-    } else {
-        // The lower middle is the largest of the elements before n / 2.
-        let lower = xs[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        0.5 * (lower + upper)
-    }
-}
-
 /// Prior weight, in degrees of freedom, of the pooled within-run variance
 /// when a run's own is estimated: a run of 5 repetitions (4 df) counts
 /// its own spread a fifth. A run whose repetitions disagree badly (a
 /// disturbed run) still weighs less, but the weights do not follow the
 /// chance spread of five values, which would make the test overconfident.
 const PRIOR_DF: f64 = 16.0;
-/// Consistency factor of the median absolute deviation for the normal.
-const MAD_TO_SD: f64 = 1.482_602;
 /// How far from the running median a run's centre may lie, in its own
 /// standard deviations, before it is pulled in.
 pub const WINSOR: f64 = 2.0;
@@ -185,7 +172,7 @@ fn robust_sd(xs: &mut [f64]) -> f64 {
     let mut dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
     let mad = median_in_place(&mut dev);
     if mad > 0.0 {
-        return MAD_TO_SD * mad;
+        return stackmeter_compare::MAD_TO_SD * mad;
     }
     // Mean absolute deviation of a normal is sd * sqrt(2 / pi).
     dev.iter().sum::<f64>() / dev.len() as f64 * (std::f64::consts::FRAC_PI_2).sqrt()

@@ -12,7 +12,7 @@
 //! epoll`); deadlines from one array of wake times swept every
 //! [`SWEEP`], so a timeout costs no timer per session.
 //!
-//! Where a session runs is measured, not assumed (ARCHITECTURE.md,
+//! Where a session runs is measured, not assumed (docs/decisions.md,
 //! "Sessions start on the event loop"): a thread blocked in `recv` answers
 //! one rr session faster than the loop's readiness call and extra read, and
 //! moves large messages much faster; the loop answers several small-message

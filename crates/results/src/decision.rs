@@ -20,8 +20,12 @@ use serde::{Deserialize, Serialize};
 use stackmeter_compare::sequential::{Call, ConfSeq, MIN_PAIRS};
 
 /// Above this lag-1 autocorrelation of a row's pairs, its error rate may
-/// exceed alpha (the targets carry state from block to block): said.
+/// exceed alpha (the targets carry state from block to block): said, for
+/// a row of at least [`SERIAL_PAIRS`] pairs (fewer give too rough an
+/// estimate to warn on).
 pub const SERIAL_WARN: f64 = 0.3;
+/// See [`SERIAL_WARN`].
+pub const SERIAL_PAIRS: usize = 16;
 
 /// How a decided comparison runs: stored with the suite's settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -342,29 +346,30 @@ impl Decider {
 }
 
 impl Decision {
-    /// Replays a decided suite's finished tests, in the order measured
-    /// (`repetition` is the pair): the same decision the run reached.
-    pub fn replay(
+    /// Replays a decided suite's finished tests, in the order measured,
+    /// each as (label, step, repetition = pair, document): the same
+    /// decision the run reached.
+    pub fn replay<'a>(
         a: &str,
         b: &str,
         settings: DecideSettings,
         metric: &str,
-        done: &[crate::suite::Finished],
+        done: &[(&'a str, &'a str, usize, &'a Document)],
         stop: &str,
     ) -> Decision {
         let mut d = Decider::new(a, b, settings, metric);
         let mut seen: Vec<(usize, &str)> = Vec::new();
-        for f in done {
-            if seen.contains(&(f.repetition, f.step)) {
+        for &(_, step, pair, _) in done {
+            if seen.contains(&(pair, step)) {
                 continue;
             }
-            seen.push((f.repetition, f.step));
+            seen.push((pair, step));
             let this = |label: &str| {
                 done.iter()
-                    .position(|g| g.repetition == f.repetition && g.step == f.step && g.label == label)
+                    .position(|&(l, s, p, _)| p == pair && s == step && l == label)
             };
             if let (Some(ia), Some(ib)) = (this(a), this(b)) {
-                d.push(f.repetition, f.step, ia < ib, done[ia].doc, done[ib].doc);
+                d.push(pair, step, ia < ib, done[ia].3, done[ib].3);
             }
         }
         d.finish(stop)
@@ -387,6 +392,9 @@ impl Decision {
     /// Rows whose pairs are autocorrelated enough that their error rate
     /// may exceed alpha.
     pub fn serial_rows(&self) -> Vec<&DecidedRow> {
-        self.rows.iter().filter(|r| r.serial > SERIAL_WARN).collect()
+        self.rows
+            .iter()
+            .filter(|r| r.serial > SERIAL_WARN && r.pairs >= SERIAL_PAIRS)
+            .collect()
     }
 }

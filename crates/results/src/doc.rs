@@ -187,6 +187,34 @@ impl Body {
         self.kind().name()
     }
 
+    /// A stream's intervals (every other test has none): what the store
+    /// keeps as series beside the document.
+    pub fn intervals(&self) -> &[crate::Interval] {
+        match self {
+            Body::Stream { intervals, .. } => intervals,
+            Body::Rr { .. }
+            | Body::Crr { .. }
+            | Body::Ping { .. }
+            | Body::Load { .. }
+            | Body::UdpMax { .. }
+            | Body::Rrul { .. } => &[],
+        }
+    }
+
+    /// The latency an RRUL test's load induced, per phase (none for the
+    /// other tests).
+    pub fn induced(&self) -> Option<&[crate::Induced]> {
+        match self {
+            Body::Rrul { induced, .. } => Some(induced),
+            Body::Rr { .. }
+            | Body::Crr { .. }
+            | Body::Ping { .. }
+            | Body::Load { .. }
+            | Body::Stream { .. }
+            | Body::UdpMax { .. } => None,
+        }
+    }
+
     /// True when not one row was measured (a test that failed at once).
     pub fn is_empty(&self) -> bool {
         match self {

@@ -268,11 +268,9 @@ fn significant(mut all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
 /// The modified z-score of `x` among `all` (which holds it): infinite
 /// when the others agree exactly and `x` is above them.
 fn outlier_z(x: f64, all: &[f64]) -> f64 {
-    let Some(med) = median(all) else {
+    let Some((mad, med)) = stackmeter_compare::mad(all) else {
         return 0.0;
     };
-    let dev: Vec<f64> = all.iter().map(|v| (v - med).abs()).collect();
-    let mad = median(&dev).unwrap_or(0.0);
     match mad > 0.0 {
         true => 0.6745 * (x - med) / mad,
         false if x > med => f64::INFINITY,
@@ -329,7 +327,6 @@ pub fn natural(s: &str) -> Vec<(String, u64)> {
     out.push((text, digits.parse().unwrap_or(0)));
     out
 }
-
 
 fn badness(value: f64, median: f64, lower_is_better: bool, unit: &str) -> f64 {
     // Losses are often 0: a small floor keeps the ratio finite.
@@ -526,7 +523,7 @@ impl FleetComparison {
             } else {
                 Direction::HigherIsBetter
             };
-            let both: Vec<(&(String, String), &Vec<f64>, &Vec<f64>)> = cells
+            let both: Vec<_> = cells
                 .iter()
                 .filter_map(|(pair, va)| other.iter().find(|c| &c.0 == pair).map(|(_, vb)| (pair, va, vb)))
                 .collect();
@@ -534,7 +531,9 @@ impl FleetComparison {
             let groups: Vec<(&[f64], &[f64])> = both.iter().map(|(_, a, b)| (&a[..], &b[..])).collect();
             let moderated = stackmeter_compare::moderated::moderated_t(&groups);
             for ((pair, va, vb), m) in both.into_iter().zip(moderated) {
-                let Some(mut stats) = compare(va, vb, dir) else { continue };
+                let Some(mut stats) = compare(va, vb, dir) else {
+                    continue;
+                };
                 stats.verdict = match m {
                     None => Verdict::TooFewRepetitions,
                     Some(m) => {
@@ -567,7 +566,10 @@ impl FleetComparison {
         // The moderated t has no smallest p-value: a large change passes
         // alone, whatever the number of pairs.
         if let Some(c) = correction.as_mut() {
-            c.method = format!("moderated t (variance pooled across each figure's pairs, Smyth 2004), then {}", c.method);
+            c.method = format!(
+                "moderated t (variance pooled across each figure's pairs, Smyth 2004), then {}",
+                c.method
+            );
             c.alone_cannot_pass = false;
         }
         for c in &mut changes {

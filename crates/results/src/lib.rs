@@ -56,11 +56,11 @@ pub use plain::{NotMeasured, TargetKind};
 pub use report::{HistKey, ReportSource, ReportTest, RunReport, SeriesPoint};
 pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
 pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
-pub use runs::{RunList, RunSummary};
+pub use runs::{ListedRun, RunList};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
-    CpuShare, CpuUse, Direction, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
+    CpuShare, CpuUse, Flow, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
 };
 pub use suite::{Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};

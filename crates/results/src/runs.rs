@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// One run in the list.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
-pub struct RunSummary {
+pub struct ListedRun {
     /// Run id.
     pub id: i64,
     /// When it started, UTC RFC 3339.
@@ -44,5 +44,5 @@ pub struct RunList {
     /// Always `stackmeter/1`.
     pub schema: String,
     /// Oldest first.
-    pub runs: Vec<RunSummary>,
+    pub runs: Vec<ListedRun>,
 }

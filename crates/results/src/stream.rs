@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// Which way the payload flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Direction {
+pub enum Flow {
     /// Client to target.
     Up,
     /// Target to client.
@@ -25,23 +25,23 @@ pub enum Direction {
     Bidir,
 }
 
-impl Direction {
+impl Flow {
     /// Whether the client sends.
     pub fn up(self) -> bool {
-        matches!(self, Direction::Up | Direction::Bidir)
+        matches!(self, Flow::Up | Flow::Bidir)
     }
 
     /// Whether the target sends.
     pub fn down(self) -> bool {
-        matches!(self, Direction::Down | Direction::Bidir)
+        matches!(self, Flow::Down | Flow::Bidir)
     }
 
     /// The flag value.
     pub fn name(self) -> &'static str {
         match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-            Direction::Bidir => "bidir",
+            Flow::Up => "up",
+            Flow::Down => "down",
+            Flow::Bidir => "bidir",
         }
     }
 }
@@ -50,7 +50,7 @@ impl Direction {
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamParams {
     /// Which way data flows.
-    pub direction: Direction,
+    pub direction: Flow,
     /// Connections (TCP) or sockets (UDP) per direction.
     pub parallel: u32,
     /// Bytes per send call (TCP) or per datagram (UDP payload, stackmeter

@@ -107,12 +107,13 @@ impl SuiteOutcome {
         let mut decision = None;
         if let (Some(d), [a, b]) = (&settings.decide, &labels[..]) {
             let stop = settings.stop.as_deref().unwrap_or("stopped");
+            let blocks: Vec<_> = done.iter().map(|f| (f.label, f.step, f.repetition, f.doc)).collect();
             decision = Some(crate::decision::Decision::replay(
                 a,
                 b,
                 d.clone(),
                 &settings.metric,
-                done,
+                &blocks,
                 stop,
             ));
         } else if let Some(first) = labels.first() {

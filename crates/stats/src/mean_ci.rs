@@ -1,5 +1,6 @@
 //! Mean and 95% confidence interval of a few repeated figures (runs of a
-//! load test), from Student's t distribution.
+//! load test), from Student's t distribution (its quantile is
+//! `stackmeter_compare::dist`'s, the one every crate uses).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,23 +15,6 @@ pub struct MeanCi {
     pub low: f64,
     /// Upper end.
     pub high: f64,
-}
-
-/// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
-    2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-];
-
-/// Student's t 97.5% quantile for `df` degrees of freedom: the table to
-/// 30, then the Cornish-Fisher expansion around the normal 1.96 (within
-/// 0.001 of the true value from 31 up; 2.021 at 40, 2.000 at 60).
-fn t975(df: usize) -> f64 {
-    if let Some(&t) = T975.get(df.wrapping_sub(1)) {
-        return t;
-    }
-    let (z, d): (f64, f64) = (1.959_964, df as f64);
-    z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
 }
 
 /// The mean of `xs` and its 95% interval (mean +- t * s / sqrt(n)); `None`
@@ -51,7 +35,7 @@ pub fn mean_ci95(xs: &[f64]) -> Option<MeanCi> {
         });
     }
     let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
-    let t = t975(n - 1);
+    let t = stackmeter_compare::dist::t_quantile(0.975, (n - 1) as f64);
     let half = t * (var / n as f64).sqrt();
     Some(MeanCi {
         n,
@@ -59,17 +43,6 @@ pub fn mean_ci95(xs: &[f64]) -> Option<MeanCi> {
         low: mean - half,
         high: mean + half,
     })
-}
-
-#[cfg(test)]
-mod t_tests {
-    #[test]
-    fn t_quantiles_past_the_table() {
-        assert_eq!(super::t975(30), 2.042);
-        assert!((super::t975(40) - 2.021).abs() < 0.001);
-        assert!((super::t975(60) - 2.000).abs() < 0.001);
-        assert!((super::t975(120) - 1.980).abs() < 0.001);
-    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@
 //! database it talks to.
 //!
 //! The modules: `open.rs` (the `Store` and opening it), `run.rs` and
-//! `test.rs` (a run and a test as the store keeps them), `write.rs`,
+//! `stored.rs` (a run and a test as the store keeps them), `write.rs`,
 //! `read.rs` and `check.rs` (the store's methods by what they do),
 //! `rows.rs` (the rows as written: one insert path for direct writes, the
 //! spool and copies), `backend.rs` and `pg_error.rs` (the two databases),
@@ -41,6 +41,8 @@
 //! `locks.rs` (PostgreSQL advisory locks for work that must not overlap),
 //! `mounts.rs` (the file system a store's folder is on: network ones are refused),
 //! `lockfile.rs` (an `flock` on a file of its own, waited for),
+//! `series.rs` (figures of many runs as series, run attributes, saved
+//! change points: what `history` reads and writes), `uid.rs`,
 //! `error.rs`, `hex.rs`. This file only declares and re-exports.
 
 mod backend;
@@ -60,7 +62,7 @@ mod rows;
 mod run;
 mod series;
 mod spool;
-mod test;
+mod stored;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod uid;
@@ -77,7 +79,7 @@ pub use open::Store;
 pub use run::{Run, StoredRun};
 pub use series::{ChangePointRow, FigureFilter, FigurePoint};
 pub use spool::{flush, Flushed, RunKey, Spool, Writer};
-pub use test::{Histogram, NewTest, StoredInterval, StoredTest};
+pub use stored::{Histogram, NewTest, StoredInterval, StoredTest};
 
 #[cfg(test)]
 mod pg_tests;

@@ -5,7 +5,7 @@ use crate::backend::{self, params, Conn};
 use crate::open::Store;
 use crate::rows::{read_run, RUN_COLUMNS};
 use crate::run::StoredRun;
-use crate::test::{Histogram, StoredInterval, StoredTest};
+use crate::stored::{Histogram, StoredInterval, StoredTest};
 use crate::{Result, StoreError};
 
 impl Store {

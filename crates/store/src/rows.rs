@@ -6,7 +6,7 @@
 
 use crate::backend::{params, Conn, Row};
 use crate::run::Run;
-use crate::test::{Histogram, NewTest, StoredInterval};
+use crate::stored::{Histogram, NewTest, StoredInterval};
 use crate::{Result, StoreError};
 use serde::{Deserialize, Serialize};
 use stackmeter_results::Figure;

@@ -42,8 +42,8 @@ pub struct Run {
     #[serde(with = "json_text")]
     pub settings: serde_json::Value,
     /// What the user said the run measured (`--attr KEY=VALUE`: commit,
-    /// firmware, nic, ...); the host facts above are attributes too
-    /// ([`Run::attributes`]).
+    /// firmware, nic, ...); the host facts above are attributes too (the
+    /// store's `run_attributes` view joins them).
     #[serde(default)]
     pub attrs: BTreeMap<String, String>,
 }
@@ -74,20 +74,6 @@ impl Run {
     pub fn with_attrs(mut self, attrs: BTreeMap<String, String>) -> Run {
         self.attrs = attrs;
         self
-    }
-
-    /// Every attribute of the run: the host facts it recorded (`host`,
-    /// `kernel`, `cpu`, `version`), then the user's, which win over a fact
-    /// of the same name (as the store's `run_attributes` view has them).
-    pub fn attributes(&self) -> BTreeMap<String, String> {
-        let mut all = BTreeMap::from([
-            ("host".to_string(), self.hostname.clone()),
-            ("kernel".to_string(), self.kernel.clone()),
-            ("cpu".to_string(), self.cpu_model.clone()),
-            ("version".to_string(), self.tool_version.clone()),
-        ]);
-        all.extend(self.attrs.iter().map(|(k, v)| (k.clone(), v.clone())));
-        all
     }
 }
 

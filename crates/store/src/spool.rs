@@ -23,7 +23,7 @@ use crate::location::Location;
 use crate::open::Store;
 use crate::rows::TestRow;
 use crate::run::Run;
-use crate::test::NewTest;
+use crate::stored::NewTest;
 use crate::uid::new_uid;
 use crate::{Result, StoreError};
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,7 @@
 use crate::open::Store;
 use crate::rows::{self, TestRow};
 use crate::run::Run;
-use crate::test::NewTest;
+use crate::stored::NewTest;
 use crate::Result;
 
 impl Store {

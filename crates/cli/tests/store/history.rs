@@ -303,7 +303,7 @@ fn history_relative_to_a_reference_divides_each_run_by_its_jobs_reference() {
                 "suite",
                 plan.to_str().unwrap(),
                 "--repeat",
-                "3",
+                "5",
                 "--target",
                 &format!("ref={}", r.target()),
                 "--target",
@@ -327,7 +327,14 @@ fn history_relative_to_a_reference_divides_each_run_by_its_jobs_reference() {
     // Bad reference: one line, exit 2.
     let out = sm(&db, &["history", "b", "--relative-to", "nobody"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--relative-to nobody: no stored run of that label"), "{}", stderr(&out));
-    let text = stdout(&ok(sm(&db, &["history", "b", "--relative-to", "ref", "--figure", "rtt p50"])));
+    assert!(
+        stderr(&out).contains("--relative-to nobody: no stored run of that label"),
+        "{}",
+        stderr(&out)
+    );
+    let text = stdout(&ok(sm(
+        &db,
+        &["history", "b", "--relative-to", "ref", "--figure", "rtt p50"],
+    )));
     assert!(text.contains("each run divided by its job's run of ref"), "{text}");
 }

@@ -77,25 +77,27 @@ fn readme_examples_have_the_current_output_shape() {
             .count()
     };
     assert_eq!(rows(&ex), rows(&now), "README rr example rows");
-    // The suite's comparison: its table head and its closing lines as
-    // compare prints them for targets labelled as the suite labels them.
+    // The suite's decision (the README's first command runs until
+    // decided): its title, table head and closing lines as a short decided
+    // run of the same two local responders prints them.
     let ex = example("suite");
-    for label in ["rust", "c"] {
-        let out = run(&["rr", "-n", "20", "--warmup", "2", "--sizes", "1:1K", "--label", label]);
-        assert!(out.status.success(), "{}", stderr(&out));
-    }
-    let out = run(&["compare", "rust", "c"]);
+    let out = run(&["suite", "--quick", "--budget", "10", "--no-store"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let now: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_string)
         .collect();
-    for prefix in ["stackmeter compare:", "Size", "Arithmetic mean", "Method:"] {
+    for prefix in ["stackmeter decide:", "Size", "Correction:", "Method:"] {
         assert_eq!(
             shape(find(&ex, prefix)),
             shape(find(&now, prefix)),
             "README suite example ({prefix}): run scripts/readme-examples"
         );
     }
-    assert!(find(&ex, "Overall, B (c) vs A (rust):").len() > 30);
+    let counts = |l: &String| shape(l.split(';').next().unwrap_or(""));
+    assert_eq!(
+        counts(find(&ex, "Decided, B (c) vs A (rust):")),
+        counts(find(&now, "Decided, B (c) vs A (rust):")),
+        "README suite example (Decided): run scripts/readme-examples"
+    );
 }

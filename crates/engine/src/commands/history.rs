@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::flags::{DbFlags, FormatFlags};
 use crate::history::{self, Query};
 use clap::Args;
-use stackmeter_history::csv::{CsvOptions, RunKey};
+use stackmeter_history::csv::{CsvOptions, RunGrouping};
 use stackmeter_history::Direction;
 use stackmeter_results::history::History;
 use std::path::PathBuf;
@@ -116,7 +116,11 @@ impl HistoryArgs {
         CsvOptions {
             time_column: self.time_column.clone(),
             metrics,
-            runs: if self.row_per_run { RunKey::Row } else { RunKey::Time },
+            runs: if self.row_per_run {
+                RunGrouping::Row
+            } else {
+                RunGrouping::Time
+            },
             ..CsvOptions::default()
         }
     }

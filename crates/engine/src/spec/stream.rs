@@ -5,7 +5,7 @@ use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MA
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, Direction, Live, StreamParams};
+use stackmeter_results::{Body, Flow, Live, StreamParams};
 
 const TCP_LENGTH: u32 = 128 << 10;
 const UDP_LENGTH: u32 = 1472;
@@ -115,12 +115,12 @@ impl Options for StreamOptions {
 
     fn params(&self) -> Result<StreamParams, SpecError> {
         let direction = match self.direction {
-            Way::Up => Direction::Up,
-            Way::Down => Direction::Down,
-            Way::Bidir => Direction::Bidir,
+            Way::Up => Flow::Up,
+            Way::Down => Flow::Down,
+            Way::Bidir => Flow::Bidir,
         };
         self.plain_checks(direction)?;
-        if self.udp && direction != Direction::Up {
+        if self.udp && direction != Flow::Up {
             return Err(SpecError::new(
                 "direction",
                 format!(
@@ -154,7 +154,7 @@ impl Options for StreamOptions {
             within("parallel", self.parallel, 1, MAX_PARALLEL)?
         };
         let sessions = stackmeter_proto::limits::MAX_SESSIONS as u32;
-        if direction == Direction::Bidir && 2 * parallel >= sessions {
+        if direction == Flow::Bidir && 2 * parallel >= sessions {
             return Err(SpecError::new(
                 "parallel",
                 format!(
@@ -218,7 +218,7 @@ impl Options for StreamOptions {
 impl StreamOptions {
     /// `--discard` and `--iperf2`: one of them, client to target; UDP
     /// for iperf 2 only.
-    fn plain_checks(&self, direction: Direction) -> Result<(), SpecError> {
+    fn plain_checks(&self, direction: Flow) -> Result<(), SpecError> {
         let flag = match (self.discard, self.iperf2) {
             (true, true) => {
                 return Err(SpecError::new(
@@ -236,7 +236,7 @@ impl StreamOptions {
                 "with --udp: a UDP discard server answers nothing the client could count; use --iperf2 or a responder",
             ));
         }
-        if direction != Direction::Up {
+        if direction != Flow::Up {
             return Err(SpecError::new(
                 "direction",
                 format!("{}: a plain target (--{flag}) only receives: up only", direction.name()),

@@ -29,7 +29,7 @@ mod text;
 mod ticks;
 
 pub use layout::{Anchor, Layout, Text};
-pub use model::{by_percentile, Axis, Band, Chart, Kind, Series, TickFormat, COLORS, WIDTH};
+pub use model::{by_percentile, Axis, Band, Chart, Kind, TickFormat, Trace, COLORS, WIDTH};
 pub use scale::scale_unit;
 pub(crate) use text::esc;
 pub use text::{text_width, wrap, ASCENT, DESCENT, FONT};

@@ -1,7 +1,7 @@
 //! Charts as data: axes, series, bands and categories, as a view builds
 //! them. Nothing here measures or draws.
 
-/// Series colours, colour-blind friendly (Okabe-Ito).
+/// Trace colours, colour-blind friendly (Okabe-Ito).
 pub const COLORS: &[&str] = &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
 
 /// The width of every chart's coordinate system (its `viewBox`); the page
@@ -54,7 +54,7 @@ pub enum Kind {
 
 /// One series.
 #[derive(Clone, Debug)]
-pub struct Series {
+pub struct Trace {
     pub name: String,
     pub color: String,
     pub points: Vec<(f64, f64)>,
@@ -69,7 +69,7 @@ pub struct Chart {
     pub title: String,
     pub x: Axis,
     pub y: Axis,
-    pub series: Vec<Series>,
+    pub series: Vec<Trace>,
     /// Category names for the x axis (bar charts), at x = 0, 1, 2, ...
     pub categories: Vec<String>,
     /// A horizontal reference line (for example ratio 1).
@@ -146,10 +146,10 @@ pub fn by_percentile(points: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, 
         .collect()
 }
 
-impl Series {
+impl Trace {
     /// A line through `points`, in the `k`-th colour.
-    pub fn line(name: impl Into<String>, k: usize, points: Vec<(f64, f64)>) -> Series {
-        Series {
+    pub fn line(name: impl Into<String>, k: usize, points: Vec<(f64, f64)>) -> Trace {
+        Trace {
             name: name.into(),
             color: COLORS[k % COLORS.len()].into(),
             points,
@@ -162,7 +162,7 @@ impl Series {
 impl Chart {
     /// A chart of `series` named `kind` (what `data-chart` says), without
     /// categories or a reference line.
-    pub fn new(kind: &str, title: impl Into<String>, x: Axis, y: Axis, series: Vec<Series>) -> Chart {
+    pub fn new(kind: &str, title: impl Into<String>, x: Axis, y: Axis, series: Vec<Trace>) -> Chart {
         Chart {
             title: title.into(),
             x,

@@ -1,7 +1,7 @@
 //! A laid-out chart drawn as inline SVG text.
 
 use super::layout::{Anchor, Text};
-use super::model::{Axis, Chart, Kind, Series, WIDTH};
+use super::model::{Axis, Chart, Kind, Trace, WIDTH};
 use super::text::{esc, FONT};
 use super::ticks::number;
 
@@ -82,7 +82,7 @@ impl Chart {
         o
     }
 
-    fn series_svg(&self, o: &mut String, s: &Series, y_axis: &Axis, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f64) -> f64) {
+    fn series_svg(&self, o: &mut String, s: &Trace, y_axis: &Axis, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f64) -> f64) {
         let (unit, div) = y_axis.shown_unit();
         let value = |v: f64| format!("{} {unit}", number(v / div)).trim_end().to_string();
         match s.kind {

@@ -221,7 +221,7 @@ fn chart(title: &str, x: Axis, y: Axis, series: usize) -> Chart {
             .collect()
     };
     let s = (0..series)
-        .map(|k| Series::line(format!("series number {k} with a name"), k, pts(k)))
+        .map(|k| Trace::line(format!("series number {k} with a name"), k, pts(k)))
         .collect();
     Chart::new("test", title, x, y, s)
 }
@@ -298,10 +298,10 @@ fn a_ratio_chart_far_from_one_labels_its_point() {
         "B / A",
         Axis::linear("", -0.6, 0.6),
         Axis::log("B / A", 0.06, 1.0).snapped(),
-        vec![Series {
+        vec![Trace {
             errors: vec![(0.065, 0.075)],
             kind: Kind::Points { radius: 4.0 },
-            ..Series::line("b / a", 1, vec![(0.0, 0.07)])
+            ..Trace::line("b / a", 1, vec![(0.0, 0.07)])
         }],
     );
     c.categories = vec!["bidir 128 KiB".into()];
@@ -316,10 +316,10 @@ fn a_ratio_chart_far_from_one_labels_its_point() {
 
 #[test]
 fn a_point_without_an_interval_has_no_whisker() {
-    let s = Series {
+    let s = Trace {
         errors: vec![(f64::NAN, f64::NAN), (0.5, 0.9)],
         kind: Kind::Points { radius: 4.0 },
-        ..Series::line("b / a", 1, vec![(0.0, 0.7), (1.0, 0.7)])
+        ..Trace::line("b / a", 1, vec![(0.0, 0.7), (1.0, 0.7)])
     };
     let c = Chart::new(
         "comparison",

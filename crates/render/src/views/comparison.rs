@@ -7,7 +7,7 @@ use stackmeter_results::Comparison;
 use stackmeter_results::Row;
 use stackmeter_results::Section;
 
-use crate::chart::{Axis, Chart, Kind, Series};
+use crate::chart::{Axis, Chart, Kind, Trace};
 use crate::view::{Block, Col, Table, View};
 use stackmeter_compare::{RowStats, Verdict};
 use stackmeter_results::TestKind;
@@ -169,7 +169,7 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
         Axis::linear("B / A", lo - pad, hi + pad)
     };
     let points = s.rows.iter().enumerate().map(|(i, r)| (i as f64, r.stats.ratio));
-    let bars = Series {
+    let bars = Trace {
         // One repetition on a side has no interval (the table prints "-").
         errors: s
             .rows
@@ -180,7 +180,7 @@ fn ratio_chart(c: &Comparison, s: &Section) -> Chart {
             })
             .collect(),
         kind: Kind::Points { radius: 4.0 },
-        ..Series::line(format!("B/A: {} / {}, 95% interval", c.b, c.a), 1, points.collect())
+        ..Trace::line(format!("B/A: {} / {}, 95% interval", c.b, c.a), 1, points.collect())
     };
     Chart {
         categories: s.rows.iter().map(|r| r.label.clone()).collect(),
@@ -214,9 +214,9 @@ fn repetitions_chart(c: &Comparison, s: &Section) -> Chart {
                 .enumerate()
                 .map(move |(j, &y)| (i as f64 + off + 0.2 * (j as f64 / n - 0.5), y))
         });
-        Series {
+        Trace {
             kind: Kind::Points { radius: 2.5 },
-            ..Series::line(name.to_string(), k, pts.collect())
+            ..Trace::line(name.to_string(), k, pts.collect())
         }
     };
     let all = s.rows.iter().flat_map(|r| r.values_a.iter().chain(&r.values_b));

@@ -6,7 +6,7 @@
 //! correction across rows.
 use stackmeter_results::{percent_words, Decided, DecidedRow, Decision};
 
-use crate::chart::{Axis, Chart, Kind, Series};
+use crate::chart::{Axis, Chart, Kind, Trace};
 use crate::view::{Block, Col, Table, View};
 
 /// The decision cell: "4.6% slower", "equivalent within +/-2%",
@@ -101,13 +101,13 @@ fn chart(d: &Decision, rows: &[&DecidedRow]) -> Chart {
         }
     }
     let points = rows.iter().enumerate().map(|(i, r)| (i as f64, r.ratio));
-    let series = Series {
+    let series = Trace {
         errors: rows
             .iter()
             .map(|r| r.interval.unwrap_or((f64::NAN, f64::NAN)))
             .collect(),
         kind: Kind::Points { radius: 4.0 },
-        ..Series::line(format!("B/A: {} / {}, interval", d.b, d.a), 1, points.collect())
+        ..Trace::line(format!("B/A: {} / {}, interval", d.b, d.a), 1, points.collect())
     };
     Chart {
         categories: rows.iter().map(|r| r.label.clone()).collect(),

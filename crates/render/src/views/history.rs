@@ -4,7 +4,7 @@
 //! with every run's median and the spread of its repetitions, the level of
 //! each segment, and the segments between change points shaded.
 
-use crate::chart::{Axis, Band, Chart, Kind, Series, COLORS};
+use crate::chart::{Axis, Band, Chart, Kind, Trace, COLORS};
 use crate::view::{Block, Col, Table, View};
 use stackmeter_results::history::{AttrChange, History, HistoryChange, HistorySeries};
 use stackmeter_results::num;
@@ -173,7 +173,7 @@ fn chart(s: &HistorySeries) -> Chart {
         true => (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)),
         false => (lo * 0.9, hi * 1.1 + 1e-9),
     };
-    let mut runs = Series::line("run median (bar: repetitions' range)", 0, pts);
+    let mut runs = Trace::line("run median (bar: repetitions' range)", 0, pts);
     runs.kind = Kind::Points { radius: 2.5 };
     runs.errors = spread;
     let mut series = vec![runs];
@@ -188,9 +188,9 @@ fn chart(s: &HistorySeries) -> Chart {
             level.push((w[1] as f64 - 0.5, m));
         }
     }
-    series.push(Series {
+    series.push(Trace {
         color: COLORS[1].into(),
-        ..Series::line("segment median", 1, level)
+        ..Trace::line("segment median", 1, level)
     });
     let mut chart = Chart::new(
         "history",

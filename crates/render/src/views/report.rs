@@ -9,7 +9,7 @@ use stackmeter_results::ReportTest;
 use stackmeter_results::RunReport;
 use stackmeter_results::TestKind;
 
-use crate::chart::{by_percentile, Axis, Chart, Kind, Series};
+use crate::chart::{by_percentile, Axis, Chart, Kind, Trace};
 use crate::view::{nested, Block, Col, Table, View};
 use hdrhistogram::Histogram;
 use stackmeter_results::step_suffix;
@@ -85,13 +85,13 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let title = format!("{}{step} {} {}", key.test, key.row, metric);
         let x = || Axis::log(metric, lo, hi).unit("us");
         let mut qmax: f64 = 10.0;
-        let pct: Vec<Series> = hs
+        let pct: Vec<Trace> = hs
             .iter()
             .map(|(i, name, h)| {
                 let spectrum = stackmeter_stats::serial::spectrum(h, 5);
                 let points = by_percentile(spectrum.iter().map(|p| (p.quantile, p.value as f64 / 1000.0)));
                 qmax = points.iter().fold(qmax, |m, p| m.max(p.0));
-                Series::line(format!("{name} (n={})", h.len()), *i, points)
+                Trace::line(format!("{name} (n={})", h.len()), *i, points)
             })
             .collect();
         let percentiles = Chart::new(
@@ -106,7 +106,7 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let bins = 40;
         let f = (hi / lo).powf(1.0 / bins as f64);
         let mut ymax: f64 = 0.0;
-        let series: Vec<Series> = hs
+        let series: Vec<Trace> = hs
             .iter()
             .map(|(i, name, h)| {
                 let n = h.len() as f64;
@@ -119,9 +119,9 @@ fn latency_charts(sources: &[ReportSource]) -> View {
                     })
                     .collect();
                 ymax = points.iter().fold(ymax, |m, p| m.max(p.1));
-                Series {
+                Trace {
                     kind: Kind::Bars { width: f, base: 0.0 },
-                    ..Series::line(*name, *i, points)
+                    ..Trace::line(*name, *i, points)
                 }
             })
             .collect();
@@ -165,7 +165,7 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
                 }
                 tmax = total.iter().fold(tmax, |m, p| m.max(p.0));
                 vmax = total.iter().fold(vmax, |m, p| m.max(p.1));
-                series.push(Series::line(format!("{} (test {})", s.name, t.id), k, total));
+                series.push(Trace::line(format!("{} (test {})", s.name, t.id), k, total));
             }
         }
         let step = step_suffix(test.name(), &step);
@@ -213,10 +213,7 @@ fn rrul_section(sources: &[ReportSource], style: &Style) -> View {
             .collect()
     }
     fn induced(t: &ReportTest) -> Option<&[Induced]> {
-        let Body::Rrul { induced, .. } = &t.doc.body else {
-            return None;
-        };
-        Some(induced.as_slice())
+        t.doc.body.induced()
     }
     let sides: Vec<(String, Vec<&[Induced]>)> = sources
         .iter()

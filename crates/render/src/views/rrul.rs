@@ -2,7 +2,7 @@
 //! against time with the phases shaded, the round trip by percentile per
 //! phase, and the induced-latency chart a report draws across runs.
 
-use crate::chart::{by_percentile, Axis, Band, Chart, Series};
+use crate::chart::{by_percentile, Axis, Band, Chart, Trace};
 use crate::view::{Block, Col, Table, View};
 use stackmeter_results::latency_text as num;
 use stackmeter_results::rrul::{phase_label, ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
@@ -162,8 +162,8 @@ pub(crate) fn time_charts(
         Axis::linear("time", 0.0, end).unit("s"),
         Axis::linear("throughput", 0.0, top).unit("Mbit/s").snapped(),
         vec![
-            Series::line("down", 0, pick(|r| r.down_mbps)),
-            Series::line("up", 1, pick(|r| r.up_mbps)),
+            Trace::line("down", 0, pick(|r| r.down_mbps)),
+            Trace::line("up", 1, pick(|r| r.up_mbps)),
         ],
     );
     c.bands = bands.clone();
@@ -182,9 +182,9 @@ pub(crate) fn time_charts(
         Axis::linear("time", 0.0, end).unit("s"),
         Axis::log("probe delay", lo.min(hi), hi).unit("us").snapped(),
         vec![
-            Series::line("rtt", 0, rtt),
-            Series::line("up", 1, up),
-            Series::line("down", 2, down),
+            Trace::line("rtt", 0, rtt),
+            Trace::line("up", 1, up),
+            Trace::line("down", 2, down),
         ],
     );
     d.bands = bands;
@@ -205,7 +205,7 @@ pub(crate) fn time_charts(
         let pts = by_percentile((0..n).map(|k| ((k as f64 + 0.5) / n as f64, r[k])));
         top = top.max(r[n - 1]);
         bottom = bottom.min(r[0].max(0.1));
-        lines.push(Series::line(phase_label(i, &p.name), i, pts));
+        lines.push(Trace::line(phase_label(i, &p.name), i, pts));
     }
     let xmax = lines
         .iter()
@@ -240,7 +240,7 @@ pub(crate) fn induced_chart(sides: &[(String, Vec<&[Induced]>)]) -> Option<Chart
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     let mut series = Vec::new();
     for (k, (name, runs)) in sides.iter().enumerate() {
-        let mut s = Series::line(name.clone(), k, Vec::new());
+        let mut s = Trace::line(name.clone(), k, Vec::new());
         s.kind = crate::chart::Kind::Points { radius: 4.0 };
         for (i, ph) in phases.iter().enumerate() {
             let mut v: Vec<f64> = runs

@@ -2,7 +2,7 @@
 use stackmeter_results::Spectrum;
 use stackmeter_results::SpectrumRow;
 
-use crate::chart::{by_percentile, Axis, Chart, Series};
+use crate::chart::{by_percentile, Axis, Chart, Trace};
 use crate::view::{Block, Col, Table, View};
 use stackmeter_results::step_suffix;
 
@@ -39,7 +39,7 @@ fn chart(row: &SpectrumRow) -> Chart {
         Axis::log(row.metric.trim_end_matches("_us"), lo, hi)
             .unit("us")
             .snapped(),
-        vec![Series::line(row.label.clone(), 0, pts)],
+        vec![Trace::line(row.label.clone(), 0, pts)],
     )
 }
 

@@ -1,9 +1,8 @@
-//! The suite engine: a plan's steps against labelled targets, either a
-//! fixed number of repetitions interleaved (A B A B, never all A then all
-//! B) or, for two targets, pairs of blocks in random order until each row
-//! is decided (decide.rs); every test stored as it finishes, and judged
-//! into a typed [`SuiteOutcome`]. Progress goes to a callback as events;
-//! nothing here prints.
+//! What both designs of a suite share: its configuration and members, the
+//! budget of a run until decided, the events it reports, one test
+//! measured and stored, and the end of a run (stored, read back, judged
+//! into a typed [`SuiteOutcome`]); also the stored run begun, a stored
+//! run shown again, and `--target` read.
 
 use crate::error::Error;
 use crate::execute::Event;
@@ -137,7 +136,7 @@ impl Budget {
         }
     }
 
-    pub(crate) fn spent(&self, pairs: usize, since: std::time::Instant) -> bool {
+    pub(super) fn spent(&self, pairs: usize, since: std::time::Instant) -> bool {
         match *self {
             Budget::Time(d) => since.elapsed() >= d,
             Budget::Pairs(n) => pairs >= n,
@@ -160,70 +159,33 @@ pub struct SuiteRun {
 }
 
 impl SuiteRun {
+    /// What the store did not keep, in one line: tests not stored, a run
+    /// that could not be ended or did not read back as written.
+    pub fn store_failure(&self) -> Option<String> {
+        let tests = self.outcome.tests;
+        match (&self.not_stored, &self.lost) {
+            ((0, _), None) => None,
+            ((0, _), Some(lost)) => Some(format!("the suite's run was not kept as written: {lost}")),
+            ((n, first), lost) => Some(format!(
+                "{n} of {tests} test(s) not stored: {}{}",
+                first.as_deref().unwrap_or(""),
+                lost.as_ref()
+                    .map_or_else(String::new, |l| format!("; the run could not be ended either: {l}"))
+            )),
+        }
+    }
+
     /// True when Ctrl-C ended the suite (the run is partial).
     pub fn interrupted(&self) -> bool {
         matches!(self.failure, Some(ClientError::Interrupted))
     }
 }
 
-/// Runs the suite; with a store, every test is committed to `run` as it
-/// finishes (or spooled, once PostgreSQL cannot be reached) and the run is
-/// marked complete or partial at the end.
-pub fn run(cfg: &SuiteConfig, store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
-    match &cfg.decide {
-        Some((d, budget)) => crate::decide::run(cfg, d, *budget, store, on),
-        None => run_fixed(cfg, store, on),
-    }
-}
-
-/// A fixed number of repetitions, interleaved A B A B.
-fn run_fixed(cfg: &SuiteConfig, mut store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
-    let per_rep = cfg.plan.steps.len() * cfg.targets.len();
-    let mut done: Vec<Done> = Vec::new();
-    let mut failure = None;
-    let mut not_stored = (0, None);
-    let mut rep = 0;
-    'reps: loop {
-        for (si, step) in cfg.plan.steps.iter().enumerate() {
-            for (ti, t) in cfg.targets.iter().enumerate() {
-                on(SuiteEvent::Test {
-                    done: done.len(),
-                    total: per_rep * cfg.repeat,
-                    step: &step.name,
-                    label: &t.info.label,
-                    repetition: rep,
-                });
-                let m = measure(cfg, si, ti, rep, store.as_mut(), &mut not_stored, on);
-                if matches!(m.error, Some(ClientError::Interrupted)) {
-                    // Cut short by Ctrl-C: half a repetition would bias
-                    // the comparison, so it is neither stored nor judged.
-                    failure = m.error;
-                    break 'reps;
-                }
-                done.push((ti, si, rep, m.doc));
-                if let Some(e) = m.error {
-                    failure = Some(e);
-                    break 'reps;
-                }
-                if stackmeter_sys::interrupt::interrupted() {
-                    failure = Some(ClientError::Interrupted);
-                    break 'reps;
-                }
-            }
-        }
-        rep += 1;
-        if rep >= cfg.repeat {
-            break;
-        }
-    }
-    end(cfg, cfg.settings(), store, done, failure, not_stored)
-}
-
 /// A finished test: target, step, repetition (pair), document.
-pub(crate) type Done = (usize, usize, usize, Document);
+pub(super) type Done = (usize, usize, usize, Document);
 
 /// Measures step `si` on target `ti` as repetition `rep`, and stores it.
-pub(crate) fn measure(
+pub(super) fn measure(
     cfg: &SuiteConfig,
     si: usize,
     ti: usize,
@@ -270,7 +232,7 @@ pub(crate) fn measure(
 }
 
 /// Ends the run in the store (read back) and judges what finished.
-pub(crate) fn end(
+pub(super) fn end(
     cfg: &SuiteConfig,
     settings: SuiteSettings,
     store: Option<(&mut Writer, RunKey)>,

@@ -10,7 +10,7 @@
 //! order cancels what being first or second does. docs/methods.md,
 //! "Running until it knows".
 
-use crate::suite::{end, measure, Budget, Done, SuiteConfig, SuiteEvent, SuiteRun};
+use super::shared::{end, measure, Budget, Done, SuiteConfig, SuiteEvent, SuiteRun};
 use stackmeter_client::ClientError;
 use stackmeter_compare::rng::Rng;
 use stackmeter_results::{DecideSettings, Decided, DecidedRow, Decider};
@@ -18,7 +18,7 @@ use stackmeter_store::{RunKey, Writer};
 use std::time::Instant;
 
 /// Runs `cfg` (two members) until decided or `budget` is spent.
-pub fn run(
+pub(super) fn run(
     cfg: &SuiteConfig,
     d: &DecideSettings,
     budget: Budget,
