@@ -28,9 +28,14 @@ scenarios=("$@")
 work=$(mktemp -d)
 pids=()
 cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    # The pings of a trial cut short.
+    pkill -P $$ 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$work"
+    exit "$rc"
 }
 trap cleanup EXIT INT TERM
 export HOME=$work/home XDG_DATA_HOME=$work/home/.local/share STACKMETER_C_RESPONDER=

@@ -16,8 +16,11 @@ ver=2.1.3+dfsg1-2
 sums="8d8f944db8e6d542fc2d6f01559078fb1b5dda71651c67ee5fa3571ed1342c50  lwip_2.1.3+dfsg1-2.dsc
 0a8276d09fc4e97bbba2f953d74af2388fc2195ea156be9d7589e297a68fde24  lwip_2.1.3+dfsg1.orig.tar.xz
 c5a48413d362cc757032cdd58f528f75eb64ee781ca46ca24f010b49b0e62a90  lwip_2.1.3+dfsg1-2.debian.tar.xz"
-# One line saying what failed and how to get the source by hand, then exit 1.
+# One line saying what failed and how to get the source by hand, then exit
+# 1; the deb-src entry this script added goes again (a wrong one would
+# break every later apt-get update).
 cannot() {
+    [ -z "${src:-}" ] || rm -f "$src"
     echo "fetch-lwip: $1; to fetch lwIP's source yourself, add 'deb-src URI CODENAME main' for your Debian archive to /etc/apt/sources.list, run apt-get update, then apt-get source --download-only lwip=$ver in $dl" >&2
     exit 1
 }
@@ -62,7 +65,7 @@ if ! echo "$sums" | sha256sum --status -c - 2>/dev/null; then
         # The same archive as the machine's own entry, for sources.
         src=/etc/apt/sources.list.d/stackmeter-src.sources
         uri=$(archive_uri)
-        codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+        codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}" || true)
         cat >"$src" <<EOT
 Types: deb-src
 URIs: ${uri:-http://deb.debian.org/debian}

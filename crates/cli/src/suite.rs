@@ -15,8 +15,9 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     if a.store.label.is_some() {
         return fail(2, "--label does not apply to suite: label each --target as LABEL=ADDR");
     }
-    let decided = a.repeat.is_none() && a.until != Some(stackmeter_engine::commands::suite::Until::Repeat);
-    if let Err(e) = a.gate.check(decided) {
+    // Whether --tolerance is a band or the gate's is known once the
+    // members are (the engine says); here only that it is a number.
+    if let Err(e) = a.gate.check(true) {
         return fail(2, e);
     }
     // The flags and the plan first, then the store (a bad --db costs no

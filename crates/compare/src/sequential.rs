@@ -130,31 +130,31 @@ impl ConfSeq {
         self.mean
     }
 
-    /// The lag-1 autocorrelation of the pairs, with the bias of a short
-    /// series taken out (Marriott and Pope: r1 underestimates by about
-    /// (1 + 3 r1)/n); 0 before there are three pairs.
-    pub fn serial(&self) -> f64 {
+    /// The lag-1 autocorrelation of the pairs as measured; none before
+    /// three pairs or without a spread.
+    fn lag1(&self) -> Option<f64> {
         let (sxy, sx, sy, m) = self.lag;
         if m < 2.0 || self.ssd <= 0.0 {
-            return 0.0;
+            return None;
         }
         let cov = sxy / m - (sx / m) * (sy / m);
-        let var = self.ssd / self.n as f64;
-        let r1 = (cov / var).clamp(-1.0, 1.0);
-        (r1 + (1.0 + 3.0 * r1) / self.n as f64).clamp(-1.0, 1.0)
+        Some((cov / (self.ssd / self.n as f64)).clamp(-1.0, 1.0))
     }
 
-    /// The lag-1 autocorrelation of the pairs, biased upward for a short
-    /// series and clipped to [0, 0.9]: what the variance is inflated by.
+    /// The lag-1 autocorrelation of the pairs, with the bias of a short
+    /// series taken out (r1 underestimates by about (1 + 3 r1)/n); 0
+    /// before there are three pairs.
+    pub fn serial(&self) -> f64 {
+        self.lag1()
+            .map_or(0.0, |r1| (r1 + (1.0 + 3.0 * r1) / self.n as f64).clamp(-1.0, 1.0))
+    }
+
+    /// The same, biased further upward for a short series (by 1/sqrt(n))
+    /// and clipped to [0, 0.9]: what the variance is inflated by.
     fn autocorrelation(&self) -> f64 {
-        let (sxy, sx, sy, m) = self.lag;
-        if m < 2.0 || self.ssd <= 0.0 {
-            return 0.0;
-        }
-        let cov = sxy / m - (sx / m) * (sy / m);
-        let var = self.ssd / self.n as f64;
-        let r1 = (cov / var).clamp(-1.0, 1.0);
-        (r1 + (1.0 + 3.0 * r1) / self.n as f64 + 1.0 / (self.n as f64).sqrt()).clamp(0.0, 0.9)
+        let n = self.n as f64;
+        self.lag1()
+            .map_or(0.0, |r1| (r1 + (1.0 + 3.0 * r1) / n + 1.0 / n.sqrt()).clamp(0.0, 0.9))
     }
 
     /// The variance a pair's log-ratio is taken to have: the sample's,

@@ -114,8 +114,13 @@ impl Locks for FileLocks {
                 LockMode::Shared => stackmeter_store::Share::Shared,
             };
             let left = deadline.saturating_duration_since(Instant::now());
-            let f = stackmeter_store::lock_file(&path, share, left)
-                .map_err(|e| format!("lock {k} ({}): {e}", path.display()))?;
+            let f = stackmeter_store::lock_file(&path, share, left).map_err(|e| match e {
+                stackmeter_store::LockFileError::Timeout(_) => format!(
+                    "lock {k} ({}) still held by another test after {wait:?}",
+                    path.display()
+                ),
+                e => format!("lock {k} ({}): {e}", path.display()),
+            })?;
             held.push(f);
         }
         Ok(Box::new(held))

@@ -89,9 +89,7 @@ pub fn from_store(store: &Store, q: &Query) -> Result<History, Error> {
     if let Some(r) = &q.relative_to {
         (raw, skipped) = relative_to(raw, r)?;
     }
-    let mut h = judge(raw, q, "the results store".into())?;
-    h.skipped.extend(skipped);
-    Ok(h)
+    judge(raw, q, "the results store".into(), skipped)
 }
 
 /// Every series but the reference's, each run's values divided by the
@@ -231,7 +229,7 @@ fn nothing_matches(points: &[FigurePoint], q: &Query) -> String {
 }
 
 /// Orders, windows and judges every series.
-fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
+fn judge(raw: Vec<Raw>, q: &Query, source: String, skipped: Vec<Skipped>) -> Result<History, Error> {
     let settings = Settings {
         tolerance: q.tolerance,
         ..Settings::new(Direction::LowerIsBetter)
@@ -256,7 +254,7 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String) -> Result<History, Error> {
             source,
         },
         series: Vec::new(),
-        skipped: Vec::new(),
+        skipped,
     };
     // Series too short to judge: how many, the most runs any has, and the
     // runs a series needs (one short line when nothing can be judged).
@@ -414,7 +412,7 @@ pub fn from_csv(name: &str, text: &str, options: &CsvOptions, q: &Query) -> Resu
             q.figure.as_deref().unwrap_or("")
         )));
     }
-    judge(raw, q, format!("CSV file {name}"))
+    judge(raw, q, format!("CSV file {name}"), Vec::new())
 }
 
 fn csv_series(label: &str, s: CsvSeries) -> Raw {

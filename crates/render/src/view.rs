@@ -183,3 +183,25 @@ pub fn heatmap_table(h: &Heatmap) -> Table {
         ..Table::default()
     }
 }
+
+/// The decimals of a table's columns of values, from its largest value:
+/// 3 below 1000, 1 from 1000, none from a million, 4 when every value is
+/// below 1. One rule per table, so a column never mixes precisions.
+pub fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let top = values
+        .into_iter()
+        .map(f64::abs)
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    match top {
+        t if t >= 1e6 => 0,
+        t if t >= 1000.0 => 1,
+        t if t >= 1.0 => 3,
+        _ => 4,
+    }
+}
+
+/// A percentage as a person writes it: 2, 2.5, 7 (never 7.000000000000001).
+pub fn percent(fraction: f64) -> String {
+    format!("{}", (fraction * 1000.0).round() / 10.0)
+}

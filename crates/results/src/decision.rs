@@ -186,6 +186,10 @@ impl Decider {
     /// which was measured first. Returns the indices of the rows it
     /// decided.
     pub fn push(&mut self, pair: usize, step: &str, a_first: bool, a: &Document, b: &Document) -> Vec<usize> {
+        // A block that broke off is no block: the pair is not counted.
+        if !(a.complete && b.complete) {
+            return Vec::new();
+        }
         let fa = self.compared(a);
         let fb = self.compared(b);
         let mut record = PairRecord {
@@ -327,9 +331,9 @@ impl Decider {
                 "pairs of blocks (one of A, one of B, order random per pair, seed {}); per row a confidence \
                  sequence of ln(B/A) valid at every look (normal mixture, Howard et al. 2021, variance \
                  estimated: asymptotic, Waudby-Smith et al. 2024), no call before {MIN_PAIRS} pairs; \
-                 decided when it lies wholly outside +/-{:.1}% (faster or slower) or wholly inside (equivalent)",
+                 decided when it lies wholly outside +/-{}% (faster or slower) or wholly inside (equivalent)",
                 self.settings.seed,
-                self.settings.tolerance * 100.0
+                (self.settings.tolerance * 1000.0).round() / 10.0
             ),
             correction: format!(
                 "alpha {} split evenly over {k} row(s) (Bonferroni: {:.4} each), valid with each row stopping on its own",

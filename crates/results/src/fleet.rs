@@ -538,8 +538,11 @@ impl FleetComparison {
                     None => Verdict::TooFewRepetitions,
                     Some(m) => {
                         stats.p_value = m.p;
+                        // The shift of the log means and the ratio of medians
+                        // shown beside it must agree on the way, or no verdict.
                         let b_higher = m.shift > 0.0;
-                        match (m.p < ALPHA, b_higher == (dir == Direction::LowerIsBetter)) {
+                        let agree = b_higher == (stats.ratio > 1.0);
+                        match (m.p < ALPHA && agree, b_higher == (dir == Direction::LowerIsBetter)) {
                             (false, _) => Verdict::NoSignificantDifference,
                             (true, true) => Verdict::Slower,
                             (true, false) => Verdict::Faster,

@@ -101,7 +101,9 @@ impl Store {
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
             | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| fail(e.to_string()))?;
+        // Absolute: this SQLite is built to read URIs even without the
+        // flag, and `file:r.db?nolock=1` relative to here would be one.
+        let conn = rusqlite::Connection::open_with_flags(sqlite_path(path), flags).map_err(|e| fail(e.to_string()))?;
         // One process at a time sets a new store up (its journal mode and
         // its migrations); one already set up is opened without waiting.
         let setup = match ready(&conn, to) {
@@ -114,6 +116,23 @@ impl Store {
             StoreError::Sqlite(e) if no_room(path) => fail(format!("no space left on the device ({e})")),
             StoreError::Sqlite(e) => fail(e.to_string()),
             other => other,
+        })
+    }
+
+    /// An SQLite store that must already be there, opened as it is (no
+    /// folder or file created, no migration): what a writer reads its run
+    /// back through.
+    pub(crate) fn open_existing(path: &Path) -> Result<Store> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags(sqlite_path(path), flags).map_err(|e| StoreError::Open {
+            path: path.to_path_buf(),
+            reason: format!("the file is not there to read back: {e}"),
+        })?;
+        conn.busy_timeout(SQLITE_WAIT)?;
+        Ok(Store {
+            conn: Conn::Sqlite(conn),
+            location: Location::Sqlite(path.to_path_buf()),
+            identity: file_identity(path),
         })
     }
 
@@ -240,11 +259,19 @@ fn ready(conn: &rusqlite::Connection, to: usize) -> rusqlite::Result<bool> {
     Ok(mode.eq_ignore_ascii_case("wal") && version >= to as i64)
 }
 
-/// The setup lock's file beside the database at `path`.
+/// The setup lock's file beside the database at `path`, named after
+/// where the file really is, so every name of one store takes one lock.
 pub(crate) fn setup_lock_path(path: &Path) -> std::path::PathBuf {
-    let mut name = path.as_os_str().to_os_string();
+    let real = path.canonicalize().unwrap_or_else(|_| sqlite_path(path));
+    let mut name = real.into_os_string();
     name.push(".setup-lock");
     name.into()
+}
+
+/// The path SQLite is given: absolute, so that no name (`file:...`) can
+/// be read as a URI.
+pub(crate) fn sqlite_path(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The lock held while one process sets a new store up: an exclusive `flock` on a

@@ -415,7 +415,10 @@ impl Writer {
         r.row.finished = Some(time.into());
         let mut in_store = false;
         if let (Some(s), Some(id), false) = (&self.store, r.id, r.spooled) {
-            match crate::rows::set_status(&s.conn, id, status, Some(time)) {
+            match s
+                .still_there()
+                .and_then(|()| crate::rows::set_status(&s.conn, id, status, Some(time)))
+            {
                 Ok(()) => in_store = true,
                 Err(e) => self.lose(e)?,
             }
@@ -436,8 +439,8 @@ impl Writer {
         if let (Some(s), Some(_)) = (&self.store, r.id) {
             let fresh;
             let reader = match &self.location {
-                Location::Sqlite(_) => {
-                    fresh = Store::open(&self.location)?;
+                Location::Sqlite(path) => {
+                    fresh = Store::open_existing(path)?;
                     &fresh
                 }
                 Location::Postgres(_) => s,
@@ -454,13 +457,19 @@ impl Writer {
                 .spool
                 .as_ref()
                 .ok_or_else(|| StoreError::Spool("no spool folder".into()))?;
-            let found = spool
-                .pending()?
-                .into_iter()
-                .find(|p| p.run.uid == r.row.uid)
-                .map(|p| (p.run.status, p.tests.len()));
+            // Read while no flush runs: one could be sending this run.
+            let found = {
+                let _turn = spool.flush_turn()?;
+                spool
+                    .pending()?
+                    .into_iter()
+                    .find(|p| p.run.uid == r.row.uid)
+                    .map(|p| (p.run.status, p.tests.len()))
+            };
             match found {
                 Some((status, n)) if n == r.tests && status == r.row.status => {}
+                // Gone from the spool: a flush may have sent it already.
+                None if self.flushed(&r.row.uid, r.stored + r.tests) => {}
                 found => {
                     let at = format!("the spool {}", spool.dir().display());
                     return Err(lost(&r.row.uid, &at, r.tests, Some(&r.row.status), found));
@@ -468,6 +477,14 @@ impl Writer {
             }
         }
         Ok(())
+    }
+
+    /// Whether the store holds run `uid` with at least `tests` tests (a
+    /// run a `store flush` sent from the spool while this one ended it).
+    fn flushed(&self, uid: &str, tests: usize) -> bool {
+        Store::open(&self.location)
+            .and_then(|s| s.run_by_uid(uid))
+            .is_ok_and(|f| f.is_some_and(|(_, n)| n >= tests))
     }
 
     /// After a store error: an unreachable PostgreSQL sends everything

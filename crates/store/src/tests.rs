@@ -588,6 +588,9 @@ fn uri_paths_are_file_names_and_hard_links_are_refused() {
     let uri = dir.join("file:r.db?nolock=1");
     drop(Store::open(&uri).unwrap());
     assert!(uri.exists(), "the literal name is the file");
+    // A relative name is made absolute first: never a URI.
+    let relative = crate::open::sqlite_path(std::path::Path::new("file:r.db?nolock=1"));
+    assert!(relative.is_absolute() && !relative.to_string_lossy().starts_with("file:"));
     let path = tmp("links");
     drop(Store::open(&path).unwrap());
     std::fs::hard_link(&path, path.with_file_name("other.db")).unwrap();

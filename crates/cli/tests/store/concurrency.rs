@@ -46,17 +46,38 @@ fn writer(db: &Path, args: &[&str]) -> Command {
     c
 }
 
-/// Two busy loops, one per CPU, killed on drop.
+/// Two busy loops, one per CPU, killed on drop (and bounded by `timeout`,
+/// should this process itself be killed).
 struct Burners(Vec<Child>);
 
 impl Burners {
     fn start() -> Burners {
         Burners(
             (0..2)
-                .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+                .map(|_| {
+                    Command::new("timeout")
+                        .args(["600", "sh", "-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
                 .collect(),
         )
     }
+}
+
+/// A fleet file of two nodes at `a` and `b`, one rr step.
+fn two_node_fleet(path: &Path, name: &str, a: &Server, b: &Server) {
+    std::fs::write(
+        path,
+        format!(
+            "name = \"{name}\"\n[[step]]\nname = \"lat\"\ntest = \"rr\"\nsizes = \"1:1\"\niterations = 20\n\n\
+             [[node]]\nname = \"n1\"\naddress = \"127.0.0.1\"\nport = {}\n\n\
+             [[node]]\nname = \"n2\"\naddress = \"127.0.0.1\"\nport = {}\n",
+            a.addr.port(),
+            b.addr.port()
+        ),
+    )
+    .unwrap();
 }
 
 impl Drop for Burners {
@@ -218,26 +239,19 @@ fn crowd(db: &Path, trial: usize, a: &Server, b: &Server, fleet: &Path, locks: &
     Crowd { children, readers }
 }
 
-/// Eleven processes at once on a store, both CPUs busy: on odd trials the
+/// Eleven processes at once on a store, both CPUs busy (so it runs alone,
+/// in scripts/test's serial group: its busy loops would slow every test
+/// beside it): on odd trials the
 /// store is new (every process may be the one that sets it up), on even
 /// ones it is the store of the trial before. Every writer that exited 0 has
 /// its run listed, complete, with all its tests; `store check` is ok.
 #[test]
+#[ignore = "run alone by scripts/test, after the other tests: it keeps both CPUs busy"]
 fn a_crowd_of_writers_and_readers_keeps_every_run_on_a_new_and_an_old_store() {
     let (a, b) = (Server::start(&[]), Server::start(&[]));
     let dir = db("crowd").parent().unwrap().to_path_buf();
     let fleet = dir.join("fleet.toml");
-    std::fs::write(
-        &fleet,
-        format!(
-            "name = \"crowd\"\n[[step]]\nname = \"lat\"\ntest = \"rr\"\nsizes = \"1:1\"\niterations = 20\n\n\
-             [[node]]\nname = \"n1\"\naddress = \"127.0.0.1\"\nport = {}\n\n\
-             [[node]]\nname = \"n2\"\naddress = \"127.0.0.1\"\nport = {}\n",
-            a.addr.port(),
-            b.addr.port()
-        ),
-    )
-    .unwrap();
+    two_node_fleet(&fleet, "crowd", &a, &b);
     let locks = dir.join("locks");
     std::fs::create_dir_all(&locks).unwrap();
     let _burners = Burners::start();
@@ -290,17 +304,7 @@ fn every_writer_reads_its_run_back_and_fails_loudly_when_it_is_not_there() {
         )
         .unwrap();
     let fleet = db.with_file_name("fleet.toml");
-    std::fs::write(
-        &fleet,
-        format!(
-            "name = \"lost\"\n[[step]]\nname = \"lat\"\ntest = \"rr\"\nsizes = \"1:1\"\niterations = 20\n\n\
-             [[node]]\nname = \"n1\"\naddress = \"127.0.0.1\"\nport = {}\n\n\
-             [[node]]\nname = \"n2\"\naddress = \"127.0.0.1\"\nport = {}\n",
-            a.addr.port(),
-            b.addr.port()
-        ),
-    )
-    .unwrap();
+    two_node_fleet(&fleet, "lost", &a, &b);
     let locks = db.with_file_name("locks");
     let cases: [(&str, Vec<String>, &str); 3] = [
         (

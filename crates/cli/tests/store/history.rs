@@ -285,6 +285,7 @@ fn bad_history_input_is_one_line_and_a_nonzero_exit() {
 /// `ref`, the series `b / ref` changes at run 7 and the reference itself is
 /// no series of its own.
 #[test]
+#[ignore = "run alone by scripts/test, after the other tests: a real 1.7x shift must stand out of loopback noise"]
 fn history_relative_to_a_reference_divides_each_run_by_its_jobs_reference() {
     let db = db("history-relative");
     let (r, b) = (crate::Server::start(&[]), crate::Server::start(&[]));

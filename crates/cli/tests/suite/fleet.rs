@@ -353,7 +353,11 @@ fn eight_namespace_nodes_run_the_manifests_command_lines_and_a_slowed_node_stand
     // got worse, after the correction for judging 112 pair figures at once.
     eprintln!("better: {}", cmp["improved"].as_array().map_or(0, Vec::len));
     let correction = &cmp["correction"];
-    assert_eq!(correction["method"], "Benjamini-Hochberg", "{cmp}");
+    let method = correction["method"].as_str().unwrap_or("");
+    assert!(
+        method.starts_with("moderated t") && method.ends_with("Benjamini-Hochberg"),
+        "{cmp}"
+    );
     let flagged: Vec<(String, String)> = cmp["flagged"]
         .as_array()
         .unwrap()

@@ -100,14 +100,6 @@ pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::Error> {
             "--repeat is the fixed design: it does not go with --until decided".into(),
         ));
     }
-    let decided = a.until != Some(Until::Repeat) && a.repeat.is_none();
-    if let (true, Some(t)) = (decided, a.gate.tolerance) {
-        if !(t > 0.0 && t <= 100.0) {
-            return Err(Usage(format!(
-                "--tolerance {t}: the band must be above 0 and at most 100 percent"
-            )));
-        }
-    }
     let budget = match &a.budget {
         Some(b) => Budget::parse(b)?,
         None => Budget::Time(std::time::Duration::from_secs(if a.quick { 30 } else { 60 })),
@@ -194,7 +186,20 @@ fn decide_settings(
     let asked = a.until == Some(Until::Decided);
     let wanted = asked || (a.until.is_none() && a.repeat.is_none() && members == 2);
     if !wanted {
+        // The fixed design: --tolerance is the gate's, with --fail-on.
+        if a.gate.tolerance.is_some() && a.gate.fail_on.is_none() {
+            return Err(crate::Error::Usage(
+                "--tolerance needs --fail-on here (or a run until decided, where it is the band)".into(),
+            ));
+        }
         return Ok(None);
+    }
+    if let Some(t) = a.gate.tolerance {
+        if !(t > 0.0 && t <= 100.0) {
+            return Err(crate::Error::Usage(format!(
+                "--tolerance {t}: the band must be above 0 and at most 100 percent"
+            )));
+        }
     }
     if members != 2 {
         return Err(crate::Error::Usage(format!(

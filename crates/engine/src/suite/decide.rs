@@ -69,15 +69,16 @@ pub(super) fn run(
                     failure = Some(e);
                     break 'pairs why;
                 }
-                if stackmeter_sys::interrupt::interrupted() {
-                    failure = Some(ClientError::Interrupted);
-                    break 'pairs "interrupted".to_string();
-                }
             }
+            // A whole pair counts before anything stops the run.
             if let [Some(ia), Some(ib)] = docs {
                 for i in decider.push(pair, &step.name, a_first, &done[ia].3, &done[ib].3) {
                     on(SuiteEvent::Decided(line(&decider.row(i), started)));
                 }
+            }
+            if stackmeter_sys::interrupt::interrupted() {
+                failure = Some(ClientError::Interrupted);
+                break 'pairs "interrupted".to_string();
             }
         }
         let open = (0..decider.len())

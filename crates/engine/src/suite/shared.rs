@@ -248,16 +248,20 @@ pub(super) fn end(
             Some(_) => serde_json::to_value(&settings).map_err(|e| e.to_string()),
             None => Ok(serde_json::Value::Null),
         };
-        learnt
-            .and_then(|v| match v.is_null() {
-                true => Ok(()),
-                false => s.set_settings(&run, v).map_err(|e| e.to_string()),
-            })
-            .and_then(|()| {
-                s.finish_run(&run, status, &crate::record::now())
-                    .map_err(|e| e.to_string())
-            })
-            .err()
+        let kept = learnt.and_then(|v| match v.is_null() {
+            true => Ok(()),
+            false => s.set_settings(&run, v).map_err(|e| e.to_string()),
+        });
+        // The run is ended (and read back) whatever happened to its settings.
+        let ended = s
+            .finish_run(&run, status, &crate::record::now())
+            .map_err(|e| e.to_string());
+        match (kept, ended) {
+            (Ok(()), Ok(())) => None,
+            (Err(a), Ok(())) => Some(format!("its settings were not kept: {a}")),
+            (Ok(()), Err(b)) => Some(b),
+            (Err(a), Err(b)) => Some(format!("{b}; its settings were not kept either: {a}")),
+        }
     });
     let finished: Vec<Finished> = done
         .iter()

@@ -89,23 +89,9 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
     out
 }
 
-/// The decimals of a table's A, B and Difference columns: one rule for
-/// the table, from its largest value (3 below 1000, 1 from 1000, none
-/// from a million; 4 when every value is below 1), so a column never
-/// mixes precisions.
+/// The decimals of a table's A, B and Difference columns.
 fn decimals(s: &Section) -> usize {
-    let top = s
-        .rows
-        .iter()
-        .flat_map(|r| [r.stats.median_a.abs(), r.stats.median_b.abs()])
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    match top {
-        t if t >= 1e6 => 0,
-        t if t >= 1000.0 => 1,
-        t if t >= 1.0 => 3,
-        _ => 4,
-    }
+    crate::view::decimals(s.rows.iter().flat_map(|r| [r.stats.median_a, r.stats.median_b]))
 }
 
 /// Cells of one row: Size, A, B, Difference, B vs A, CI, p, reps.

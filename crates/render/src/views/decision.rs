@@ -7,14 +7,14 @@
 use stackmeter_results::{percent_words, Decided, DecidedRow, Decision};
 
 use crate::chart::{Axis, Chart, Kind, Trace};
-use crate::view::{Block, Col, Table, View};
+use crate::view::{percent, Block, Col, Table, View};
 
 /// The decision cell: "4.6% slower", "equivalent within +/-2%",
 /// "inconclusive (est. 1.2% faster)".
 fn words(r: &DecidedRow, tolerance: f64) -> String {
     match r.verdict {
         Decided::Faster | Decided::Slower => percent_words(r.percent),
-        Decided::Equivalent => format!("equivalent within +/-{}%", tolerance * 100.0),
+        Decided::Equivalent => format!("equivalent within +/-{}%", percent(tolerance)),
         Decided::Inconclusive => format!("inconclusive (est. {})", percent_words(r.percent)),
     }
 }
@@ -37,19 +37,9 @@ fn title(r: &DecidedRow) -> String {
     )
 }
 
-/// Decimals of a table's value columns, from its largest value.
+/// Decimals of a table's value columns.
 fn decimals(rows: &[&DecidedRow]) -> usize {
-    let top = rows
-        .iter()
-        .flat_map(|r| [r.median_a.abs(), r.median_b.abs()])
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    match top {
-        t if t >= 1e6 => 0,
-        t if t >= 1000.0 => 1,
-        t if t >= 1.0 => 3,
-        _ => 4,
-    }
+    crate::view::decimals(rows.iter().flat_map(|r| [r.median_a, r.median_b]))
 }
 
 fn table(d: &Decision, rows: &[&DecidedRow]) -> Table {
@@ -117,7 +107,7 @@ fn chart(d: &Decision, rows: &[&DecidedRow]) -> Chart {
             format!(
                 "{}: B / A per row, with the interval it was decided on (band +/-{}%)",
                 rows[0].series,
-                d.settings.tolerance * 100.0
+                percent(d.settings.tolerance)
             ),
             Axis::linear("", -0.6, rows.len() as f64 - 0.4),
             Axis::log("B / A", lo / 1.02, hi * 1.02).snapped(),
@@ -148,7 +138,7 @@ impl crate::format::Render for Decision {
             "Decided, B ({}) vs A ({}): {faster} faster, {slower} slower, {same} equivalent within +/-{}%, {open} inconclusive; stopped: {} after {} pair(s)",
             self.b,
             self.a,
-            self.settings.tolerance * 100.0,
+            percent(self.settings.tolerance),
             self.stop,
             self.pairs
         ));
