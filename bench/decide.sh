@@ -35,59 +35,12 @@ cleanup() {
     local rc=$? pid
     trap - EXIT INT TERM
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    for pid in $(ip netns pids "$NS" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
-    ip link del smd-a0 2>/dev/null || true
-    ip link del smd-b0 2>/dev/null || true
-    ip netns del "$NS" 2>/dev/null || true
+    two_paths_down "$NS" smd
     rm -rf "$WORK"
     exit "$rc"
 }
 trap cleanup EXIT INT TERM
 export HOME=$WORK STACKMETER_DB=$WORK/results.db
-
-# A namespace with one responder on two addresses, each reached over a
-# veth of its own whose namespace side (the responses' way) has a tbf.
-setup_paths() {
-    ip netns add "$NS"
-    ip -n "$NS" link set lo up
-    local side net
-    for side in a b; do
-        net=$([[ $side == a ]] && echo 198.18.61 || echo 198.18.62)
-        ip link add "smd-${side}0" type veth peer name "smd-${side}1"
-        ip link set "smd-${side}1" netns "$NS"
-        ip addr add "$net.1/24" dev "smd-${side}0"
-        ip link set "smd-${side}0" up
-        ip -n "$NS" addr add "$net.2/24" dev "smd-${side}1"
-        ip -n "$NS" link set "smd-${side}1" up
-    done
-    ip netns exec "$NS" taskset -c 0 "$SM" serve --listen 198.18.61.2:24750 --listen 198.18.62.2:24750 \
-        2>"$WORK/serve-ns.log" &
-    PIDS+=("$!")
-    for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/serve-ns.log" && break; sleep 0.05; done
-}
-
-# rate DEV MBIT: the tbf on a path's response side.
-rate() {
-    ip netns exec "$NS" tc qdisc replace dev "$1" root tbf rate "$2mbit" burst 2kb latency 100ms
-}
-
-# The busy loop that switches on and off at random.
-toggler() {
-    local burner="" ms
-    RANDOM=1234
-    # Killed, it takes its busy loop with it.
-    trap 'kill "$burner" 2>/dev/null; exit 0' TERM
-    while :; do
-        sh -c 'while :; do :; done' &
-        burner=$!
-        ms=$((500 + RANDOM % 2500))
-        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-        kill "$burner" 2>/dev/null || true
-        wait "$burner" 2>/dev/null || true
-        ms=$((500 + RANDOM % 2500))
-        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-    done
-}
 
 # trial SCENARIO N BUDGET PLAN A B: one decided suite; appends
 # "scenario verdict seconds pairs" to $WORK/trials.
@@ -117,7 +70,8 @@ printf '[[step]]\nname = "rr"\ntest = "rr"\nsizes = "1:1K"\niterations = 200\n' 
 plan_diff=$WORK/diff.toml
 printf '[[step]]\nname = "rr"\ntest = "rr"\nsizes = "1:16K"\niterations = 40\n' >"$plan_diff"
 : >"$WORK/trials"
-toggler &
+RANDOM=1234
+busy_toggler &
 PIDS+=("$!")
 for s in "${scenarios[@]}"; do
     case $s in
@@ -132,9 +86,9 @@ for s in "${scenarios[@]}"; do
             for n in $(seq "$TRIALS_AA"); do trial aa "$n" "${BUDGET_AA:-10s}" "$plan_aa" "$a" "$b"; done
             ;;
         diff5 | diff10)
-            ip netns list | grep -qw "$NS" || setup_paths
-            rate smd-a1 40
-            if [[ $s == diff5 ]]; then rate smd-b1 38; else rate smd-b1 36.4; fi
+            ip netns list | grep -qw "$NS" || two_paths "$NS" smd 198.18.61 198.18.62 24750 "$SM" "$WORK/serve-ns.log"
+            path_rate "$NS" smd-a1 40
+            if [[ $s == diff5 ]]; then path_rate "$NS" smd-b1 38; else path_rate "$NS" smd-b1 36.4; fi
             budget=${BUDGET_5:-60s}
             [[ $s == diff10 ]] && budget=${BUDGET_10:-20s}
             for n in $(seq "$TRIALS_DIFF"); do

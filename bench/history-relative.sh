@@ -27,59 +27,26 @@ cleanup() {
     local rc=$? pid
     trap - EXIT INT TERM
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    for pid in $(ip netns pids "$NS" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
-    ip link del smr-a0 2>/dev/null || true
-    ip link del smr-b0 2>/dev/null || true
-    ip netns del "$NS" 2>/dev/null || true
+    two_paths_down "$NS" smr
     rm -rf "$WORK"
     exit "$rc"
 }
 trap cleanup EXIT INT TERM
 export HOME=$WORK
 
-ip netns add "$NS"
-ip -n "$NS" link set lo up
-for side in a b; do
-    net=$([[ $side == a ]] && echo 198.18.63 || echo 198.18.64)
-    ip link add "smr-${side}0" type veth peer name "smr-${side}1"
-    ip link set "smr-${side}1" netns "$NS"
-    ip addr add "$net.1/24" dev "smr-${side}0"
-    ip link set "smr-${side}0" up
-    ip -n "$NS" addr add "$net.2/24" dev "smr-${side}1"
-    ip -n "$NS" link set "smr-${side}1" up
-done
-ip netns exec "$NS" taskset -c 0 "$SM" serve --listen 198.18.63.2:24751 --listen 198.18.64.2:24751 \
-    2>"$WORK/serve.log" &
-PIDS+=("$!")
-for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/serve.log" && break; sleep 0.05; done
-rate() { ip netns exec "$NS" tc qdisc replace dev "$1" root tbf rate "$2mbit" burst 2kb latency 100ms; }
-toggler() {
-    local burner="" ms
-    RANDOM=4321
-    # Killed, it takes its busy loop with it.
-    trap 'kill "$burner" 2>/dev/null; exit 0' TERM
-    while :; do
-        sh -c 'while :; do :; done' &
-        burner=$!
-        ms=$((500 + RANDOM % 2500))
-        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-        kill "$burner" 2>/dev/null || true
-        wait "$burner" 2>/dev/null || true
-        ms=$((500 + RANDOM % 2500))
-        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-    done
-}
-toggler &
+two_paths "$NS" smr 198.18.63 198.18.64 24751 "$SM" "$WORK/serve.log"
+RANDOM=4321
+busy_toggler &
 PIDS+=("$!")
 plan=$WORK/plan.toml
 printf '[[step]]\nname = "rr"\ntest = "rr"\nsizes = "1:16K"\niterations = 40\n' >"$plan"
 : >"$WORK/trials"
 for t in $(seq "$TRIALS"); do
     db=$WORK/t$t.db
-    rate smr-a1 40
-    rate smr-b1 40
+    path_rate "$NS" smr-a1 40
+    path_rate "$NS" smr-b1 40
     for run in $(seq 15); do
-        [[ $run == 11 ]] && rate smr-b1 36.4
+        [[ $run == 11 ]] && path_rate "$NS" smr-b1 36.4
         taskset -c 1 "$SM" suite "$plan" --repeat 3 --db "$db" \
             --target ref=198.18.63.2:24751 --target b=198.18.64.2:24751 >/dev/null 2>>"$WORK/err" || true
     done

@@ -199,3 +199,63 @@ build_floor() {
             die "could not build bench/floor/$p.c with $cc"
     done
 }
+
+# ------------------------------------------------------------ noise and paths
+# What decide.sh, history-relative.sh and fleet-aa.sh share: the busy loop
+# that switches on and off, and two rate-limited paths to one responder.
+
+# busy_toggler: a shell busy loop, unpinned, on for 0.5-3 s and off for
+# 0.5-3 s at random (seed RANDOM first), until killed (TERM: it takes its
+# loop with it). Run it in the background.
+busy_toggler() {
+    local burner="" ms
+    trap 'kill "$burner" 2>/dev/null; exit 0' TERM
+    while :; do
+        sh -c 'while :; do :; done' &
+        burner=$!
+        ms=$((500 + RANDOM % 2500))
+        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+        kill "$burner" 2>/dev/null || true
+        wait "$burner" 2>/dev/null || true
+        ms=$((500 + RANDOM % 2500))
+        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+    done
+}
+
+# two_paths NS DEV NET_A NET_B PORT SM LOG: a namespace NS with one
+# responder (SM serve, on CPU 0) listening on NET_A.2:PORT and NET_B.2:PORT,
+# each reached over a veth of its own (DEV-a0/DEV-a1, DEV-b0/DEV-b1, the
+# *1 side in the namespace, the responses' way); its pid goes into PIDS.
+two_paths() {
+    local ns=$1 dev=$2 net_a=$3 net_b=$4 port=$5 sm=$6 log=$7 side net
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    for side in a b; do
+        net=$([[ $side == a ]] && echo "$net_a" || echo "$net_b")
+        ip link add "$dev-${side}0" type veth peer name "$dev-${side}1"
+        ip link set "$dev-${side}1" netns "$ns"
+        ip addr add "$net.1/24" dev "$dev-${side}0"
+        ip link set "$dev-${side}0" up
+        ip -n "$ns" addr add "$net.2/24" dev "$dev-${side}1"
+        ip -n "$ns" link set "$dev-${side}1" up
+    done
+    ip netns exec "$ns" taskset -c 0 "$sm" serve --listen "$net_a.2:$port" --listen "$net_b.2:$port" 2>"$log" &
+    PIDS+=("$!")
+    for _ in $(seq 100); do grep -q "listening on tcp" "$log" && return 0; sleep 0.05; done
+    return 1
+}
+
+# two_paths_down NS DEV: what two_paths made, removed.
+two_paths_down() {
+    local pid
+    for pid in $(ip netns pids "$1" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+    ip link del "$2-a0" 2>/dev/null || true
+    ip link del "$2-b0" 2>/dev/null || true
+    ip netns del "$1" 2>/dev/null || true
+}
+
+# path_rate NS DEV MBIT: the tbf on a path's response side (burst 2 KiB,
+# so a 16 KiB response is paced, not sent in one burst).
+path_rate() {
+    ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3mbit" burst 2kb latency 100ms
+}

@@ -124,6 +124,40 @@ fn is_root() -> bool {
     stackmeter_sys::uid() == 0
 }
 
+/// Why network namespaces cannot be used here, in the words of what
+/// failed (not root; `ip netns` missing; a remount refused, as in a chroot
+/// whose root is no mount point), or `None` when they can: a probe
+/// namespace is made, used and removed once per test binary.
+fn netns_unusable() -> Option<String> {
+    static WHY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    WHY.get_or_init(|| {
+        if !is_root() {
+            return Some("needs root (network namespaces, veth, tbf)".into());
+        }
+        let name = format!("smprobe{}", std::process::id());
+        let run = |args: &[&str]| {
+            Command::new("ip")
+                .args(args)
+                .output()
+                .map_err(|e| format!("ip: {e}"))
+                .and_then(|o| match o.status.success() {
+                    true => Ok(()),
+                    false => Err(format!(
+                        "ip {}: {}",
+                        args.join(" "),
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    )),
+                })
+        };
+        let why = run(&["netns", "add", &name])
+            .and_then(|()| run(&["-n", &name, "link", "set", "lo", "up"]))
+            .err();
+        let _ = run(&["netns", "del", &name]);
+        why.map(|w| format!("network namespaces do not work here: {w}"))
+    })
+    .clone()
+}
+
 /// `stackmeter TEST TARGET ARGS... --json`, started with its output piped
 /// (several clients at once against one responder).
 fn spawn_json(test: &str, target: &str, args: &[&str]) -> Child {

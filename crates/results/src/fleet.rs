@@ -471,6 +471,12 @@ pub struct PairChange {
     /// (Benjamini-Hochberg; none without a verdict).
     #[serde(default)]
     pub q_value: Option<f64>,
+    /// B/A of the pair relative to the change every pair of the figure
+    /// shared (the geometric mean of its repetitions' ratio, divided by the
+    /// median pair's): what its verdict and the tolerance judge. None with
+    /// too few repetitions.
+    #[serde(default)]
+    pub relative: Option<f64>,
     /// Significantly worse, past the tolerance.
     pub flagged: bool,
     /// Significantly better, past the tolerance.
@@ -529,11 +535,14 @@ impl FleetComparison {
                 .collect();
             // Every pair of this figure tested with the variance they share.
             let groups: Vec<(&[f64], &[f64])> = both.iter().map(|(_, a, b)| (&a[..], &b[..])).collect();
-            let moderated = stackmeter_compare::moderated::moderated_t(&groups);
+            // Centred on the shift every pair shares: load on the whole
+            // machine (or fleet) in one run is no pair's change.
+            let moderated = stackmeter_compare::moderated::moderated_t(&groups, true);
             for ((pair, va, vb), m) in both.into_iter().zip(moderated) {
                 let Some(mut stats) = compare(va, vb, dir) else {
                     continue;
                 };
+                let relative = m.map(|m| m.shift.exp());
                 stats.verdict = match m {
                     None => Verdict::TooFewRepetitions,
                     Some(m) => {
@@ -559,6 +568,7 @@ impl FleetComparison {
                     unit: unit.clone(),
                     stats,
                     q_value: None,
+                    relative,
                     flagged: false,
                     improved: false,
                 });
@@ -576,7 +586,10 @@ impl FleetComparison {
             c.alone_cannot_pass = false;
         }
         for c in &mut changes {
-            let past = c.stats.percent.abs() > tolerance_pct;
+            // Past the tolerance relative to the change all pairs shared.
+            let past = c
+                .relative
+                .is_some_and(|r| (r.max(1.0 / r) - 1.0) * 100.0 > tolerance_pct);
             c.flagged = c.stats.verdict == Verdict::Slower && past;
             c.improved = c.stats.verdict == Verdict::Faster && past;
         }

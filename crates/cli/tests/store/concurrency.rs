@@ -46,8 +46,11 @@ fn writer(db: &Path, args: &[&str]) -> Command {
     c
 }
 
-/// Two busy loops, one per CPU, killed on drop (and bounded by `timeout`,
-/// should this process itself be killed).
+/// Two busy loops, one per CPU, stopped on drop. Each runs under
+/// `timeout`, which ends it should this test process itself be killed,
+/// and holds none of this process's output pipes (a loop left holding one
+/// would keep `scripts/test`'s `tee` waiting). Stopped with SIGTERM, which
+/// `timeout` passes on to its loop (SIGKILL would orphan the loop).
 struct Burners(Vec<Child>);
 
 impl Burners {
@@ -57,11 +60,23 @@ impl Burners {
                 .map(|_| {
                     Command::new("timeout")
                         .args(["600", "sh", "-c", "while :; do :; done"])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
                         .spawn()
                         .unwrap()
                 })
                 .collect(),
         )
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = Command::new("kill").args(["-TERM", &c.id().to_string()]).status();
+            let _ = c.wait();
+        }
     }
 }
 
@@ -78,15 +93,6 @@ fn two_node_fleet(path: &Path, name: &str, a: &Server, b: &Server) {
         ),
     )
     .unwrap();
-}
-
-impl Drop for Burners {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 /// Status and test count of every stored run, by its kind, plan (or "-")

@@ -9,7 +9,6 @@ use crate::load::Proxy;
 use crate::{json_of, stderr, Server, BIN};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn plan(dir: &Path) -> String {
     let plan = dir.join("decide-plan.toml");
@@ -87,7 +86,7 @@ fn ctrl_c_keeps_and_prints_what_was_decided() {
     let db = db("decide-sigint");
     let (a, b) = (Server::start(&[]), Server::start(&[]));
     let plan = plan(db.parent().unwrap());
-    let mut child = crate::sandbox(&mut Command::new(BIN))
+    let child = crate::sandbox(&mut Command::new(BIN))
         .args(["suite", &plan, "--budget", "10m", "--tolerance", "0.01", "--target"])
         .arg(format!("a={}", a.target()))
         .arg("--target")
@@ -97,29 +96,8 @@ fn ctrl_c_keeps_and_prints_what_was_decided() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let n = stackmeter_store::Store::open(&db)
-            .ok()
-            .and_then(|s| s.runs().ok())
-            .and_then(|r| r.first().map(|r| r.tests))
-            .unwrap_or(0);
-        if let Some(st) = child.try_wait().unwrap() {
-            panic!("suite ended ({st}) before it was interrupted");
-        }
-        if n >= 20 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{n} blocks stored within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let (status, out) = super::interrupt_after(&db, 20, child);
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("stopped: interrupted after "), "{text}");
     assert!(

@@ -31,6 +31,46 @@ fn sm(db: &Path, args: &[&str]) -> Output {
         .expect("stackmeter runs")
 }
 
+/// Waits until the first run of `db` holds `n` tests or more while `child`
+/// still runs (a child that ended first is a failure: it was never
+/// interrupted), then sends it SIGINT and waits at most 20 s for it.
+fn interrupt_after(db: &Path, n: usize, mut child: std::process::Child) -> (std::process::ExitStatus, Output) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stored = stackmeter_store::Store::open(db)
+            .ok()
+            .and_then(|s| s.runs().ok())
+            .and_then(|r| r.first().map(|r| r.tests))
+            .unwrap_or(0);
+        // Whether it still runs is asked after the count, so a child that
+        // finished while the count was read is caught here, not mistaken
+        // for one that ignored SIGINT.
+        if let Some(st) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!("ended ({st}) before it was interrupted: {}", stderr(&out));
+        }
+        if stored >= n {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{stored} of {n} tests stored within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "did not stop within 20 s of SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, child.wait_with_output().unwrap())
+}
+
 fn ok(out: Output) -> Output {
     assert!(out.status.success(), "exit {:?}: {}", out.status.code(), stderr(&out));
     out
@@ -295,7 +335,7 @@ fn the_default_suite_starts_its_own_responders() {
 fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
     let db = db("sigint");
     let (a, b) = (Server::start(&[]), Server::start(&[]));
-    let mut child = crate::sandbox(&mut Command::new(BIN))
+    let child = crate::sandbox(&mut Command::new(BIN))
         // 600 tests: long enough that it is still running when the poll
         // below sees two stored, however fast or slow the machine.
         .args(["suite", "udp-echo", "--repeat", "300", "--target"])
@@ -307,41 +347,7 @@ fn an_interrupted_suite_keeps_its_finished_tests_and_is_partial() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until at least two tests are committed, then Ctrl-C.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let n = stackmeter_store::Store::open(&db)
-            .ok()
-            .and_then(|s| s.runs().ok())
-            .and_then(|r| r.first().map(|r| r.tests))
-            .unwrap_or(0);
-        // Whether it still runs is asked after the count, so a suite that
-        // finished while the count was read is caught here, not mistaken
-        // for one that ignored SIGINT.
-        if let Some(st) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            panic!("suite ended ({st}) before it was interrupted: {}", stderr(&out));
-        }
-        if n >= 2 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no test stored within 30 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "suite did not stop within 20 s of SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = child.wait_with_output().unwrap();
+    let (status, out) = interrupt_after(&db, 2, child);
     assert_eq!(status.code(), Some(130), "{}", stderr(&out));
     assert!(stderr(&out).contains("marked partial"), "{}", stderr(&out));
     let list = runs(&db);

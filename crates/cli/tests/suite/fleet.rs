@@ -302,7 +302,17 @@ fn eight_namespace_nodes_run_the_manifests_command_lines_and_a_slowed_node_stand
     // The second run with node 8's way out slowed, and a busy loop beside
     // the nodes all along: every pair shares the CPUs with it.
     nodes.slow(SLOW);
-    let mut burner = Running(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
+    // Holding none of this process's output pipes (a loop left holding
+    // one would keep scripts/test's `tee` waiting).
+    let mut burner = Running(
+        Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     fleet_run(&jobs(&render("b")), &env);
     let _ = burner.0.kill();
     drop(burner);

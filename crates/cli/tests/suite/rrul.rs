@@ -186,7 +186,7 @@ fn rrul_through_a_tbf_shows_the_queue_it_allows_in_its_direction() {
     // 50 Mbit/s toward the client only, a queue of at most 20 ms.
     let tbf = "rate 50mbit burst 16kb latency 20ms";
     let Some(net) = Bottleneck::shaped("rd", None, Some(tbf)) else {
-        crate::missing("rrul through a tbf", "needs root and ip netns (CI runs as root)");
+        crate::missing("rrul through a tbf", &crate::netns_unusable().unwrap_or_default());
         return;
     };
     let v = through(&net, "idle,down,up,idle");
@@ -216,6 +216,7 @@ fn rrul_through_a_tbf_shows_the_queue_it_allows_in_its_direction() {
 
     // The same limit toward the server: the up phase queues, upward.
     let Some(net) = Bottleneck::shaped("ru", Some(tbf), None) else {
+        crate::missing("rrul up through a tbf", &crate::netns_unusable().unwrap_or_default());
         return;
     };
     let v = through(&net, "idle,up,idle");

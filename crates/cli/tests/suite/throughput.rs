@@ -491,9 +491,7 @@ impl Bottleneck {
     /// The network with `tbf ARGS` on the router's egress toward the
     /// server (`up`) and toward the client (`down`), each if given.
     pub(crate) fn shaped(tag: &str, up: Option<&str>, down: Option<&str>) -> Option<Bottleneck> {
-        let probe = Command::new("ip").args(["netns", "list"]).output();
-        let root = super::is_root();
-        if !root || !matches!(probe, Ok(ref o) if o.status.success()) {
+        if super::netns_unusable().is_some() {
             return None;
         }
         let id = std::process::id() % 100_000;
@@ -599,7 +597,7 @@ fn accuracy_through_a_100_mbit_bottleneck() {
     let Some(net) = Bottleneck::new("a", "100mbit") else {
         crate::missing(
             "accuracy_through_a_100_mbit_bottleneck",
-            "needs root and ip netns (CI runs as root)",
+            &crate::netns_unusable().unwrap_or_default(),
         );
         return;
     };
@@ -721,7 +719,7 @@ fn udp_max_final_trial_sees_through_a_20_ms_queue() {
     let Some(net) = Bottleneck::shaped("q", Some("rate 200mbit burst 16kb latency 20ms"), None) else {
         crate::missing(
             "udp_max_final_trial_sees_through_a_20_ms_queue",
-            "needs root and ip netns",
+            &crate::netns_unusable().unwrap_or_default(),
         );
         return;
     };

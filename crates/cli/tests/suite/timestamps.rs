@@ -267,9 +267,7 @@ struct VethPair {
 
 impl VethPair {
     fn new() -> Option<VethPair> {
-        let root = Command::new("id").arg("-u").output().ok()?.stdout == b"0\n";
-        let probe = Command::new("ip").args(["netns", "list"]).output().ok()?;
-        if !root || !probe.status.success() {
+        if super::netns_unusable().is_some() {
             return None;
         }
         let id = std::process::id() % 100_000;
@@ -312,7 +310,7 @@ fn split_adds_up_across_a_veth_pair_between_namespaces() {
     let Some(net) = VethPair::new() else {
         crate::missing(
             "split_adds_up_across_a_veth_pair_between_namespaces",
-            "needs root and ip netns",
+            &crate::netns_unusable().unwrap_or_default(),
         );
         return;
     };

@@ -273,7 +273,7 @@ impl crate::format::Render for FleetComparison {
             v.line(format!("Correction: {}.", c.describe()));
         }
         v.line(format!(
-            "Method: per pair and figure, the logs of A's and B's repetitions compared by a moderated t test (each pair's variance pooled with the variance its figure's other pairs share, Smyth 2004; at least 2 repetitions a side), the ratio of medians with its bootstrap 95% interval shown; flagged when significantly worse by more than {}%, listed as better when significantly better by as much.",
+            "Method: per pair and figure, the logs of A's and B's repetitions compared by a moderated t test (each pair's variance pooled with the variance its figure's other pairs share, Smyth 2004; at least 2 repetitions a side), each pair's change taken relative to the change all its figure's pairs shared; the ratio of medians with its bootstrap 95% interval shown; flagged when significantly worse by more than {}%, listed as better when significantly better by as much.",
             self.tolerance_pct
         ));
         v
