@@ -49,6 +49,8 @@ SMR_MAIN_SRC = smr_main.c
 # firmware) and lwip-raw's main on the TAP device.
 SMR_NETIF_SRC = smr_netif.c
 SMR_NIC_TAP_SRC = smr_nic_tap.c
+# lwip-xdp's controller: an AF_XDP socket (Debian libxdp-dev, libbpf-dev).
+SMR_NIC_XDP_SRC = smr_nic_xdp.c
 SMR_LWIP_SOCK_SRC = smr_lwip_sock.c
 SMR_LWIP_RAW_SRC = smr_lwip_raw.c
 SMR_LWIP_TAP_SRC = smr_lwip_tap.c

@@ -16,6 +16,7 @@
  */
 #include "smr_posix_int.h"
 #include "smr_netif.h"
+#include "smr_nic.h"
 
 #include "lwip/ip4_addr.h"
 #include "lwip/netif.h"
@@ -28,7 +29,6 @@
 /* Frames handed to lwIP per hold of the core lock. */
 #define SMR_FRAMES_PER_LOCK 64u
 
-int smr_nic_tap_fd(void);
 
 static struct netif smr_nif;
 static ip4_addr_t smr_ip, smr_mask, smr_gw;
@@ -41,7 +41,7 @@ static void smr_lwip_reader(void *arg) {
     struct pollfd pfd;
     unsigned n;
     (void)arg;
-    pfd.fd = smr_nic_tap_fd();
+    pfd.fd = smr_nic_fd();
     pfd.events = POLLIN;
     for (;;) {
         if (poll(&pfd, 1, -1) > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))

@@ -9,13 +9,19 @@
  * engine and its answer out through write() in one call chain. The
  * microcontroller firmware's loop (mcu/smr_mcu.c) is this one with the
  * wait in WFI instead of poll.
+ * Built with smr_nic_xdp.c instead of smr_nic_tap.c (-DSMR_NIC_XDP) it is
+ * lwip-xdp: the same stack and loop on an AF_XDP socket, the kernel-bypass
+ * path; HOST-DEVICE is the sending end of the link, whose checksum and
+ * segmentation offloads it turns off (smr_nic_xdp.c says why).
  * Usage: lwip-raw TAP-DEVICE IPV4-ADDRESS [PORT] [CPU]
+ *        lwip-xdp DEVICE IPV4-ADDRESS [PORT] [CPU] [HOST-DEVICE]
  */
 #define _GNU_SOURCE
 #include <limits.h> /* SSIZE_MAX before lwIP's arch.h */
 
 #include "smr_lwip_raw.h"
 #include "smr_netif.h"
+#include "smr_nic.h"
 
 #include "lwip/init.h"
 #include "lwip/ip4_addr.h"
@@ -29,13 +35,22 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef SMR_NIC_XDP
+#define SMR_NAME "stackmeter-lwip-xdp"
+#define SMR_USAGE " DEVICE IPV4-ADDRESS [PORT] [CPU] [HOST-DEVICE]"
+#define SMR_MAX_ARGS 6
+int smr_nic_xdp_offloads_off(const char *host_if);
+void smr_nic_xdp_kick(void);
+void smr_nic_xdp_report(const char *name);
+#else
 #define SMR_NAME "stackmeter-lwip-raw"
+#define SMR_USAGE " TAP-DEVICE IPV4-ADDRESS [PORT] [CPU]"
+#define SMR_MAX_ARGS 5
+#endif
 /* The engine's deadlines are looked at this often (ns). */
 #define SMR_TIMER_NS 5000000u
 /* Frames pulled from the TAP per look before the timers get a turn. */
 #define SMR_FRAMES_PER_LOOK 64u
-
-int smr_nic_tap_fd(void);
 
 uint64_t smr_raw_clock(void) {
     struct timespec ts;
@@ -59,10 +74,13 @@ int main(int argc, char **argv) {
     ip4_addr_t ip, mask, gw;
     uint8_t seed[16] = {0};
     uint64_t next;
+#ifdef SMR_NIC_XDP
+    uint64_t report = 0; /* the next look at the drop counters */
+#endif
     unsigned port;
     struct pollfd pfd;
-    if (argc < 3 || argc > 5 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: " SMR_NAME " TAP-DEVICE IPV4-ADDRESS [PORT] [CPU]\n");
+    if (argc < 3 || argc > SMR_MAX_ARGS || argv[1][0] == '-') {
+        fprintf(stderr, "usage: " SMR_NAME SMR_USAGE "\n");
         return 2;
     }
     port = argc > 3 ? (unsigned)atoi(argv[3]) : SMR_DEFAULT_PORT;
@@ -74,11 +92,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, SMR_NAME ": error: cannot pin to CPU %s\n", argv[4]);
         return 2;
     }
+#ifdef SMR_NIC_XDP
+    if (argc > 5 && smr_nic_xdp_offloads_off(argv[5]) != 0) {
+        fprintf(stderr, SMR_NAME ": error: cannot turn checksum and segmentation offloads off on %s\n", argv[5]);
+        return 1;
+    }
+#endif
     IP4_ADDR(&mask, 255, 255, 255, 0);
     ip4_addr_set_u32(&gw, (ip4_addr_get_u32(&ip) & ip4_addr_get_u32(&mask)) | PP_HTONL(1));
     lwip_init();
     if (!netif_add(&nif, &ip, &mask, &gw, argv[1], smr_netif_init, netif_input)) {
-        fprintf(stderr, SMR_NAME ": error: cannot open TAP device %s (does it exist? are we root?)\n", argv[1]);
+        fprintf(stderr, SMR_NAME ": error: cannot open device %s (does it exist? are we root? AF_XDP for lwip-xdp)\n",
+                argv[1]);
         return 1;
     }
     netif_set_default(&nif);
@@ -91,7 +116,7 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, SMR_NAME ": listening on tcp %s:%u\n" SMR_NAME ": listening on udp %s:%u\n", argv[2], port,
             argv[2], port);
-    pfd.fd = smr_nic_tap_fd();
+    pfd.fd = smr_nic_fd();
     pfd.events = POLLIN;
     next = smr_raw_clock() + SMR_TIMER_NS;
     for (;;) {
@@ -100,14 +125,23 @@ int main(int argc, char **argv) {
         int ms = now >= next ? 0 : (int)((next - now + 999999u) / 1000000u);
         if (lw < (u32_t)ms) ms = (int)lw;
         if (poll(&pfd, 1, ms) > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))) {
-            fprintf(stderr, SMR_NAME ": error: TAP device %s failed\n", argv[1]);
+            fprintf(stderr, SMR_NAME ": error: device %s failed\n", argv[1]);
             return 1;
         }
         while (smr_netif_poll(&nif, SMR_FRAMES_PER_LOOK) == SMR_FRAMES_PER_LOOK) sys_check_timeouts();
         sys_check_timeouts();
+#ifdef SMR_NIC_XDP
+        smr_nic_xdp_kick();
+#endif
         if ((now = smr_raw_clock()) >= next) {
             smr_raw_timers();
             next = now + SMR_TIMER_NS;
+#ifdef SMR_NIC_XDP
+            if (now >= report) {
+                smr_nic_xdp_report(SMR_NAME);
+                report = now + 1000000000u;
+            }
+#endif
         }
     }
 }

@@ -2,7 +2,9 @@
  * smr_nic.h: what an Ethernet controller's driver gives the netif glue
  * (smr_netif.c), in plain bytes: no lwIP type crosses this line. One
  * driver is linked into each program: smr_nic_tap.c (a Linux TAP device,
- * the lab) or mcu/smr_nic_stellaris.c (the LM3S6965's MAC, the firmware).
+ * the lab), smr_nic_xdp.c (an AF_XDP socket on a network device, the
+ * lab's kernel-bypass path) or mcu/smr_nic_stellaris.c (the LM3S6965's
+ * MAC, the firmware).
  * This is the part a board vendor writes for its own controller; the glue
  * is the same on every board.
  *
@@ -47,5 +49,9 @@ int smr_nic_tx_begin(size_t len);
 void smr_nic_tx_write(const void *src, size_t n);
 /* Sends the frame: 0, or -1 when the controller refused it. */
 int smr_nic_tx_end(void);
+
+/* Hosted drivers only (TAP, AF_XDP): the descriptor a program waits on
+ * with poll() before it pulls frames. */
+int smr_nic_fd(void);
 
 #endif

@@ -3,7 +3,7 @@
  * smr_nic.h (the lab's lwip-raw and lwip-sock). The device must exist
  * (`ip tuntap add dev NAME mode tap`); it is opened without packet
  * information or a vnet header, so one read() is one frame and one
- * write() sends one. Non-blocking: the caller waits on smr_nic_tap_fd()
+ * write() sends one. Non-blocking: the caller waits on smr_nic_fd()
  * (poll) and then pulls frames until none is left.
  *
  * A read lands in a buffer larger than any frame the device may give, so
@@ -39,7 +39,7 @@ static struct {
 } smr_tap = {.fd = -1};
 
 /* The TAP's descriptor, for the caller's poll(). */
-int smr_nic_tap_fd(void) { return smr_tap.fd; }
+int smr_nic_fd(void) { return smr_tap.fd; }
 
 int smr_nic_open(const char *name, uint8_t mac[6]) {
     struct ifreq ifr;

@@ -34,16 +34,10 @@ pub fn run(a: LabArgs) -> i32 {
                 Err(e) => crate::out::fail(1, e),
             }
         }
-        LabAction::Status => {
-            let targets = lab::status();
-            if targets.is_empty() {
-                return crate::out::finish("no lab is up\n");
-            }
-            let lines: String = targets
-                .iter()
-                .map(|(t, ok)| format!("{t} {}\n", if *ok { "answers" } else { "NOT ANSWERING" }))
-                .collect();
-            crate::out::finish(&lines)
+        LabAction::Status => crate::out::finish(&lab::status_text()),
+        LabAction::ServeSmoltcp { tap, addr, port, cpu } => {
+            let Err(e) = stackmeter_smoltcp::serve(&stackmeter_smoltcp::Options { tap, addr, port, cpu });
+            crate::out::fail(1, e)
         }
         LabAction::Down => match lab::down() {
             Ok(n) => {

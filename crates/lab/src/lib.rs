@@ -5,9 +5,11 @@
 //! `lab up` makes those comparisons reproducible on one Linux host: one TAP
 //! device per user-space stack (host side 198.18.N.1/24, the stack
 //! 198.18.N.2, from the benchmarking range 198.18.0.0/15), lwIP's raw
-//! callback API responder (`lwip-raw`, the in-stack module) and its sockets
-//! API responder (`lwip-sock`, the application) on them, and the C responder
-//! on the kernel stack (`kernel-c`, 127.0.0.1:24690), all pinned to one CPU.
+//! callback API responder (`lwip-raw`, the in-stack module), its sockets
+//! API responder (`lwip-sock`, the application) and smoltcp with the Rust
+//! protocol core (`smoltcp`, this binary's `lab serve-smoltcp`, from
+//! `crates/smoltcp`) on them, and the C responder on the kernel stack
+//! (`kernel-c`, 127.0.0.1:24690), all pinned to one CPU.
 //! It prints one `LABEL=ADDR:PORT` line per target once each answers a real
 //! rr probe, and records what it made in a state file so `status` and `down`
 //! find it.
@@ -39,4 +41,4 @@ mod probe;
 mod shell;
 mod state;
 
-pub use lifecycle::{bin_dir, down, status, up, LabError, Set, Up};
+pub use lifecycle::{bin_dir, down, status, status_text, up, LabError, Set, Up};

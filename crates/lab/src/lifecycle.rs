@@ -1,7 +1,7 @@
 //! `up`, `status` and `down`: the lab as a whole, made or removed all at
 //! once (a failed or interrupted `up` removes what it made).
 
-use crate::linux::{build, STACKS};
+use crate::linux::{build, SMOLTCP, STACKS};
 use crate::mcu::{build_mcu, MCU_FIRMWARE, QEMU};
 use crate::probe::rr_answers;
 use crate::shell::sh;
@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 pub struct LabError(pub String);
 
 /// Which stacks `up` starts: the Linux ones (kernel-c, lwip-raw,
-/// lwip-sock), the microcontroller firmware, or all of them.
+/// lwip-sock, smoltcp, lwip-xdp), the microcontroller firmware, or all of
+/// them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Set {
     Linux,
@@ -64,7 +65,8 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
         )));
     }
     if set != Set::Mcu {
-        for (_, bin, _, _) in STACKS.iter().chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
+        let c_programs = STACKS.iter().filter(|s| s.1 != SMOLTCP);
+        for (_, bin, _, _) in c_programs.chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
             if !dir.join(bin).is_file() {
                 return Err(LabError(format!(
                     "{} not found; build it with `make -C c-responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
@@ -93,7 +95,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
     let mut made = Up::default();
     let r = (|| {
         if set != Set::Mcu {
-            made.targets = build(dir, cpu)?;
+            (made.targets, made.notes) = build(dir, cpu)?;
         }
         if set != Set::Linux {
             let (target, note) = build_mcu(dir, cpu, secret)?;
@@ -124,6 +126,19 @@ pub fn status() -> Vec<(String, bool)> {
                 .is_some_and(rr_answers);
             (t.to_string(), ok)
         })
+        .collect()
+}
+
+/// What `lab status` prints: a line per target, `LABEL=ADDR answers` (or
+/// `NOT ANSWERING`), or that no lab is up.
+pub fn status_text() -> String {
+    let targets = status();
+    if targets.is_empty() {
+        return "no lab is up\n".into();
+    }
+    targets
+        .iter()
+        .map(|(t, ok)| format!("{t} {}\n", if *ok { "answers" } else { "NOT ANSWERING" }))
         .collect()
 }
 

@@ -1,10 +1,13 @@
-//! The Linux stacks: one TAP device per lwIP responder (the raw API one,
-//! the in-stack module; the sockets API one, the application) and the C
-//! responder on the kernel stack.
+//! The Linux stacks: one TAP device per user-space stack (lwIP's raw API
+//! responder, the in-stack module; its sockets API one, the application;
+//! smoltcp with the Rust protocol core, run by this very binary as `lab
+//! serve-smoltcp`), lwIP on an AF_XDP socket on a veth pair (`lwip-xdp`,
+//! the kernel-bypass path, when it is built and the kernel allows it) and
+//! the C responder on the kernel stack.
 
 use crate::probe::wait_answers;
-use crate::shell::{sh, spawn};
-use crate::state::record;
+use crate::shell::{sh, spawn, spawn_cmd};
+use crate::state::{record, state_dir};
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -20,13 +23,27 @@ pub(crate) const PORT: u16 = 24680;
 pub(crate) const KERNEL_ADDR: &str = "127.0.0.1:24690";
 
 /// One user-space stack: label, responder binary, TAP name, subnet number.
-pub(crate) const STACKS: [(&str, &str, &str, u8); 2] = [
+pub(crate) const STACKS: [(&str, &str, &str, u8); 3] = [
     ("lwip-raw", "lwip-raw", "smlab1", 1),
     ("lwip-sock", "lwip-sock", "smlab2", 2),
+    ("smoltcp", SMOLTCP, "smlab4", 4),
 ];
 
-/// Creates the devices, starts the responders, waits for each to answer.
-pub(crate) fn build(dir: &Path, cpu: usize) -> Result<Vec<String>, String> {
+/// The smoltcp responder's "binary": this program, `stackmeter lab
+/// serve-smoltcp TAP ADDR` (smoltcp is a crate of this workspace, so there
+/// is nothing else to build or find).
+pub(crate) const SMOLTCP: &str = "stackmeter";
+
+/// The kernel-bypass stack: lwIP (the raw API responder) on an AF_XDP
+/// socket on one end of a veth pair, the host's address on the other:
+/// label, binary, the host's end (the XDP end is its name and `x`),
+/// subnet number.
+const XDP: (&str, &str, &str, u8) = ("lwip-xdp", "lwip-xdp", "smlab5", 5);
+
+/// Creates the devices, starts the responders, waits for each to answer;
+/// returns the targets and, for a stack that could not come up on this
+/// machine (lwip-xdp), a line naming it and why (the rest still come up).
+pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>), String> {
     let cpu_s = cpu.to_string();
     let mut targets = Vec::new();
     for (label, bin, tap, n) in STACKS {
@@ -37,12 +54,15 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<Vec<String>, String> {
         sh("ip", &["addr", "add", &host, "dev", tap])?;
         sh("ip", &["link", "set", tap, "mtu", TAP_MTU, "up"])?;
         let port = PORT.to_string();
-        let args: Vec<&str> = if bin == "lwip-raw" {
-            vec![tap, &stack, &port, &cpu_s]
-        } else {
-            vec![tap, &stack, "--affinity", &cpu_s]
-        };
-        spawn(dir, bin, label, &args)?;
+        match bin {
+            "lwip-raw" => spawn(dir, bin, label, &[tap, &stack, &port, &cpu_s])?,
+            SMOLTCP => {
+                let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+                let args = ["lab", "serve-smoltcp", tap, &stack, "--port", &port, "--cpu", &cpu_s];
+                spawn_cmd(&me, bin, label, &args)?;
+            }
+            _ => spawn(dir, bin, label, &[tap, &stack, "--affinity", &cpu_s])?,
+        }
         targets.push((label, format!("{stack}:{PORT}")));
     }
     spawn(
@@ -53,6 +73,7 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<Vec<String>, String> {
     )?;
     targets.insert(0, ("kernel-c", KERNEL_ADDR.to_string()));
     let mut lines = Vec::new();
+    let mut notes = Vec::new();
     for (label, addr) in targets {
         let a: SocketAddr = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
         wait_answers(a).map_err(|e| format!("{label} at {addr}: {e}"))?;
@@ -60,5 +81,47 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<Vec<String>, String> {
         record(&format!("target {line}")).map_err(|e| e.to_string())?;
         lines.push(line);
     }
-    Ok(lines)
+    match xdp(dir, &cpu_s) {
+        Ok(line) => lines.push(line),
+        Err(why) => notes.push(format!("{}: not started: {why}", XDP.0)),
+    }
+    Ok((lines, notes))
+}
+
+/// Brings lwip-xdp up, or removes what it made and says why not.
+fn xdp(dir: &Path, cpu: &str) -> Result<String, String> {
+    let (label, bin, host_if, n) = XDP;
+    if !dir.join(bin).is_file() {
+        return Err(format!(
+            "{} not built (make -C c-responder xdp; it needs libxdp-dev and libbpf-dev)",
+            dir.join(bin).display()
+        ));
+    }
+    let xdp_if = format!("{host_if}x");
+    let stack = format!("198.18.{n}.2");
+    let addr = format!("{stack}:{PORT}");
+    sh("ip", &["link", "add", host_if, "type", "veth", "peer", "name", &xdp_if])?;
+    record(&format!("dev {host_if}")).map_err(|e| e.to_string())?;
+    let made = (|| {
+        sh("ip", &["addr", "add", &format!("198.18.{n}.1/24"), "dev", host_if])?;
+        sh("ip", &["link", "set", host_if, "mtu", TAP_MTU, "up"])?;
+        sh("ip", &["link", "set", &xdp_if, "mtu", TAP_MTU, "up"])?;
+        let port = PORT.to_string();
+        let pid = spawn_cmd(&dir.join(bin), bin, label, &[&xdp_if, &stack, &port, cpu, host_if])?;
+        let a: SocketAddr = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
+        wait_answers(a).map_err(|e| {
+            let _ = sh("kill", &["-KILL", &pid]);
+            let log = std::fs::read_to_string(state_dir().join(format!("{label}.log"))).unwrap_or_default();
+            let last = log.lines().rfind(|l| l.contains("error")).unwrap_or("").to_string();
+            format!("{e} {last}").trim().to_string()
+        })
+    })();
+    if let Err(e) = made {
+        // Deleting one end of a veth pair deletes both, and any XDP program on them.
+        let _ = sh("ip", &["link", "del", host_if]);
+        return Err(e);
+    }
+    let line = format!("{label}={addr}");
+    record(&format!("target {line}")).map_err(|e| e.to_string())?;
+    Ok(line)
 }

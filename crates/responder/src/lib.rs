@@ -43,7 +43,7 @@ pub use config::{
     DEFAULT_UDP_BATCH,
 };
 pub use log::Log;
-pub use objects::{ObjectSource, DEFAULT_SIZES, MAX_SYNTHETIC_BYTES};
+pub use objects::{Files, ObjectSource, Objects, DEFAULT_SIZES, MAX_SYNTHETIC_BYTES};
 pub use shared::Counters;
 
 use shared::{spawn, Shared};
@@ -68,7 +68,7 @@ pub fn start(cfg: Config) -> io::Result<Responder> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to listen on"));
     }
     let counters = Arc::new(Counters::default());
-    let store = objects::Store::build(&cfg.objects, cfg.log)?;
+    let store = objects::Objects::build(&cfg.objects, cfg.log)?;
     if let Some(s) = &store {
         cfg.log.line(format_args!("objects: {} in the catalogue", s.len()));
     }

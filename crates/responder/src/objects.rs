@@ -51,7 +51,7 @@ struct Object {
 }
 
 /// The catalogue every object session serves from.
-pub(crate) struct Store {
+pub struct Objects {
     list_body: Vec<u8>,
     objects: Vec<Object>,
     by_name: HashMap<Vec<u8>, usize>,
@@ -70,10 +70,10 @@ fn size_name(size: u64) -> String {
     }
 }
 
-impl Store {
+impl Objects {
     /// Builds the catalogue, or `None` for [`ObjectSource::Off`]. Errors name
     /// the directory or the size that failed.
-    pub(crate) fn build(src: &ObjectSource, log: Log) -> io::Result<Option<Store>> {
+    pub fn build(src: &ObjectSource, log: Log) -> io::Result<Option<Objects>> {
         let mut entries: Vec<(Vec<u8>, u64, u32, Content)> = Vec::new();
         match src {
             ObjectSource::Off => return Ok(None),
@@ -163,7 +163,7 @@ impl Store {
             by_name.insert(name, i);
             objects.push(Object { size, content });
         }
-        Ok(Some(Store {
+        Ok(Some(Objects {
             list_body,
             objects,
             by_name,
@@ -216,8 +216,8 @@ const FILE_CHUNK: usize = 256 << 10;
 /// One session's view of the catalogue: lookups for the machine, and the
 /// bytes of the body it is sending (a file is opened at its FETCH and read
 /// piece by piece into a buffer of the session's own).
-pub(crate) struct Files<'a> {
-    store: Option<&'a Store>,
+pub struct Files<'a> {
+    store: Option<&'a Objects>,
     /// The file object being sent, with its path for messages.
     file: Option<(File, &'a Path)>,
     buf: Option<stackmeter_sys::AlignedBuf>,
@@ -227,7 +227,7 @@ pub(crate) struct Files<'a> {
 }
 
 impl<'a> Files<'a> {
-    pub(crate) fn new(store: Option<&'a Store>) -> Files<'a> {
+    pub fn new(store: Option<&'a Objects>) -> Files<'a> {
         Files {
             store,
             file: None,
@@ -240,7 +240,7 @@ impl<'a> Files<'a> {
     /// The next bytes of body `b` (any prefix of what it names): a slice of
     /// the LIST body or a pattern object, or a piece of the file read now.
     /// An error is a file that became unreadable or shorter mid-way.
-    pub(crate) fn bytes(&mut self, b: Outgoing) -> Result<&[u8], String> {
+    pub fn bytes(&mut self, b: Outgoing) -> Result<&[u8], String> {
         let Some(store) = self.store else {
             return Err("no catalogue".into());
         };
@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(size_name(8800 << 10), "8800K");
         assert_eq!(size_name(1 << 20), "1M");
         assert_eq!(size_name(100), "100");
-        let s = Store::build(&ObjectSource::Synthetic(vec![64, 64, 4096]), Log::Quiet)
+        let s = Objects::build(&ObjectSource::Synthetic(vec![64, 64, 4096]), Log::Quiet)
             .unwrap()
             .unwrap();
         assert_eq!(s.len(), 3);
@@ -352,8 +352,8 @@ mod tests {
         let c = obj::Catalogue::parse(&s.list_body).unwrap();
         let e = c.entries().nth(2).unwrap();
         assert_eq!((e.name, e.size, e.is_pattern()), (&b"4K"[..], 4096, true));
-        assert!(Store::build(&ObjectSource::Synthetic(vec![2 << 30]), Log::Quiet).is_err());
-        assert!(Store::build(&ObjectSource::Off, Log::Quiet).unwrap().is_none());
+        assert!(Objects::build(&ObjectSource::Synthetic(vec![2 << 30]), Log::Quiet).is_err());
+        assert!(Objects::build(&ObjectSource::Off, Log::Quiet).unwrap().is_none());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::clients::Clients;
 use crate::config::Config;
-use crate::objects::Store;
+use crate::objects::Objects;
 use crate::sources::Sources;
 use stackmeter_proto::machine::{self, Registry};
 use std::io;
@@ -61,7 +61,7 @@ pub(crate) struct Shared {
     /// chunks, so a 64 MiB response costs no per-session memory.
     pub tx: stackmeter_sys::AlignedBuf,
     /// Object mode's catalogue, if enabled.
-    pub store: Option<Store>,
+    pub store: Option<Objects>,
     /// Open throughput tests (an `Arc`, so a lingering refusal can carry
     /// its session to a thread of its own).
     pub registry: Arc<Registry>,
@@ -72,7 +72,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(cfg: Config, counters: Arc<Counters>, store: Option<Store>) -> io::Result<Shared> {
+    pub(crate) fn new(cfg: Config, counters: Arc<Counters>, store: Option<Objects>) -> io::Result<Shared> {
         // Page-aligned like every receive buffer: the kernel's copy out of a
         // misaligned buffer is as slow on AMD Zen as the copy into one.
         let mut tx = stackmeter_sys::AlignedBuf::new(CHUNK);

@@ -1,6 +1,8 @@
 //! `stackmeter lab` end to end (root only; a visible skip otherwise, a
-//! failure when CI is set): up, an rr and a ping against each lwIP target,
-//! 1 MiB into each lwIP responder and 1 MiB back in full-size frames (the
+//! failure when CI is set): up, an rr and a ping against each user-space
+//! stack (lwIP's two responders, smoltcp's, lwIP on AF_XDP), 1 MiB into each and 1 MiB
+//! back in full-size frames, smoltcp's throughput tests and hostile
+//! clients (the
 //! TAP's MTU is 1500: Debian's own tapif corrupted the heap on any frame
 //! over 592 bytes, docs/lab.md), status, down, and nothing left behind (no
 //! TAP device, no responder process, no state).
@@ -72,6 +74,32 @@ fn full_size_frames(label: &str, addr: &str, dev: &str) {
     assert!(r["bytes"].as_u64().unwrap() > 2 * (9 << 20), "{label}: {r}");
 }
 
+/// Throughput tests through smoltcp's responder (the registry of tests,
+/// sinks, sources, Reports and UDP stream counting, on its one thread):
+/// TCP up, down and both ways move over 1 MiB each way they should (up:
+/// as the responder counted it), and UDP datagrams at 20 Mbit/s arrive
+/// counted, every one.
+fn throughput(addr: &str) {
+    for dir in ["up", "down", "bidir"] {
+        let out = run(&["stream", addr, "--direction", dir, "-t", "1", "--json"]);
+        assert!(out.status.success(), "stream {dir}: {}", stderr(&out));
+        let s = &json_of(&out)["summary"];
+        // Bytes the target counted (up) and the client received (down).
+        let (up, down) = (s["sent_bytes"].as_u64().unwrap(), s["recv_bytes"].as_u64().unwrap());
+        let want = match dir {
+            "up" => (true, false),
+            "down" => (false, true),
+            _ => (true, true),
+        };
+        assert_eq!((up > 1 << 20, down > 1 << 20), want, "stream {dir}: {s}");
+    }
+    let out = run(&["stream", addr, "--udp", "--rate", "20M", "-t", "1", "--json"]);
+    assert!(out.status.success(), "stream --udp: {}", stderr(&out));
+    let u = &json_of(&out)["summary"]["udp"];
+    assert!(u["received_datagrams"].as_u64().unwrap() > 1000, "stream --udp: {u}");
+    assert_eq!(u["received_datagrams"], u["sent_datagrams"], "stream --udp: {u}");
+}
+
 #[test]
 fn lab_up_measure_down_leaves_nothing() {
     if !is_root() || !std::path::Path::new("/dev/net/tun").exists() {
@@ -83,7 +111,7 @@ fn lab_up_measure_down_leaves_nothing() {
         .arg("-s")
         .arg("-C")
         .arg(&dir)
-        .args(["all", "lwip"])
+        .args(["all", "lwip", "xdp"])
         .output()
         .unwrap();
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
@@ -111,8 +139,12 @@ fn lab_up_measure_down_leaves_nothing() {
         let out = String::from_utf8(up.stdout.clone()).unwrap();
         let targets: Vec<(&str, &str)> = out.lines().filter_map(|l| l.split_once('=')).collect();
         let labels: Vec<&str> = targets.iter().map(|t| t.0).collect();
-        assert_eq!(labels, ["kernel-c", "lwip-raw", "lwip-sock"], "{out}");
-        for (label, addr) in targets.iter().filter(|t| t.0.starts_with("lwip")) {
+        assert_eq!(
+            labels,
+            ["kernel-c", "lwip-raw", "lwip-sock", "smoltcp", "lwip-xdp"],
+            "{out}"
+        );
+        for (label, addr) in targets.iter().filter(|t| t.0 != "kernel-c") {
             let rr = run(&[
                 "rr",
                 addr,
@@ -131,19 +163,34 @@ fn lab_up_measure_down_leaves_nothing() {
             let r = &json_of(&ping)["results"][0];
             assert_eq!(r["received"], 50, "{label}");
             assert_eq!(r["mismatched"], 0, "{label}");
-            let dev = if *label == "lwip-raw" { "smlab1" } else { "smlab2" };
+            let dev = match *label {
+                "lwip-raw" => "smlab1",
+                "lwip-sock" => "smlab2",
+                "smoltcp" => "smlab4",
+                _ => "smlab5",
+            };
             full_size_frames(label, addr, dev);
         }
+        let smoltcp = targets.iter().find(|t| t.0 == "smoltcp").unwrap().1;
+        throughput(smoltcp);
+        hostile(smoltcp, &SMOLTCP);
         let st = lab("status");
-        assert!(String::from_utf8_lossy(&st.stdout).matches(" answers").count() == 3);
+        assert!(String::from_utf8_lossy(&st.stdout).matches(" answers").count() == 5);
+        // lwip-xdp's frames come through its XDP program, none through the kernel's stack.
+        let link = Command::new("ip").args(["link", "show", "smlab5x"]).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&link.stdout).contains("prog/xdp"),
+            "no XDP program on smlab5x"
+        );
     });
     let down = lab("down");
     assert!(down.status.success(), "lab down: {}", stderr(&down));
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
-    assert_eq!(pids.len(), 3, "three responders were recorded");
-    for dev in ["smlab1", "smlab2"] {
+    assert_eq!(pids.len(), 5, "five responders were recorded");
+    // Deleting the veth pair took its XDP program with it.
+    for dev in ["smlab1", "smlab2", "smlab4", "smlab5", "smlab5x"] {
         let show = Command::new("ip").args(["link", "show", dev]).output().unwrap();
         assert!(!show.status.success(), "{dev} still exists");
     }
@@ -179,16 +226,49 @@ fn ends(s: &mut TcpStream, t: Duration) -> Option<u8> {
     }
 }
 
-/// The firmware exposed to a misbehaving host (bench/mcu_hostile.py's
+/// Where a user-space stack of the lab is exposed to a misbehaving host:
+/// its TAP, the host's address on it, a second host address the test adds,
+/// and how the stack shares its connection slots.
+struct Exposed {
+    tap: &'static str,
+    host: &'static str,
+    second: &'static str,
+    /// Connection slots: the flood must connect more than this.
+    slots: usize,
+    /// Most flood connections still held open after the rr.
+    most_held: usize,
+}
+
+/// The firmware's TAP: 6 sessions, 3 from one address at most.
+const MCU: Exposed = Exposed {
+    tap: MCU_TAP,
+    host: "198.18.16.1",
+    second: MCU_SECOND,
+    slots: 8,
+    most_held: 3,
+};
+
+/// smoltcp's TAP: 32 slots; one in its header phase is reset whenever
+/// all are taken, from the address that holds the most.
+const SMOLTCP: Exposed = Exposed {
+    tap: "smlab4",
+    host: "198.18.4.1",
+    second: "198.18.4.3",
+    slots: 32,
+    most_held: 31,
+};
+
+/// A lab stack exposed to a misbehaving host (bench/mcu_hostile.py's
 /// cases, as tests/suite/hostile.rs has them for the host responders):
-/// 32 connections from a second address on the TAP network that never
-/// send a byte, held open, then an rr from the first address must be
-/// served, while the flood holds no more than its share (3 of 6); junk
-/// TCP is refused or closed, never left hanging; junk UDP gets no reply.
-fn mcu_hostile(addr: &str) {
+/// more connections than it has slots from a second address on its TAP
+/// network that never send a byte, held open, then an rr from the first
+/// address must be served, while the flood holds no more than its share;
+/// junk TCP is refused or closed, never left hanging; junk UDP gets no
+/// reply.
+fn hostile(addr: &str, e: &Exposed) {
     let to: SocketAddr = addr.parse().unwrap();
     let ip = Command::new("ip")
-        .args(["addr", "add", &format!("{MCU_SECOND}/24"), "dev", MCU_TAP])
+        .args(["addr", "add", &format!("{}/24", e.second), "dev", e.tap])
         .output()
         .unwrap();
     assert!(
@@ -196,28 +276,35 @@ fn mcu_hostile(addr: &str) {
         "ip addr add: {}",
         String::from_utf8_lossy(&ip.stderr)
     );
-    let flood: Vec<TcpStream> = (0..32).filter_map(|_| super::connect_from(MCU_SECOND, to)).collect();
+    let flood: Vec<TcpStream> = (0..e.slots + 8)
+        .filter_map(|_| super::connect_from(e.second, to))
+        .collect();
     assert!(
-        flood.len() > 8,
-        "more connections than the firmware's 8 slots connect ({})",
+        flood.len() > e.slots,
+        "more connections than the stack's {} slots connect ({})",
+        e.slots,
         flood.len()
     );
     let rr = run(&["rr", addr, "--sizes", "64:64", "-n", "50", "--json"]);
     assert!(
         rr.status.success(),
-        "rr from the first address beside {} idle connections from {MCU_SECOND}: {}",
+        "rr from the first address beside {} idle connections from {}: {}",
         flood.len(),
+        e.second,
         stderr(&rr)
     );
     assert_eq!(json_of(&rr)["results"][0]["samples"], 50);
     let held = flood.iter().filter(|s| held_open(s)).count();
     eprintln!(
-        "mcu flood: {} connected from {MCU_SECOND}, {held} still held after the rr",
-        flood.len()
+        "{} flood: {} connected from {}, {held} still held after the rr",
+        e.tap,
+        flood.len(),
+        e.second
     );
     assert!(
-        held <= 3,
-        "the flood holds {held} connections, more than its share of 3"
+        held <= e.most_held,
+        "the flood holds {held} connections, more than its share of {}",
+        e.most_held
     );
     drop(flood);
     // Junk TCP: 16-64 random bytes instead of a header (refused at once,
@@ -235,13 +322,13 @@ fn mcu_hostile(addr: &str) {
             .collect()
     };
     for i in 0..20 {
-        let mut s = super::connect_from("198.18.16.1", to).expect("junk connects");
+        let mut s = super::connect_from(e.host, to).expect("junk connects");
         s.write_all(&junk(16 + i * 2)).unwrap();
         assert_eq!(ends(&mut s, Duration::from_secs(3)), Some(1), "junk {i}: BadMagic");
     }
     let mut short: Vec<TcpStream> = (0..4)
         .map(|i| {
-            let mut s = super::connect_from("198.18.16.1", to).expect("connects");
+            let mut s = super::connect_from(e.host, to).expect("connects");
             s.write_all(&junk(1 + i * 4)).unwrap();
             s
         })
@@ -250,7 +337,7 @@ fn mcu_hostile(addr: &str) {
         ends(s, Duration::from_secs(8));
     }
     // Junk UDP: 500 random datagrams of 1-1472 bytes, none answered.
-    let u = UdpSocket::bind("198.18.16.1:0").unwrap();
+    let u = UdpSocket::bind(format!("{}:0", e.host)).unwrap();
     for i in 0..500usize {
         let _ = u.send_to(&junk(1 + (i * 37) % 1472), to);
         if i % 50 == 49 {
@@ -272,7 +359,7 @@ fn mcu_hostile(addr: &str) {
 /// The C responder's microcontroller firmware: built within its budget
 /// (`make mcu mcu-size`), booted by `lab up mcu` in QEMU's lm3s6965evb,
 /// measured from the host (rr at three sizes, ping with its payload check),
-/// under hostile clients (`mcu_hostile`), not reset by any of it (one boot
+/// under hostile clients (`hostile`), not reset by any of it (one boot
 /// line on its console), then `lab down` leaves no QEMU, TAP device or
 /// state behind; booted again with a shared secret (`lab up mcu
 /// --secret-file`), it serves who proves it and refuses the rest. Root only (a visible skip
@@ -353,7 +440,7 @@ fn lab_mcu_boot_measure_down() {
         assert_eq!(r["mismatched"], 0);
         let st = lab(&["status"]);
         assert!(String::from_utf8_lossy(&st.stdout).contains("mcu=198.18.16.2:24680 answers"));
-        mcu_hostile(addr);
+        hostile(addr, &MCU);
         let console = std::fs::read_to_string(state.join("mcu.console")).unwrap();
         assert!(
             console.contains("limits: 6 sessions, 3 from one address at most; header within 5000 ms"),

@@ -17,7 +17,7 @@ pub enum LabAction {
         /// Which stacks: the Linux ones (default), the microcontroller firmware in QEMU, or all.
         #[arg(value_enum, default_value = "linux")]
         stacks: LabSet,
-        /// Folder with stackmeter-responder, lwip-raw, lwip-sock and mcu/build/stackmeter-mcu.elf (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
+        /// Folder with stackmeter-responder, lwip-raw, lwip-sock, lwip-xdp and mcu/build/stackmeter-mcu.elf (smoltcp's responder is this binary) (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
         /// CPU every responder is pinned to (default: the last one).
@@ -31,12 +31,26 @@ pub enum LabAction {
     Status,
     /// Stop every responder and remove every device the lab made.
     Down,
+    /// The smoltcp responder on a TAP device `lab up` made (started by `lab up`; runs until killed).
+    #[command(hide = true)]
+    ServeSmoltcp {
+        /// The TAP device.
+        tap: String,
+        /// The stack's address on it.
+        addr: std::net::Ipv4Addr,
+        /// TCP and UDP port.
+        #[arg(long, default_value_t = 24680)]
+        port: u16,
+        /// CPU to pin to.
+        #[arg(long, value_name = "CPU")]
+        cpu: Option<usize>,
+    },
 }
 
 /// The stacks `lab up` starts.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LabSet {
-    /// kernel-c, lwip-raw and lwip-sock.
+    /// kernel-c, lwip-raw, lwip-sock, smoltcp and lwip-xdp (when built: `make -C c-responder xdp`).
     Linux,
     /// The C responder's firmware on an emulated Cortex-M3 board (QEMU lm3s6965evb).
     Mcu,
