@@ -72,7 +72,7 @@ enum Command {
     History(stackmeter_engine::commands::history::HistoryArgs),
     /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
     Fleet(stackmeter_engine::commands::fleet::FleetArgs),
-    /// Local lab: lwIP (raw and sockets API) on TAP devices and the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
+    /// Local lab: lwIP (raw and sockets API) and smoltcp on TAP devices, lwIP on AF_XDP, the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
     Lab(stackmeter_engine::commands::lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
     Completions {
