@@ -19,6 +19,7 @@
 #include "smr_nic.h"
 
 #include "lwip/ip4_addr.h"
+#include "lwip/priv/tcp_priv.h" /* tcp_tw_pcbs */
 #include "lwip/netif.h"
 #include "lwip/sys.h"
 #include "lwip/tcpip.h"
@@ -36,6 +37,17 @@ static const char *smr_tap;
 static sys_sem_t smr_up;
 static err_t smr_up_err;
 
+/* No TIME_WAIT kept (smr_lwip_tap.c says why): frees the pcbs in
+ * TIME_WAIT whose socket is closed (lwIP's netconn clears the callback
+ * argument when it lets go of its pcb). Under the core lock. */
+static void smr_drop_time_wait(void) {
+    struct tcp_pcb *p = tcp_tw_pcbs, *next;
+    for (; p; p = next) {
+        next = p->next;
+        if (!p->callback_arg) tcp_abort(p);
+    }
+}
+
 /* The TAP reader: wait for frames, feed them to lwIP under the core lock. */
 static void smr_lwip_reader(void *arg) {
     struct pollfd pfd;
@@ -48,6 +60,7 @@ static void smr_lwip_reader(void *arg) {
             smr_die("the TAP device failed: ", smr_tap);
         do {
             LOCK_TCPIP_CORE();
+            smr_drop_time_wait();
             n = smr_netif_poll(&smr_nif, SMR_FRAMES_PER_LOCK);
             UNLOCK_TCPIP_CORE();
         } while (n == SMR_FRAMES_PER_LOCK);

@@ -24,6 +24,7 @@
 #include "smr_nic.h"
 
 #include "lwip/init.h"
+#include "lwip/priv/tcp_priv.h" /* tcp_tw_pcbs */
 #include "lwip/ip4_addr.h"
 #include "lwip/netif.h"
 #include "lwip/timeouts.h"
@@ -65,6 +66,18 @@ static int smr_pin(const char *cpu) {
     CPU_ZERO(&set);
     CPU_SET(atoi(cpu), &set);
     return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Frees the pcbs in TIME_WAIT that the responder has let go of (no
+ * callback argument: smr_raw_detach cleared it); one it still holds, whose
+ * peer's FIN came after its own, is freed once it lets go. Outside every
+ * callback of lwIP's. */
+static void smr_drop_time_wait(void) {
+    struct tcp_pcb *p = tcp_tw_pcbs, *next;
+    for (; p; p = next) {
+        next = p->next;
+        if (!p->callback_arg) tcp_abort(p);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -128,6 +141,12 @@ int main(int argc, char **argv) {
             fprintf(stderr, SMR_NAME ": error: device %s failed\n", argv[1]);
             return 1;
         }
+        /* No TIME_WAIT kept (docs/lab.md), before the frames that came:
+         * lwIP answers a SYN that reuses the ports of a connection in
+         * TIME_WAIT with an ACK (RFC 793), where Linux accepts it (RFC
+         * 6191), so a Linux client reusing a port it closed second waited
+         * out its connect timeout. */
+        smr_drop_time_wait();
         while (smr_netif_poll(&nif, SMR_FRAMES_PER_LOOK) == SMR_FRAMES_PER_LOOK) sys_check_timeouts();
         sys_check_timeouts();
 #ifdef SMR_NIC_XDP
