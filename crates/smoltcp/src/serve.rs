@@ -3,7 +3,7 @@
 //! listening socket, so the pool is the number of sessions), one UDP
 //! socket, and a wait on the TAP descriptor between rounds.
 
-use crate::tcp::{make_room, Slot, SLOTS};
+use crate::tcp::{make_room, Context, Slot, SLOTS};
 use crate::udp::Echo;
 use smoltcp::iface::{Config as IfaceConfig, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::{wait as phy_wait, Device, Medium, TunTapInterface};
@@ -103,6 +103,12 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
         log.line(format_args!("warning: udp {}: {e}", o.port));
     }
     let mut echo = Echo::new(registry);
+    let cx = Context {
+        port: o.port,
+        registry,
+        machine,
+        log,
+    };
     log.line(format_args!(
         "smoltcp on {} ({} MTU {}): listening on tcp and udp {}:{}",
         o.tap,
@@ -119,7 +125,7 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
         let mut again: Option<Duration> = None;
         for s in &mut slots {
             let sock = sockets.get_mut::<tcp::Socket>(s.handle);
-            let (moved, want) = s.serve(sock, o.port, registry, machine, ns, log);
+            let (moved, want) = s.serve(sock, &cx, ns);
             busy |= moved;
             again = match (again, want) {
                 (Some(a), Some(w)) => Some(a.min(w)),

@@ -37,6 +37,17 @@ const DEADLINE_STEP: Duration = Duration::from_millis(100);
 /// unspecified, docs/protocol.md).
 static PAYLOAD: [u8; 64 << 10] = [0; 64 << 10];
 
+/// What every slot serves with, the same for all.
+pub(crate) struct Context {
+    /// The port it listens on.
+    pub(crate) port: u16,
+    /// The throughput tests every session shares.
+    pub(crate) registry: &'static Registry,
+    /// The machine's settings.
+    pub(crate) machine: Config,
+    pub(crate) log: Log,
+}
+
 /// A socket and the session it serves.
 pub(crate) struct Slot {
     pub(crate) handle: smoltcp::iface::SocketHandle,
@@ -76,21 +87,15 @@ impl Slot {
     /// One round: listen again, take a new connection, or drive the
     /// session. Returns whether anything moved, and how soon it wants
     /// another round at the latest.
-    pub(crate) fn serve(
-        &mut self,
-        sock: &mut Socket,
-        port: u16,
-        registry: &'static Registry,
-        machine: Config,
-        now: u64,
-        log: Log,
-    ) -> (bool, Option<Duration>) {
+    pub(crate) fn serve(&mut self, sock: &mut Socket, cx: &Context, now: u64) -> (bool, Option<Duration>) {
         if self.session.is_none() {
-            return self.idle(sock, port, registry, machine, now);
+            return self.idle(sock, cx, now);
         }
         if let Some(s) = self.session.as_mut() {
-            if matches!(sock.state(), State::Closed | State::TimeWait) {
-                // Reset by the peer (or gone) while the session was open.
+            if sock.state() == State::Closed {
+                // Reset by the peer while the session was open. (TIME_WAIT
+                // is an orderly end after its own half-close: the next Read
+                // finds the peer's FIN and ends it with `eof`.)
                 s.failed(Failure::Receive, true);
             }
             let late = match s.deadline() {
@@ -106,7 +111,7 @@ impl Slot {
                 s.tick(now);
             }
         }
-        let moved = self.drive(sock, now, log);
+        let moved = self.drive(sock, now, cx.log);
         let again = if self.wake.is_some() {
             Duration::from_millis(1)
         } else {
@@ -118,14 +123,7 @@ impl Slot {
     /// A slot without a session: a connection that just arrived gets one;
     /// a closed socket listens again; a close the peer never finishes is
     /// cut short.
-    fn idle(
-        &mut self,
-        sock: &mut Socket,
-        port: u16,
-        registry: &'static Registry,
-        machine: Config,
-        now: u64,
-    ) -> (bool, Option<Duration>) {
+    fn idle(&mut self, sock: &mut Socket, cx: &Context, now: u64) -> (bool, Option<Duration>) {
         match sock.state() {
             State::Closed => {
                 self.closing_since = None;
@@ -133,12 +131,12 @@ impl Slot {
                 // without delay, as the host responder sets TCP_NODELAY.
                 sock.set_nagle_enabled(false);
                 sock.set_ack_delay(None);
-                let _ = sock.listen(port);
+                let _ = sock.listen(cx.port);
                 (false, None)
             }
             State::Listen | State::SynReceived => (false, None),
             State::Established | State::CloseWait if self.closing_since.is_none() => {
-                self.session = Some(Session::new(registry, machine, now));
+                self.session = Some(Session::new(cx.registry, cx.machine, now));
                 self.last = now;
                 self.wake = None;
                 self.cpu_at_start = stackmeter_sys::thread_cpu();
