@@ -140,6 +140,20 @@ mod tests {
         centre * (sd * z).exp()
     }
 
+    /// `n` groups of 5 + 5 lognormal values (sd 0.2 of the logs) around
+    /// 100: the first group's second half moved by `first`, every other
+    /// group's by `others`.
+    fn groups_moved(rng: &mut Rng, n: usize, first: f64, others: f64) -> Vec<(Vec<f64>, Vec<f64>)> {
+        (0..n)
+            .map(|i| {
+                let factor = if i == 0 { first } else { others };
+                let a = (0..5).map(|_| lognormal(rng, 100.0, 0.2)).collect();
+                let b = (0..5).map(|_| lognormal(rng, 100.0 * factor, 0.2)).collect();
+                (a, b)
+            })
+            .collect()
+    }
+
     #[test]
     fn the_prior_is_recovered_from_many_groups() {
         // 2,000 groups of 5 + 5 values with one true variance of the logs:
@@ -172,14 +186,7 @@ mod tests {
         let mut rng = Rng::new(2);
         let mut false_hits = 0;
         for trial in 0..200 {
-            let data: Vec<(Vec<f64>, Vec<f64>)> = (0..30)
-                .map(|i| {
-                    let factor = if i == 0 { 26.0 } else { 1.0 };
-                    let a = (0..5).map(|_| lognormal(&mut rng, 100.0, 0.2)).collect();
-                    let b = (0..5).map(|_| lognormal(&mut rng, 100.0 * factor, 0.2)).collect();
-                    (a, b)
-                })
-                .collect();
+            let data = groups_moved(&mut rng, 30, 26.0, 1.0);
             let groups: Vec<(&[f64], &[f64])> = data.iter().map(|(a, b)| (&a[..], &b[..])).collect();
             let m = moderated_t(&groups, false);
             let p: Vec<f64> = m.iter().map(|x| x.unwrap().p).collect();
@@ -198,14 +205,7 @@ mod tests {
         // Every group 2x slower in the second run (a busier machine), one
         // of them 26x: centred, only that one is significant.
         let mut rng = Rng::new(3);
-        let data: Vec<(Vec<f64>, Vec<f64>)> = (0..20)
-            .map(|i| {
-                let factor = if i == 0 { 26.0 } else { 2.0 };
-                let a = (0..5).map(|_| lognormal(&mut rng, 100.0, 0.2)).collect();
-                let b = (0..5).map(|_| lognormal(&mut rng, 100.0 * factor, 0.2)).collect();
-                (a, b)
-            })
-            .collect();
+        let data = groups_moved(&mut rng, 20, 26.0, 2.0);
         let groups: Vec<(&[f64], &[f64])> = data.iter().map(|(a, b)| (&a[..], &b[..])).collect();
         let plain: Vec<f64> = moderated_t(&groups, false).iter().map(|m| m.unwrap().p).collect();
         assert!(plain.iter().all(|p| *p < 0.05), "uncentred, every group moved");

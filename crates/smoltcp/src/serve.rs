@@ -79,7 +79,9 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
         ..Config::default()
     };
 
-    let mut cfg = IfaceConfig::new(EthernetAddress([0x02, 0x53, 0x4d, 0x00, 0x00, o.addr.octets()[2]]).into());
+    // Locally administered, told apart by the subnet's number.
+    let mac = EthernetAddress([0x02, 0x53, 0x4d, 0x00, 0x00, o.addr.octets()[2]]);
+    let mut cfg = IfaceConfig::new(mac.into());
     cfg.random_seed = u64::from_le_bytes(seed[..8].try_into().unwrap_or_default());
     let mut iface = Interface::new(cfg, &mut dev, Instant::now());
     iface.update_ip_addrs(|a| {
@@ -112,7 +114,7 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
     log.line(format_args!(
         "smoltcp on {} ({} MTU {}): listening on tcp and udp {}:{}",
         o.tap,
-        EthernetAddress([0x02, 0x53, 0x4d, 0x00, 0x00, o.addr.octets()[2]]),
+        mac,
         dev.capabilities().max_transmission_unit,
         o.addr,
         o.port
