@@ -68,3 +68,19 @@ mcu-size: $(MCU_ELF)
 
 mcu-run: $(MCU_ELF)
 	qemu-system-arm -M lm3s6965evb -nographic -monitor none -serial stdio -kernel $(MCU_ELF)
+
+# The Rust firmware (firmware/mcu-smoltcp: the Rust protocol core on
+# smoltcp, for the same board), built by cargo for thumbv7m-none-eabi and
+# copied beside the C firmware, so the lab finds both in one folder:
+#   mcu-smoltcp       mcu/build/stackmeter-mcu-smoltcp.elf
+#   mcu-smoltcp-size  its flash and RAM per part, failing past the budget
+# Toolchain: rustup's thumbv7m-none-eabi target (scripts/deps adds it).
+MCU_SMOLTCP_DIR = ../firmware/mcu-smoltcp
+MCU_SMOLTCP_ELF = $(MCU_BUILD)/stackmeter-mcu-smoltcp.elf
+.PHONY: mcu-smoltcp mcu-smoltcp-size
+mcu-smoltcp:
+	cd $(MCU_SMOLTCP_DIR) && cargo build --release --locked --quiet
+	@mkdir -p $(MCU_BUILD)
+	cp $(MCU_SMOLTCP_DIR)/target/thumbv7m-none-eabi/release/stackmeter-mcu-smoltcp $(MCU_SMOLTCP_ELF)
+mcu-smoltcp-size: mcu-smoltcp
+	$(MCU_SMOLTCP_DIR)/size.sh $(MCU_SMOLTCP_ELF) $(MCU_FLASH_MAX) $(MCU_RAM_MAX)

@@ -15,6 +15,7 @@ pub fn run(a: LabArgs) -> i32 {
             let set = match stacks {
                 LabSet::Linux => lab::Set::Linux,
                 LabSet::Mcu => lab::Set::Mcu,
+                LabSet::McuSmoltcp => lab::Set::McuSmoltcp,
                 LabSet::All => lab::Set::All,
             };
             // Only the flag: lab's own responders never take a secret from

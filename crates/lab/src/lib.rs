@@ -18,12 +18,14 @@
 //! instead (or as well): QEMU's lm3s6965evb board (a Cortex-M3 with 64 KiB
 //! of SRAM) on TAP `smlab3`, the firmware 198.18.16.2, its address and seed
 //! written into its provisioning block (the last 1 KiB of flash) through
-//! QEMU's loader. It waits for the firmware's console to say it is ready
-//! and for a control session's Welcome, and says how long each took from
-//! QEMU's start (boot-to-Welcome).
+//! QEMU's loader. `lab up mcu-smoltcp` (or `all`, when it is built) boots
+//! the Rust firmware (firmware/mcu-smoltcp: the protocol core on smoltcp)
+//! the same way on TAP `smlab6`, 198.18.17.2. It waits for each firmware's
+//! console to say it is ready and for a control session's Welcome, and
+//! says how long each took from QEMU's start (boot-to-Welcome).
 //!
 //! The binaries come from `c-responder/` (`make -C c-responder all lwip`,
-//! `make -C c-responder mcu`): `--bin-dir`, else
+//! `make -C c-responder mcu mcu-smoltcp`): `--bin-dir`, else
 //! `$STACKMETER_RESPONDER_DIR`, else the `c-responder/` folder of the
 //! source tree this binary was built from.
 //!

@@ -2,7 +2,7 @@
 //! once (a failed or interrupted `up` removes what it made).
 
 use crate::linux::{build, SMOLTCP, STACKS};
-use crate::mcu::{build_mcu, MCU_FIRMWARE, QEMU};
+use crate::mcu::{build_mcu, Firmware, MCU, MCU_SMOLTCP, QEMU};
 use crate::probe::rr_answers;
 use crate::shell::sh;
 use crate::state::{is_root, read_state, runs, state_dir};
@@ -18,13 +18,31 @@ use std::time::{Duration, Instant};
 pub struct LabError(pub String);
 
 /// Which stacks `up` starts: the Linux ones (kernel-c, lwip-raw,
-/// lwip-sock, smoltcp, lwip-xdp), the microcontroller firmware, or all of
-/// them.
+/// lwip-sock, smoltcp, lwip-xdp), one microcontroller firmware (the C
+/// engine on lwIP, or the Rust core on smoltcp), or all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Set {
     Linux,
     Mcu,
+    McuSmoltcp,
     All,
+}
+
+impl Set {
+    /// The firmwares this set boots: each with whether it must come up
+    /// (`all` names a missing smoltcp firmware and goes on).
+    fn firmwares(self) -> &'static [(&'static Firmware, bool)] {
+        match self {
+            Set::Linux => &[],
+            Set::Mcu => &[(&MCU, true)],
+            Set::McuSmoltcp => &[(&MCU_SMOLTCP, true)],
+            Set::All => &[(&MCU, true), (&MCU_SMOLTCP, false)],
+        }
+    }
+
+    fn has_linux(self) -> bool {
+        matches!(self, Set::Linux | Set::All)
+    }
 }
 
 /// What `up` made: one `LABEL=ADDR:PORT` per target, and lines for the
@@ -47,9 +65,9 @@ pub fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
 /// (the Linux stacks take none here); returns one `LABEL=ADDR:PORT` per
 /// target. On failure (or Ctrl-C) everything made so far is removed.
 pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Result<Up, LabError> {
-    if secret.is_some() && set != Set::Mcu {
+    if secret.is_some() && !matches!(set, Set::Mcu | Set::McuSmoltcp) {
         return Err(LabError(
-            "lab up: a secret is provisioned into the firmware only (lab up mcu --secret-file FILE)".into(),
+            "lab up: a secret is provisioned into a firmware only (lab up mcu|mcu-smoltcp --secret-file FILE)".into(),
         ));
     }
     if !is_root() {
@@ -64,7 +82,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
             sd.display()
         )));
     }
-    if set != Set::Mcu {
+    if set.has_linux() {
         let c_programs = STACKS.iter().filter(|s| s.1 != SMOLTCP);
         for (_, bin, _, _) in c_programs.chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
             if !dir.join(bin).is_file() {
@@ -75,18 +93,27 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
             }
         }
     }
-    if set != Set::Linux {
-        if !dir.join(MCU_FIRMWARE).is_file() {
-            return Err(LabError(format!(
-                "{} not found; build it with `make -C c-responder mcu` (or set STACKMETER_RESPONDER_DIR)",
-                dir.join(MCU_FIRMWARE).display()
-            )));
+    let mut firmwares = Vec::new();
+    let mut skipped = Vec::new();
+    for &(fw, required) in set.firmwares() {
+        if dir.join(fw.file).is_file() {
+            firmwares.push(fw);
+            continue;
         }
-        if Command::new(QEMU).arg("--version").output().is_err() {
-            return Err(LabError(format!(
-                "{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)"
-            )));
+        let why = format!(
+            "{} not found; build it with `{}` (or set STACKMETER_RESPONDER_DIR)",
+            dir.join(fw.file).display(),
+            fw.make
+        );
+        if required {
+            return Err(LabError(why));
         }
+        skipped.push(format!("{}: not started: {why}", fw.label));
+    }
+    if !firmwares.is_empty() && Command::new(QEMU).arg("--version").output().is_err() {
+        return Err(LabError(format!(
+            "{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)"
+        )));
     }
     fs::create_dir_all(&sd).map_err(|e| LabError(format!("cannot create {}: {e}", sd.display())))?;
     // Ctrl-C during `up` tears down whatever was made so far.
@@ -94,14 +121,15 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
     let cpu = cpu.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
     let mut made = Up::default();
     let r = (|| {
-        if set != Set::Mcu {
+        if set.has_linux() {
             (made.targets, made.notes) = build(dir, cpu)?;
         }
-        if set != Set::Linux {
-            let (target, note) = build_mcu(dir, cpu, secret)?;
+        for fw in &firmwares {
+            let (target, note) = build_mcu(fw, dir, cpu, secret)?;
             made.targets.push(target);
             made.notes.push(note);
         }
+        made.notes.extend(skipped);
         Ok::<(), String>(())
     })();
     match r {

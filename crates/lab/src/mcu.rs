@@ -1,7 +1,9 @@
-//! The microcontroller target: the C responder's firmware booted in QEMU's
-//! lm3s6965evb board on its own TAP device, its address and seed written
-//! into its provisioning block, ready when its console says so and a
-//! control session gets its Welcome.
+//! The microcontroller targets: a firmware booted in QEMU's lm3s6965evb
+//! board on its own TAP device, its address and seed written into its
+//! provisioning block, ready when its console says so and a control
+//! session gets its Welcome. Two firmwares share all of it: the C
+//! responder on lwIP (`mcu`) and the Rust protocol core on smoltcp
+//! (`mcu-smoltcp`, firmware/mcu-smoltcp); they read the same block.
 
 use crate::linux::PORT;
 use crate::probe::welcome;
@@ -15,14 +17,41 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The microcontroller target: firmware (under the binaries' folder), TAP,
-/// subnet number, the MAC QEMU gives the board (the host's neighbour entry
-/// for it is static, so the first probe needs no ARP round), and the
-/// address of the provisioning block in flash (c-responder/mcu/smr_mcu.c).
-pub(crate) const MCU_FIRMWARE: &str = "mcu/build/stackmeter-mcu.elf";
-pub(crate) const MCU_TAP: &str = "smlab3";
-pub(crate) const MCU_NET: u8 = 16;
-pub(crate) const MCU_MAC: &str = "02:53:4d:00:00:03";
+/// One firmware as the lab runs it: its label, its file under the
+/// binaries' folder and how to build it, its TAP device and subnet number,
+/// and the MAC QEMU gives the board (the host's neighbour entry for it is
+/// static, so the first probe needs no ARP round).
+pub(crate) struct Firmware {
+    pub(crate) label: &'static str,
+    pub(crate) file: &'static str,
+    pub(crate) make: &'static str,
+    tap: &'static str,
+    net: u8,
+    mac: &'static str,
+}
+
+/// The C responder's engine on lwIP (c-responder/mcu).
+pub(crate) const MCU: Firmware = Firmware {
+    label: "mcu",
+    file: "mcu/build/stackmeter-mcu.elf",
+    make: "make -C c-responder mcu",
+    tap: "smlab3",
+    net: 16,
+    mac: "02:53:4d:00:00:03",
+};
+
+/// The Rust protocol core on smoltcp (firmware/mcu-smoltcp).
+pub(crate) const MCU_SMOLTCP: Firmware = Firmware {
+    label: "mcu-smoltcp",
+    file: "mcu/build/stackmeter-mcu-smoltcp.elf",
+    make: "make -C c-responder mcu-smoltcp",
+    tap: "smlab6",
+    net: 17,
+    mac: "02:53:4d:00:00:06",
+};
+
+/// The provisioning block's address in flash (the last 1 KiB; its layout
+/// is in c-responder/mcu/smr_mcu.c).
 pub(crate) const MCU_PROV_ADDR: &str = "0x3fc00";
 pub(crate) const QEMU: &str = "qemu-system-arm";
 /// Longest wait for the firmware's Welcome (QEMU's start included).
@@ -46,25 +75,32 @@ fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16], secret: Option<&Key>) -
     b
 }
 
-/// Boots the firmware in QEMU on its TAP device and waits for its Welcome;
-/// returns its `mcu=ADDR:PORT` line and a note with the boot times.
-pub(crate) fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(String, String), String> {
-    let host = format!("198.18.{MCU_NET}.1/24");
-    let ip = [198, 18, MCU_NET, 2];
-    let stack = format!("198.18.{MCU_NET}.2");
+/// Boots firmware `fw` in QEMU on its TAP device and waits for its
+/// Welcome; returns its `LABEL=ADDR:PORT` line and a note with the boot
+/// times.
+pub(crate) fn build_mcu(
+    fw: &Firmware,
+    dir: &Path,
+    cpu: usize,
+    secret: Option<Key>,
+) -> Result<(String, String), String> {
+    let (label, tap, net) = (fw.label, fw.tap, fw.net);
+    let host = format!("198.18.{net}.1/24");
+    let ip = [198, 18, net, 2];
+    let stack = format!("198.18.{net}.2");
     // Another device with this subnet would take the firmware's traffic.
     let used = Command::new("ip")
-        .args(["-o", "addr", "show", "to", &format!("198.18.{MCU_NET}.0/24")])
+        .args(["-o", "addr", "show", "to", &format!("198.18.{net}.0/24")])
         .output()
         .map_err(|e| format!("cannot run ip: {e}"))?;
     if let Some(l) = String::from_utf8_lossy(&used.stdout).lines().next() {
         let dev = l.split_whitespace().nth(1).unwrap_or("?");
-        return Err(format!("198.18.{MCU_NET}.0/24 is already in use on {dev}"));
+        return Err(format!("198.18.{net}.0/24 is already in use on {dev}"));
     }
-    sh("ip", &["tuntap", "add", "dev", MCU_TAP, "mode", "tap"])?;
-    record(&format!("dev {MCU_TAP}")).map_err(|e| e.to_string())?;
-    sh("ip", &["addr", "add", &host, "dev", MCU_TAP])?;
-    sh("ip", &["link", "set", MCU_TAP, "mtu", "1500", "up"])?;
+    sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
+    record(&format!("dev {tap}")).map_err(|e| e.to_string())?;
+    sh("ip", &["addr", "add", &host, "dev", tap])?;
+    sh("ip", &["link", "set", tap, "mtu", "1500", "up"])?;
     sh(
         "ip",
         &[
@@ -72,9 +108,9 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(
             "replace",
             &stack,
             "lladdr",
-            MCU_MAC,
+            fw.mac,
             "dev",
-            MCU_TAP,
+            tap,
             "nud",
             "permanent",
         ],
@@ -84,23 +120,23 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(
         .and_then(|mut f| f.read_exact(&mut seed))
         .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
     let sd = state_dir();
-    let prov = sd.join("mcu-provision.bin");
-    let console = sd.join("mcu.console");
+    let prov = sd.join(format!("{label}-provision.bin"));
+    let console = sd.join(format!("{label}.console"));
     fs::write(&prov, mcu_provision(ip, PORT, seed, secret.as_ref())).map_err(|e| e.to_string())?;
-    let firmware = dir.join(MCU_FIRMWARE);
+    let firmware = dir.join(fw.file);
+    let nic = format!("tap,ifname={tap},script=no,downscript=no,mac={}", fw.mac);
     let (cpu_s, fw, serial, loader) = (
         cpu.to_string(),
         firmware.display().to_string(),
         format!("file:{}", console.display()),
         format!("loader,file={},addr={MCU_PROV_ADDR}", prov.display()),
     );
-    let nic = format!("tap,ifname={MCU_TAP},script=no,downscript=no,mac={MCU_MAC}");
     let t0 = Instant::now();
     // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
     let pid = spawn_cmd(
         Path::new("taskset"),
         QEMU,
-        "mcu",
+        label,
         &[
             "-c",
             &cpu_s,
@@ -122,12 +158,12 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(
         ],
     )?;
     let addr: SocketAddr = format!("{stack}:{PORT}").parse().map_err(|e| format!("{e}"))?;
-    let (ready, welcome_at) = wait_ready(addr, secret, &pid, t0, &console)?;
-    let line = format!("mcu={addr}");
+    let (ready, welcome_at) = wait_ready(label, addr, secret, &pid, t0, &console)?;
+    let line = format!("{label}={addr}");
     record(&format!("target {line}")).map_err(|e| e.to_string())?;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let note = format!(
-        "mcu: LM3S6965 in QEMU, firmware ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
+        "{label}: LM3S6965 in QEMU, firmware ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
         ms(ready.unwrap_or(welcome_at)),
         ms(welcome_at)
     );
@@ -142,6 +178,7 @@ pub(crate) fn build_mcu(dir: &Path, cpu: usize, secret: Option<Key>) -> Result<(
 /// exits, a firmware that panics, or [`MCU_BOOT_WAIT`] passing is an error
 /// with the words of the console or QEMU's log.
 fn wait_ready(
+    label: &str,
     addr: SocketAddr,
     secret: Option<Key>,
     pid: &str,
@@ -158,7 +195,7 @@ fn wait_ready(
         let text = fs::read_to_string(console).unwrap_or_default();
         // taskset has executed QEMU within a few ms; after that, gone is gone.
         if t0.elapsed() > Duration::from_millis(500) && !runs(pid, QEMU) {
-            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            let log = fs::read_to_string(sd.join(format!("{label}.log"))).unwrap_or_default();
             // Its own message comes first (a register dump may follow).
             let why = log.lines().find(|l| l.starts_with("qemu")).or(log.lines().next());
             return Err(format!("QEMU exited: {}", why.unwrap_or("(no message)")));
@@ -173,9 +210,9 @@ fn wait_ready(
             break t0.elapsed();
         }
         if Instant::now() > deadline {
-            let log = fs::read_to_string(sd.join("mcu.log")).unwrap_or_default();
+            let log = fs::read_to_string(sd.join(format!("{label}.log"))).unwrap_or_default();
             return Err(format!(
-                "mcu at {addr}: no Welcome within {} s ({})",
+                "{label} at {addr}: no Welcome within {} s ({})",
                 MCU_BOOT_WAIT.as_secs(),
                 if ready.is_some() {
                     "the console says ready"

@@ -32,9 +32,10 @@
 //! - [`machine`]: a responder's protocol logic as a pure state machine (one
 //!   [`machine::Session`] per TCP connection, one [`machine::Registry`] of
 //!   throughput tests), driven by the responder's own I/O and clock. Its
-//!   registry counts in 64-bit atomics, so it exists only on targets that
-//!   have them; the wire formats above build everywhere, a Cortex-M3
-//!   (`thumbv7m-none-eabi`, checked by scripts/test) included.
+//!   registry counts in 64-bit atomics: on a target without them (a
+//!   Cortex-M3, `thumbv7m-none-eabi`) it exists with the `single-core`
+//!   feature, atomics made by masking interrupts (firmware/mcu-smoltcp). The wire formats build everywhere; scripts/test
+//!   builds both for the Cortex-M3.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
@@ -43,7 +44,7 @@ pub mod auth;
 pub mod control;
 pub mod header;
 pub mod limits;
-#[cfg(target_has_atomic = "64")]
+#[cfg(any(target_has_atomic = "64", feature = "single-core"))]
 pub mod machine;
 pub mod objects;
 pub mod pattern;

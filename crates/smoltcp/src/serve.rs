@@ -1,17 +1,17 @@
-//! The poll loop: a TAP device, smoltcp's interface over it, a pool of TCP
-//! sockets listening on the port (smoltcp accepts one connection per
-//! listening socket, so the pool is the number of sessions), one UDP
-//! socket, and a wait on the TAP descriptor between rounds.
+//! The Linux loop (feature `std`): a TAP device, smoltcp's interface over
+//! it, the [`Responder`] with the host's sizes, and a wait on the TAP
+//! descriptor between rounds; the [`Platform`] of a Linux process (the
+//! monotonic clock, the thread's CPU time, stderr, the host responder's
+//! synthetic objects).
 
-use crate::tcp::{make_room, Context, Slot, SLOTS};
-use crate::udp::Echo;
-use smoltcp::iface::{Config as IfaceConfig, Interface, SocketHandle, SocketSet};
+use crate::platform::Platform;
+use crate::responder::{Responder, Sizes};
+use smoltcp::iface::{Config as IfaceConfig, Interface, SocketSet};
 use smoltcp::phy::{wait as phy_wait, Device, Medium, TunTapInterface};
-use smoltcp::socket::{tcp, udp};
-use smoltcp::time::{Duration, Instant};
+use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, IpCidr};
-use stackmeter_proto::machine::{Config, Registry};
-use stackmeter_responder::{Log, ObjectSource, Objects, DEFAULT_SIZES};
+use stackmeter_proto::machine::{Config, CpuTime, Outgoing, Registry};
+use stackmeter_responder::{Files, Log, ObjectSource, Objects, DEFAULT_SIZES};
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 
@@ -56,6 +56,60 @@ impl std::error::Error for ServeError {}
 /// stack's default autotuning reaches on a short path.
 const TCP_BUF: usize = 256 << 10;
 
+/// A Linux host's sizes: 32 sessions of 256 KiB each way, a MiB of UDP
+/// each way, every datagram size, 4,096 count ids.
+const SIZES: Sizes = Sizes {
+    slots: 32,
+    tcp_rx: TCP_BUF,
+    tcp_tx: TCP_BUF,
+    udp_packets: 256,
+    udp_bytes: 1 << 20,
+    udp_max: 65536,
+    counts: 4096,
+};
+
+/// The payload rr, crr and sources send from.
+static PAYLOAD: [u8; 64 << 10] = [0; 64 << 10];
+
+/// A Linux process: its clock, its thread's CPU time, stderr, and the
+/// host responder's synthetic catalogue.
+struct Host {
+    objects: Option<&'static Objects>,
+    log: Log,
+}
+
+impl Platform for Host {
+    type Files = Files<'static>;
+
+    fn files(&self) -> Files<'static> {
+        Files::new(self.objects)
+    }
+
+    fn body<'f>(files: &'f mut Files<'static>, b: Outgoing) -> Option<&'f [u8]> {
+        files.bytes(b).ok()
+    }
+
+    fn has_objects(&self) -> bool {
+        self.objects.is_some()
+    }
+
+    fn now_ns(&self) -> u64 {
+        stackmeter_sys::monotonic_ns()
+    }
+
+    fn cpu(&self) -> Option<CpuTime> {
+        let c = stackmeter_sys::thread_cpu();
+        Some(CpuTime {
+            user_ns: c.user_ns,
+            sys_ns: c.sys_ns,
+        })
+    }
+
+    fn event(&self, line: std::fmt::Arguments<'_>) {
+        self.log.line(line);
+    }
+}
+
 /// Serves until the process is killed; returns only when it cannot start.
 pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
     if let Some(c) = o.cpu {
@@ -73,9 +127,7 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
     let mut seed = [0u8; 16];
     let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut seed));
     let machine = Config {
-        objects: objects.is_some(),
         seed,
-        max_sessions: SLOTS,
         ..Config::default()
     };
 
@@ -88,29 +140,11 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
         let _ = a.push(IpCidr::new(o.addr.into(), 24));
     });
     let mut sockets = SocketSet::new(vec![]);
-    let mut slots: Vec<Slot> = (0..SLOTS)
-        .map(|_| {
-            let s = tcp::Socket::new(
-                tcp::SocketBuffer::new(vec![0; TCP_BUF]),
-                tcp::SocketBuffer::new(vec![0; TCP_BUF]),
-            );
-            Slot::new(sockets.add(s), objects)
-        })
-        .collect();
-    let udp_handle: SocketHandle = sockets.add(udp::Socket::new(
-        udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 256], vec![0; 1 << 20]),
-        udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 256], vec![0; 1 << 20]),
-    ));
-    if let Err(e) = sockets.get_mut::<udp::Socket>(udp_handle).bind(o.port) {
+    let host = Host { objects, log };
+    let (mut responder, bind) = Responder::new(host, &mut sockets, o.port, registry, machine, &PAYLOAD, SIZES);
+    if let Some(e) = bind {
         log.line(format_args!("warning: udp {}: {e}", o.port));
     }
-    let mut echo = Echo::new(registry);
-    let cx = Context {
-        port: o.port,
-        registry,
-        machine,
-        log,
-    };
     log.line(format_args!(
         "smoltcp on {} ({} MTU {}): listening on tcp and udp {}:{}",
         o.tap,
@@ -120,26 +154,13 @@ pub fn serve(o: &Options) -> Result<std::convert::Infallible, ServeError> {
         o.port
     ));
     loop {
-        let now = Instant::now();
-        iface.poll(now, &mut dev, &mut sockets);
-        let ns = stackmeter_sys::monotonic_ns();
-        let mut busy = echo.serve(sockets.get_mut::<udp::Socket>(udp_handle), ns);
-        let mut again: Option<Duration> = None;
-        for s in &mut slots {
-            let sock = sockets.get_mut::<tcp::Socket>(s.handle);
-            let (moved, want) = s.serve(sock, &cx, ns);
-            busy |= moved;
-            again = match (again, want) {
-                (Some(a), Some(w)) => Some(a.min(w)),
-                (a, w) => a.or(w),
-            };
-        }
-        make_room(&mut slots, &mut sockets);
-        if busy {
+        iface.poll(Instant::now(), &mut dev, &mut sockets);
+        let round = responder.round(&mut sockets, stackmeter_sys::monotonic_ns());
+        if round.busy {
             // What the sessions queued goes out in the next poll, now.
             continue;
         }
-        let delay = match (iface.poll_delay(Instant::now(), &sockets), again) {
+        let delay = match (iface.poll_delay(Instant::now(), &sockets), round.again) {
             (Some(d), Some(w)) => Some(d.min(w)),
             (d, w) => d.or(w),
         };

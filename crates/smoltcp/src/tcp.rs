@@ -7,8 +7,10 @@
 //! smoltcp accepts one connection per listening socket, so a [`Slot`] is a
 //! socket that listens, serves one connection, closes, and listens again.
 //! A connection that finds every slot taken is reset by smoltcp (no
-//! socket listens): the pool, [`SLOTS`], is the responder's session limit.
+//! socket listens): the pool is the responder's session limit.
 
+use crate::platform::Platform;
+use alloc::vec::Vec;
 use smoltcp::iface::SocketSet;
 use smoltcp::socket::tcp::{Socket, State};
 use smoltcp::time::Duration;
@@ -17,10 +19,6 @@ use stackmeter_proto::machine::{
     Config, CpuTime, Deadline, Event, Failure, Next, Outgoing, Registry, ReportInputs, Session, Source,
 };
 use stackmeter_proto::stamps::Block;
-use stackmeter_responder::{Files, Log, Objects};
-
-/// Connections served at once.
-pub(crate) const SLOTS: usize = 32;
 
 /// Steps one session may take in a round before the others get theirs.
 const STEPS: usize = 64;
@@ -33,34 +31,33 @@ const CLOSE_WAIT_NS: u64 = 5_000_000_000;
 /// nothing in particular (its deadlines are checked then).
 const DEADLINE_STEP: Duration = Duration::from_millis(100);
 
-/// The payload every rr, crr and source send is cut from (its content is
-/// unspecified, docs/protocol.md).
-static PAYLOAD: [u8; 64 << 10] = [0; 64 << 10];
-
 /// What every slot serves with, the same for all.
-pub(crate) struct Context {
+pub(crate) struct Context<P: Platform> {
     /// The port it listens on.
     pub(crate) port: u16,
     /// The throughput tests every session shares.
     pub(crate) registry: &'static Registry,
     /// The machine's settings.
     pub(crate) machine: Config,
-    pub(crate) log: Log,
+    /// The payload every rr, crr and source send is cut from (its content
+    /// is unspecified, docs/protocol.md): a longer one takes fewer calls.
+    pub(crate) payload: &'static [u8],
+    pub(crate) platform: P,
 }
 
 /// A socket and the session it serves.
-pub(crate) struct Slot {
+pub(crate) struct Slot<P: Platform> {
     pub(crate) handle: smoltcp::iface::SocketHandle,
     session: Option<Session<&'static Registry>>,
-    files: Files<'static>,
+    files: P::Files,
     /// When the session last moved (ns), for its idle deadline.
     last: u64,
     /// The session waits for the registry or this time.
     wake: Option<u64>,
-    /// The thread's CPU time when the session started (the loop's one
-    /// thread serves every session; a test's control session is charged
-    /// all of it while it runs).
-    cpu_at_start: stackmeter_sys::CpuTime,
+    /// The loop's CPU time when the session started (the loop serves
+    /// every session; a test's control session is charged all of it while
+    /// it runs), where the platform can tell.
+    cpu_at_start: Option<CpuTime>,
     /// When this slot's connection began closing, with no session left.
     closing_since: Option<u64>,
     /// The client's address, and whether its header was accepted (a
@@ -69,15 +66,15 @@ pub(crate) struct Slot {
     accepted: bool,
 }
 
-impl Slot {
-    pub(crate) fn new(handle: smoltcp::iface::SocketHandle, objects: Option<&'static Objects>) -> Slot {
+impl<P: Platform> Slot<P> {
+    pub(crate) fn new(handle: smoltcp::iface::SocketHandle, platform: &P) -> Slot<P> {
         Slot {
             handle,
             session: None,
-            files: Files::new(objects),
+            files: platform.files(),
             last: 0,
             wake: None,
-            cpu_at_start: stackmeter_sys::CpuTime::default(),
+            cpu_at_start: None,
             closing_since: None,
             peer: None,
             accepted: false,
@@ -87,7 +84,7 @@ impl Slot {
     /// One round: listen again, take a new connection, or drive the
     /// session. Returns whether anything moved, and how soon it wants
     /// another round at the latest.
-    pub(crate) fn serve(&mut self, sock: &mut Socket, cx: &Context, now: u64) -> (bool, Option<Duration>) {
+    pub(crate) fn serve(&mut self, sock: &mut Socket, cx: &Context<P>, now: u64) -> (bool, Option<Duration>) {
         if self.session.is_none() {
             return self.idle(sock, cx, now);
         }
@@ -111,7 +108,7 @@ impl Slot {
                 s.tick(now);
             }
         }
-        let moved = self.drive(sock, now, cx.log);
+        let moved = self.drive(sock, now, cx);
         let again = if self.wake.is_some() {
             Duration::from_millis(1)
         } else {
@@ -123,7 +120,7 @@ impl Slot {
     /// A slot without a session: a connection that just arrived gets one;
     /// a closed socket listens again; a close the peer never finishes is
     /// cut short.
-    fn idle(&mut self, sock: &mut Socket, cx: &Context, now: u64) -> (bool, Option<Duration>) {
+    fn idle(&mut self, sock: &mut Socket, cx: &Context<P>, now: u64) -> (bool, Option<Duration>) {
         match sock.state() {
             State::Closed => {
                 self.closing_since = None;
@@ -139,7 +136,7 @@ impl Slot {
                 self.session = Some(Session::new(cx.registry, cx.machine, now));
                 self.last = now;
                 self.wake = None;
-                self.cpu_at_start = stackmeter_sys::thread_cpu();
+                self.cpu_at_start = cx.platform.cpu();
                 self.peer = sock.remote_endpoint().map(|e| e.addr);
                 self.accepted = false;
                 (true, Some(Duration::from_millis(1)))
@@ -161,18 +158,18 @@ impl Slot {
 
     /// Does what the session asks until the socket cannot take or give
     /// more, the session waits, or it ends.
-    fn drive(&mut self, sock: &mut Socket, now: u64, log: Log) -> bool {
+    fn drive(&mut self, sock: &mut Socket, now: u64, cx: &Context<P>) -> bool {
         let mut moved = false;
         for _ in 0..STEPS {
             let Some(s) = self.session.as_mut() else { return moved };
             match s.poll() {
                 Next::Event(Event::Accepted(_)) => self.accepted = true,
-                Next::Event(Event::Refused(_) | Event::Aborted) => {
-                    let peer = sock.remote_endpoint().map(|e| e.to_string()).unwrap_or_default();
-                    log.line(format_args!("{peer}: {}", s.reason()));
-                }
+                Next::Event(Event::Refused(_) | Event::Aborted) => match sock.remote_endpoint() {
+                    Some(peer) => cx.platform.event(format_args!("{peer}: {}", s.reason())),
+                    None => cx.platform.event(format_args!("{}", s.reason())),
+                },
                 Next::Send(body) => {
-                    let n = send(sock, s.record(), body, &mut self.files);
+                    let n = send::<P>(sock, s.record(), body, &mut self.files, cx.payload);
                     match n {
                         Ok(0) => return moved,
                         Ok(n) => {
@@ -205,13 +202,13 @@ impl Slot {
                     }
                 }
                 Next::Report(due) => {
-                    let cpu = due.is_final.then(|| {
-                        let c = stackmeter_sys::thread_cpu().since(self.cpu_at_start);
-                        CpuTime {
-                            user_ns: c.user_ns,
-                            sys_ns: c.sys_ns,
-                        }
-                    });
+                    let cpu = match (due.is_final, self.cpu_at_start, cx.platform.cpu()) {
+                        (true, Some(a), Some(b)) => Some(CpuTime {
+                            user_ns: b.user_ns.saturating_sub(a.user_ns),
+                            sys_ns: b.sys_ns.saturating_sub(a.sys_ns),
+                        }),
+                        _ => None,
+                    };
                     s.report(now, ReportInputs { tcp: None, cpu });
                 }
                 Next::Wait(until) => {
@@ -245,7 +242,7 @@ impl Slot {
 /// sends nothing cannot lock the others out; it keeps at most all slots
 /// but one, and loses its oldest first whenever anyone else connects.
 /// The header timeout ends the rest.
-pub(crate) fn make_room(slots: &mut [Slot], sockets: &mut SocketSet<'_>) {
+pub(crate) fn make_room<P: Platform>(slots: &mut [Slot<P>], sockets: &mut SocketSet<'_>) {
     if slots.iter().any(|s| sockets.get::<Socket>(s.handle).is_listening()) {
         return;
     }
@@ -274,7 +271,13 @@ pub(crate) fn make_room(slots: &mut [Slot], sockets: &mut SocketSet<'_>) {
 /// Queues the session's record and as much of `body` as the send buffer
 /// takes; how many bytes went (record first). An error when the
 /// connection can no longer send.
-fn send(sock: &mut Socket, record: &[u8], body: Option<Outgoing>, files: &mut Files<'_>) -> Result<usize, ()> {
+fn send<P: Platform>(
+    sock: &mut Socket,
+    record: &[u8],
+    body: Option<Outgoing>,
+    files: &mut P::Files,
+    payload: &[u8],
+) -> Result<usize, ()> {
     if !sock.may_send() {
         return Err(());
     }
@@ -287,8 +290,8 @@ fn send(sock: &mut Socket, record: &[u8], body: Option<Outgoing>, files: &mut Fi
     }
     if let Some(b) = body {
         let bytes: &[u8] = match b.source {
-            Source::Payload => &PAYLOAD[..(b.len.min(PAYLOAD.len() as u64)) as usize],
-            Source::List | Source::Object(_) => files.bytes(b).map_err(|_| ())?,
+            Source::Payload => &payload[..(b.len.min(payload.len() as u64)) as usize],
+            Source::List | Source::Object(_) => P::body(files, b).ok_or(())?,
         };
         n += sock.send_slice(bytes).map_err(|_| ())?;
     }

@@ -14,16 +14,16 @@ pub struct LabArgs {
 pub enum LabAction {
     /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
     Up {
-        /// Which stacks: the Linux ones (default), the microcontroller firmware in QEMU, or all.
+        /// Which stacks: the Linux ones (default), a microcontroller firmware in QEMU, or all.
         #[arg(value_enum, default_value = "linux")]
         stacks: LabSet,
-        /// Folder with stackmeter-responder, lwip-raw, lwip-sock, lwip-xdp and mcu/build/stackmeter-mcu.elf (smoltcp's responder is this binary) (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
+        /// Folder with stackmeter-responder, lwip-raw, lwip-sock, lwip-xdp, mcu/build/stackmeter-mcu.elf and mcu/build/stackmeter-mcu-smoltcp.elf (smoltcp's hosted responder is this binary) (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
         /// CPU every responder is pinned to (default: the last one).
         #[arg(long, value_name = "CPU")]
         cpu: Option<usize>,
-        /// Provision the firmware with this shared secret (lab up mcu only; mode 600): every test of it then needs --secret-file too.
+        /// Provision the firmware with this shared secret (lab up mcu or mcu-smoltcp only; mode 600): every test of it then needs --secret-file too.
         #[arg(long, value_name = "FILE")]
         secret_file: Option<PathBuf>,
     },
@@ -52,8 +52,10 @@ pub enum LabAction {
 pub enum LabSet {
     /// kernel-c, lwip-raw, lwip-sock, smoltcp and lwip-xdp (when built: `make -C c-responder xdp`).
     Linux,
-    /// The C responder's firmware on an emulated Cortex-M3 board (QEMU lm3s6965evb).
+    /// The C responder's firmware (lwIP) on an emulated Cortex-M3 board (QEMU lm3s6965evb).
     Mcu,
-    /// Both.
+    /// The Rust protocol core on smoltcp as firmware for the same board (make -C c-responder mcu-smoltcp).
+    McuSmoltcp,
+    /// All of them (mcu-smoltcp when built).
     All,
 }

@@ -3,9 +3,13 @@
 //! A control session opens a test and owns it until it ends; sink and
 //! source sessions join it by id and leave when they end; the UDP thread
 //! counts stream datagrams into it. Everything is a fixed array of atomics
-//! sized by [`limits::MAX_TESTS`] and [`limits::MAX_UDP_STREAMS`], so the
-//! registry allocates nothing and is `Sync` on its own (a responder may keep
-//! it in a `static`).
+//! sized by [`TESTS`] and [`STREAMS`] ([`limits::MAX_TESTS`] and
+//! [`limits::MAX_UDP_STREAMS`] unless a small target's build lowers them),
+//! so the registry allocates nothing and is `Sync` on its own (a responder
+//! may keep it in a `static`). The 64-bit counters are `portable-atomic`'s:
+//! the host's own atomics where it has them, and on a single core without
+//! 64-bit atomics (a Cortex-M3) interrupts masked around each access (this
+//! crate's `single-core` feature).
 //!
 //! Slot life: each slot has one `state` word, `id << 32 | open`, where
 //! `open` counts the data sessions joined and not yet left. A free slot is
@@ -31,7 +35,35 @@ use crate::control::{Report, FLAG_CPU, FLAG_DRAIN_TIMEOUT, FLAG_FINAL, FLAG_TCP_
 use crate::limits::{self, MAX_TESTS, MAX_UDP_STREAMS};
 use crate::stream::{UdpRx, STATE_WORDS};
 use crate::udp;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+use portable_atomic::{AtomicBool, AtomicU32, AtomicU64};
+
+/// Throughput tests the registry holds: [`MAX_TESTS`], or fewer when the
+/// build sets `STACKMETER_REGISTRY_TESTS` (the firmware's 64 KiB of SRAM
+/// hold 2, as the C engine's `SMR_MAX_TESTS` does on the same board).
+pub const TESTS: usize = build_knob(option_env!("STACKMETER_REGISTRY_TESTS"), MAX_TESTS);
+/// UDP streams counted per test: [`MAX_UDP_STREAMS`], or fewer when the
+/// build sets `STACKMETER_REGISTRY_STREAMS`.
+pub const STREAMS: usize = build_knob(option_env!("STACKMETER_REGISTRY_STREAMS"), MAX_UDP_STREAMS);
+
+/// A build setting: a decimal from 1 up to `max`, or `max` when unset; any
+/// other value stops the build with the message below.
+const fn build_knob(v: Option<&str>, max: usize) -> usize {
+    let Some(v) = v else { return max };
+    let b = v.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "STACKMETER_REGISTRY_* must be a decimal number");
+        n = n * 10 + (b[i] - b'0') as usize;
+        i += 1;
+    }
+    assert!(
+        n >= 1 && n <= max,
+        "STACKMETER_REGISTRY_* must be from 1 up to the protocol's limit"
+    );
+    n
+}
 
 const OPEN_MASK: u64 = 0xFFFF_FFFF;
 /// A slot being set up: id 0 (no join matches), open 1 (no open takes it).
@@ -95,7 +127,7 @@ pub struct Full;
 pub enum UdpCount {
     /// Counted in its stream.
     Counted,
-    /// A stream index at or above [`MAX_UDP_STREAMS`]: ignored.
+    /// A stream index at or above [`STREAMS`]: ignored.
     StreamIgnored,
     /// The test has closed since the handle was taken: look the id up again.
     Gone,
@@ -166,7 +198,7 @@ struct Slot {
     cpu_sys_ns: AtomicU64,
     /// Arrival time of the latest stream datagram, 0 before the first.
     udp_last_ns: AtomicU64,
-    streams: [StreamCell; MAX_UDP_STREAMS],
+    streams: [StreamCell; STREAMS],
 }
 
 impl Slot {
@@ -182,7 +214,7 @@ impl Slot {
             cpu_user_ns: AtomicU64::new(0),
             cpu_sys_ns: AtomicU64::new(0),
             udp_last_ns: AtomicU64::new(0),
-            streams: [const { StreamCell::new() }; MAX_UDP_STREAMS],
+            streams: [const { StreamCell::new() }; STREAMS],
         }
     }
 
@@ -220,14 +252,14 @@ impl Slot {
     }
 }
 
-/// The throughput tests open at once, at most [`MAX_TESTS`].
+/// The throughput tests open at once, at most [`TESTS`].
 pub struct Registry {
     /// The last id given; ids come from here, skipping 0 and any id an
     /// open test still holds after the counter wrapped.
     next_id: AtomicU32,
     /// Challenges given (each nonce's counter).
     challenges: AtomicU32,
-    slots: [Slot; MAX_TESTS],
+    slots: [Slot; TESTS],
 }
 
 impl Default for Registry {
@@ -249,7 +281,7 @@ impl Registry {
         Registry {
             next_id: AtomicU32::new(0),
             challenges: AtomicU32::new(0),
-            slots: [const { Slot::new() }; MAX_TESTS],
+            slots: [const { Slot::new() }; TESTS],
         }
     }
 
@@ -482,7 +514,7 @@ mod tests {
         let a = r.open(0).unwrap();
         let b = r.open(0).unwrap();
         assert_eq!((a.id(), b.id()), (u32::MAX, 1), "0 is skipped");
-        let mut held = [a; MAX_TESTS];
+        let mut held = [a; TESTS];
         held[1] = b;
         for h in held.iter_mut().skip(2) {
             *h = r.open(0).unwrap();
@@ -498,7 +530,7 @@ mod tests {
     #[test]
     fn a_closed_slot_is_reused_only_after_its_last_data_session_left() {
         let r = Registry::new();
-        let tests: [TestRef; MAX_TESTS] = core::array::from_fn(|_| r.open(0).unwrap());
+        let tests: [TestRef; TESTS] = core::array::from_fn(|_| r.open(0).unwrap());
         let t = tests[3];
         let d = r.join(t.id()).unwrap();
         r.add_rx(d, 10);

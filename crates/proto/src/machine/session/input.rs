@@ -247,7 +247,7 @@ impl<R: Deref<Target = Registry>> Session<R> {
             Mode::Crr => self.accept(Service::Crr { req, resp }, Phase::Crr(Exchange::new(&h)), now_ns),
             Mode::Control => match self.registry.open(now_ns) {
                 Err(_) => {
-                    let n = limits::MAX_TESTS;
+                    let n = crate::machine::registry::TESTS;
                     self.refuse(
                         Refusal::Busy,
                         format_args!("{n} throughput tests running, the limit"),
