@@ -72,8 +72,11 @@ mcu-run: $(MCU_ELF)
 # The Rust firmware (firmware/mcu-smoltcp: the Rust protocol core on
 # smoltcp, for the same board), built by cargo for thumbv7m-none-eabi and
 # copied beside the C firmware, so the lab finds both in one folder:
-#   mcu-smoltcp       mcu/build/stackmeter-mcu-smoltcp.elf
-#   mcu-smoltcp-size  its flash and RAM per part, failing past the budget
+#   mcu-smoltcp       mcu/build/stackmeter-mcu-smoltcp.elf, and the
+#                     board's path floor (no stack: bench/path-floors.sh)
+#                     mcu/build/stackmeter-mcu-floor.elf
+#   mcu-smoltcp-size  the firmware's flash and RAM per part, failing past
+#                     the budget
 # Toolchain: rustup's thumbv7m-none-eabi target (scripts/deps adds it).
 MCU_SMOLTCP_DIR = ../firmware/mcu-smoltcp
 MCU_SMOLTCP_ELF = $(MCU_BUILD)/stackmeter-mcu-smoltcp.elf
@@ -82,5 +85,6 @@ mcu-smoltcp:
 	cd $(MCU_SMOLTCP_DIR) && cargo build --release --locked --quiet
 	@mkdir -p $(MCU_BUILD)
 	cp $(MCU_SMOLTCP_DIR)/target/thumbv7m-none-eabi/release/stackmeter-mcu-smoltcp $(MCU_SMOLTCP_ELF)
+	cp $(MCU_SMOLTCP_DIR)/target/thumbv7m-none-eabi/release/floor $(MCU_BUILD)/stackmeter-mcu-floor.elf
 mcu-smoltcp-size: mcu-smoltcp
 	$(MCU_SMOLTCP_DIR)/size.sh $(MCU_SMOLTCP_ELF) $(MCU_FLASH_MAX) $(MCU_RAM_MAX)

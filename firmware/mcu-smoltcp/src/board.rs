@@ -15,6 +15,21 @@ pub const NAME: &str = "stackmeter-mcu-smoltcp";
 /// Milliseconds since SysTick started (its interrupt counts them).
 static MS: AtomicU32 = AtomicU32::new(0);
 
+/// What every binary does first: paints the stack (for [`stack_peak`])
+/// and starts SysTick at 1 kHz from the core clock.
+pub fn start() {
+    paint_stack();
+    let Some(mut cp) = cortex_m::Peripherals::take() else {
+        panic!("core peripherals taken twice");
+    };
+    cp.SYST
+        .set_clock_source(cortex_m::peripheral::syst::SystClkSource::Core);
+    cp.SYST.set_reload(CPU_HZ / 1000 - 1);
+    cp.SYST.clear_current();
+    cp.SYST.enable_interrupt();
+    cp.SYST.enable_counter();
+}
+
 /// SysTick's interrupt: one more millisecond.
 pub fn tick() {
     MS.fetch_add(1, Ordering::Relaxed);
@@ -64,6 +79,7 @@ pub fn say(line: fmt::Arguments<'_>) {
 const EVENTS_PER_S: u32 = 10;
 
 /// The event lines of the current second.
+#[derive(Default)]
 pub struct Events {
     second: u32,
     lines: u32,
@@ -71,14 +87,6 @@ pub struct Events {
 }
 
 impl Events {
-    pub const fn new() -> Events {
-        Events {
-            second: 0,
-            lines: 0,
-            dropped: 0,
-        }
-    }
-
     /// Prints the count of lines the last second did not print, once it is
     /// over; called with every event and from the loop.
     pub fn second(&mut self) {
@@ -208,10 +216,10 @@ fn stack_bounds() -> (usize, usize) {
     )
 }
 
-/// Fills the stack's unused part with [`PAINT`] (called once, first thing
-/// in main, when the stack is shallow), so [`stack_peak`] can tell how deep
-/// it has ever been.
-pub fn paint_stack() {
+/// Fills the stack's unused part with [`PAINT`] (once, from [`start`],
+/// when the stack is shallow), so [`stack_peak`] can tell how deep it has
+/// ever been.
+fn paint_stack() {
     let (low, _) = stack_bounds();
     let sp = cortex_m::register::msp::read() as usize;
     let mut p = low;

@@ -32,6 +32,17 @@ pub struct Mac {
     pub dropped: u32,
 }
 
+/// The MAC's interrupt, as the NVIC numbers it.
+#[derive(Clone, Copy)]
+struct MacIrq;
+
+// SAFETY: 42 is the LM3S6965's Ethernet interrupt, a valid NVIC number.
+unsafe impl cortex_m::interrupt::InterruptNumber for MacIrq {
+    fn number(self) -> u16 {
+        regs::MAC_IRQ
+    }
+}
+
 /// Acknowledges the MAC's interrupt (called from the interrupt).
 pub fn irq() {
     regs::write(MAC_RIS, MAC_INT_RX | MAC_INT_FOV);
@@ -44,7 +55,8 @@ pub fn pending() -> bool {
 
 impl Mac {
     /// Resets the FIFOs, turns the MAC on (full duplex, FCS added, bad
-    /// FCS dropped) and its receive interrupt; returns it with its address
+    /// FCS dropped) and its receive interrupt (which only wakes the core
+    /// from WFI); returns it with its address
     /// (QEMU's `-nic mac=`, or a locally administered one when unset).
     pub fn open() -> (Mac, [u8; 6]) {
         regs::write(MAC_IM, 0);
@@ -67,6 +79,8 @@ impl Mac {
         let a = a0.to_le_bytes();
         let b = a1.to_le_bytes();
         regs::write(MAC_IM, MAC_INT_RX | MAC_INT_FOV);
+        // SAFETY: the handler (lib.rs's DefaultHandler) only acknowledges it.
+        unsafe { cortex_m::peripheral::NVIC::unmask(MacIrq) };
         let mac = Mac {
             rx: [0; FRAME_MAX + 4],
             tx: [0; FRAME_MAX + 2],

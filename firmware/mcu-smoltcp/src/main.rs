@@ -6,9 +6,10 @@
 //! Beside the C firmware (c-responder/mcu: the C engine on lwIP), it lets
 //! one board be measured with each stack and the same responder logic.
 //!
-//! Files: `regs.rs` (the registers), `mac.rs` (the Ethernet MAC as
-//! smoltcp's `Device`), `board.rs` (console, clock, provisioning block,
-//! panic). This file boots, sizes everything for 64 KiB, and runs the loop:
+//! The board's support is this crate's library (`lib.rs`: the registers,
+//! the MAC as smoltcp's `Device`, console, clock, provisioning, panic and
+//! interrupts), shared with the path's floor (`bin/floor.rs`). This file
+//! boots, sizes everything for 64 KiB, and runs the loop:
 //! poll the interface, one round of the responder, then WFI until a frame
 //! (the MAC's interrupt) or the next millisecond tick. Interrupts are
 //! masked between the last look at the MAC and WFI, so a frame that comes
@@ -31,19 +32,15 @@
 
 extern crate alloc;
 
-mod board;
-mod mac;
-mod regs;
-
-use board::{Events, Provision, NAME};
 use core::cell::RefCell;
 use core::fmt;
 use core::mem::MaybeUninit;
-use cortex_m::peripheral::syst::SystClkSource;
-use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_rt::entry;
 use smoltcp::iface::{Config as IfaceConfig, Interface, SocketSet};
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, IpCidr, Ipv4Address};
+use stackmeter_mcu_smoltcp::board::{self, Events, Provision, NAME};
+use stackmeter_mcu_smoltcp::mac;
 use stackmeter_proto::admit::Advertised;
 use stackmeter_proto::auth::Key;
 use stackmeter_proto::machine::{Config, CpuTime, NoObjects, Outgoing, Registry};
@@ -79,17 +76,6 @@ static REGISTRY: Registry = Registry::new();
 
 #[global_allocator]
 static HEAP: embedded_alloc::LlffHeap = embedded_alloc::LlffHeap::empty();
-
-/// The MAC's interrupt, as the NVIC numbers it.
-#[derive(Clone, Copy)]
-struct MacIrq;
-
-// SAFETY: 42 is the LM3S6965's Ethernet interrupt, a valid NVIC number.
-unsafe impl cortex_m::interrupt::InterruptNumber for MacIrq {
-    fn number(self) -> u16 {
-        regs::MAC_IRQ
-    }
-}
 
 /// The board as the driver sees it: SysTick's clock, no CPU accounting,
 /// event lines on the console, no objects.
@@ -127,15 +113,7 @@ impl Platform for Board {
 
 #[entry]
 fn main() -> ! {
-    board::paint_stack();
-    let Some(mut cp) = cortex_m::Peripherals::take() else {
-        panic!("core peripherals taken twice");
-    };
-    cp.SYST.set_clock_source(SystClkSource::Core);
-    cp.SYST.set_reload(regs::CPU_HZ / 1000 - 1);
-    cp.SYST.clear_current();
-    cp.SYST.enable_interrupt();
-    cp.SYST.enable_counter();
+    board::start();
     let _ = fmt::Write::write_fmt(
         &mut board::Console,
         format_args!(
@@ -154,8 +132,6 @@ fn main() -> ! {
         board::say(format_args!("not provisioned (no block at the end of flash): defaults"));
     }
     let (mut mac, addr) = mac::Mac::open();
-    // SAFETY: the handler (DefaultHandler below) only acknowledges it.
-    unsafe { cortex_m::peripheral::NVIC::unmask(MacIrq) };
 
     let mut cfg = IfaceConfig::new(EthernetAddress(addr).into());
     cfg.random_seed = u64::from_le_bytes([
@@ -171,7 +147,7 @@ fn main() -> ! {
 
     let mut sockets = SocketSet::new(alloc::vec::Vec::with_capacity(SIZES.slots + 1));
     let platform = Board {
-        events: RefCell::new(Events::new()),
+        events: RefCell::new(Events::default()),
     };
     let (mut responder, bind) = Responder::new(platform, &mut sockets, p.port, &REGISTRY, machine(&p), &PAYLOAD, SIZES);
     if let Some(e) = bind {
@@ -247,23 +223,4 @@ fn machine(p: &Provision) -> Config {
 /// smoltcp's time from the clock's nanoseconds.
 fn instant(ns: u64) -> Instant {
     Instant::from_micros((ns / 1000) as i64)
-}
-
-#[exception]
-fn SysTick() {
-    board::tick();
-}
-
-#[exception]
-unsafe fn DefaultHandler(irqn: i16) {
-    if irqn == regs::MAC_IRQ as i16 {
-        mac::irq();
-    } else {
-        panic!("unexpected interrupt {irqn}");
-    }
-}
-
-#[exception]
-unsafe fn HardFault(f: &ExceptionFrame) -> ! {
-    panic!("hard fault at pc {:#010x}", f.pc());
 }
