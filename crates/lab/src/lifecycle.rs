@@ -1,7 +1,7 @@
 //! `up`, `status` and `down`: the lab as a whole, made or removed all at
 //! once (a failed or interrupted `up` removes what it made).
 
-use crate::linux::{build, SMOLTCP, STACKS};
+use crate::linux::build;
 use crate::mcu::{build_mcu, Firmware, MCU, MCU_SMOLTCP, QEMU};
 use crate::probe::rr_answers;
 use crate::shell::sh;
@@ -29,14 +29,14 @@ pub enum Set {
 }
 
 impl Set {
-    /// The firmwares this set boots: each with whether it must come up
-    /// (`all` names a missing smoltcp firmware and goes on).
-    fn firmwares(self) -> &'static [(&'static Firmware, bool)] {
+    /// The firmwares this set boots, and whether they must (`all` names
+    /// a firmware that is not built, or a missing QEMU, and goes on).
+    fn firmwares(self) -> (&'static [&'static Firmware], bool) {
         match self {
-            Set::Linux => &[],
-            Set::Mcu => &[(&MCU, true)],
-            Set::McuSmoltcp => &[(&MCU_SMOLTCP, true)],
-            Set::All => &[(&MCU, true), (&MCU_SMOLTCP, false)],
+            Set::Linux => (&[], false),
+            Set::Mcu => (&[&MCU], true),
+            Set::McuSmoltcp => (&[&MCU_SMOLTCP], true),
+            Set::All => (&[&MCU, &MCU_SMOLTCP], false),
         }
     }
 
@@ -82,38 +82,27 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
             sd.display()
         )));
     }
-    if set.has_linux() {
-        let c_programs = STACKS.iter().filter(|s| s.1 != SMOLTCP);
-        for (_, bin, _, _) in c_programs.chain([&("kernel-c", "stackmeter-responder", "", 0)]) {
-            if !dir.join(bin).is_file() {
-                return Err(LabError(format!(
-                    "{} not found; build it with `make -C c-responder all lwip` (or set STACKMETER_RESPONDER_DIR)",
-                    dir.join(bin).display()
-                )));
-            }
-        }
-    }
+    let (wanted, required) = set.firmwares();
     let mut firmwares = Vec::new();
     let mut skipped = Vec::new();
-    for &(fw, required) in set.firmwares() {
-        if dir.join(fw.file).is_file() {
+    let no_qemu = Command::new(QEMU).arg("--version").output().is_err();
+    for &fw in wanted {
+        let why = if !dir.join(fw.file).is_file() {
+            format!(
+                "{} not found; build it with `{}` (or set STACKMETER_RESPONDER_DIR)",
+                dir.join(fw.file).display(),
+                fw.make
+            )
+        } else if no_qemu {
+            format!("{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)")
+        } else {
             firmwares.push(fw);
             continue;
-        }
-        let why = format!(
-            "{} not found; build it with `{}` (or set STACKMETER_RESPONDER_DIR)",
-            dir.join(fw.file).display(),
-            fw.make
-        );
+        };
         if required {
             return Err(LabError(why));
         }
         skipped.push(format!("{}: not started: {why}", fw.label));
-    }
-    if !firmwares.is_empty() && Command::new(QEMU).arg("--version").output().is_err() {
-        return Err(LabError(format!(
-            "{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)"
-        )));
     }
     fs::create_dir_all(&sd).map_err(|e| LabError(format!("cannot create {}: {e}", sd.display())))?;
     // Ctrl-C during `up` tears down whatever was made so far.

@@ -6,7 +6,7 @@
 //! the C responder on the kernel stack.
 
 use crate::probe::wait_answers;
-use crate::shell::{sh, spawn, spawn_cmd};
+use crate::shell::{sh, spawn_cmd};
 use crate::state::{record, state_dir};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -41,43 +41,32 @@ pub(crate) const SMOLTCP: &str = "stackmeter";
 const XDP: (&str, &str, &str, u8) = ("lwip-xdp", "lwip-xdp", "smlab5", 5);
 
 /// Creates the devices, starts the responders, waits for each to answer;
-/// returns the targets and, for a stack that could not come up on this
-/// machine (lwip-xdp), a line naming it and why (the rest still come up).
+/// returns the targets and, for each stack that could not come up on this
+/// machine (its program not built, no TAP device, no answer), a line
+/// naming it and why: the rest still come up. Fails only when none did.
 pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>), String> {
     let cpu_s = cpu.to_string();
-    let mut targets = Vec::new();
-    for (label, bin, tap, n) in STACKS {
-        let host = format!("198.18.{n}.1/24");
-        let stack = format!("198.18.{n}.2");
-        sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
-        record(&format!("dev {tap}")).map_err(|e| e.to_string())?;
-        sh("ip", &["addr", "add", &host, "dev", tap])?;
-        sh("ip", &["link", "set", tap, "mtu", TAP_MTU, "up"])?;
-        let port = PORT.to_string();
-        match bin {
-            "lwip-raw" => spawn(dir, bin, label, &[tap, &stack, &port, &cpu_s])?,
-            SMOLTCP => {
-                let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-                let args = ["lab", "serve-smoltcp", tap, &stack, "--port", &port, "--cpu", &cpu_s];
-                spawn_cmd(&me, bin, label, &args)?;
-            }
-            _ => spawn(dir, bin, label, &[tap, &stack, "--affinity", &cpu_s])?,
-        }
-        targets.push((label, format!("{stack}:{PORT}")));
-    }
-    spawn(
-        dir,
-        "stackmeter-responder",
-        "kernel-c",
-        &["--listen", KERNEL_ADDR, "--affinity", &cpu_s],
-    )?;
-    targets.insert(0, ("kernel-c", KERNEL_ADDR.to_string()));
-    let mut lines = Vec::new();
     let mut notes = Vec::new();
-    for (label, addr) in targets {
-        let a: SocketAddr = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
-        wait_answers(a).map_err(|e| format!("{label} at {addr}: {e}"))?;
-        let line = format!("{label}={addr}");
+    let mut started = Vec::new();
+    match start_kernel(dir, &cpu_s) {
+        Ok(s) => started.push(s),
+        Err(why) => notes.push(format!("kernel-c: not started: {why}")),
+    }
+    for stack in STACKS {
+        match start_stack(dir, stack, &cpu_s) {
+            Ok(s) => started.push(s),
+            Err(why) => notes.push(format!("{}: not started: {why}", stack.0)),
+        }
+    }
+    let mut lines = Vec::new();
+    for s in started {
+        let a: SocketAddr = s.addr.parse().map_err(|e| format!("{}: {e}", s.addr))?;
+        if let Err(e) = wait_answers(a) {
+            s.undo();
+            notes.push(format!("{}: not started: no answer at {}: {e}", s.label, s.addr));
+            continue;
+        }
+        let line = format!("{}={}", s.label, s.addr);
         record(&format!("target {line}")).map_err(|e| e.to_string())?;
         lines.push(line);
     }
@@ -85,7 +74,88 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>)
         Ok(line) => lines.push(line),
         Err(why) => notes.push(format!("{}: not started: {why}", XDP.0)),
     }
+    if lines.is_empty() {
+        return Err(format!("no stack came up ({})", notes.join("; ")));
+    }
     Ok((lines, notes))
+}
+
+/// A responder started and not yet known to answer: what to remove if it
+/// never does.
+struct Started {
+    label: &'static str,
+    addr: String,
+    pid: String,
+    tap: Option<&'static str>,
+}
+
+impl Started {
+    /// Stops it and deletes its device (the state file still names both;
+    /// `down` passes over what is gone).
+    fn undo(&self) {
+        let _ = sh("kill", &["-KILL", &self.pid]);
+        if let Some(t) = self.tap {
+            let _ = sh("ip", &["link", "del", t]);
+        }
+    }
+}
+
+/// The C responder on the kernel's stack.
+fn start_kernel(dir: &Path, cpu: &str) -> Result<Started, String> {
+    let bin = "stackmeter-responder";
+    if !dir.join(bin).is_file() {
+        return Err(format!(
+            "{} not found; build it with `make -C c-responder` (or set STACKMETER_RESPONDER_DIR)",
+            dir.join(bin).display()
+        ));
+    }
+    let pid = spawn_cmd(&dir.join(bin), bin, "kernel-c", &["--listen", KERNEL_ADDR, "--affinity", cpu])?;
+    Ok(Started {
+        label: "kernel-c",
+        addr: KERNEL_ADDR.to_string(),
+        pid,
+        tap: None,
+    })
+}
+
+/// One user-space stack on a TAP device of its own.
+fn start_stack(dir: &Path, (label, bin, tap, n): (&'static str, &str, &'static str, u8), cpu: &str) -> Result<Started, String> {
+    if bin != SMOLTCP && !dir.join(bin).is_file() {
+        return Err(format!(
+            "{} not found; build it with `make -C c-responder lwip` (or set STACKMETER_RESPONDER_DIR)",
+            dir.join(bin).display()
+        ));
+    }
+    let host = format!("198.18.{n}.1/24");
+    let stack = format!("198.18.{n}.2");
+    sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
+    record(&format!("dev {tap}")).map_err(|e| e.to_string())?;
+    let spawned = (|| {
+        sh("ip", &["addr", "add", &host, "dev", tap])?;
+        sh("ip", &["link", "set", tap, "mtu", TAP_MTU, "up"])?;
+        let port = PORT.to_string();
+        match bin {
+            "lwip-raw" => spawn_cmd(&dir.join(bin), bin, label, &[tap, &stack, &port, cpu]),
+            SMOLTCP => {
+                let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+                let args = ["lab", "serve-smoltcp", tap, &stack, "--port", &port, "--cpu", cpu];
+                spawn_cmd(&me, bin, label, &args)
+            }
+            _ => spawn_cmd(&dir.join(bin), bin, label, &[tap, &stack, "--affinity", cpu]),
+        }
+    })();
+    match spawned {
+        Ok(pid) => Ok(Started {
+            label,
+            addr: format!("{stack}:{PORT}"),
+            pid,
+            tap: Some(tap),
+        }),
+        Err(e) => {
+            let _ = sh("ip", &["link", "del", tap]);
+            Err(e)
+        }
+    }
 }
 
 /// Brings lwip-xdp up, or removes what it made and says why not.

@@ -24,11 +24,6 @@ pub(crate) fn sh(cmd: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Starts the responder `bin` from `dir` (see [`spawn_cmd`]).
-pub(crate) fn spawn(dir: &Path, bin: &str, label: &str, args: &[&str]) -> Result<(), String> {
-    spawn_cmd(&dir.join(bin), bin, label, args).map(|_| ())
-}
-
 /// Starts `program` with `args` (its log `LABEL.log` in the state folder)
 /// and records its pid under the name its command line will begin with,
 /// `bin` (a program that executes another names that one); returns the pid.

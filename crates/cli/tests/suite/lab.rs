@@ -294,6 +294,68 @@ fn lab_up_measure_down_leaves_nothing() {
         assert!(!alive(p), "responder {p} still runs");
     }
     assert!(!state.exists(), "state left in {}", state.display());
+    nothing_built(&state);
+}
+
+/// `lab up all` with none of the C programs or firmwares built (an empty
+/// `--bin-dir`): one line on stderr names each missing stack and how to
+/// build it, and the one stack this binary carries (smoltcp) still comes
+/// up and answers; `lab up mcu` alone fails with its one line; `down`
+/// leaves nothing.
+fn nothing_built(state: &std::path::Path) {
+    let empty = std::env::temp_dir().join(format!("stackmeter-lab-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let lab = |args: &[&str]| {
+        super::stackmeter()
+            .arg("lab")
+            .args(args)
+            .arg("--bin-dir")
+            .arg(&empty)
+            .env("STACKMETER_LAB_DIR", state)
+            .output()
+            .unwrap()
+    };
+    let up = lab(&["up", "all"]);
+    let result = std::panic::catch_unwind(|| {
+        assert!(up.status.success(), "lab up all, nothing built: {}", stderr(&up));
+        assert_eq!(String::from_utf8_lossy(&up.stdout).trim(), "smoltcp=198.18.4.2:24680");
+        let err = stderr(&up);
+        for (label, how) in [
+            ("kernel-c", "make -C c-responder`"),
+            ("lwip-raw", "make -C c-responder lwip`"),
+            ("lwip-sock", "make -C c-responder lwip`"),
+            ("lwip-xdp", "make -C c-responder xdp"),
+            ("mcu", "make -C c-responder mcu`"),
+            ("mcu-smoltcp", "make -C c-responder mcu-smoltcp`"),
+        ] {
+            let line = err.lines().find(|l| l.starts_with(&format!("{label}: not started: ")));
+            assert!(line.is_some_and(|l| l.contains(how)), "no line for {label} naming {how}:\n{err}");
+        }
+        let st = super::stackmeter()
+            .args(["lab", "status"])
+            .env("STACKMETER_LAB_DIR", state)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&st.stdout).trim(), "smoltcp=198.18.4.2:24680 answers");
+    });
+    let down = super::stackmeter()
+        .args(["lab", "down"])
+        .env("STACKMETER_LAB_DIR", state)
+        .output()
+        .unwrap();
+    assert!(down.status.success(), "lab down: {}", stderr(&down));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+    let show = Command::new("ip").args(["link", "show", "smlab4"]).output().unwrap();
+    assert!(!show.status.success(), "smlab4 still exists");
+    assert!(!state.exists(), "state left in {}", state.display());
+    let one = lab(&["up", "mcu"]);
+    assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+    assert_eq!(stderr(&one).lines().count(), 1, "{}", stderr(&one));
+    assert!(stderr(&one).contains("make -C c-responder mcu`"), "{}", stderr(&one));
+    assert!(!state.exists(), "state left in {}", state.display());
+    let _ = std::fs::remove_dir(&empty);
 }
 
 /// The C firmware's host side of the lab's TAP, and a second address on it.
