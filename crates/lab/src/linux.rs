@@ -109,7 +109,12 @@ fn start_kernel(dir: &Path, cpu: &str) -> Result<Started, String> {
             dir.join(bin).display()
         ));
     }
-    let pid = spawn_cmd(&dir.join(bin), bin, "kernel-c", &["--listen", KERNEL_ADDR, "--affinity", cpu])?;
+    let pid = spawn_cmd(
+        &dir.join(bin),
+        bin,
+        "kernel-c",
+        &["--listen", KERNEL_ADDR, "--affinity", cpu],
+    )?;
     Ok(Started {
         label: "kernel-c",
         addr: KERNEL_ADDR.to_string(),
@@ -119,7 +124,11 @@ fn start_kernel(dir: &Path, cpu: &str) -> Result<Started, String> {
 }
 
 /// One user-space stack on a TAP device of its own.
-fn start_stack(dir: &Path, (label, bin, tap, n): (&'static str, &str, &'static str, u8), cpu: &str) -> Result<Started, String> {
+fn start_stack(
+    dir: &Path,
+    (label, bin, tap, n): (&'static str, &str, &'static str, u8),
+    cpu: &str,
+) -> Result<Started, String> {
     if bin != SMOLTCP && !dir.join(bin).is_file() {
         return Err(format!(
             "{} not found; build it with `make -C c-responder lwip` (or set STACKMETER_RESPONDER_DIR)",

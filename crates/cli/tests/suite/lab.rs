@@ -3,7 +3,7 @@
 //! to every stack, an rr and a ping against each user-space stack (lwIP's
 //! two responders, smoltcp's, lwIP on AF_XDP), 1 MiB into each and 1 MiB
 //! back in full-size frames, smoltcp's throughput tests, hostile clients
-//! against smoltcp and lwip-xdp, both firmwares in QEMU (the
+//! against every user-space stack, both firmwares in QEMU (the
 //! TAP's MTU is 1500: Debian's own tapif corrupted the heap on any frame
 //! over 592 bytes, docs/lab.md), status, down, and nothing left behind (no
 //! TAP device, no responder process, no state).
@@ -268,8 +268,14 @@ fn lab_up_measure_down_leaves_nothing() {
         let smoltcp = targets.iter().find(|t| t.0 == "smoltcp").unwrap().1;
         throughput(smoltcp, "20M", true);
         hostile(smoltcp, &SMOLTCP);
-        let xdp = targets.iter().find(|t| t.0 == "lwip-xdp").unwrap().1;
-        hostile(xdp, &LWIP_XDP);
+        for (label, exposed) in [
+            ("lwip-xdp", &LWIP_XDP),
+            ("lwip-raw", &LWIP_RAW),
+            ("lwip-sock", &LWIP_SOCK),
+        ] {
+            let addr = targets.iter().find(|t| t.0 == label).unwrap().1;
+            hostile(addr, exposed);
+        }
         let st = lab("status");
         assert!(String::from_utf8_lossy(&st.stdout).matches(" answers").count() == 5);
         // lwip-xdp's frames come through its XDP program, none through the kernel's stack.
@@ -329,14 +335,20 @@ fn nothing_built(state: &std::path::Path) {
             ("mcu-smoltcp", "make -C c-responder mcu-smoltcp`"),
         ] {
             let line = err.lines().find(|l| l.starts_with(&format!("{label}: not started: ")));
-            assert!(line.is_some_and(|l| l.contains(how)), "no line for {label} naming {how}:\n{err}");
+            assert!(
+                line.is_some_and(|l| l.contains(how)),
+                "no line for {label} naming {how}:\n{err}"
+            );
         }
         let st = super::stackmeter()
             .args(["lab", "status"])
             .env("STACKMETER_LAB_DIR", state)
             .output()
             .unwrap();
-        assert_eq!(String::from_utf8_lossy(&st.stdout).trim(), "smoltcp=198.18.4.2:24680 answers");
+        assert_eq!(
+            String::from_utf8_lossy(&st.stdout).trim(),
+            "smoltcp=198.18.4.2:24680 answers"
+        );
     });
     let down = super::stackmeter()
         .args(["lab", "down"])
@@ -415,6 +427,22 @@ const LWIP_XDP: Exposed = Exposed {
     second: "198.18.5.3",
     slots: 72,
     most_held: 32,
+};
+
+/// lwip-raw's TAP: the same C engine and limits as lwip-xdp.
+const LWIP_RAW: Exposed = Exposed {
+    tap: "smlab1",
+    host: "198.18.1.1",
+    second: "198.18.1.3",
+    ..LWIP_XDP
+};
+
+/// lwip-sock's TAP: the same C engine and limits, on lwIP's sockets API.
+const LWIP_SOCK: Exposed = Exposed {
+    tap: "smlab2",
+    host: "198.18.2.1",
+    second: "198.18.2.3",
+    ..LWIP_XDP
 };
 
 /// The Rust firmware's TAP: 4 slots; as on Linux, one in its header
