@@ -9,7 +9,7 @@ use stackmeter_engine::commands::fleet::{
     k8s_options, prepare_node, FleetAction, FleetArgs, K8sArgs, NodeArgs, NodeSetup,
 };
 use stackmeter_engine::fleet::{FleetEvent, NodeRun};
-use stackmeter_fleet::k8s;
+use stackmeter_k8s as k8s;
 use stackmeter_render::render;
 use std::time::Duration;
 

@@ -22,7 +22,6 @@
 //! pure: `stackmeter fleet k8s` only parses flags and prints.
 
 mod file;
-pub mod k8s;
 mod locks;
 mod pairs;
 mod schedule;

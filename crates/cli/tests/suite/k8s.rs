@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const LAB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/lab-fleet.toml");
-const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fleet/tests/golden/lab-fleet.yaml");
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../k8s/tests/golden/lab-fleet.yaml");
 const REQUIREMENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/requirements-k8s.txt");
 /// The Kubernetes version the manifests are held to.
 const K8S: &str = "1.32.0";
@@ -409,7 +409,7 @@ fn bad_options_and_node_names_give_one_line_naming_them() {
 
 #[test]
 fn the_secret_variable_is_the_one_the_binary_reads() {
-    assert_eq!(stackmeter_fleet::k8s::SECRET_ENV, stackmeter_engine::secret::ENV_SECRET);
+    assert_eq!(stackmeter_k8s::SECRET_ENV, stackmeter_engine::secret::ENV_SECRET);
 }
 
 /// Whether this build has the agent command (another part of the fleet
@@ -595,7 +595,7 @@ fn the_image_runs_the_manifests_command_lines() {
     if let Err(why) = scratch_image(Path::new(env!("CARGO_BIN_EXE_stackmeter")), &image) {
         return missing(test, &why);
     }
-    assert_eq!(stackmeter_fleet::k8s::IMAGE_UID, 10001, "scripts/scratch-image's user");
+    assert_eq!(stackmeter_k8s::IMAGE_UID, 10001, "scripts/scratch-image's user");
 
     // A fleet of two nodes on this host: a client and a target-only node
     // whose responder is a container listening on the fleet's port.

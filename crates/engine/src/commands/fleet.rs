@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::flags::{DbFlags, FormatFlags};
 use crate::fleet::{FileLocks, Loaded, Locks, PgLocks};
 use clap::{Args, Subcommand};
-use stackmeter_fleet::k8s;
+use stackmeter_k8s as k8s;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]

@@ -4,7 +4,7 @@
 //! after a deliberate change), and the rules every render keeps.
 
 use serde_json::Value;
-use stackmeter_fleet::k8s::{self, Options, Store, Tolerate, Toleration};
+use stackmeter_k8s::{self as k8s, Options, Store, Tolerate, Toleration};
 use stackmeter_fleet::{Fleet, FleetPlan, StepInfo, StepSource};
 use stackmeter_results::TestKind;
 

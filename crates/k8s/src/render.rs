@@ -3,17 +3,17 @@
 //! DaemonSet and headless Service, and one Job per client node of the
 //! plan, built as typed values (`api.rs`).
 
-use super::api::{
+use crate::api::{
     Affinity, Capabilities, ConfigMapVolume, Container, ContainerPort, DaemonSetSpec, EmptyDir, EnvSource, EnvVar,
     JobSpec, LabelSelector, Map, NodeAffinity, NodeSelector, NodeSelectorTerm, Object, ObjectMeta, PodSecurityContext,
     PodSpec, PodTemplate, Probe, Requirement, ResourceRequirements, SeccompProfile, SecurityContext, ServicePort,
     ServiceSpec, TcpSocket, TolerationSpec, Volume, VolumeMount,
 };
-use super::names::{
+use crate::names::{
     digest, is_data_key, is_dns_label, is_dns_subdomain, is_label_value, quantity, K8sError, Toleration, LABEL_RULE,
     SUBDOMAIN_RULE,
 };
-use crate::schedule::FleetPlan;
+use stackmeter_fleet::FleetPlan;
 
 /// Where the fleet file is mounted in every pod.
 pub const FLEET_PATH: &str = "/etc/stackmeter/fleet.toml";
@@ -610,7 +610,7 @@ fn warnings(plan: &FleetPlan, o: &Options, no_clients: bool) -> Vec<String> {
     }
     let exclusive_clients = plan
         .items()
-        .filter(|i| i.lock == crate::LockMode::Exclusive)
+        .filter(|i| i.lock == stackmeter_fleet::LockMode::Exclusive)
         .map(|i| i.client.as_str())
         .collect::<std::collections::BTreeSet<_>>();
     if o.store == Store::None && exclusive_clients.len() > 1 {

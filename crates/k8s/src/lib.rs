@@ -1,5 +1,7 @@
 //! The fleet as Kubernetes manifests, as pure code: `stackmeter fleet k8s`
-//! prints what [`render`] returns.
+//! prints what [`render`] returns. A crate of its own beside the fleet's
+//! plan (`stackmeter-fleet`), which it reads and never changes: the plan
+//! is what every fleet command needs, the manifests only `fleet k8s`.
 //!
 //! - `names.rs`: what Kubernetes accepts as a name, label, toleration or
 //!   quantity; every option and node name is checked there first.
@@ -10,7 +12,7 @@
 //!   Service, and one Job per client node running its part of the plan.
 //! - `yaml.rs`: the YAML writer (why there is one of our own: its doc).
 //!
-//! [`FleetPlan`]: crate::FleetPlan
+//! [`FleetPlan`]: stackmeter_fleet::FleetPlan
 
 mod api;
 mod names;
