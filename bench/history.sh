@@ -116,7 +116,7 @@ evaluate() {
         "$ROOT/target/py/bin/pip" install -q apache-otava
     fi
     note "building stackmeter-history's CSV example"
-    (cd "$ROOT" && cargo build -q --release -p stackmeter-history --example history_csv)
+    (cd "$ROOT" && cargo build -q --release -p stackmeter-history-csv --example history_csv)
     [[ -f $DATA/truth.json ]] || die "no series in $DATA: run 'bash bench/history.sh collect' first"
     # The scorer imports Otava's analysis: its virtual environment's Python.
     "$ROOT/target/py/bin/python" "$ROOT/bench/history_score.py" --data "$DATA" --otava "$otava" \

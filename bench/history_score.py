@@ -20,7 +20,7 @@ to be flagged within 5 runs):
              series with none.
 
 Both tools see the same repetitions in the same order. stackmeter: the CSV
-example of crates/history (`history_csv FILE...`, one JSON line per file).
+example of crates/history-csv (`history_csv FILE...`, one JSON line per file).
 Otava: its own analysis, `otava.series.Series.analyze` with its default
 `AnalysisOptions` (window 50, p-value 0.001, magnitude 0) on the metric's
 values in file order, one point per repetition (as `otava analyze` reads the

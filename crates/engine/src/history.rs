@@ -6,8 +6,8 @@
 //! dashboard.
 
 use crate::error::Error;
-use stackmeter_history::csv::{CsvOptions, CsvSeries};
 use stackmeter_history::{analyze, Direction, HistoryError, Series, Settings};
+use stackmeter_history_csv::{CsvOptions, CsvSeries};
 use stackmeter_results::history::{
     AttrChange, History, HistoryChange, HistoryRun, HistorySeries, HistorySettings, Skipped,
 };
@@ -397,7 +397,7 @@ fn window(runs: &mut [HistoryRun], q: &Query) {
 /// The history of the metrics of a CSV file in Otava's shape (`text`, read
 /// from `name`).
 pub fn from_csv(name: &str, text: &str, options: &CsvOptions, q: &Query) -> Result<History, Error> {
-    let found = stackmeter_history::csv::read(text, options).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+    let found = stackmeter_history_csv::read(text, options).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
     let label = std::path::Path::new(name)
         .file_stem()
         .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned());

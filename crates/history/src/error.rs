@@ -1,7 +1,7 @@
 //! What can stop an analysis: a series that cannot be judged (too short,
 //! a run without values, a value the method cannot take the logarithm
 //! of) or settings out of range. The CSV reader has its own errors
-//! ([`crate::csv::CsvError`]), which name a line and a column.
+//! (`stackmeter_history_csv::CsvError`), which name a line and a column.
 
 use thiserror::Error;
 

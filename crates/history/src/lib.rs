@@ -24,15 +24,14 @@
 //!   an episode (the level came back within a few runs).
 //! - [`analyze`] (the batch analysis) and [`Tracker`] (one run at a time,
 //!   re-examining only the runs since the last change point) on top.
-//! - [`csv`]: series from a CSV file in Otava's shape (a time column,
-//!   attribute columns, metric columns), so any figure can be judged.
+//!
+//! Series from a CSV file in Otava's shape are `stackmeter-history-csv`'s.
 //!
 //! docs/methods.md ("History: change points in a series of runs") says
 //! why this method, what it assumes and what it costs.
 
 mod analyze;
 mod change;
-pub mod csv;
 mod detect;
 mod error;
 mod model;

@@ -4,8 +4,8 @@
 //! after a deliberate change), and the rules every render keeps.
 
 use serde_json::Value;
-use stackmeter_k8s::{self as k8s, Options, Store, Tolerate, Toleration};
 use stackmeter_fleet::{Fleet, FleetPlan, StepInfo, StepSource};
+use stackmeter_k8s::{self as k8s, Options, Store, Tolerate, Toleration};
 use stackmeter_results::TestKind;
 
 const LAB: &str = include_str!("../../../examples/lab-fleet.toml");

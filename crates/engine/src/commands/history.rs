@@ -6,8 +6,8 @@ use crate::error::Error;
 use crate::flags::{DbFlags, FormatFlags};
 use crate::history::{self, Query};
 use clap::Args;
-use stackmeter_history::csv::{CsvOptions, RunGrouping};
 use stackmeter_history::Direction;
+use stackmeter_history_csv::{CsvOptions, RunGrouping};
 use stackmeter_results::history::History;
 use std::path::PathBuf;
 

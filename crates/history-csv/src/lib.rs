@@ -10,10 +10,16 @@
 //! line breaks in quoted fields, CRLF or LF); blank lines are skipped.
 //! Every error names the line (1-based, where the record starts) and,
 //! where one is at fault, the column.
+//!
+//! A crate of its own beside the change-point method (`stackmeter-history`),
+//! which takes its series and knows nothing of files: reading someone
+//! else's format is input, not the method. `stackmeter history --csv` uses
+//! it through the engine; `examples/history_csv.rs` is what
+//! bench/history.sh runs against Apache Otava on the same files.
 
-use crate::series::Series;
 use serde::{Deserialize, Serialize};
 use stackmeter_compare::Direction;
+use stackmeter_history::Series;
 use thiserror::Error;
 
 /// Which rows are one run.

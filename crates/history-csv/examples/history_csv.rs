@@ -14,8 +14,8 @@
 //! could not be judged with `"error"` instead of `"change_points"`; a
 //! file that could not be read with `"error"` instead of `"series"`.
 
-use stackmeter_history::csv::{read, CsvOptions, RunGrouping};
 use stackmeter_history::{analyze, Direction, Settings};
+use stackmeter_history_csv::{read, CsvOptions, RunGrouping};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
