@@ -34,8 +34,10 @@
 //! its provisioning block), `probe.rs` (readiness through the client, as
 //! every test reaches a responder), `state.rs` (what was made, in a state
 //! file, and the processes it names), `shell.rs` (the `ip` and `kill`
-//! commands). This file only declares.
+//! commands), `error.rs` (what can go wrong, one enum). This file only
+//! declares.
 
+mod error;
 mod lifecycle;
 mod linux;
 mod mcu;
@@ -43,4 +45,5 @@ mod probe;
 mod shell;
 mod state;
 
-pub use lifecycle::{bin_dir, down, status, status_text, up, LabError, Set, Up};
+pub use error::LabError;
+pub use lifecycle::{bin_dir, down, status, status_text, up, Set, Up};

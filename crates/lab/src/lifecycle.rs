@@ -1,6 +1,7 @@
 //! `up`, `status` and `down`: the lab as a whole, made or removed all at
 //! once (a failed or interrupted `up` removes what it made).
 
+use crate::error::LabError;
 use crate::linux::build;
 use crate::mcu::{build_mcu, Firmware, MCU, MCU_SMOLTCP, QEMU};
 use crate::probe::rr_answers;
@@ -11,11 +12,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Why the lab could not be brought up or down (exit code 1).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct LabError(pub String);
 
 /// Which stacks `up` starts: the Linux ones (kernel-c, lwip-raw,
 /// lwip-sock, smoltcp, lwip-xdp), one microcontroller firmware (the C
@@ -66,21 +62,14 @@ pub fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
 /// target. On failure (or Ctrl-C) everything made so far is removed.
 pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Result<Up, LabError> {
     if secret.is_some() && !matches!(set, Set::Mcu | Set::McuSmoltcp) {
-        return Err(LabError(
-            "lab up: a secret is provisioned into a firmware only (lab up mcu|mcu-smoltcp --secret-file FILE)".into(),
-        ));
+        return Err(LabError::SecretWithoutFirmware);
     }
     if !is_root() {
-        return Err(LabError(
-            "stackmeter lab needs root (it creates TAP devices); run it with sudo".into(),
-        ));
+        return Err(LabError::NotRoot);
     }
     let sd = state_dir();
     if sd.join("state").exists() {
-        return Err(LabError(format!(
-            "a lab is already up ({}); run `stackmeter lab down` first",
-            sd.display()
-        )));
+        return Err(LabError::AlreadyUp(sd));
     }
     let (wanted, required) = set.firmwares();
     let mut firmwares = Vec::new();
@@ -88,23 +77,22 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
     let no_qemu = Command::new(QEMU).arg("--version").output().is_err();
     for &fw in wanted {
         let why = if !dir.join(fw.file).is_file() {
-            format!(
-                "{} not found; build it with `{}` (or set STACKMETER_RESPONDER_DIR)",
-                dir.join(fw.file).display(),
-                fw.make
-            )
+            LabError::NotBuilt {
+                path: dir.join(fw.file),
+                make: fw.make,
+            }
         } else if no_qemu {
-            format!("{QEMU} not found; install it (Debian: apt-get install qemu-system-arm)")
+            LabError::NoQemu(QEMU)
         } else {
             firmwares.push(fw);
             continue;
         };
         if required {
-            return Err(LabError(why));
+            return Err(why);
         }
         skipped.push(format!("{}: not started: {why}", fw.label));
     }
-    fs::create_dir_all(&sd).map_err(|e| LabError(format!("cannot create {}: {e}", sd.display())))?;
+    fs::create_dir_all(&sd).map_err(LabError::file(&sd))?;
     // Ctrl-C during `up` tears down whatever was made so far.
     let _ = stackmeter_sys::interrupt::catch_interrupts();
     let cpu = cpu.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
@@ -119,13 +107,13 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
             made.notes.push(note);
         }
         made.notes.extend(skipped);
-        Ok::<(), String>(())
+        Ok::<(), LabError>(())
     })();
     match r {
         Ok(()) => Ok(made),
         Err(e) => {
             let _ = down();
-            Err(LabError(format!("lab up: {e} (everything made so far was removed)")))
+            Err(LabError::Up(Box::new(e)))
         }
     }
 }
@@ -189,7 +177,7 @@ pub fn down() -> Result<usize, LabError> {
     }
     let sd = state_dir();
     if sd.exists() {
-        fs::remove_dir_all(&sd).map_err(|e| LabError(format!("cannot remove {}: {e}", sd.display())))?;
+        fs::remove_dir_all(&sd).map_err(LabError::file(&sd))?;
     }
     Ok(n)
 }

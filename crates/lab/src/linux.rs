@@ -5,6 +5,7 @@
 //! the kernel-bypass path, when it is built and the kernel allows it) and
 //! the C responder on the kernel stack.
 
+use crate::error::LabError;
 use crate::probe::wait_answers;
 use crate::shell::{sh, spawn_cmd};
 use crate::state::{record, state_dir};
@@ -44,7 +45,7 @@ const XDP: (&str, &str, &str, u8) = ("lwip-xdp", "lwip-xdp", "smlab5", 5);
 /// returns the targets and, for each stack that could not come up on this
 /// machine (its program not built, no TAP device, no answer), a line
 /// naming it and why: the rest still come up. Fails only when none did.
-pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>), String> {
+pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>), LabError> {
     let cpu_s = cpu.to_string();
     let mut notes = Vec::new();
     let mut started = Vec::new();
@@ -60,14 +61,13 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>)
     }
     let mut lines = Vec::new();
     for s in started {
-        let a: SocketAddr = s.addr.parse().map_err(|e| format!("{}: {e}", s.addr))?;
-        if let Err(e) = wait_answers(a) {
+        if let Err(e) = answers(&s.addr) {
             s.undo();
-            notes.push(format!("{}: not started: no answer at {}: {e}", s.label, s.addr));
+            notes.push(format!("{}: not started: {e}", s.label));
             continue;
         }
         let line = format!("{}={}", s.label, s.addr);
-        record(&format!("target {line}")).map_err(|e| e.to_string())?;
+        record(&format!("target {line}"))?;
         lines.push(line);
     }
     match xdp(dir, &cpu_s) {
@@ -75,9 +75,19 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>)
         Err(why) => notes.push(format!("{}: not started: {why}", XDP.0)),
     }
     if lines.is_empty() {
-        return Err(format!("no stack came up ({})", notes.join("; ")));
+        return Err(LabError::NothingUp(notes));
     }
     Ok((lines, notes))
+}
+
+/// Waits for the responder at `addr` (one of this file's addresses) to
+/// answer.
+fn answers(addr: &str) -> Result<(), LabError> {
+    let a: SocketAddr = addr.parse().map_err(|e: std::net::AddrParseError| LabError::NoAnswer {
+        addr: addr.to_string(),
+        why: e.to_string(),
+    })?;
+    wait_answers(a)
 }
 
 /// A responder started and not yet known to answer: what to remove if it
@@ -101,13 +111,13 @@ impl Started {
 }
 
 /// The C responder on the kernel's stack.
-fn start_kernel(dir: &Path, cpu: &str) -> Result<Started, String> {
+fn start_kernel(dir: &Path, cpu: &str) -> Result<Started, LabError> {
     let bin = "stackmeter-responder";
     if !dir.join(bin).is_file() {
-        return Err(format!(
-            "{} not found; build it with `make -C c-responder` (or set STACKMETER_RESPONDER_DIR)",
-            dir.join(bin).display()
-        ));
+        return Err(LabError::NotBuilt {
+            path: dir.join(bin),
+            make: "make -C c-responder",
+        });
     }
     let pid = spawn_cmd(
         &dir.join(bin),
@@ -128,17 +138,17 @@ fn start_stack(
     dir: &Path,
     (label, bin, tap, n): (&'static str, &str, &'static str, u8),
     cpu: &str,
-) -> Result<Started, String> {
+) -> Result<Started, LabError> {
     if bin != SMOLTCP && !dir.join(bin).is_file() {
-        return Err(format!(
-            "{} not found; build it with `make -C c-responder lwip` (or set STACKMETER_RESPONDER_DIR)",
-            dir.join(bin).display()
-        ));
+        return Err(LabError::NotBuilt {
+            path: dir.join(bin),
+            make: "make -C c-responder lwip",
+        });
     }
     let host = format!("198.18.{n}.1/24");
     let stack = format!("198.18.{n}.2");
     sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
-    record(&format!("dev {tap}")).map_err(|e| e.to_string())?;
+    record(&format!("dev {tap}"))?;
     let spawned = (|| {
         sh("ip", &["addr", "add", &host, "dev", tap])?;
         sh("ip", &["link", "set", tap, "mtu", TAP_MTU, "up"])?;
@@ -146,7 +156,10 @@ fn start_stack(
         match bin {
             "lwip-raw" => spawn_cmd(&dir.join(bin), bin, label, &[tap, &stack, &port, cpu]),
             SMOLTCP => {
-                let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+                let me = std::env::current_exe().map_err(|err| LabError::Spawn {
+                    program: "stackmeter lab serve-smoltcp".into(),
+                    err,
+                })?;
                 let args = ["lab", "serve-smoltcp", tap, &stack, "--port", &port, "--cpu", cpu];
                 spawn_cmd(&me, bin, label, &args)
             }
@@ -168,31 +181,33 @@ fn start_stack(
 }
 
 /// Brings lwip-xdp up, or removes what it made and says why not.
-fn xdp(dir: &Path, cpu: &str) -> Result<String, String> {
+fn xdp(dir: &Path, cpu: &str) -> Result<String, LabError> {
     let (label, bin, host_if, n) = XDP;
     if !dir.join(bin).is_file() {
-        return Err(format!(
-            "{} not built (make -C c-responder xdp; it needs libxdp-dev and libbpf-dev)",
-            dir.join(bin).display()
-        ));
+        return Err(LabError::XdpNotBuilt(dir.join(bin)));
     }
     let xdp_if = format!("{host_if}x");
     let stack = format!("198.18.{n}.2");
     let addr = format!("{stack}:{PORT}");
     sh("ip", &["link", "add", host_if, "type", "veth", "peer", "name", &xdp_if])?;
-    record(&format!("dev {host_if}")).map_err(|e| e.to_string())?;
+    record(&format!("dev {host_if}"))?;
     let made = (|| {
         sh("ip", &["addr", "add", &format!("198.18.{n}.1/24"), "dev", host_if])?;
         sh("ip", &["link", "set", host_if, "mtu", TAP_MTU, "up"])?;
         sh("ip", &["link", "set", &xdp_if, "mtu", TAP_MTU, "up"])?;
         let port = PORT.to_string();
         let pid = spawn_cmd(&dir.join(bin), bin, label, &[&xdp_if, &stack, &port, cpu, host_if])?;
-        let a: SocketAddr = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
-        wait_answers(a).map_err(|e| {
+        answers(&addr).map_err(|e| {
             let _ = sh("kill", &["-KILL", &pid]);
+            // The responder's own last error line says more than the probe.
             let log = std::fs::read_to_string(state_dir().join(format!("{label}.log"))).unwrap_or_default();
-            let last = log.lines().rfind(|l| l.contains("error")).unwrap_or("").to_string();
-            format!("{e} {last}").trim().to_string()
+            match (e, log.lines().rfind(|l| l.contains("error"))) {
+                (LabError::NoAnswer { addr, why }, Some(last)) => LabError::NoAnswer {
+                    addr,
+                    why: format!("{why}; {last}"),
+                },
+                (e, _) => e,
+            }
         })
     })();
     if let Err(e) = made {
@@ -201,6 +216,6 @@ fn xdp(dir: &Path, cpu: &str) -> Result<String, String> {
         return Err(e);
     }
     let line = format!("{label}={addr}");
-    record(&format!("target {line}")).map_err(|e| e.to_string())?;
+    record(&format!("target {line}"))?;
     Ok(line)
 }

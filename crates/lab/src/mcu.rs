@@ -5,6 +5,7 @@
 //! responder on lwIP (`mcu`) and the Rust protocol core on smoltcp
 //! (`mcu-smoltcp`, firmware/mcu-smoltcp); they read the same block.
 
+use crate::error::LabError;
 use crate::linux::PORT;
 use crate::probe::welcome;
 use crate::shell::{sh, spawn_cmd};
@@ -83,7 +84,7 @@ pub(crate) fn build_mcu(
     dir: &Path,
     cpu: usize,
     secret: Option<Key>,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), LabError> {
     let (label, tap, net) = (fw.label, fw.tap, fw.net);
     let host = format!("198.18.{net}.1/24");
     let ip = [198, 18, net, 2];
@@ -92,13 +93,18 @@ pub(crate) fn build_mcu(
     let used = Command::new("ip")
         .args(["-o", "addr", "show", "to", &format!("198.18.{net}.0/24")])
         .output()
-        .map_err(|e| format!("cannot run ip: {e}"))?;
+        .map_err(|e| LabError::Command {
+            command: "ip -o addr show".into(),
+            why: format!("cannot run ip: {e}"),
+        })?;
     if let Some(l) = String::from_utf8_lossy(&used.stdout).lines().next() {
-        let dev = l.split_whitespace().nth(1).unwrap_or("?");
-        return Err(format!("198.18.{net}.0/24 is already in use on {dev}"));
+        return Err(LabError::SubnetInUse {
+            net: format!("198.18.{net}.0/24"),
+            dev: l.split_whitespace().nth(1).unwrap_or("?").to_string(),
+        });
     }
     sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
-    record(&format!("dev {tap}")).map_err(|e| e.to_string())?;
+    record(&format!("dev {tap}"))?;
     sh("ip", &["addr", "add", &host, "dev", tap])?;
     sh("ip", &["link", "set", tap, "mtu", "1500", "up"])?;
     sh(
@@ -118,11 +124,11 @@ pub(crate) fn build_mcu(
     let mut seed = [0u8; 16];
     fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut seed))
-        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+        .map_err(LabError::file("/dev/urandom"))?;
     let sd = state_dir();
     let prov = sd.join(format!("{label}-provision.bin"));
     let console = sd.join(format!("{label}.console"));
-    fs::write(&prov, mcu_provision(ip, PORT, seed, secret.as_ref())).map_err(|e| e.to_string())?;
+    fs::write(&prov, mcu_provision(ip, PORT, seed, secret.as_ref())).map_err(LabError::file(&prov))?;
     let firmware = dir.join(fw.file);
     let nic = format!("tap,ifname={tap},script=no,downscript=no,mac={}", fw.mac);
     let (cpu_s, fw, serial, loader) = (
@@ -157,17 +163,17 @@ pub(crate) fn build_mcu(
             &nic,
         ],
     )?;
-    let addr: SocketAddr = format!("{stack}:{PORT}").parse().map_err(|e| format!("{e}"))?;
+    let addr = SocketAddr::from((ip, PORT));
     let (ready, welcome_at) = wait_ready(label, addr, secret, &pid, t0, &console)?;
     let line = format!("{label}={addr}");
-    record(&format!("target {line}")).map_err(|e| e.to_string())?;
+    record(&format!("target {line}"))?;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let note = format!(
         "{label}: LM3S6965 in QEMU, firmware ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
         ms(ready.unwrap_or(welcome_at)),
         ms(welcome_at)
     );
-    record(&format!("boot {note}")).map_err(|e| e.to_string())?;
+    record(&format!("boot {note}"))?;
     Ok((line, note))
 }
 
@@ -184,13 +190,13 @@ fn wait_ready(
     pid: &str,
     t0: Instant,
     console: &Path,
-) -> Result<(Option<Duration>, Duration), String> {
+) -> Result<(Option<Duration>, Duration), LabError> {
     let sd = state_dir();
     let mut ready = None;
     let deadline = t0 + MCU_BOOT_WAIT;
     let welcome_at = loop {
         if stackmeter_sys::interrupt::interrupted() {
-            return Err("interrupted".into());
+            return Err(LabError::Interrupted);
         }
         let text = fs::read_to_string(console).unwrap_or_default();
         // taskset has executed QEMU within a few ms; after that, gone is gone.
@@ -198,10 +204,13 @@ fn wait_ready(
             let log = fs::read_to_string(sd.join(format!("{label}.log"))).unwrap_or_default();
             // Its own message comes first (a register dump may follow).
             let why = log.lines().find(|l| l.starts_with("qemu")).or(log.lines().next());
-            return Err(format!("QEMU exited: {}", why.unwrap_or("(no message)")));
+            return Err(LabError::Boot(format!(
+                "QEMU exited: {}",
+                why.unwrap_or("(no message)")
+            )));
         }
         if let Some(l) = text.lines().find(|l| l.contains(": panic: ")) {
-            return Err(format!("the firmware stopped: {}", l.trim()));
+            return Err(LabError::Boot(format!("the firmware stopped: {}", l.trim())));
         }
         if ready.is_none() && text.contains(", ready ") {
             ready = Some(t0.elapsed());
@@ -211,15 +220,17 @@ fn wait_ready(
         }
         if Instant::now() > deadline {
             let log = fs::read_to_string(sd.join(format!("{label}.log"))).unwrap_or_default();
-            return Err(format!(
-                "{label} at {addr}: no Welcome within {} s ({})",
-                MCU_BOOT_WAIT.as_secs(),
-                if ready.is_some() {
-                    "the console says ready"
-                } else {
-                    "nothing ready on the console"
-                }
-            ) + &log.lines().last().map(|l| format!("; QEMU: {l}")).unwrap_or_default());
+            return Err(LabError::Boot(
+                format!(
+                    "{label} at {addr}: no Welcome within {} s ({})",
+                    MCU_BOOT_WAIT.as_secs(),
+                    if ready.is_some() {
+                        "the console says ready"
+                    } else {
+                        "nothing ready on the console"
+                    }
+                ) + &log.lines().last().map(|l| format!("; QEMU: {l}")).unwrap_or_default(),
+            ));
         }
         std::thread::sleep(Duration::from_millis(5));
     };

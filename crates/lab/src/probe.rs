@@ -3,6 +3,7 @@
 //! every test opens its sessions (the header, the status record, a refusal
 //! read as the client reads it).
 
+use crate::error::LabError;
 use stackmeter_client::{open_session, welcome as client_welcome, ClientError, Endpoint};
 use stackmeter_proto::auth::Key;
 use stackmeter_proto::header::{Mode, SessionHeader};
@@ -43,16 +44,19 @@ pub(crate) fn rr_answers(addr: SocketAddr) -> bool {
 
 /// Waits until the responder at `addr` answers an rr transaction, at most
 /// [`START_WAIT`].
-pub(crate) fn wait_answers(addr: SocketAddr) -> Result<(), String> {
+pub(crate) fn wait_answers(addr: SocketAddr) -> Result<(), LabError> {
     let deadline = Instant::now() + START_WAIT;
     loop {
         if stackmeter_sys::interrupt::interrupted() {
-            return Err("interrupted".into());
+            return Err(LabError::Interrupted);
         }
         match rr_once(addr) {
             Ok(()) => return Ok(()),
             Err(e) if Instant::now() > deadline => {
-                return Err(format!("no answer within {} s ({e})", START_WAIT.as_secs()))
+                return Err(LabError::NoAnswer {
+                    addr: addr.to_string(),
+                    why: format!("nothing within {} s ({e})", START_WAIT.as_secs()),
+                })
             }
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }

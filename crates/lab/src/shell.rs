@@ -2,34 +2,35 @@
 //! processes, and the responders and QEMU it starts, each with its log in
 //! the state folder and its pid recorded.
 
+use crate::error::LabError;
 use crate::state::{record, state_dir};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Runs `cmd` with `args`; its stderr is the error.
-pub(crate) fn sh(cmd: &str, args: &[&str]) -> Result<(), String> {
+pub(crate) fn sh(cmd: &str, args: &[&str]) -> Result<(), LabError> {
+    let failed = |why: String| LabError::Command {
+        command: format!("{cmd} {}", args.join(" ")),
+        why,
+    };
     let out = Command::new(cmd)
         .args(args)
         .output()
-        .map_err(|e| format!("cannot run {cmd}: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{cmd} {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        .map_err(|e| failed(format!("cannot run {cmd}: {e}")))?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(failed(String::from_utf8_lossy(&out.stderr).trim().to_string())),
     }
 }
 
 /// Starts `program` with `args` (its log `LABEL.log` in the state folder)
 /// and records its pid under the name its command line will begin with,
 /// `bin` (a program that executes another names that one); returns the pid.
-pub(crate) fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<String, String> {
+pub(crate) fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -> Result<String, LabError> {
     use std::os::unix::process::CommandExt;
-    let log = fs::File::create(state_dir().join(format!("{label}.log"))).map_err(|e| e.to_string())?;
+    let path = state_dir().join(format!("{label}.log"));
+    let log = fs::File::create(&path).map_err(LabError::file(path))?;
     let child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -38,8 +39,11 @@ pub(crate) fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -
         // Its own process group: a later Ctrl-C in this shell leaves it alone.
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot start {bin}: {e}"))?;
+        .map_err(|err| LabError::Spawn {
+            program: bin.to_string(),
+            err,
+        })?;
     let pid = child.id().to_string();
-    record(&format!("pid {pid} {bin}")).map_err(|e| e.to_string())?;
+    record(&format!("pid {pid} {bin}"))?;
     Ok(pid)
 }

@@ -2,6 +2,7 @@
 //! NAME`, `target L=A`, `boot ...`), so that `status` and `down` find it;
 //! and whether a recorded process still runs.
 
+use crate::error::LabError;
 use std::fs;
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,12 +14,14 @@ pub(crate) fn state_dir() -> PathBuf {
 }
 
 /// Appends one line to the state file.
-pub(crate) fn record(line: &str) -> std::io::Result<()> {
-    let mut f = fs::OpenOptions::new()
+pub(crate) fn record(line: &str) -> Result<(), LabError> {
+    let path = state_dir().join("state");
+    fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(state_dir().join("state"))?;
-    writeln!(f, "{line}")
+        .open(&path)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .map_err(LabError::file(path))
 }
 
 pub(crate) fn read_state() -> Vec<String> {
