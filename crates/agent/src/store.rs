@@ -150,11 +150,8 @@ fn write(db: &DbFlags, store: &mut Option<Writer>, docs: &[Summary]) {
         return;
     };
     for (i, d) in docs.iter().enumerate() {
-        let flags = stackmeter_engine::flags::StoreFlags {
-            label: Some(d.label.clone()),
-            ..Default::default()
-        };
-        if let Err(e) = stackmeter_engine::record::save_single(w, &flags, &d.doc, &d.histograms) {
+        let attrs = std::collections::BTreeMap::new();
+        if let Err(e) = stackmeter_engine::record::save_single(w, Some(&d.label), &attrs, &d.doc, &d.histograms) {
             crate::log::warn(&format!(
                 "results store: cannot write {}: {e}; {} summaries of this period not stored (the agent keeps probing and tries again next period)",
                 d.label,

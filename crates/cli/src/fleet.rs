@@ -90,7 +90,6 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         loaded,
         mut store,
         mut locks,
-        attrs,
     } = match prepare_node(&a) {
         Ok(s) => s,
         Err(e) => return crate::out::error(&e),
@@ -106,7 +105,7 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         run: run_name,
         lock_wait: Duration::from_secs_f64(lock_wait),
         secret,
-        attrs,
+        attrs: store.as_ref().map(|r| r.attrs.clone()).unwrap_or_default(),
     };
     eprintln!(
         "stackmeter fleet {}: run {run_name}, node {node}: {} test(s); {}",
@@ -115,7 +114,8 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         locks.describe()
     );
     let fleet = loaded.plan.fleet.clone();
-    let outcome = stackmeter_engine::fleet::run_node(&r, locks.as_mut(), store.as_mut(), &mut |ev| match ev {
+    let writer = store.as_mut().map(|r| &mut r.writer);
+    let outcome = stackmeter_engine::fleet::run_node(&r, locks.as_mut(), writer, &mut |ev| match ev {
         FleetEvent::Waiting(_) => {}
         FleetEvent::Done(item, doc) => {
             let line = stackmeter_engine::fleet::FleetLine {
@@ -128,7 +128,7 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         }
         FleetEvent::Warning(w) => eprintln!("stackmeter: warning: {w}"),
     });
-    if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
+    if let Some(note) = store.as_ref().and_then(|r| r.writer.note()) {
         eprintln!("stackmeter: {note}");
     }
     match outcome {

@@ -46,7 +46,7 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
 fn execute(
     a: &SuiteArgs,
     format: Format,
-    mut store: Option<stackmeter_store::Writer>,
+    mut store: Option<stackmeter_engine::record::Recording>,
     cfg: SuiteConfig,
     responders: LocalResponders,
     progress: crate::progress::Progress,
@@ -68,7 +68,8 @@ fn execute(
     };
     let run_id = run.and_then(|k| k.id);
     let decided = cfg.decide.is_some();
-    let done = stackmeter_engine::suite::run(&cfg, store.as_mut().zip(run), &mut |ev| match ev {
+    let writer = store.as_mut().map(|r| &mut r.writer);
+    let done = stackmeter_engine::suite::run(&cfg, writer.zip(run), &mut |ev| match ev {
         SuiteEvent::Test {
             done,
             total,
@@ -99,7 +100,7 @@ fn execute(
     }
     let code = finish(&render(o, format, &a.output.style()));
     // Spooled: kept on this host, not lost; the line says how to send it.
-    if let Some(note) = store.as_ref().and_then(stackmeter_store::Writer::note) {
+    if let Some(note) = store.as_ref().and_then(|r| r.writer.note()) {
         eprintln!("stackmeter: {note}");
     }
     // Results not stored or lost: said whatever else happened, never exit 0.

@@ -119,6 +119,15 @@ pub struct StoreFlags {
     /// Do not store the results.
     #[arg(long)]
     pub no_store: bool,
+    #[command(flatten)]
+    pub attr: AttrFlags,
+}
+
+/// `--attr`, declared once for every command that stores a run (the
+/// measuring commands, `suite`, `fleet run`); read once, by
+/// `record::open_for_measuring`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct AttrFlags {
     /// What this run measured, stored with it: KEY=VALUE (repeatable), e.g.
     /// commit=3f2a1c, firmware=1.4.2, nic=x710; `history --by KEY` orders
     /// runs by one.
@@ -129,13 +138,13 @@ pub struct StoreFlags {
 impl StoreFlags {
     /// The `--attr` values as a map; one line naming the bad one.
     pub fn attrs(&self) -> Result<std::collections::BTreeMap<String, String>, String> {
-        parse_attrs(&self.attrs)
+        parse_attrs(&self.attr.attrs)
     }
 }
 
 /// `KEY=VALUE` values of `--attr`: a key of letters, digits, `_`, `-` and
 /// `.` (at most 64), a value of at most 1024 bytes, each key once.
-pub fn parse_attrs(list: &[String]) -> Result<std::collections::BTreeMap<String, String>, String> {
+fn parse_attrs(list: &[String]) -> Result<std::collections::BTreeMap<String, String>, String> {
     let mut out = std::collections::BTreeMap::new();
     for a in list {
         let Some((k, v)) = a.split_once('=') else {

@@ -9,6 +9,7 @@ use crate::flags::{DbFlags, StoreFlags};
 use stackmeter_client::RowHistogram;
 use stackmeter_results::Document;
 use stackmeter_store::{Histogram, Location, NewTest, Run, Spool, Store, StoreError, Writer};
+use std::collections::BTreeMap;
 
 /// The store from `--db`, `$STACKMETER_DB` or the user's data folder.
 pub fn location(a: &DbFlags) -> Result<Location, Error> {
@@ -33,19 +34,30 @@ pub fn open(a: &DbFlags) -> Result<Store, Error> {
     Ok(Store::open(&location(a)?)?)
 }
 
-/// The writer of a measuring command, or `None` with `--no-store`.
+/// Where a measuring command stores its results, with the attributes of
+/// its run: the storing flags read once, before anything is measured.
+pub struct Recording {
+    /// The writer (it spools when PostgreSQL cannot be reached).
+    pub writer: Writer,
+    /// `--attr`, checked.
+    pub attrs: BTreeMap<String, String>,
+}
+
+/// The recording of a measuring command, or `None` with `--no-store`.
 /// Opened before measuring, so a bad `--db` (a bad URL, a wrong password,
-/// an unknown database) costs no measurement; a PostgreSQL server that
-/// cannot be reached is not an error: the results go to the spool.
-pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Writer>, Error> {
+/// an unknown database) or a bad `--attr` costs no measurement; a
+/// PostgreSQL server that cannot be reached is not an error: the results
+/// go to the spool.
+pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Recording>, Error> {
     if a.no_store {
         return Ok(None);
     }
     if matches!(&a.label, Some(l) if l.trim().is_empty()) {
         return Err(Error::Usage("--label must not be empty".into()));
     }
-    a.attrs().map_err(Error::Usage)?;
-    Ok(Some(Writer::open(&location(&a.db)?, spool())?))
+    let attrs = a.attrs().map_err(Error::Usage)?;
+    let writer = Writer::open(&location(&a.db)?, spool())?;
+    Ok(Some(Recording { writer, attrs }))
 }
 
 /// The histograms as the store keeps them.
@@ -62,17 +74,17 @@ pub fn histograms(h: &[RowHistogram]) -> Vec<Histogram> {
 }
 
 /// Stores a single command's document as a run of one test, labelled
-/// `--label` (default: the target as given), with its `--attr`s. Returns the run id (`None`:
-/// spooled).
+/// `label` (default: the target as given), with `attrs`. Returns the run
+/// id (`None`: spooled).
 pub fn save_single(
     store: &mut Writer,
-    flags: &StoreFlags,
+    label: Option<&str>,
+    attrs: &BTreeMap<String, String>,
     doc: &Document,
     h: &[RowHistogram],
 ) -> Result<Option<i64>, Error> {
-    let label = flags.label.as_deref().unwrap_or(&doc.target.name);
-    let attrs = flags.attrs().map_err(Error::Usage)?;
-    let run = Run::start("single", None, &doc.env, serde_json::json!({}), std::process::id()).with_attrs(attrs);
+    let label = label.unwrap_or(&doc.target.name);
+    let run = Run::start("single", None, &doc.env, serde_json::json!({}), std::process::id()).with_attrs(attrs.clone());
     let run = store.begin_run(&run)?;
     store.add_test(
         &run,

@@ -76,10 +76,17 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
     // under the responder's label: not stored.
     let plain = matches!(measured.error, Some(stackmeter_client::ClientError::PlainTarget { .. }));
     let not_stored = match store.as_mut().filter(|_| !plain) {
-        Some(s) => crate::record::save_single(s, &f.store, &measured.doc, &measured.histograms).err(),
+        Some(r) => crate::record::save_single(
+            &mut r.writer,
+            f.store.label.as_deref(),
+            &r.attrs,
+            &measured.doc,
+            &measured.histograms,
+        )
+        .err(),
         None => None,
     };
-    let spooled = store.as_ref().and_then(stackmeter_store::Writer::note);
+    let spooled = store.as_ref().and_then(|r| r.writer.note());
     Ok(Single {
         measured,
         not_stored,

@@ -193,10 +193,8 @@ pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
 /// `fleet run`'s flags.
 #[derive(Args, Debug)]
 pub struct NodeArgs {
-    /// What this run measured, stored with it: KEY=VALUE (repeatable), e.g.
-    /// kernel=6.12, nic=x710.
-    #[arg(long = "attr", value_name = "KEY=VALUE")]
-    pub attrs: Vec<String>,
+    #[command(flatten)]
+    pub attr: crate::flags::AttrFlags,
     /// The fleet file.
     pub file: String,
     /// The client node this process runs for (its name in the file).
@@ -229,12 +227,10 @@ pub struct NodeArgs {
 pub struct NodeSetup {
     /// The fleet file, checked and planned.
     pub loaded: Loaded,
-    /// Where results go.
-    pub store: Option<stackmeter_store::Writer>,
+    /// Where results go, with the run's `--attr`s.
+    pub store: Option<crate::record::Recording>,
     /// PostgreSQL's advisory locks, or file locks on this host.
     pub locks: Box<dyn Locks>,
-    /// The run's `--attr`s.
-    pub attrs: std::collections::BTreeMap<String, String>,
 }
 
 /// Checks `fleet run`'s flags, loads the fleet, opens the store and
@@ -259,18 +255,12 @@ pub fn prepare_node(a: &NodeArgs) -> Result<NodeSetup, Error> {
         db: a.db.clone(),
         label: None,
         no_store: a.no_store,
-        attrs: a.attrs.clone(),
+        attr: a.attr.clone(),
     };
     let store = crate::record::open_for_measuring(&flags)?;
     let locks: Box<dyn Locks> = match (&location, a.lock_dir.clone()) {
         (stackmeter_store::Location::Postgres(_), None) => Box::new(PgLocks::new(location.clone())),
         (_, dir) => Box::new(FileLocks::new(dir)?),
     };
-    let attrs = crate::flags::parse_attrs(&a.attrs).map_err(Error::Usage)?;
-    Ok(NodeSetup {
-        loaded,
-        store,
-        locks,
-        attrs,
-    })
+    Ok(NodeSetup { loaded, store, locks })
 }

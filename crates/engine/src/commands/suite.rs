@@ -171,7 +171,6 @@ pub fn config(
         note,
         placement,
         secret,
-        attrs: a.store.attrs().map_err(crate::error::Error::Usage)?,
     };
     Ok((cfg, responders))
 }

@@ -7,6 +7,7 @@
 use crate::error::Error;
 use crate::execute::Event;
 use crate::plan::Plan;
+use crate::record::Recording;
 use stackmeter_client::ClientError;
 use stackmeter_proto::auth::Key;
 use stackmeter_results::{
@@ -60,8 +61,6 @@ pub struct SuiteConfig {
     pub placement: Placement,
     /// The shared secret the targets ask for, if any.
     pub secret: Option<Key>,
-    /// What the run measured (`--attr`), stored with it.
-    pub attrs: std::collections::BTreeMap<String, String>,
 }
 
 impl SuiteConfig {
@@ -281,11 +280,11 @@ pub(super) fn end(
 }
 
 /// Starts a stored run for `cfg`.
-pub fn begin_run(store: &mut Writer, cfg: &SuiteConfig, env: &stackmeter_results::Env) -> Result<RunKey, Error> {
+pub fn begin_run(rec: &mut Recording, cfg: &SuiteConfig, env: &stackmeter_results::Env) -> Result<RunKey, Error> {
     let settings = serde_json::to_value(cfg.settings()).map_err(|e| Error::Local(e.to_string()))?;
     let run =
-        Run::start("suite", Some(&cfg.plan.name), env, settings, std::process::id()).with_attrs(cfg.attrs.clone());
-    Ok(store.begin_run(&run)?)
+        Run::start("suite", Some(&cfg.plan.name), env, settings, std::process::id()).with_attrs(rec.attrs.clone());
+    Ok(rec.writer.begin_run(&run)?)
 }
 
 /// The outcome of a stored suite run, as `suite` printed it.
