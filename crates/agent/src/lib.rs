@@ -58,18 +58,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use summary::Probing;
 
-/// Default time between two probes of one kind to one peer.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(1000);
-/// Default probe timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(1000);
+/// The defaults `stackmeter agent`'s flags show (declared with the flags).
+pub use stackmeter_engine::commands::agent::{
+    DEFAULT_INTERVAL, DEFAULT_STORE_EVERY, DEFAULT_STREAM_EVERY, DEFAULT_TIMEOUT,
+};
 /// Longest probe timeout (the top histogram bucket is about 10 s).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(10);
 /// Shortest and longest interval.
 pub const INTERVALS: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(3600));
-/// Default summary period.
-pub const DEFAULT_STORE_EVERY: Duration = Duration::from_secs(60);
-/// Default time between two throughput probes of this agent.
-pub const DEFAULT_STREAM_EVERY: Duration = Duration::from_secs(60);
 /// A ping slower than this counts as slow in the stored summary, us (as
 /// `stackmeter ping`'s default).
 pub const SLOW_US: u64 = 1000;

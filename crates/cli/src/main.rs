@@ -46,7 +46,7 @@ enum Command {
     /// Run a responder (TCP and UDP on each address) until killed.
     Serve(stackmeter_engine::commands::serve::ServeArgs),
     /// Run a responder that also probes its peers (ping, rr) and serves each pair's latency and loss on /metrics for Prometheus.
-    Agent(agent::AgentArgs),
+    Agent(stackmeter_engine::commands::agent::AgentArgs),
     #[command(flatten)]
     Measure(stackmeter_engine::spec::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,

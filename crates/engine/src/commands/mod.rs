@@ -1,10 +1,11 @@
 //! Every command's flags beside the measuring ones (those are
 //! [`crate::spec::TestCommand`]): the clap structures the binary parses,
 //! checked and turned into what the engine and the library crates take,
-//! so the binary only dispatches, renders and prints. The agent's flags
-//! stay with the binary (its crate sits beside the engine, not below it);
-//! the lab's flags are here, and the binary calls the lab crate with them.
+//! so the binary only dispatches, renders and prints. The agent's and the
+//! lab's flags are here too, and the binary calls their crates (which sit
+//! beside the engine, not below it) with them.
 
+pub mod agent;
 pub mod fleet;
 pub mod history;
 pub mod lab;
