@@ -40,16 +40,7 @@ source "$REPO_ROOT/bench/lib.sh"
 [[ $(id -u) == 0 ]] || die "needs root (TAP and veth devices, AF_XDP)"
 [[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
 
-WORK=$(mktemp -d /tmp/stackmeter-lab-stacks.XXXXXX)
-export STACKMETER_LAB_DIR=$WORK/lab STACKMETER_DB=$WORK/results.db
-done_lab() {
-    local rc=$?
-    trap - EXIT INT TERM
-    "$STACKMETER" lab down >/dev/null 2>&1 || true
-    if [[ $KEEP_LOGS == 1 ]]; then note "raw outputs kept in $WORK"; else rm -rf -- "$WORK"; fi
-    exit "$rc"
-}
-trap done_lab EXIT INT TERM
+lab_work lab-stacks
 
 note "building the C responders"
 make -s -C "$REPO_ROOT/c-responder" all lwip xdp >&2

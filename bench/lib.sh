@@ -6,7 +6,8 @@
 # functions only. latency.sh and throughput.sh define SERVER_PIDS,
 # CLIENT_PID, WORK, KEEP_LOGS, RUN_NO, CMDS and their own stop_server;
 # load.sh, sessions.sh, openloop.sh and rrul.sh keep pids and $work and
-# use pids_cleanup, start_named and c_sides.
+# use pids_cleanup, start_named and c_sides; lab-stacks.sh, mcu-stacks.sh
+# and path-floors.sh use lab_work.
 
 # Progress and notes go to stderr; stdout carries only the Markdown report.
 note() { printf '# %s\n' "$*" >&2; }
@@ -258,4 +259,24 @@ two_paths_down() {
 # so a 16 KiB response is paced, not sent in one burst).
 path_rate() {
     ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3mbit" burst 2kb latency 100ms
+}
+
+# lab_work NAME: the work folder of a script that brings the lab up
+# (lab-stacks.sh, mcu-stacks.sh): WORK made, the lab's state and results
+# store inside it, and on exit or signal the lab taken down and WORK
+# removed (kept with KEEP_LOGS=1), then LAB_CLEANUP (a function name, if
+# the script set one) run first for what else it made.
+lab_work() {
+    WORK=$(mktemp -d "/tmp/stackmeter-$1.XXXXXX")
+    export STACKMETER_LAB_DIR=$WORK/lab STACKMETER_DB=$WORK/results.db
+    trap lab_done EXIT INT TERM
+}
+
+lab_done() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [[ -n ${LAB_CLEANUP:-} ]]; then "$LAB_CLEANUP"; fi
+    "$STACKMETER" lab down >/dev/null 2>&1 || true
+    if [[ ${KEEP_LOGS:-0} == 1 ]]; then note "raw outputs kept in $WORK"; else rm -rf -- "$WORK"; fi
+    exit "$rc"
 }

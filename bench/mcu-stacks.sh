@@ -42,16 +42,7 @@ source "$REPO_ROOT/bench/lib.sh"
 [[ $(id -u) == 0 ]] || die "needs root (TAP devices)"
 [[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
 
-WORK=$(mktemp -d /tmp/stackmeter-mcu-stacks.XXXXXX)
-export STACKMETER_LAB_DIR=$WORK/lab STACKMETER_DB=$WORK/results.db
-done_lab() {
-    local rc=$?
-    trap - EXIT INT TERM
-    "$STACKMETER" lab down >/dev/null 2>&1 || true
-    if [[ $KEEP_LOGS == 1 ]]; then note "raw outputs kept in $WORK"; else rm -rf -- "$WORK"; fi
-    exit "$rc"
-}
-trap done_lab EXIT INT TERM
+lab_work mcu-stacks
 
 note "building both firmwares"
 make -s -C "$REPO_ROOT/c-responder" mcu mcu-size >"$WORK/size-c" 2>&1 || die "make mcu: $(tail -3 "$WORK/size-c")"

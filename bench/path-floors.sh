@@ -39,19 +39,13 @@ source "$REPO_ROOT/bench/lib.sh"
 [[ $(id -u) == 0 ]] || die "needs root (TAP and veth devices, AF_XDP)"
 [[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
 
-WORK=$(mktemp -d /tmp/stackmeter-path-floors.XXXXXX)
-export STACKMETER_LAB_DIR=$WORK/lab STACKMETER_DB=$WORK/results.db
 PIDS=()
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
-    "$STACKMETER" lab down >/dev/null 2>&1 || true
+floors_down() { # the floors' processes and devices (lab_done takes the lab down)
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     for d in smfl1 smfl2 smfl3; do ip link del "$d" 2>/dev/null || true; done
-    rm -rf -- "$WORK"
-    exit "$rc"
 }
-trap cleanup EXIT INT TERM
+LAB_CLEANUP=floors_down
+lab_work path-floors
 
 note "building the lab's programs, both firmwares and the floors"
 C=$REPO_ROOT/c-responder
