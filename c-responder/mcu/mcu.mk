@@ -82,7 +82,7 @@ MCU_SMOLTCP_DIR = ../firmware/mcu-smoltcp
 MCU_SMOLTCP_ELF = $(MCU_BUILD)/stackmeter-mcu-smoltcp.elf
 .PHONY: mcu-smoltcp mcu-smoltcp-size
 mcu-smoltcp:
-	cd $(MCU_SMOLTCP_DIR) && cargo build --release --locked --quiet
+	cd $(MCU_SMOLTCP_DIR) && cargo build --release --locked --quiet --target-dir target
 	@mkdir -p $(MCU_BUILD)
 	cp $(MCU_SMOLTCP_DIR)/target/thumbv7m-none-eabi/release/stackmeter-mcu-smoltcp $(MCU_SMOLTCP_ELF)
 	cp $(MCU_SMOLTCP_DIR)/target/thumbv7m-none-eabi/release/floor $(MCU_BUILD)/stackmeter-mcu-floor.elf
