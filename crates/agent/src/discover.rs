@@ -13,6 +13,7 @@
 //! agent serves its responder and tries again.
 
 use crate::ctx::Ctx;
+use crate::error::PeersFile;
 use crate::mesh::lock;
 use crate::peers::PeerSource;
 use crate::peers::{self, Peer};
@@ -33,9 +34,9 @@ pub fn is_local(ip: IpAddr) -> bool {
 }
 
 /// Reads and parses the peers file (the start-up read).
-pub fn read_file(path: &Path) -> Result<(String, Vec<Peer>), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--peers {}: cannot read: {e}", path.display()))?;
-    let peers = peers::parse(&text).map_err(|e| format!("--peers {}: {e}", path.display()))?;
+pub fn read_file(path: &Path) -> Result<(String, Vec<Peer>), PeersFile> {
+    let text = std::fs::read_to_string(path).map_err(|err| PeersFile::Read { path: path.into(), err })?;
+    let peers = peers::parse(&text).map_err(|err| PeersFile::Line { path: path.into(), err })?;
     Ok((text, peers))
 }
 

@@ -5,6 +5,7 @@
 //! is 404 (another path) or 405 (another method).
 
 use crate::ctx::Ctx;
+use crate::error::StartError;
 use crate::exposition;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,8 +16,8 @@ use tiny_http::{Header, Method, Response, Server};
 const LOOK: Duration = Duration::from_millis(200);
 
 /// Binds the metrics address; the error names it.
-pub(crate) fn bind(addr: SocketAddr) -> Result<(Server, SocketAddr), String> {
-    let server = Server::http(addr).map_err(|e| format!("--metrics {addr}: cannot listen: {e}"))?;
+pub(crate) fn bind(addr: SocketAddr) -> Result<(Server, SocketAddr), StartError> {
+    let server = Server::http(addr).map_err(|err| StartError::Metrics { addr, err })?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);
     Ok((server, bound))
 }

@@ -30,6 +30,7 @@
 
 mod ctx;
 mod discover;
+mod error;
 mod exposition;
 mod http;
 mod log;
@@ -44,6 +45,7 @@ mod stream;
 mod summary;
 pub mod window;
 
+pub use error::{PeersFile, Setting, StartError};
 pub use exposition::{negotiate, to_text, Format};
 pub use metrics::{buckets, Metrics};
 pub use peers::PeerSource;
@@ -106,72 +108,40 @@ pub struct Config {
     pub responder: stackmeter_responder::Config,
 }
 
-/// Why the agent did not start.
-#[derive(Debug, PartialEq, Eq)]
-pub enum StartError {
-    /// A bad setting or peers file: exit 2.
-    Usage(String),
-    /// An address that cannot be bound, a thread that cannot start: exit 1.
-    Start(String),
-}
-
-impl StartError {
-    /// The process exit code.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            StartError::Usage(_) => 2,
-            StartError::Start(_) => 1,
-        }
-    }
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Usage(s) | StartError::Start(s) => f.write_str(s),
-        }
-    }
-}
-
 impl Config {
     /// Checks the settings that flags alone cannot.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Setting> {
         if !(self.ping || self.rr || self.stream) {
-            return Err("--tests: name at least one of ping, rr, stream".into());
+            return Err(Setting::NoTests);
         }
         let (lo, hi) = INTERVALS;
         if self.interval < lo || self.interval > hi {
-            return Err(format!(
-                "--interval-ms {}: between {} and {}",
-                self.interval.as_millis(),
-                lo.as_millis(),
-                hi.as_millis()
-            ));
+            return Err(Setting::Interval {
+                ms: self.interval.as_millis(),
+                lo: lo.as_millis(),
+                hi: hi.as_millis(),
+            });
         }
         if self.timeout.is_zero() || self.timeout > MAX_TIMEOUT {
-            return Err(format!(
-                "--timeout-ms {}: between 1 and {}",
-                self.timeout.as_millis(),
-                MAX_TIMEOUT.as_millis()
-            ));
+            return Err(Setting::Timeout {
+                ms: self.timeout.as_millis(),
+                max: MAX_TIMEOUT.as_millis(),
+            });
         }
         if self.name.trim().is_empty() {
-            return Err("--name must not be empty".into());
+            return Err(Setting::EmptyName);
         }
         if self.name.contains("->") {
-            return Err(format!(
-                "--name {}: '->' separates source and target in stored labels",
-                self.name
-            ));
+            return Err(Setting::Arrow(self.name.clone()));
         }
         if self.store_every < Duration::from_secs(1) {
-            return Err("--store-every-s: at least 1".into());
+            return Err(Setting::StoreEvery);
         }
         if self.stream && self.stream_every < Duration::from_secs(5) {
-            return Err("--stream-every-s: at least 5".into());
+            return Err(Setting::StreamEvery);
         }
         if self.metrics == self.listen && self.listen.port() != 0 {
-            return Err(format!("--metrics {}: the same address as --listen", self.metrics));
+            return Err(Setting::MetricsIsListen(self.metrics));
         }
         Ok(())
     }
@@ -182,10 +152,10 @@ impl Config {
 /// stores the last summaries and returns. `class` guards throughput
 /// probes ([`ThisAgentOnly`] until the fleet's locks).
 pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> Result<(), StartError> {
-    cfg.check().map_err(StartError::Usage)?;
+    cfg.check()?;
     let (text, first) = match &cfg.peers {
         PeerSource::File(path) => {
-            let (t, p) = discover::read_file(path).map_err(StartError::Usage)?;
+            let (t, p) = discover::read_file(path)?;
             (t, Some(p))
         }
         PeerSource::Dns { .. } => (String::new(), None),
@@ -193,16 +163,16 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
     if let Some(db) = &cfg.store {
         // A store address that is not one stops here; one that cannot be
         // opened now is tried again every period.
-        stackmeter_engine::record::location(db).map_err(|e| StartError::Usage(format!("--db: {e}")))?;
+        stackmeter_engine::record::location(db).map_err(StartError::Store)?;
     }
-    let (server, metrics_at) = http::bind(cfg.metrics).map_err(StartError::Start)?;
+    let (server, metrics_at) = http::bind(cfg.metrics)?;
     let mut rcfg = cfg.responder.clone();
     rcfg.listen = vec![cfg.listen];
     rcfg.secret = cfg.secret;
-    let responder = stackmeter_responder::start(rcfg).map_err(|e| StartError::Start(e.to_string()))?;
+    let responder = stackmeter_responder::start(rcfg).map_err(StartError::Responder)?;
     let listen = responder.local.first().copied().unwrap_or(cfg.listen);
     let sock = UdpSocket::bind(SocketAddr::new(listen.ip(), 0))
-        .map_err(|e| StartError::Start(format!("cannot open the ping socket on {}: {e}", listen.ip())))?;
+        .map_err(|err| StartError::PingSocket { ip: listen.ip(), err })?;
     let plan = Plan {
         ping: cfg.ping,
         rr: cfg.rr,
@@ -315,7 +285,10 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
     std::thread::Builder::new()
         .name(name.into())
         .spawn(f)
-        .map_err(|e| StartError::Start(format!("cannot start the {name} thread: {e}")))
+        .map_err(|err| StartError::Thread {
+            name: name.to_string(),
+            err,
+        })
 }
 
 #[cfg(test)]
@@ -399,7 +372,7 @@ mod tests {
             ),
         ];
         for (c, want) in bad {
-            let e = c.check().unwrap_err();
+            let e = c.check().unwrap_err().to_string();
             assert!(e.contains(want), "{e}");
             assert!(!e.contains('\n'));
         }
