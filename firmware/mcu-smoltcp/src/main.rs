@@ -168,15 +168,6 @@ fn main() -> ! {
     let mut stack = 0;
     let mut stack_second = 0;
     loop {
-        // Once a second, a line when the stack has gone deeper than ever.
-        if board::ms() / 1000 != stack_second {
-            stack_second = board::ms() / 1000;
-            let peak = board::stack_peak();
-            if peak > stack {
-                stack = peak;
-                board::say(format_args!("stack: {peak} bytes at most so far"));
-            }
-        }
         let now = board::now_ns();
         iface.poll(instant(now), &mut mac, &mut sockets);
         let round = responder.round(&mut sockets, now);
@@ -189,6 +180,18 @@ fn main() -> ! {
             (d, w) => d.or(w),
         };
         if delay.is_some_and(|d| d.total_millis() == 0) {
+            continue;
+        }
+        // Nothing to do: once a second, a line when the stack has gone
+        // deeper than ever (its scan reads the unused stack word by word,
+        // so it runs only here, never while a frame or a session waits).
+        if board::ms() / 1000 != stack_second {
+            stack_second = board::ms() / 1000;
+            let peak = board::stack_peak();
+            if peak > stack {
+                stack = peak;
+                board::say(format_args!("stack: {peak} bytes at most so far"));
+            }
             continue;
         }
         // Sleep until a frame or the next tick (1 ms): the rounds are
