@@ -81,22 +81,7 @@ fn period(ctx: &Ctx, pair: &Pair, unix: u64, wall_s: f64) -> Vec<Summary> {
 }
 
 fn summary(label: &str, pair: &Pair, body: Body, h: Vec<(&'static str, Recorder)>, unix: u64) -> Summary {
-    let unanswered = match &body {
-        Body::Ping { results, .. } => results
-            .first()
-            .filter(|r| r.received == 0)
-            .map(|r| format!("no answer to any of {} pings", r.sent)),
-        Body::Rr { params, results } if results.is_empty() => {
-            Some(format!("no answer to any of {} rr rounds", params.iterations))
-        }
-        // The agent stores only ping and rr summaries.
-        Body::Rr { .. }
-        | Body::Crr { .. }
-        | Body::Load { .. }
-        | Body::Stream { .. }
-        | Body::UdpMax { .. }
-        | Body::Rrul { .. } => None,
-    };
+    let unanswered = body.unanswered();
     let mut doc = Document {
         schema: stackmeter_results::SCHEMA.into(),
         target: Target {

@@ -169,19 +169,10 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
         turn += 1;
         let measured = one(&spec, &pair, ctx.secret);
         class.release(&ctx.source, &pair.label);
+        // The agent's throughput probe is always a stream.
         let rate = match (&measured.error, &measured.doc.body) {
-            (None, Body::Stream { summary, .. }) => summary.as_ref().map(|s| s.total_mbps * 1e6 / 8.0),
-            (Some(_), Body::Stream { .. }) => None,
-            // The agent's throughput probe is always a stream.
-            (
-                _,
-                Body::Rr { .. }
-                | Body::Crr { .. }
-                | Body::Ping { .. }
-                | Body::Load { .. }
-                | Body::UdpMax { .. }
-                | Body::Rrul { .. },
-            ) => None,
+            (None, Body::Stream(s)) => s.summary.as_ref().map(|s| s.total_mbps * 1e6 / 8.0),
+            _ => None,
         };
         let stopping = ctx.stop.is_set() || stackmeter_sys::interrupt::interrupted();
         if let (Some(e), false) = (&measured.error, stopping) {

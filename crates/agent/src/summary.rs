@@ -140,10 +140,10 @@ impl PingTally {
             }
         }
         (
-            Body::Ping {
+            Body::Ping(stackmeter_results::PingBody {
                 params,
                 results: vec![r],
-            },
+            }),
             h,
         )
     }
@@ -221,10 +221,10 @@ impl RrTally {
         };
         let Some(rtt_us) = us(&self.rtt) else {
             return (
-                Body::Rr {
+                Body::Rr(stackmeter_results::RrBody {
                     params,
                     results: vec![],
-                },
+                }),
                 vec![],
             );
         };
@@ -248,10 +248,10 @@ impl RrTally {
             split_us: None,
         };
         (
-            Body::Rr {
+            Body::Rr(stackmeter_results::RrBody {
                 params,
                 results: vec![row],
-            },
+            }),
             vec![("rtt_us", self.rtt.clone())],
         )
     }
@@ -300,7 +300,7 @@ mod tests {
         t.late();
         t.duplicate();
         let (body, h) = t.body(&P, 10.0);
-        let Body::Ping { params, results } = body else {
+        let Body::Ping(stackmeter_results::PingBody { params, results }) = body else {
             panic!("a ping body")
         };
         assert_eq!(
@@ -330,7 +330,7 @@ mod tests {
         t.sent();
         assert_eq!(t.count(), 4);
         let (body, h) = t.body(&P, 4.0);
-        let Body::Rr { params, results } = body else {
+        let Body::Rr(stackmeter_results::RrBody { params, results }) = body else {
             panic!("an rr body")
         };
         assert_eq!(params.iterations, 4);
@@ -340,7 +340,7 @@ mod tests {
         let mut none = RrTally::default();
         none.sent();
         let (body, h) = none.body(&P, 1.0);
-        assert!(matches!(body, Body::Rr { results, .. } if results.is_empty()));
+        assert!(matches!(body, Body::Rr(stackmeter_results::RrBody { results, .. }) if results.is_empty()));
         assert!(h.is_empty());
     }
 }

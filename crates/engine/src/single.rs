@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::execute::{execute, Event, Measured};
-use crate::spec::{Planned, Spec};
+use crate::spec::Planned;
 use stackmeter_proto::auth::Key;
 use stackmeter_results::Placement;
 
@@ -38,27 +38,17 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
         secret,
     )?;
     if let Some(cpu) = f.affinity {
-        let placed = match p.spec {
-            // A stream's workers pin themselves; the measuring thread
-            // only wakes at interval ends and stays off their CPU's queue.
-            Spec::Stream(_) => stackmeter_sys::check_cpu(cpu),
-            Spec::Rr(_) | Spec::Crr(_) | Spec::Ping(_) | Spec::UdpMax(_) | Spec::Load(_) | Spec::Rrul(_) => {
-                stackmeter_sys::pin_current_thread(cpu)
-            }
+        // A stream's workers pin themselves; the measuring thread only
+        // wakes at interval ends and stays off their CPU's queue.
+        let placed = match p.spec.pins_its_workers() {
+            true => stackmeter_sys::check_cpu(cpu),
+            false => stackmeter_sys::pin_current_thread(cpu),
         };
         placed.map_err(|e| Error::Usage(format!("--affinity {cpu}: {e}")))?;
     }
     // Each connection holds a descriptor, and an embedded responder one
     // more; a stream's senders keep a duplicate of each for TCP_INFO.
-    let connections = match &p.spec {
-        Spec::Load(l) => 2 * l.clients as usize,
-        Spec::Stream(s) => match s.parallel > 64 {
-            true => 3 * s.parallel as usize,
-            false => 0,
-        },
-        Spec::Rr(r) => r.open_loop.as_ref().map_or(0, |o| 2 * o.connections as usize),
-        Spec::Crr(_) | Spec::Ping(_) | Spec::UdpMax(_) | Spec::Rrul(_) => 0,
-    };
+    let connections = p.spec.descriptors();
     if connections > 0 {
         let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, connections);
     }

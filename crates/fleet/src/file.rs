@@ -157,19 +157,9 @@ struct RawPairs {
 /// Most repetitions a fleet file may ask for.
 pub const MAX_REPEAT: usize = 1000;
 
-/// Whether a test loads the link (the exclusive class is these tests
-/// unless the file names one). A match, not a list, so a new test kind
-/// cannot compile until it says which it is.
-pub const fn loads_the_link(kind: TestKind) -> bool {
-    match kind {
-        TestKind::Stream | TestKind::UdpMax | TestKind::Load | TestKind::Rrul => true,
-        TestKind::Rr | TestKind::Crr | TestKind::Ping => false,
-    }
-}
-
 /// The throughput tests, in the order of the list of tests.
 pub fn throughput() -> Vec<TestKind> {
-    TestKind::ALL.iter().copied().filter(|k| loads_the_link(*k)).collect()
+    TestKind::ALL.iter().copied().filter(|k| k.loads_the_link()).collect()
 }
 
 impl Fleet {

@@ -6,7 +6,7 @@ use stackmeter_results::{PingParams, Spectrum, SpectrumRow};
 
 #[test]
 fn a_plain_echo_document_names_its_target_and_what_it_lacks() {
-    let body = stackmeter_results::Body::Ping {
+    let body = stackmeter_results::Body::Ping(stackmeter_results::PingBody {
         params: PingParams {
             size: 64,
             count: 1,
@@ -18,7 +18,7 @@ fn a_plain_echo_document_names_its_target_and_what_it_lacks() {
             timestamps: None,
         },
         results: vec![stackmeter_results::PingResult::empty(64)],
-    };
+    });
     let doc = stackmeter_results::Document {
         schema: stackmeter_results::SCHEMA.into(),
         target: stackmeter_results::Target {

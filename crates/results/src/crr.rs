@@ -66,3 +66,43 @@ pub(crate) fn figures(f: &mut Figures, rows: &[CrrResult]) {
         f.rate(i, &label, "rate", "cps", r.cps, true);
     }
 }
+
+/// A crr document's body: parameters and its one row.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CrrBody {
+    /// Parameters.
+    pub params: CrrParams,
+    /// One row.
+    pub results: Vec<CrrResult>,
+}
+
+impl crate::TestBody for CrrBody {
+    const KIND: crate::TestKind = crate::TestKind::Crr;
+    const LOADS_THE_LINK: bool = false;
+    type Params = CrrParams;
+
+    fn empty(params: CrrParams) -> CrrBody {
+        CrrBody {
+            params,
+            results: Vec::new(),
+        }
+    }
+    fn params(&self) -> &CrrParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+    fn figures(&self, f: &mut Figures) {
+        figures(f, &self.results);
+    }
+    fn warnings(&self, _why: &str) -> Vec<String> {
+        Vec::new()
+    }
+    fn target_kind(p: &CrrParams) -> crate::TargetKind {
+        p.target_kind()
+    }
+    fn not_measured(&self) -> Vec<crate::NotMeasured> {
+        crate::plain::no_status(self.params.target_kind())
+    }
+}

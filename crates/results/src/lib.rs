@@ -14,6 +14,9 @@
 //!
 //! Pure: no I/O, no clock (times arrive as values).
 
+#[macro_use]
+mod kind;
+mod body;
 mod comparison;
 mod crr;
 pub mod decision;
@@ -21,7 +24,6 @@ mod doc;
 mod figures;
 pub mod fleet;
 pub mod history;
-mod kind;
 mod knobs;
 mod latency;
 mod live;
@@ -41,27 +43,29 @@ mod udp_max;
 mod units;
 pub mod warnings;
 
+pub use body::TestBody;
 pub use comparison::{build as compare, p_value, percent_words, Comparison, Row, Section, Side};
-pub use crr::{CrrParams, CrrResult};
+pub use crr::{CrrBody, CrrParams, CrrResult};
 pub use decision::{DecideSettings, Decided, DecidedRow, Decider, Decision};
-pub use doc::{figures, Body, Document, Env, Placement, Target, SCHEMA};
+pub use doc::{figures, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{row_label, step_suffix, Figure, Figures};
-pub use kind::TestKind;
+pub use kind::{Body, TestKind};
 pub use knobs::{KnobRequest, KnobState, Knobs};
 pub use latency::{latency_text, LatencyUs, Levels};
 pub use live::{Live, TrialRow};
-pub use load::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
-pub use ping::{LossSplit, PingParams, PingResult, Slow};
+pub use load::{LoadBody, LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
+pub use ping::{LossSplit, PingBody, PingParams, PingResult, Slow};
 pub use plain::{NotMeasured, TargetKind};
 pub use report::{HistKey, ReportSource, ReportTest, RunReport, SeriesPoint};
-pub use rr::{OpenLoopParams, RrParams, RrResult, SizePair};
-pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
+pub use rr::{OpenLoopParams, RrBody, RrParams, RrResult, SizePair};
+pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulBody, RrulParams};
 pub use runs::{ListedRun, RunList};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use split::{Share, SplitUs, StampParams, Timestamps};
 pub use stream::{
-    CpuShare, CpuUse, Flow, Interval, SenderBytes, Spread, StreamParams, StreamSummary, UdpFigures, Zerocopy,
+    CpuShare, CpuUse, Flow, Interval, SenderBytes, Spread, StreamBody, StreamParams, StreamSummary, UdpFigures,
+    Zerocopy,
 };
 pub use suite::{Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
-pub use udp_max::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
+pub use udp_max::{Trial, UdpMaxBody, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 pub use units::{bit_rate, byte_rate, format_size, num, packet_rate, Units};

@@ -115,3 +115,41 @@ pub(crate) fn figures(f: &mut Figures, runs: &[LoadRun]) {
         f.time(i, "total time", "wall", r.wall_s, true);
     }
 }
+
+/// A load document's body: parameters, one entry per run, and the summary
+/// across runs (through a proxy, if the target is one).
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadBody {
+    /// Parameters.
+    pub params: LoadParams,
+    /// One entry per run.
+    pub results: Vec<LoadRun>,
+    /// Means and intervals across runs, and merged latency.
+    pub summary: Option<LoadSummary>,
+}
+
+impl crate::TestBody for LoadBody {
+    const KIND: crate::TestKind = crate::TestKind::Load;
+    const LOADS_THE_LINK: bool = true;
+    type Params = LoadParams;
+
+    fn empty(params: LoadParams) -> LoadBody {
+        LoadBody {
+            params,
+            results: Vec::new(),
+            summary: None,
+        }
+    }
+    fn params(&self) -> &LoadParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+    fn figures(&self, f: &mut Figures) {
+        figures(f, &self.results);
+    }
+    fn warnings(&self, _why: &str) -> Vec<String> {
+        crate::warnings::load(&self.results)
+    }
+}

@@ -148,3 +148,49 @@ pub(crate) fn figures(f: &mut Figures, rows: &[PingResult]) {
         f.rate(i, &label, "rate", "pps", r.pps, false);
     }
 }
+
+/// A ping document's body: parameters and its one row.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PingBody {
+    /// Parameters.
+    pub params: PingParams,
+    /// One row.
+    pub results: Vec<PingResult>,
+}
+
+impl crate::TestBody for PingBody {
+    const KIND: crate::TestKind = crate::TestKind::Ping;
+    const LOADS_THE_LINK: bool = false;
+    type Params = PingParams;
+
+    fn empty(params: PingParams) -> PingBody {
+        PingBody {
+            params,
+            results: Vec::new(),
+        }
+    }
+    fn params(&self) -> &PingParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.results.iter().all(|r| r.sent == 0)
+    }
+    fn figures(&self, f: &mut Figures) {
+        figures(f, &self.results);
+    }
+    fn warnings(&self, why: &str) -> Vec<String> {
+        crate::warnings::ping(&self.params, &self.results, why)
+    }
+    fn target_kind(p: &PingParams) -> crate::TargetKind {
+        p.target_kind()
+    }
+    fn not_measured(&self) -> Vec<crate::NotMeasured> {
+        crate::plain::ping_not_measured(self.params.target_kind())
+    }
+    fn unanswered(&self) -> Option<String> {
+        self.results
+            .first()
+            .filter(|r| r.received == 0)
+            .map(|r| format!("no answer to any of {} pings", r.sent))
+    }
+}

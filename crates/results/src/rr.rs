@@ -132,3 +132,48 @@ pub(crate) fn figures(f: &mut Figures, rows: &[RrResult]) {
         f.rate(i, &label, "rate", "tps", r.tps, false);
     }
 }
+
+/// An rr document's body: parameters and one row per size pair.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RrBody {
+    /// Parameters.
+    pub params: RrParams,
+    /// One row per size pair, in the order given.
+    pub results: Vec<RrResult>,
+}
+
+impl crate::TestBody for RrBody {
+    const KIND: crate::TestKind = crate::TestKind::Rr;
+    const LOADS_THE_LINK: bool = false;
+    type Params = RrParams;
+
+    fn empty(params: RrParams) -> RrBody {
+        RrBody {
+            params,
+            results: Vec::new(),
+        }
+    }
+    fn params(&self) -> &RrParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+    fn figures(&self, f: &mut Figures) {
+        figures(f, &self.results);
+    }
+    fn warnings(&self, why: &str) -> Vec<String> {
+        crate::warnings::rr(&self.results, why)
+    }
+    fn target_kind(p: &RrParams) -> crate::TargetKind {
+        p.target_kind()
+    }
+    fn not_measured(&self) -> Vec<crate::NotMeasured> {
+        crate::plain::no_status(self.params.target_kind())
+    }
+    fn unanswered(&self) -> Option<String> {
+        self.results
+            .is_empty()
+            .then(|| format!("no answer to any of {} rr rounds", self.params.iterations))
+    }
+}

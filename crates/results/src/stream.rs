@@ -285,3 +285,50 @@ pub(crate) fn figures(f: &mut Figures, p: &StreamParams, s: Option<&StreamSummar
         f.rate(0, &label, "acked", "Mbit/s", a, false);
     }
 }
+
+/// A stream document's body: parameters, every interval, the totals.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StreamBody {
+    /// Parameters.
+    pub params: StreamParams,
+    /// One row per interval, omitted ones included (flagged).
+    pub intervals: Vec<Interval>,
+    /// Totals over the measured window; None if the test failed before
+    /// its first interval.
+    pub summary: Option<Box<StreamSummary>>,
+}
+
+impl crate::TestBody for StreamBody {
+    const KIND: crate::TestKind = crate::TestKind::Stream;
+    const LOADS_THE_LINK: bool = true;
+    type Params = StreamParams;
+
+    fn empty(params: StreamParams) -> StreamBody {
+        StreamBody {
+            params,
+            intervals: Vec::new(),
+            summary: None,
+        }
+    }
+    fn params(&self) -> &StreamParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.intervals.is_empty() && self.summary.is_none()
+    }
+    fn figures(&self, f: &mut Figures) {
+        figures(f, &self.params, self.summary.as_deref());
+    }
+    fn warnings(&self, _why: &str) -> Vec<String> {
+        crate::warnings::stream(&self.params, self.summary.as_deref())
+    }
+    fn target_kind(p: &StreamParams) -> crate::TargetKind {
+        p.target_kind()
+    }
+    fn not_measured(&self) -> Vec<crate::NotMeasured> {
+        crate::plain::stream_not_measured(&self.params, self.params.target_kind())
+    }
+    fn intervals(&self) -> &[Interval] {
+        &self.intervals
+    }
+}

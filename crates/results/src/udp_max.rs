@@ -123,3 +123,34 @@ pub(crate) fn figures(f: &mut Figures, p: &UdpMaxParams, r: Option<&UdpMaxResult
         f.rate(0, &format_size(p.length as u64), "max-rate", "kpps", r.rate_kpps, true);
     }
 }
+
+/// A udp-max document's body: parameters, the answer and every trial.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UdpMaxBody {
+    /// Parameters.
+    pub params: UdpMaxParams,
+    /// The answer and every trial; None if the search failed early.
+    pub result: Option<UdpMaxResult>,
+}
+
+impl crate::TestBody for UdpMaxBody {
+    const KIND: crate::TestKind = crate::TestKind::UdpMax;
+    const LOADS_THE_LINK: bool = true;
+    type Params = UdpMaxParams;
+
+    fn empty(params: UdpMaxParams) -> UdpMaxBody {
+        UdpMaxBody { params, result: None }
+    }
+    fn params(&self) -> &UdpMaxParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.result.is_none()
+    }
+    fn figures(&self, f: &mut Figures) {
+        figures(f, &self.params, self.result.as_ref());
+    }
+    fn warnings(&self, _why: &str) -> Vec<String> {
+        self.result.as_ref().map(crate::warnings::udp_max).unwrap_or_default()
+    }
+}

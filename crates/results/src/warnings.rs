@@ -2,79 +2,88 @@
 //! trusting its figures. Computed once, stored in `Document::warnings`, so
 //! the text and the JSON say the same.
 
-use crate::doc::{Body, Document};
+use crate::doc::Document;
 use crate::latency::Levels;
 
 /// Every warning `doc`'s figures call for, in row order.
 pub fn derive(doc: &Document) -> Vec<String> {
-    let mut out = Vec::new();
     let why = if pinned(doc) {
         "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)"
     } else {
         "client and responder probably shared a CPU part of the time; pin them (--affinity)"
     };
-    let levels = |name: String, l: Option<Levels>| {
-        l.map(|l| {
-            format!(
-                "{name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
-                l.low_us,
-                100.0 * l.low_share,
-                l.high_us,
-                100.0 * (1.0 - l.low_share)
-            )
-        })
-    };
-    match &doc.body {
-        Body::Rr { results, .. } => {
-            for r in results {
-                let name = r.pair().label();
-                out.extend(levels(name.clone(), r.levels));
-                out.extend(split_warning(
-                    &format!("{name}: "),
-                    r.timestamps.as_ref(),
-                    r.split_us.as_ref(),
-                ));
-                out.extend(behind_schedule(&name, r));
-            }
-        }
-        Body::Crr { .. } => {}
-        Body::Load { results, .. } => {
-            let errors: u64 = results.iter().map(|r| r.errors).sum();
-            if errors > 0 {
-                out.push(format!(
-                    "{errors} request(s) failed (wrong bytes, an error answer, or a broken connection): the rates count only what arrived"
-                ));
-            }
-        }
-        Body::Stream { params, summary, .. } => out.extend(stream_warnings(params, summary.as_deref())),
-        Body::UdpMax { result, .. } => {
-            if let Some(r) = result {
-                out.extend(udp_max_warnings(r));
-            }
-        }
-        Body::Rrul { phases, clock, .. } => {
-            let lost: u64 = phases.iter().map(|p| p.probes_lost).sum();
-            let sent: u64 = phases.iter().map(|p| p.probes_sent).sum();
-            if sent > 0 && lost * 100 > sent {
-                out.push(format!(
-                    "{lost} of {sent} latency probes were lost: the latency figures describe the probes that came back, and a queue that drops probes hides its worst delays"
-                ));
-            }
-            if clock.as_ref().is_some_and(|c| c.method == "none") {
-                out.push("no probe came back with the responder's stamps: no one-way delays".into());
-            }
-        }
-        Body::Ping { params, results } => {
-            for r in results {
-                out.extend(levels("rtt".into(), r.levels));
-                out.extend(split_warning("", r.timestamps.as_ref(), r.split_us.as_ref()));
-                if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
-                    out.push(format!(
-                        "the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
-                        r.max_send_lag_us, params.interval_us
-                    ));
-                }
-            }
+    doc.body.warnings(why)
+}
+
+/// A row whose latencies fall in two levels; `why` names the likely cause.
+fn levels(name: String, l: Option<Levels>, why: &str) -> Option<String> {
+    l.map(|l| {
+        format!(
+            "{name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
+            l.low_us,
+            100.0 * l.low_share,
+            l.high_us,
+            100.0 * (1.0 - l.low_share)
+        )
+    })
+}
+
+/// rr's warnings: two levels, a timestamp split that does not hold, an
+/// open loop that fell behind its schedule.
+pub(crate) fn rr(results: &[crate::rr::RrResult], why: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in results {
+        let name = r.pair().label();
+        out.extend(levels(name.clone(), r.levels, why));
+        out.extend(split_warning(
+            &format!("{name}: "),
+            r.timestamps.as_ref(),
+            r.split_us.as_ref(),
+        ));
+        out.extend(behind_schedule(&name, r));
+    }
+    out
+}
+
+/// load's warnings: failed requests.
+pub(crate) fn load(results: &[crate::load::LoadRun]) -> Vec<String> {
+    let errors: u64 = results.iter().map(|r| r.errors).sum();
+    match errors {
+        0 => Vec::new(),
+        _ => vec![format!(
+            "{errors} request(s) failed (wrong bytes, an error answer, or a broken connection): the rates count only what arrived"
+        )],
+    }
+}
+
+/// rrul's warnings: lost probes, no one-way delays.
+pub(crate) fn rrul(phases: &[crate::rrul::Phase], clock: Option<&crate::rrul::ClockInfo>) -> Vec<String> {
+    let mut out = Vec::new();
+    let lost: u64 = phases.iter().map(|p| p.probes_lost).sum();
+    let sent: u64 = phases.iter().map(|p| p.probes_sent).sum();
+    if sent > 0 && lost * 100 > sent {
+        out.push(format!(
+            "{lost} of {sent} latency probes were lost: the latency figures describe the probes that came back, and a queue that drops probes hides its worst delays"
+        ));
+    }
+    if clock.is_some_and(|c| c.method == "none") {
+        out.push("no probe came back with the responder's stamps: no one-way delays".into());
+    }
+    out
+}
+
+/// ping's warnings: two levels, the timestamp split, a schedule the
+/// client could not keep.
+pub(crate) fn ping(params: &crate::ping::PingParams, results: &[crate::ping::PingResult], why: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(levels("rtt".into(), r.levels, why));
+        out.extend(split_warning("", r.timestamps.as_ref(), r.split_us.as_ref()));
+        if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
+            out.push(format!(
+                "the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
+                r.max_send_lag_us, params.interval_us
+            ));
         }
     }
     out
@@ -104,7 +113,7 @@ fn behind_schedule(name: &str, r: &crate::rr::RrResult) -> Option<String> {
 
 /// What a reader must know about a udp-max search: short sends, queues
 /// that held datagrams, final trials that failed, no convergence.
-fn udp_max_warnings(r: &crate::udp_max::UdpMaxResult) -> Vec<String> {
+pub(crate) fn udp_max(r: &crate::udp_max::UdpMaxResult) -> Vec<String> {
     let mut out = Vec::new();
     let short = r
         .trials
@@ -188,7 +197,7 @@ fn split_warning(
 /// which a queue on the path is named.
 const LATE_SHARE: f64 = 0.005;
 
-fn stream_warnings(p: &crate::stream::StreamParams, s: Option<&crate::stream::StreamSummary>) -> Vec<String> {
+pub(crate) fn stream(p: &crate::stream::StreamParams, s: Option<&crate::stream::StreamSummary>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(s) = s else { return out };
     if let (Some(u), Some(want)) = (&s.udp, p.rate_pps) {
@@ -221,7 +230,7 @@ mod tests {
                 embedded: true,
                 kind: TargetKind::Stackmeter,
             },
-            body: Body::Ping {
+            body: Body::Ping(crate::PingBody {
                 params: PingParams {
                     size: 64,
                     count: 1,
@@ -239,7 +248,7 @@ mod tests {
                     levels,
                     ..PingResult::empty(64)
                 }],
-            },
+            }),
             placement: Placement {
                 client_cpu,
                 responder_cpu: client_cpu,

@@ -72,7 +72,7 @@ pub trait Options: clap::Args + DeserializeOwned + Default {
 }
 
 /// What running one test produced, before it becomes a document.
-pub(crate) struct Ran {
+pub struct Ran {
     /// The test's parameters and rows.
     pub body: Body,
     /// Why it stopped early, if it did.

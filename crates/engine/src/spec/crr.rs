@@ -3,10 +3,11 @@
 //! checks and run.
 
 use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
+use super::{Measure, Measures};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, CrrParams};
+use stackmeter_results::{Body, CrrBody, CrrParams, Live};
 
 const ITERATIONS: u64 = 1000;
 const WARMUP: u64 = 10;
@@ -84,14 +85,21 @@ impl Options for CrrOptions {
     }
 }
 
-/// Runs crr against `endpoint`.
-pub(crate) fn run(p: &CrrParams, endpoint: &Endpoint) -> Ran {
-    let o = match p.echo || p.raw {
-        true => stackmeter_client::crr_plain(endpoint.addr, p),
-        false => stackmeter_client::crr(endpoint, p),
-    };
-    Ran::rows(o, |results| Body::Crr {
-        params: p.clone(),
-        results,
-    })
+impl Measures for CrrBody {
+    type Options = CrrOptions;
+    type Command = Measure<CrrOptions>;
+    const ABOUT: &'static str = "Connect latency and connect+request+response+close time";
+
+    fn run(p: &CrrParams, endpoint: &Endpoint, _cpu: Option<usize>, _live: &mut dyn FnMut(Live)) -> Ran {
+        let o = match p.echo || p.raw {
+            true => stackmeter_client::crr_plain(endpoint.addr, p),
+            false => stackmeter_client::crr(endpoint, p),
+        };
+        Ran::rows(o, |results| {
+            Body::Crr(stackmeter_results::CrrBody {
+                params: p.clone(),
+                results,
+            })
+        })
+    }
 }

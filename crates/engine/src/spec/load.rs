@@ -3,10 +3,11 @@
 //! options, checks and run.
 
 use super::common::{at_least_one, within, Options, Ran, SpecError};
+use super::Measures;
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, LoadParams};
+use stackmeter_results::{Body, Live, LoadBody, LoadParams};
 
 const CLIENTS: u32 = 50;
 const MAX_CLIENTS: u32 = 10_000;
@@ -58,16 +59,26 @@ impl Options for LoadOptions {
     }
 }
 
-/// Runs the load against `endpoint`.
-pub(crate) fn run(p: &LoadParams, endpoint: &Endpoint) -> Ran {
-    let o = stackmeter_client::load(endpoint, p);
-    Ran::new(
-        Body::Load {
-            params: o.params,
-            results: o.runs,
-            summary: o.summary,
-        },
-        o.error,
-        o.histograms,
-    )
+impl Measures for LoadBody {
+    type Options = LoadOptions;
+    type Command = super::LoadCommand;
+    const ABOUT: &'static str =
+        "Many clients at once, each listing and fetching every object, every byte checked (direct or through a proxy)";
+
+    fn run(p: &LoadParams, endpoint: &Endpoint, _cpu: Option<usize>, _live: &mut dyn FnMut(Live)) -> Ran {
+        let o = stackmeter_client::load(endpoint, p);
+        Ran::new(
+            Body::Load(stackmeter_results::LoadBody {
+                params: o.params,
+                results: o.runs,
+                summary: o.summary,
+            }),
+            o.error,
+            o.histograms,
+        )
+    }
+
+    fn descriptors(p: &LoadParams) -> usize {
+        2 * p.clients as usize
+    }
 }

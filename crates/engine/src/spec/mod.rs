@@ -1,10 +1,11 @@
 //! Test specifications: what to measure, checked once, and their
-//! dispatch. The list of tests is `stackmeter_results::TestKind`; every
-//! `match` here is exhaustive over it, over [`Spec`] or over
-//! [`TestCommand`], so a new test is a compile error at each place that
-//! must learn about it (and
-//! `every_test_kind_has_a_command_keys_a_view_and_a_schema` below fails if
-//! the subcommand is missing).
+//! dispatch. The list of tests is `stackmeter_results::TestKind`'s; the
+//! enums here ([`Spec`], [`TestCommand`]) are declared from it by
+//! `stackmeter_results::for_each_test!`, and what a test does here is its
+//! [`Measures`] implementation, in its own file. So a new test names
+//! nothing in this file, and the compiler asks it for each item of
+//! `Measures` (and `every_test_kind_has_a_command_keys_a_view_and_a_schema`
+//! below checks the result).
 //!
 //! Each test has one options struct (one file each: `rr.rs`, `crr.rs`,
 //! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`, `rrul.rs`). It is both the
@@ -37,52 +38,143 @@ pub use udp_max::UdpMaxOptions;
 use crate::error::Error;
 use crate::flags::{ObjectFlags, RunFlags};
 use clap::{Args, Subcommand};
-use common::Ran;
+pub use common::Ran;
 use stackmeter_client::Endpoint;
 use stackmeter_responder::ObjectSource;
-use stackmeter_results::{
-    Body, CrrParams, Live, LoadParams, PingParams, RrParams, RrulParams, StreamParams, TestKind, UdpMaxParams,
-};
+use stackmeter_results::{Body, Live, TargetKind, TestBody, TestKind};
 
-/// A checked test: the parameters its client runs and its document records.
-#[derive(Clone, Debug)]
-pub enum Spec {
-    /// Request/response per size pair, closed or open loop.
-    Rr(RrParams),
-    /// Connect/request/response/close.
-    Crr(CrrParams),
-    /// UDP echo.
-    Ping(PingParams),
-    /// TCP or paced UDP throughput.
-    Stream(StreamParams),
-    /// Highest UDP rate at a loss goal.
-    UdpMax(UdpMaxParams),
-    /// Many clients fetching objects.
-    Load(LoadParams),
-    /// Latency under load.
-    Rrul(RrulParams),
+/// What the engine does with one test, implemented once per test on its
+/// body type, in the test's file here.
+pub trait Measures: TestBody {
+    /// Its options: flags and plan keys in one struct.
+    type Options: Options<Params = Self::Params>;
+    /// Its subcommand's flags: the options and how to run ([`Measure`]),
+    /// and for `load` the embedded responder's objects.
+    type Command: TestArgs<Params = Self::Params>;
+    /// Its subcommand's help line.
+    const ABOUT: &'static str;
+    /// Plan keys of the first plan format that still work (seconds had an
+    /// `_s` suffix there).
+    const ALIASES: &'static [&'static str] = &[];
+    /// Its workers pin themselves: the measuring thread only checks
+    /// `--affinity` and stays off their CPU's queue.
+    const PINS_ITS_WORKERS: bool = false;
+
+    /// Runs the test against `endpoint` (the target's address and secret),
+    /// the measuring thread already placed; `cpu` is passed to tests that
+    /// start threads of their own; `live` sees rows as they finish.
+    fn run(p: &Self::Params, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran;
+
+    /// How long the test is planned to run, seconds, when its parameters
+    /// say (for a progress display).
+    fn planned_seconds(p: &Self::Params) -> Option<f64> {
+        let _ = p;
+        None
+    }
+
+    /// Descriptors the test holds at once beyond a few (each connection
+    /// one; the command raises its limit to fit).
+    fn descriptors(p: &Self::Params) -> usize {
+        let _ = p;
+        0
+    }
 }
 
-/// A measuring command.
-#[derive(Subcommand, Debug)]
-pub enum TestCommand {
-    /// Request/response latency over TCP for a grid of request and response sizes.
-    Rr(Measure<RrOptions>),
-    /// Connect latency and connect+request+response+close time.
-    Crr(Measure<CrrOptions>),
-    /// UDP echo round trips: loss, order, payload checks, slow answers, time inside the responder.
-    Ping(Measure<PingOptions>),
-    /// Throughput per interval and in total (sent, received, both): TCP up/down/bidir, or paced UDP.
-    Stream(Measure<StreamOptions>),
-    /// Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials).
-    #[command(name = "udp-max")]
-    UdpMax(Measure<UdpMaxOptions>),
-    /// Many clients at once, each listing and fetching every object, every byte checked (direct or through a proxy).
-    Load(LoadCommand),
-    /// Latency under load (RRUL): phases of TCP load (idle, down, up, both) with latency probes through them,
-    /// one-way delays, and the latency each phase induces over idle.
-    Rrul(Measure<RrulOptions>),
+/// A measuring subcommand's flags, checked into what runs.
+pub trait TestArgs: Args + std::fmt::Debug {
+    /// The test's checked parameters.
+    type Params;
+    /// How to run, what to measure, and the embedded responder's objects.
+    fn split(self) -> Result<(RunFlags, Self::Params, ObjectSource), Error>;
 }
+
+impl<O: Options + std::fmt::Debug> TestArgs for Measure<O> {
+    type Params = O::Params;
+    fn split(self) -> Result<(RunFlags, O::Params, ObjectSource), Error> {
+        Ok((self.run, self.opts.params()?, ObjectSource::Off))
+    }
+}
+
+impl TestArgs for LoadCommand {
+    type Params = stackmeter_results::LoadParams;
+    fn split(self) -> Result<(RunFlags, Self::Params, ObjectSource), Error> {
+        let objects = objects(&self)?;
+        Ok((self.run, self.opts.params()?, objects))
+    }
+}
+
+/// Declares [`Spec`], [`TestCommand`] and their per-test dispatch from
+/// the list of tests.
+macro_rules! engine_tests {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, body $body:ident;)+) => {
+        /// A checked test: the parameters its client runs and its document records.
+        #[derive(Clone, Debug)]
+        pub enum Spec {
+            $($(#[doc = $doc])* $variant(<stackmeter_results::$body as TestBody>::Params),)+
+        }
+
+        /// A measuring command.
+        #[derive(Subcommand, Debug)]
+        pub enum TestCommand {
+            $(
+                #[command(name = $name, about = <stackmeter_results::$body as Measures>::ABOUT, long_about = None)]
+                $variant(<stackmeter_results::$body as Measures>::Command),
+            )+
+        }
+
+        impl TestCommand {
+            /// Checks the flags into a [`Planned`] measurement.
+            pub fn plan(self) -> Result<Planned, Error> {
+                let (flags, spec, objects) = match self {
+                    $(TestCommand::$variant(c) => {
+                        let (flags, p, objects) = c.split()?;
+                        (flags, Spec::$variant(p), objects)
+                    })+
+                };
+                Ok(Planned { flags, spec, objects })
+            }
+        }
+
+        /// `with_spec!(spec, p, T => expr)`: `expr` with `p` the
+        /// parameters and `T` the body type of `spec`'s test.
+        macro_rules! with_spec {
+            ($on:expr, $p:ident, $t:ident => $e:expr) => {
+                match $on {
+                    $(Spec::$variant($p) => {
+                        type $t = stackmeter_results::$body;
+                        $e
+                    })+
+                }
+            };
+        }
+
+        impl Spec {
+            /// Which test this is.
+            pub fn kind(&self) -> TestKind {
+                match self {
+                    $(Spec::$variant(_) => TestKind::$variant,)+
+                }
+            }
+
+            /// The body before any row (the document a display prints the head of).
+            pub(crate) fn empty_body(&self) -> Body {
+                match self {
+                    $(Spec::$variant(p) => Body::$variant(<stackmeter_results::$body as TestBody>::empty(p.clone())),)+
+                }
+            }
+        }
+
+        /// A plan step's keys (without `name`, `test` and `quick`) as the
+        /// specification of a `kind` test; `quick` scales it down. Errors name the key.
+        pub fn from_table(kind: TestKind, table: toml::Table, quick: bool) -> Result<Spec, KeyError> {
+            match kind {
+                $(TestKind::$variant => table_params::<stackmeter_results::$body>(table, quick).map(Spec::$variant),)+
+            }
+        }
+    };
+}
+
+stackmeter_results::for_each_test!(engine_tests);
 
 /// A measuring command's flags: how to run, and what to measure.
 #[derive(Args, Debug)]
@@ -116,34 +208,6 @@ pub struct Planned {
     pub objects: ObjectSource,
 }
 
-impl TestCommand {
-    /// Checks the flags into a [`Planned`] measurement.
-    pub fn plan(self) -> Result<Planned, Error> {
-        let (flags, spec) = match self {
-            TestCommand::Rr(m) => (m.run, Spec::Rr(m.opts.params()?)),
-            TestCommand::Crr(m) => (m.run, Spec::Crr(m.opts.params()?)),
-            TestCommand::Ping(m) => (m.run, Spec::Ping(m.opts.params()?)),
-            TestCommand::Stream(m) => (m.run, Spec::Stream(m.opts.params()?)),
-            TestCommand::UdpMax(m) => (m.run, Spec::UdpMax(m.opts.params()?)),
-            TestCommand::Rrul(m) => (m.run, Spec::Rrul(m.opts.params()?)),
-            TestCommand::Load(l) => {
-                let objects = objects(&l)?;
-                let spec = Spec::Load(l.opts.params()?);
-                return Ok(Planned {
-                    flags: l.run,
-                    spec,
-                    objects,
-                });
-            }
-        };
-        Ok(Planned {
-            flags,
-            spec,
-            objects: ObjectSource::Off,
-        })
-    }
-}
-
 /// The embedded responder's catalogue from `load`'s flags.
 fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
     let o = &l.objects;
@@ -161,19 +225,6 @@ fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
 }
 
 impl Spec {
-    /// Which test this is.
-    pub fn kind(&self) -> TestKind {
-        match self {
-            Spec::Rr(_) => TestKind::Rr,
-            Spec::Crr(_) => TestKind::Crr,
-            Spec::Ping(_) => TestKind::Ping,
-            Spec::Stream(_) => TestKind::Stream,
-            Spec::UdpMax(_) => TestKind::UdpMax,
-            Spec::Load(_) => TestKind::Load,
-            Spec::Rrul(_) => TestKind::Rrul,
-        }
-    }
-
     /// The test's name, as on the command line and in the JSON `test` key.
     pub fn name(&self) -> &'static str {
         self.kind().name()
@@ -181,82 +232,30 @@ impl Spec {
 
     /// What kind of target the test measures: a stackmeter responder, or a
     /// plain server (`--echo`, `--raw`, `--discard`, `--iperf2`).
-    pub fn target_kind(&self) -> stackmeter_results::TargetKind {
-        match self {
-            Spec::Rr(p) => p.target_kind(),
-            Spec::Crr(p) => p.target_kind(),
-            Spec::Ping(p) => p.target_kind(),
-            Spec::Stream(p) => p.target_kind(),
-            Spec::UdpMax(_) | Spec::Load(_) | Spec::Rrul(_) => stackmeter_results::TargetKind::Stackmeter,
-        }
+    pub fn target_kind(&self) -> TargetKind {
+        with_spec!(self, p, T => T::target_kind(p))
     }
 
     /// How long the test is planned to run, seconds, when its parameters
     /// say (for a progress display): a stream's window, an open-loop
     /// schedule, a paced ping.
     pub fn planned_seconds(&self) -> Option<f64> {
-        match self {
-            Spec::Stream(p) => Some(p.omit_s + p.time_s),
-            Spec::Rr(p) => p.open_loop.as_ref().map(|o| o.time_s * p.sizes.len() as f64),
-            Spec::Ping(p) => (p.interval_us > 0).then(|| (p.count + p.warmup) as f64 * p.interval_us as f64 / 1e6),
-            Spec::Rrul(p) => Some(p.phase_s * p.phases.len() as f64),
-            Spec::Crr(_) | Spec::UdpMax(_) | Spec::Load(_) => None,
-        }
+        with_spec!(self, p, T => T::planned_seconds(p))
     }
 
-    /// The body before any row (the document a display prints the head of).
-    pub(crate) fn empty_body(&self) -> Body {
-        match self {
-            Spec::Rr(p) => Body::Rr {
-                params: p.clone(),
-                results: Vec::new(),
-            },
-            Spec::Crr(p) => Body::Crr {
-                params: p.clone(),
-                results: Vec::new(),
-            },
-            Spec::Ping(p) => Body::Ping {
-                params: p.clone(),
-                results: Vec::new(),
-            },
-            Spec::Stream(p) => Body::Stream {
-                params: p.clone(),
-                intervals: Vec::new(),
-                summary: None,
-            },
-            Spec::UdpMax(p) => Body::UdpMax {
-                params: p.clone(),
-                result: None,
-            },
-            Spec::Load(p) => Body::Load {
-                params: p.clone(),
-                results: Vec::new(),
-                summary: None,
-            },
-            Spec::Rrul(p) => Body::Rrul {
-                params: p.clone(),
-                phases: Vec::new(),
-                induced: Vec::new(),
-                clock: None,
-                series: Vec::new(),
-                throughput: Vec::new(),
-            },
-        }
+    /// Whether the test's workers pin themselves ([`Measures::PINS_ITS_WORKERS`]).
+    pub(crate) fn pins_its_workers(&self) -> bool {
+        with_spec!(self, _p, T => T::PINS_ITS_WORKERS)
     }
 
-    /// Runs the test against `endpoint` (the target's address and secret),
-    /// the measuring thread already placed; `cpu` is passed to tests that
-    /// start threads of their own; `live` sees rows as they finish.
+    /// Descriptors the test holds at once ([`Measures::descriptors`]).
+    pub(crate) fn descriptors(&self) -> usize {
+        with_spec!(self, p, T => T::descriptors(p))
+    }
+
+    /// Runs the test against `endpoint` ([`Measures::run`]).
     pub(crate) fn run(&self, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
-        match self {
-            Spec::Rr(p) => rr::run(p, endpoint),
-            Spec::Crr(p) => crr::run(p, endpoint),
-            Spec::Ping(p) => ping::run(p, endpoint),
-            Spec::Stream(p) => stream::run(p, endpoint, cpu, live),
-            Spec::UdpMax(p) => udp_max::run(p, endpoint, cpu, live),
-            Spec::Load(p) => load::run(p, endpoint),
-            Spec::Rrul(p) => rrul::run(p, endpoint, cpu),
-        }
+        with_spec!(self, p, T => T::run(p, endpoint, cpu, live))
     }
 }
 
@@ -273,20 +272,6 @@ pub fn keys<O: Options>() -> Vec<String> {
         .get_arguments()
         .map(|a| a.get_id().to_string())
         .collect()
-}
-
-/// A plan step's keys (without `name`, `test` and `quick`) as the
-/// specification of a `kind` test; `quick` scales it down. Errors name the key.
-pub fn from_table(kind: TestKind, table: toml::Table, quick: bool) -> Result<Spec, KeyError> {
-    match kind {
-        TestKind::Rr => table_params::<RrOptions>(table, quick).map(Spec::Rr),
-        TestKind::Crr => table_params::<CrrOptions>(table, quick).map(Spec::Crr),
-        TestKind::Ping => table_params::<PingOptions>(table, quick).map(Spec::Ping),
-        TestKind::Stream => table_params::<StreamOptions>(table, quick).map(Spec::Stream),
-        TestKind::UdpMax => table_params::<UdpMaxOptions>(table, quick).map(Spec::UdpMax),
-        TestKind::Load => table_params::<LoadOptions>(table, quick).map(Spec::Load),
-        TestKind::Rrul => table_params::<RrulOptions>(table, quick).map(Spec::Rrul),
-    }
 }
 
 /// A plan step's keys that do not make a specification: which key (when
@@ -314,22 +299,22 @@ impl From<SpecError> for KeyError {
     }
 }
 
-fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params, KeyError> {
-    let known = keys::<O>();
+fn table_params<T: Measures>(table: toml::Table, quick: bool) -> Result<T::Params, KeyError> {
+    let known = keys::<T::Options>();
     if let Some(k) = table
         .keys()
-        .find(|k| !known.contains(k) && !aliases::<O>().contains(&k.as_str()))
+        .find(|k| !known.contains(k) && !T::ALIASES.contains(&k.as_str()))
     {
         return Err(KeyError {
             key: Some(k.clone()),
             message: format!(
                 "'{k}' does not apply to {} (its keys: {})",
-                O::KIND.name(),
+                T::KIND.name(),
                 known.join(", ")
             ),
         });
     }
-    let mut o: O = toml::Value::Table(table)
+    let mut o: T::Options = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| KeyError {
             key: None,
@@ -342,16 +327,6 @@ fn table_params<O: Options>(table: toml::Table, quick: bool) -> Result<O::Params
     }
     o.quick();
     Ok(o.params()?)
-}
-
-/// Plan keys of the first plan format that still work (seconds had an
-/// `_s` suffix there).
-fn aliases<O: Options>() -> &'static [&'static str] {
-    match O::KIND {
-        TestKind::Stream => &["time_s", "interval_s", "omit_s"],
-        TestKind::UdpMax => &["trial_s", "duration_sum_s"],
-        TestKind::Rr | TestKind::Crr | TestKind::Ping | TestKind::Load | TestKind::Rrul => &[],
-    }
 }
 
 #[cfg(test)]

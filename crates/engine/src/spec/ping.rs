@@ -5,10 +5,11 @@ use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, within, ClockKind, Options, Ran, SpecError, StampKind,
     UDP_MAX, UDP_MIN,
 };
+use super::{Measure, Measures};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, PingParams};
+use stackmeter_results::{Body, Live, PingBody, PingParams};
 
 const SIZE: u32 = 64;
 /// The default size with `--timestamps`: room for the stamp block.
@@ -99,14 +100,26 @@ impl Options for PingOptions {
     }
 }
 
-/// Runs ping against `endpoint`.
-pub(crate) fn run(p: &PingParams, endpoint: &Endpoint) -> Ran {
-    let p = &PingParams {
-        timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
-        ..p.clone()
-    };
-    Ran::rows(stackmeter_client::ping(endpoint, p), |results| Body::Ping {
-        params: p.clone(),
-        results,
-    })
+impl Measures for PingBody {
+    type Options = PingOptions;
+    type Command = Measure<PingOptions>;
+    const ABOUT: &'static str =
+        "UDP echo round trips: loss, order, payload checks, slow answers, time inside the responder";
+
+    fn run(p: &PingParams, endpoint: &Endpoint, _cpu: Option<usize>, _live: &mut dyn FnMut(Live)) -> Ran {
+        let p = &PingParams {
+            timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
+            ..p.clone()
+        };
+        Ran::rows(stackmeter_client::ping(endpoint, p), |results| {
+            Body::Ping(stackmeter_results::PingBody {
+                params: p.clone(),
+                results,
+            })
+        })
+    }
+
+    fn planned_seconds(p: &PingParams) -> Option<f64> {
+        (p.interval_us > 0).then(|| (p.count + p.warmup) as f64 * p.interval_us as f64 / 1e6)
+    }
 }

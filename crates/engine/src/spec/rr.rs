@@ -5,10 +5,11 @@
 use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
 };
+use super::{Measure, Measures};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, OpenLoopParams, RrParams};
+use stackmeter_results::{Body, Live, OpenLoopParams, RrBody, RrParams};
 
 /// The latency grid (docs/scenarios.md): 1-byte requests with 1 KiB..1 MiB
 /// replies, and back.
@@ -199,21 +200,36 @@ impl RrOptions {
     }
 }
 
-/// Runs rr against `endpoint`.
-pub(crate) fn run(p: &RrParams, endpoint: &Endpoint) -> Ran {
-    let p = &RrParams {
-        timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
-        ..p.clone()
-    };
-    let o = match &p.open_loop {
-        Some(ol) => stackmeter_client::rr_open(endpoint, p, ol),
-        None if p.echo || p.raw => stackmeter_client::rr_plain(endpoint.addr, p),
-        None => stackmeter_client::rr(endpoint, p),
-    };
-    Ran::rows(o, |results| Body::Rr {
-        params: p.clone(),
-        results,
-    })
+impl Measures for RrBody {
+    type Options = RrOptions;
+    type Command = Measure<RrOptions>;
+    const ABOUT: &'static str = "Request/response latency over TCP for a grid of request and response sizes";
+
+    fn run(p: &RrParams, endpoint: &Endpoint, _cpu: Option<usize>, _live: &mut dyn FnMut(Live)) -> Ran {
+        let p = &RrParams {
+            timestamps: resolve_clock(p.timestamps.as_ref(), endpoint.addr),
+            ..p.clone()
+        };
+        let o = match &p.open_loop {
+            Some(ol) => stackmeter_client::rr_open(endpoint, p, ol),
+            None if p.echo || p.raw => stackmeter_client::rr_plain(endpoint.addr, p),
+            None => stackmeter_client::rr(endpoint, p),
+        };
+        Ran::rows(o, |results| {
+            Body::Rr(stackmeter_results::RrBody {
+                params: p.clone(),
+                results,
+            })
+        })
+    }
+
+    fn planned_seconds(p: &RrParams) -> Option<f64> {
+        p.open_loop.as_ref().map(|o| o.time_s * p.sizes.len() as f64)
+    }
+
+    fn descriptors(p: &RrParams) -> usize {
+        p.open_loop.as_ref().map_or(0, |o| 2 * o.connections as usize)
+    }
 }
 
 #[cfg(test)]

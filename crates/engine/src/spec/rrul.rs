@@ -2,10 +2,11 @@
 //! load with UDP latency probes through them. Its options, checks and run.
 
 use super::common::{seconds, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
+use super::{Measure, Measures};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, RrulParams};
+use stackmeter_results::{Body, Live, RrulBody, RrulParams};
 
 const PHASES: &str = "idle,down,up,bidir,idle";
 const PHASE_TIME: f64 = 5.0;
@@ -135,22 +136,31 @@ impl Options for RrulOptions {
     }
 }
 
-/// Runs rrul against `endpoint`.
-pub(crate) fn run(p: &RrulParams, endpoint: &Endpoint, cpu: Option<usize>) -> Ran {
-    let o = stackmeter_client::rrul(endpoint, p, cpu, &mut |_| {});
-    let r = stackmeter_results::rrul::RrulRows::build(&o.result, o.origin_ns);
-    Ran::new(
-        Body::Rrul {
-            params: p.clone(),
-            phases: r.phases,
-            induced: r.induced,
-            clock: r.clock,
-            series: r.series,
-            throughput: r.throughput,
-        },
-        o.error,
-        o.histograms,
-    )
+impl Measures for RrulBody {
+    type Options = RrulOptions;
+    type Command = Measure<RrulOptions>;
+    const ABOUT: &'static str = "Latency under load (RRUL): phases of TCP load (idle, down, up, both) with latency probes through them, one-way delays, and the latency each phase induces over idle";
+
+    fn run(p: &RrulParams, endpoint: &Endpoint, cpu: Option<usize>, _live: &mut dyn FnMut(Live)) -> Ran {
+        let o = stackmeter_client::rrul(endpoint, p, cpu, &mut |_| {});
+        let r = stackmeter_results::rrul::RrulRows::build(&o.result, o.origin_ns);
+        Ran::new(
+            Body::Rrul(stackmeter_results::RrulBody {
+                params: p.clone(),
+                phases: r.phases,
+                induced: r.induced,
+                clock: r.clock,
+                series: r.series,
+                throughput: r.throughput,
+            }),
+            o.error,
+            o.histograms,
+        )
+    }
+
+    fn planned_seconds(p: &RrulParams) -> Option<f64> {
+        Some(p.phase_s * p.phases.len() as f64)
+    }
 }
 
 #[cfg(test)]

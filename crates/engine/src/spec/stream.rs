@@ -2,10 +2,11 @@
 //! total (the bps tool's table). Its options, checks and run.
 
 use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use super::{Measure, Measures};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, Flow, Live, StreamParams};
+use stackmeter_results::{Body, Flow, Live, StreamBody, StreamParams};
 
 const TCP_LENGTH: u32 = 128 << 10;
 const UDP_LENGTH: u32 = 1472;
@@ -246,30 +247,50 @@ impl StreamOptions {
     }
 }
 
-/// Runs a stream test against `endpoint`; `live` sees each interval as it ends.
-pub(crate) fn run(p: &StreamParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
-    let mut live_interval = |i: &stackmeter_results::Interval| live(Live::Interval(i));
-    let o = match p.plain() {
-        true => stackmeter_client::stream_plain(endpoint.addr, p, cpu, &mut live_interval),
-        false => stackmeter_client::stream(endpoint, p, cpu, &mut live_interval),
-    };
-    let mut ran = Ran::new(
-        Body::Stream {
-            params: p.clone(),
-            intervals: o.intervals,
-            summary: o.summary.map(Box::new),
-        },
-        o.error,
-        Vec::new(),
-    );
-    ran.warnings.extend(o.warnings);
-    if o.drain_timeout {
-        ran.warnings.push(
+impl Measures for StreamBody {
+    type Options = StreamOptions;
+    type Command = Measure<StreamOptions>;
+    const ABOUT: &'static str =
+        "Throughput per interval and in total (sent, received, both): TCP up/down/bidir, or paced UDP";
+    const ALIASES: &'static [&'static str] = &["time_s", "interval_s", "omit_s"];
+    const PINS_ITS_WORKERS: bool = true;
+
+    fn run(p: &StreamParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+        let mut live_interval = |i: &stackmeter_results::Interval| live(Live::Interval(i));
+        let o = match p.plain() {
+            true => stackmeter_client::stream_plain(endpoint.addr, p, cpu, &mut live_interval),
+            false => stackmeter_client::stream(endpoint, p, cpu, &mut live_interval),
+        };
+        let mut ran = Ran::new(
+            Body::Stream(stackmeter_results::StreamBody {
+                params: p.clone(),
+                intervals: o.intervals,
+                summary: o.summary.map(Box::new),
+            }),
+            o.error,
+            Vec::new(),
+        );
+        ran.warnings.extend(o.warnings);
+        if o.drain_timeout {
+            ran.warnings.push(
             "the responder's data sessions had not all ended 2 s after Stop: its final counts may miss their last bytes"
                 .into(),
         );
+        }
+        ran
     }
-    ran
+
+    fn planned_seconds(p: &StreamParams) -> Option<f64> {
+        Some(p.omit_s + p.time_s)
+    }
+
+    /// A stream's senders keep a duplicate of each connection for TCP_INFO.
+    fn descriptors(p: &StreamParams) -> usize {
+        match p.parallel > 64 {
+            true => 3 * p.parallel as usize,
+            false => 0,
+        }
+    }
 }
 
 #[cfg(test)]

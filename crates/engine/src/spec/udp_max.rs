@@ -3,10 +3,11 @@
 //! options, checks and run.
 
 use super::common::{seconds, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
+use super::{Measure, Measures};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
-use stackmeter_results::{Body, Live, TrialRow, UdpMaxParams};
+use stackmeter_results::{Body, Live, TrialRow, UdpMaxBody, UdpMaxParams};
 
 const LENGTH: &str = "1472";
 const TRIAL: f64 = 1.0;
@@ -128,19 +129,25 @@ impl Options for UdpMaxOptions {
     }
 }
 
-/// Runs the search against `endpoint`; `live` sees each trial as it ends.
-pub(crate) fn run(p: &UdpMaxParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
-    let o = stackmeter_client::udp_max(endpoint, p, cpu, &mut |n, trial| {
-        live(Live::Trial(TrialRow { n, trial }));
-    });
-    Ran::new(
-        Body::UdpMax {
-            params: p.clone(),
-            result: o.result,
-        },
-        o.error,
-        Vec::new(),
-    )
+impl Measures for UdpMaxBody {
+    type Options = UdpMaxOptions;
+    type Command = Measure<UdpMaxOptions>;
+    const ABOUT: &'static str = "Highest UDP rate whose loss stays at or under a goal (MLRsearch-style trials)";
+    const ALIASES: &'static [&'static str] = &["trial_s", "duration_sum_s"];
+
+    fn run(p: &UdpMaxParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut dyn FnMut(Live)) -> Ran {
+        let o = stackmeter_client::udp_max(endpoint, p, cpu, &mut |n, trial| {
+            live(Live::Trial(TrialRow { n, trial }));
+        });
+        Ran::new(
+            Body::UdpMax(stackmeter_results::UdpMaxBody {
+                params: p.clone(),
+                result: o.result,
+            }),
+            o.error,
+            Vec::new(),
+        )
+    }
 }
 
 #[cfg(test)]

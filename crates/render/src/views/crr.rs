@@ -43,3 +43,9 @@ pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> 
     }
     rows.iter().map(|r| r.samples).collect()
 }
+
+impl crate::views::TestView for stackmeter_results::CrrBody {
+    fn view(&self, v: &mut View, _units: stackmeter_results::Units) -> Vec<u64> {
+        view(v, &self.params, &self.results)
+    }
+}

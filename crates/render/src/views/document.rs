@@ -1,7 +1,6 @@
 //! A test's document: its title line, the knobs in force, the test's own
 //! blocks, and what every test ends with (tail notes, what was not
 //! measured, warnings, an early stop).
-use stackmeter_results::Body;
 use stackmeter_results::Document;
 
 use crate::view::{Block, View};
@@ -24,41 +23,8 @@ impl crate::format::Render for Document {
             v.line(format!("nothing measured: {e}"));
             return v;
         }
-        let counts = match &self.body {
-            Body::Rr { params, results } => crate::views::rr::view(&mut v, params, results),
-            Body::Crr { params, results } => crate::views::crr::view(&mut v, params, results),
-            Body::Ping { params, results } => crate::views::ping::view(&mut v, params, results),
-            Body::Load {
-                params,
-                results,
-                summary,
-            } => crate::views::load::view(&mut v, params, results, summary.as_ref(), style.units),
-            Body::Stream {
-                params,
-                intervals,
-                summary,
-            } => crate::views::stream::view(&mut v, params, intervals, summary.as_deref(), style.units),
-            Body::UdpMax { params, result } => {
-                crate::views::udp_max::view(&mut v, params, result.as_ref(), style.units)
-            }
-            Body::Rrul {
-                params,
-                phases,
-                induced,
-                clock,
-                series,
-                throughput,
-            } => crate::views::rrul::view(
-                &mut v,
-                params,
-                phases,
-                induced,
-                clock.as_ref(),
-                series,
-                throughput,
-                style.units,
-            ),
-        };
+        let counts =
+            stackmeter_results::with_body!(&self.body, b => crate::views::TestView::view(b, &mut v, style.units));
         tail_note(&mut v, &counts);
         if !self.not_measured.is_empty() {
             v.blank();

@@ -116,3 +116,9 @@ fn clip(s: &str, n: usize) -> String {
         t + "~"
     }
 }
+
+impl crate::views::TestView for stackmeter_results::LoadBody {
+    fn view(&self, v: &mut View, units: Units) -> Vec<u64> {
+        view(v, &self.params, &self.results, self.summary.as_ref(), units)
+    }
+}

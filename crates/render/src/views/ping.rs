@@ -80,3 +80,9 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
     }
     counts
 }
+
+impl crate::views::TestView for stackmeter_results::PingBody {
+    fn view(&self, v: &mut View, _units: stackmeter_results::Units) -> Vec<u64> {
+        view(v, &self.params, &self.results)
+    }
+}

@@ -181,19 +181,12 @@ fn interval_charts(sources: &[ReportSource]) -> Vec<Chart> {
 }
 
 /// The sections that belong to one test, in the list of tests' order:
-/// every kind says whether the report has one for it (the compiler asks
-/// a new test to decide).
+/// a test has one when its view says so ([`crate::views::TestView::report_section`]).
 fn test_sections(sources: &[ReportSource], style: &Style) -> View {
     let mut v = View::new();
     for kind in TestKind::ALL {
-        let section = match kind {
-            TestKind::Rrul => Some(("Latency under load (rrul)", rrul_section(sources, style))),
-            // Their figures are in the latency and interval charts above
-            // and in the comparisons.
-            TestKind::Rr | TestKind::Crr | TestKind::Ping | TestKind::Stream | TestKind::UdpMax | TestKind::Load => {
-                None
-            }
-        };
+        let section =
+            stackmeter_results::with_kind!(kind, T => <T as crate::views::TestView>::report_section(sources, style));
         if let Some((heading, body)) = section.filter(|(_, b)| !b.blocks.is_empty()) {
             v.push(Block::Heading(heading.into()));
             v.extend(body);
@@ -205,12 +198,9 @@ fn test_sections(sources: &[ReportSource], style: &Style) -> View {
 /// rrul: induced latency per phase of every source side by side, then
 /// each source's latest run as its command printed it (the phase table
 /// with the induced p50 and p99, its notes) and against time.
-fn rrul_section(sources: &[ReportSource], style: &Style) -> View {
+pub(crate) fn rrul_section(sources: &[ReportSource], style: &Style) -> View {
     fn rrul(s: &ReportSource) -> Vec<&ReportTest> {
-        s.tests
-            .iter()
-            .filter(|t| matches!(t.doc.body, Body::Rrul { .. }))
-            .collect()
+        s.tests.iter().filter(|t| matches!(t.doc.body, Body::Rrul(_))).collect()
     }
     fn induced(t: &ReportTest) -> Option<&[Induced]> {
         t.doc.body.induced()
@@ -227,12 +217,12 @@ fn rrul_section(sources: &[ReportSource], style: &Style) -> View {
         let Some(t) = rrul(s).last().copied() else {
             continue;
         };
-        let Body::Rrul {
+        let Body::Rrul(stackmeter_results::RrulBody {
             phases,
             series,
             throughput,
             ..
-        } = &t.doc.body
+        }) = &t.doc.body
         else {
             continue;
         };

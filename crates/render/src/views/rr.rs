@@ -80,3 +80,9 @@ pub(crate) fn plain_line(echo: bool, raw: bool, prefix: Option<&str>) -> Option<
         _ => None,
     }
 }
+
+impl crate::views::TestView for stackmeter_results::RrBody {
+    fn view(&self, v: &mut View, _units: stackmeter_results::Units) -> Vec<u64> {
+        view(v, &self.params, &self.results)
+    }
+}

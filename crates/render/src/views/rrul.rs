@@ -273,3 +273,28 @@ pub(crate) fn induced_chart(sides: &[(String, Vec<&[Induced]>)]) -> Option<Chart
     c.hline = Some(0.0);
     Some(c)
 }
+
+impl crate::views::TestView for stackmeter_results::RrulBody {
+    fn view(&self, v: &mut View, units: Units) -> Vec<u64> {
+        view(
+            v,
+            &self.params,
+            &self.phases,
+            &self.induced,
+            self.clock.as_ref(),
+            &self.series,
+            &self.throughput,
+            units,
+        )
+    }
+
+    fn report_section(
+        sources: &[stackmeter_results::ReportSource],
+        style: &crate::format::Style,
+    ) -> Option<(&'static str, View)> {
+        Some((
+            "Latency under load (rrul)",
+            crate::views::report::rrul_section(sources, style),
+        ))
+    }
+}

@@ -239,3 +239,9 @@ fn summary(v: &mut View, p: &StreamParams, s: &StreamSummary, u: Units) {
         c.user_s, c.sys_s, c.percent_of_core
     ));
 }
+
+impl crate::views::TestView for stackmeter_results::StreamBody {
+    fn view(&self, v: &mut View, units: Units) -> Vec<u64> {
+        view(v, &self.params, &self.intervals, self.summary.as_deref(), units)
+    }
+}

@@ -84,3 +84,9 @@ pub(crate) fn view(v: &mut View, p: &UdpMaxParams, r: Option<&UdpMaxResult>, u: 
     ));
     Vec::new()
 }
+
+impl crate::views::TestView for stackmeter_results::UdpMaxBody {
+    fn view(&self, v: &mut View, units: Units) -> Vec<u64> {
+        view(v, &self.params, self.result.as_ref(), units)
+    }
+}

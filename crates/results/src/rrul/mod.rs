@@ -134,6 +134,63 @@ pub struct RatePoint {
     pub up_mbps: f64,
 }
 
+/// An rrul document's body: parameters, the phases, the latency they
+/// induced, and both on the time axis.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RrulBody {
+    /// Parameters.
+    pub params: RrulParams,
+    /// One entry per phase that ran.
+    pub phases: Vec<Phase>,
+    /// Each phase against the first idle phase.
+    pub induced: Vec<Induced>,
+    /// How the one-way delays were made.
+    pub clock: Option<ClockInfo>,
+    /// Every probe on the time axis.
+    pub series: Vec<ProbePoint>,
+    /// Every load interval on the time axis.
+    pub throughput: Vec<RatePoint>,
+}
+
+impl crate::TestBody for RrulBody {
+    const KIND: crate::TestKind = crate::TestKind::Rrul;
+    const LOADS_THE_LINK: bool = true;
+    type Params = RrulParams;
+
+    fn empty(params: RrulParams) -> RrulBody {
+        RrulBody::new(params, RrulRows::default())
+    }
+    fn params(&self) -> &RrulParams {
+        &self.params
+    }
+    fn is_empty(&self) -> bool {
+        self.phases.is_empty()
+    }
+    fn figures(&self, f: &mut crate::Figures) {
+        figures(f, &self.phases, &self.induced);
+    }
+    fn warnings(&self, _why: &str) -> Vec<String> {
+        crate::warnings::rrul(&self.phases, self.clock.as_ref())
+    }
+    fn induced(&self) -> Option<&[Induced]> {
+        Some(&self.induced)
+    }
+}
+
+impl RrulBody {
+    /// The body of `params` with `rows`.
+    pub fn new(params: RrulParams, rows: RrulRows) -> RrulBody {
+        RrulBody {
+            params,
+            phases: rows.phases,
+            induced: rows.induced,
+            clock: rows.clock,
+            series: rows.series,
+            throughput: rows.throughput,
+        }
+    }
+}
+
 /// A document's rrul rows, built from the assembled stamps.
 #[derive(Clone, Debug, Default)]
 pub struct RrulRows {
