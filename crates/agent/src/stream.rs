@@ -170,10 +170,10 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
         let measured = one(&spec, &pair, ctx.secret);
         class.release(&ctx.source, &pair.label);
         // The agent's throughput probe is always a stream.
-        let rate = match (&measured.error, &measured.doc.body) {
-            (None, Body::Stream(s)) => s.summary.as_ref().map(|s| s.total_mbps * 1e6 / 8.0),
-            _ => None,
-        };
+        let mut rate = None;
+        if let (None, Body::Stream(s)) = (&measured.error, &measured.doc.body) {
+            rate = s.summary.as_ref().map(|s| s.total_mbps * 1e6 / 8.0);
+        }
         let stopping = ctx.stop.is_set() || stackmeter_sys::interrupt::interrupted();
         if let (Some(e), false) = (&measured.error, stopping) {
             crate::log::warn(&format!("peer {} ({}): stream: {e}", pair.label, pair.addr));

@@ -50,6 +50,8 @@ mod sessions;
 mod store;
 #[path = "suite/throughput.rs"]
 mod throughput;
+#[path = "suite/udp_burst.rs"]
+mod udp_burst;
 
 use stackmeter_store::testing::missing;
 

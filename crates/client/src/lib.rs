@@ -60,6 +60,7 @@ mod stream;
 mod target;
 mod throughput;
 pub mod tune;
+mod udp_burst;
 mod udp_max;
 
 pub use control::welcome;
@@ -76,4 +77,5 @@ pub use rr::rr;
 pub use rrul::{rrul, RrulOutcome};
 pub use stream::stream;
 pub use target::resolve;
+pub use udp_burst::udp_burst;
 pub use udp_max::{udp_max, UdpMaxOutcome};

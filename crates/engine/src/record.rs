@@ -106,7 +106,11 @@ pub fn save_single(
 /// received Mbit/s per interval, omitted intervals included.
 pub fn intervals(doc: &Document) -> Vec<stackmeter_store::StoredInterval> {
     let mut out = Vec::new();
-    for (seq, i) in doc.body.intervals().iter().enumerate() {
+    let stackmeter_results::Body::Stream(stream) = &doc.body else {
+        // Only a stream has intervals.
+        return out;
+    };
+    for (seq, i) in stream.intervals.iter().enumerate() {
         for (series, value) in [
             ("total", i.total_mbps),
             ("sent", i.sent_mbps),

@@ -106,3 +106,10 @@ impl crate::TestBody for CrrBody {
         crate::plain::no_status(self.params.target_kind())
     }
 }
+
+impl CrrParams {
+    /// The kind of target these parameters measure.
+    pub fn target_kind(&self) -> crate::TargetKind {
+        crate::plain::kind_of_rr(self.echo, self.raw)
+    }
+}

@@ -6,8 +6,8 @@
 //! view ends with.
 
 use crate::figures::{Figure, Figures};
-use crate::kind::Body;
 use crate::plain::{NotMeasured, TargetKind};
+use crate::Body;
 use serde::{Deserialize, Serialize};
 
 /// The schema name every JSON document carries (docs/json.md).

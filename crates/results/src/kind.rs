@@ -1,10 +1,12 @@
 //! The one list of tests.
 //!
-//! Adding a test is its own files and one line in the `tests!` list below
-//! (ARCHITECTURE.md, "Adding a test"). The list declares [`TestKind`],
-//! the document's [`Body`] (one variant per test, holding the test's body
-//! type), and three macros the other crates dispatch with, so no crate
-//! names the tests one by one:
+//! Adding a test is its own files and one line in the `for_each_test!`
+//! list below (ARCHITECTURE.md, "Adding a test"). The list declares
+//! [`TestKind`] here and, through `declare_body!` (body.rs), invoked in lib.rs
+//! (so this file depends on no test's module), the document's
+//! [`crate::Body`] (one variant per test, holding the test's body type)
+//! and two macros the other crates dispatch with; so no crate names the
+//! tests one by one:
 //!
 //! - [`with_body!`](crate::with_body): `with_body!(body, b => expr)`
 //!   evaluates `expr` with `b` bound to the test's own body, whatever the
@@ -24,9 +26,37 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Declares [`TestKind`], [`Body`] and the dispatch macros from one list
-/// of `Variant = "name", rows "Row label", body BodyType;` lines.
-macro_rules! tests {
+/// The list of tests: calls the macro `m` with one
+/// `Variant = "name", rows "Row label", body BodyType;` line per test
+/// (its doc comment first), the body type being this crate's. This crate
+/// declares [`TestKind`] (below) and [`crate::Body`] (in lib.rs) with it;
+/// the engine its subcommands and specifications.
+#[macro_export]
+macro_rules! for_each_test {
+    ($m:ident) => {
+        $m! {
+            /// Request/response per size pair, closed or open loop.
+            Rr = "rr", rows "Size", body RrBody;
+            /// Connect/request/response/close.
+            Crr = "crr", rows "Size", body CrrBody;
+            /// UDP echo round trips.
+            Ping = "ping", rows "Size", body PingBody;
+            /// TCP or paced UDP throughput.
+            Stream = "stream", rows "Size", body StreamBody;
+            /// Highest UDP rate at a loss goal.
+            UdpMax = "udp-max", rows "Size", body UdpMaxBody;
+            /// Many clients listing and fetching objects.
+            Load = "load", rows "Size", body LoadBody;
+            /// Latency under load: phases of TCP load with probes through them.
+            Rrul = "rrul", rows "Phase", body RrulBody;
+            /// Bursts of back-to-back UDP datagrams: the largest answered whole.
+            UdpBurst = "udp-burst", rows "Burst", body UdpBurstBody;
+        }
+    };
+}
+
+/// Declares [`TestKind`] from the list.
+macro_rules! declare_kind {
     ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, rows $row:literal, body $body:ident;)+) => {
         /// Which test a specification, a document or a comparison is of;
         /// serialised as the test's name (the JSON `test` key).
@@ -54,68 +84,10 @@ macro_rules! tests {
                 }
             }
         }
-
-        /// The test, with its parameters and results: the test's own body
-        /// type, flattened into the document beside the `test` key.
-        #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-        #[serde(tag = "test")]
-        pub enum Body {
-            $($(#[doc = $doc])* #[serde(rename = $name)] $variant($crate::$body),)+
-        }
-
-        /// `with_body!(body, b => expr)`: `expr` with `b` the test's own
-        /// body (a reference when `body` is one), for every test.
-        #[macro_export]
-        macro_rules! with_body {
-            ($on:expr, $b:ident => $e:expr) => {
-                match $on {
-                    $($crate::Body::$variant($b) => $e,)+
-                }
-            };
-        }
-
-        /// `with_kind!(kind, T => expr)`: `expr` with `T` the body type of
-        /// the test `kind`, for every test.
-        #[macro_export]
-        macro_rules! with_kind {
-            ($on:expr, $t:ident => $e:expr) => {
-                match $on {
-                    $($crate::TestKind::$variant => {
-                        type $t = $crate::$body;
-                        $e
-                    })+
-                }
-            };
-        }
-
-        /// `for_each_test!(m)`: calls `m!` with the list of tests, as
-        /// `Variant = "name", body BodyType;` lines (the doc comments
-        /// first), the body types being this crate's.
-        #[macro_export]
-        macro_rules! for_each_test {
-            ($m:ident) => {
-                $m! { $($(#[doc = $doc])* $variant = $name, body $body;)+ }
-            };
-        }
     };
 }
 
-tests! {
-    /// Request/response per size pair, closed or open loop.
-    Rr = "rr", rows "Size", body RrBody;
-    /// Connect/request/response/close.
-    Crr = "crr", rows "Size", body CrrBody;
-    /// UDP echo round trips.
-    Ping = "ping", rows "Size", body PingBody;
-    /// TCP or paced UDP throughput.
-    Stream = "stream", rows "Size", body StreamBody;
-    /// Highest UDP rate at a loss goal.
-    UdpMax = "udp-max", rows "Size", body UdpMaxBody;
-    /// Many clients listing and fetching objects.
-    Load = "load", rows "Size", body LoadBody;
-    /// Latency under load: phases of TCP load with probes through them.
-    Rrul = "rrul", rows "Phase", body RrulBody;
-}
+for_each_test!(declare_kind);
 
 impl TestKind {
     /// The test named `name`, if there is one.
@@ -126,12 +98,6 @@ impl TestKind {
     /// Every test's name, comma-separated (for error messages).
     pub fn names() -> String {
         TestKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
-    }
-
-    /// Whether the test loads the link (a fleet's exclusive class is these
-    /// tests unless its file names one).
-    pub const fn loads_the_link(self) -> bool {
-        with_kind!(self, T => <T as crate::TestBody>::LOADS_THE_LINK)
     }
 }
 
@@ -156,12 +122,5 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), TestKind::ALL.len());
-    }
-
-    #[test]
-    fn each_body_knows_its_kind() {
-        for &k in TestKind::ALL {
-            assert_eq!(with_kind!(k, T => <T as crate::TestBody>::KIND), k);
-        }
     }
 }

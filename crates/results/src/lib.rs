@@ -6,7 +6,7 @@
 //!
 //! A test produces one [`Document`]: an envelope around the test's own
 //! parameters and rows (one module per test: `rr`, `crr`, `ping`, `stream`,
-//! `udp_max`, `load`, `rrul`, each with its types and its figures; the list
+//! `udp_max`, `udp_burst`, `load`, `rrul`, each with its types and its figures; the list
 //! of tests is [`TestKind`]). A [`Comparison`], a [`SuiteOutcome`] and a
 //! [`RunReport`] are typed values built from documents. Serialized, a value is
 //! the versioned JSON schema `stackmeter/1` described in `docs/json.md`,
@@ -16,7 +16,11 @@
 
 #[macro_use]
 mod kind;
+#[macro_use]
 mod body;
+// The document's `Body` and the `with_body!`/`with_kind!` macros, from the
+// list of tests; declared before the modules that use the macros.
+for_each_test!(declare_body);
 mod comparison;
 mod crr;
 pub mod decision;
@@ -39,6 +43,7 @@ mod spectrum;
 mod split;
 mod stream;
 mod suite;
+mod udp_burst;
 mod udp_max;
 mod units;
 pub mod warnings;
@@ -49,7 +54,7 @@ pub use crr::{CrrBody, CrrParams, CrrResult};
 pub use decision::{DecideSettings, Decided, DecidedRow, Decider, Decision};
 pub use doc::{figures, Document, Env, Placement, Target, SCHEMA};
 pub use figures::{row_label, step_suffix, Figure, Figures};
-pub use kind::{Body, TestKind};
+pub use kind::TestKind;
 pub use knobs::{KnobRequest, KnobState, Knobs};
 pub use latency::{latency_text, LatencyUs, Levels};
 pub use live::{Live, TrialRow};
@@ -67,5 +72,20 @@ pub use stream::{
     Zerocopy,
 };
 pub use suite::{Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
+pub use udp_burst::{UdpBurstBody, UdpBurstParams, UdpBurstResult};
 pub use udp_max::{Trial, UdpMaxBody, UdpMaxParams, UdpMaxResult, SHORT_SEND};
 pub use units::{bit_rate, byte_rate, format_size, num, packet_rate, Units};
+
+#[cfg(test)]
+mod tests {
+    //! The list's dispatch, which only modules after its declaration see.
+    use crate::{TestBody, TestKind};
+
+    #[test]
+    fn each_body_knows_its_kind() {
+        for &k in TestKind::ALL {
+            assert_eq!(with_kind!(k, T => <T as TestBody>::KIND), k);
+            assert_eq!(k.loads_the_link(), with_kind!(k, T => <T as TestBody>::LOADS_THE_LINK));
+        }
+    }
+}

@@ -150,6 +150,17 @@ impl crate::TestBody for LoadBody {
         figures(f, &self.results);
     }
     fn warnings(&self, _why: &str) -> Vec<String> {
-        crate::warnings::load(&self.results)
+        warnings(&self.results)
+    }
+}
+
+/// load's warnings: failed requests.
+fn warnings(results: &[LoadRun]) -> Vec<String> {
+    let errors: u64 = results.iter().map(|r| r.errors).sum();
+    match errors {
+        0 => Vec::new(),
+        _ => vec![format!(
+            "{errors} request(s) failed (wrong bytes, an error answer, or a broken connection): the rates count only what arrived"
+        )],
     }
 }

@@ -179,13 +179,13 @@ impl crate::TestBody for PingBody {
         figures(f, &self.results);
     }
     fn warnings(&self, why: &str) -> Vec<String> {
-        crate::warnings::ping(&self.params, &self.results, why)
+        warnings(&self.params, &self.results, why)
     }
     fn target_kind(p: &PingParams) -> crate::TargetKind {
         p.target_kind()
     }
     fn not_measured(&self) -> Vec<crate::NotMeasured> {
-        crate::plain::ping_not_measured(self.params.target_kind())
+        not_measured(self.params.target_kind())
     }
     fn unanswered(&self) -> Option<String> {
         self.results
@@ -193,4 +193,53 @@ impl crate::TestBody for PingBody {
             .filter(|r| r.received == 0)
             .map(|r| format!("no answer to any of {} pings", r.sent))
     }
+}
+
+impl PingParams {
+    /// The kind of target these parameters measure.
+    pub fn target_kind(&self) -> crate::TargetKind {
+        match self.echo {
+            true => crate::TargetKind::Echo,
+            false => crate::TargetKind::Stackmeter,
+        }
+    }
+}
+
+/// What ping cannot measure of a plain target `kind`.
+fn not_measured(kind: crate::TargetKind) -> Vec<crate::NotMeasured> {
+    let item = crate::plain::not_measured;
+    match kind {
+        crate::TargetKind::Echo => vec![
+            item(
+                "server_us",
+                "time inside the responder; an echo server writes no timestamps into its replies",
+            ),
+            item(
+                "loss_split",
+                "loss each way; an echo server keeps no count of what it received, so a lost round trip cannot be put on either way",
+            ),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// ping's warnings: two levels, the timestamp split, a schedule the
+/// client could not keep.
+fn warnings(params: &PingParams, results: &[PingResult], why: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(crate::warnings::levels("rtt".into(), r.levels, why));
+        out.extend(crate::warnings::split_warning(
+            "",
+            r.timestamps.as_ref(),
+            r.split_us.as_ref(),
+        ));
+        if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
+            out.push(format!(
+                "the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
+                r.max_send_lag_us, params.interval_us
+            ));
+        }
+    }
+    out
 }

@@ -9,10 +9,6 @@
 //! figure that comes from the responder is missing, and the document says
 //! which ([`crate::TestBody::not_measured`]), in every format.
 
-use crate::crr::CrrParams;
-use crate::ping::PingParams;
-use crate::rr::RrParams;
-use crate::stream::StreamParams;
 use serde::{Deserialize, Serialize};
 
 /// What kind of server a document measured.
@@ -70,42 +66,8 @@ pub struct NotMeasured {
     pub why: String,
 }
 
-impl PingParams {
-    /// The kind of target these parameters measure.
-    pub fn target_kind(&self) -> TargetKind {
-        match self.echo {
-            true => TargetKind::Echo,
-            false => TargetKind::Stackmeter,
-        }
-    }
-}
-
-impl RrParams {
-    /// The kind of target these parameters measure.
-    pub fn target_kind(&self) -> TargetKind {
-        kind_of_rr(self.echo, self.raw)
-    }
-}
-
-impl CrrParams {
-    /// The kind of target these parameters measure.
-    pub fn target_kind(&self) -> TargetKind {
-        kind_of_rr(self.echo, self.raw)
-    }
-}
-
-impl StreamParams {
-    /// The kind of target these parameters measure.
-    pub fn target_kind(&self) -> TargetKind {
-        match (self.discard, self.iperf2) {
-            (true, _) => TargetKind::Discard,
-            (_, true) => TargetKind::Iperf2,
-            _ => TargetKind::Stackmeter,
-        }
-    }
-}
-
-fn kind_of_rr(echo: bool, raw: bool) -> TargetKind {
+/// The kind of target of an rr or crr test's `--echo` and `--raw`.
+pub(crate) fn kind_of_rr(echo: bool, raw: bool) -> TargetKind {
     match (echo, raw) {
         (true, _) => TargetKind::Echo,
         (_, true) => TargetKind::Raw,
@@ -113,59 +75,21 @@ fn kind_of_rr(echo: bool, raw: bool) -> TargetKind {
     }
 }
 
+/// One "not measured" entry.
+pub(crate) fn not_measured(figure: &str, why: &str) -> NotMeasured {
+    NotMeasured {
+        figure: figure.into(),
+        why: why.into(),
+    }
+}
+
 /// What an rr or crr test cannot measure of a plain target `kind`.
 pub(crate) fn no_status(kind: TargetKind) -> Vec<NotMeasured> {
     match kind {
-        TargetKind::Echo | TargetKind::Raw => vec![crate::body::not_measured(
+        TargetKind::Echo | TargetKind::Raw => vec![not_measured(
             "status",
             "the responder's acceptance of the sizes, its status record; a plain server cannot refuse a size, so a wrong one shows as a timeout",
         )],
-        _ => Vec::new(),
-    }
-}
-
-/// What ping cannot measure of a plain target `kind`.
-pub(crate) fn ping_not_measured(kind: TargetKind) -> Vec<NotMeasured> {
-    let item = crate::body::not_measured;
-    match kind {
-        TargetKind::Echo => vec![
-            item(
-                "server_us",
-                "time inside the responder; an echo server writes no timestamps into its replies",
-            ),
-            item(
-                "loss_split",
-                "loss each way; an echo server keeps no count of what it received, so a lost round trip cannot be put on either way",
-            ),
-        ],
-        _ => Vec::new(),
-    }
-}
-
-/// What a stream cannot measure of a plain target `kind`.
-pub(crate) fn stream_not_measured(params: &StreamParams, kind: TargetKind) -> Vec<NotMeasured> {
-    let item = crate::body::not_measured;
-    match kind {
-        TargetKind::Iperf2 if params.udp => vec![
-            item(
-                "intervals[].udp",
-                "loss and jitter per interval; an iperf 2 server reports once, at the end, and summary.udp is that report, over the whole test",
-            ),
-            item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
-        ],
-        TargetKind::Discard | TargetKind::Iperf2 => {
-            let counter = match kind {
-                TargetKind::Discard => "a discard server counts nothing it can report",
-                _ => "an iperf 2 server prints its own count on its side (lwiperf hands it to a callback); stackmeter does not read it",
-            };
-            vec![
-                item(
-                    "target-counted bytes",
-                    &format!("{counter}; sent_* here are the client's send calls, and acked_* what the target's TCP acknowledged (TCP_INFO), the closest figure to what it received"),
-                ),
-                item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
-            ]
-        }
         _ => Vec::new(),
     }
 }

@@ -163,7 +163,7 @@ impl crate::TestBody for RrBody {
         figures(f, &self.results);
     }
     fn warnings(&self, why: &str) -> Vec<String> {
-        crate::warnings::rr(&self.results, why)
+        warnings(&self.results, why)
     }
     fn target_kind(p: &RrParams) -> crate::TargetKind {
         p.target_kind()
@@ -176,4 +176,50 @@ impl crate::TestBody for RrBody {
             .is_empty()
             .then(|| format!("no answer to any of {} rr rounds", self.params.iterations))
     }
+}
+
+impl RrParams {
+    /// The kind of target these parameters measure.
+    pub fn target_kind(&self) -> crate::TargetKind {
+        crate::plain::kind_of_rr(self.echo, self.raw)
+    }
+}
+
+/// rr's warnings: two levels, a timestamp split that does not hold, an
+/// open loop that fell behind its schedule.
+fn warnings(results: &[RrResult], why: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in results {
+        let name = r.pair().label();
+        out.extend(crate::warnings::levels(name.clone(), r.levels, why));
+        out.extend(crate::warnings::split_warning(
+            &format!("{name}: "),
+            r.timestamps.as_ref(),
+            r.split_us.as_ref(),
+        ));
+        out.extend(behind_schedule(&name, r));
+    }
+    out
+}
+
+/// An open-loop rr row whose client fell behind its schedule.
+fn behind_schedule(name: &str, r: &RrResult) -> Option<String> {
+    let (req, got) = (r.requested_rate?, r.achieved_rate?);
+    let late = r.late_sends.unwrap_or(0);
+    if got >= 0.99 * req && late * 100 <= r.samples {
+        return None;
+    }
+    let lag = r
+        .send_lag_us
+        .map(|l| format!(", send lag p99 {:.0} us, max {:.0} us", l.p99, l.max))
+        .unwrap_or_default();
+    let lower = if got < 0.99 * req {
+        " and the load was lower than asked"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{name}: the client fell behind its schedule (requested {req:.0}/s, achieved {got:.0}/s; {late} of {} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}",
+        r.samples
+    ))
 }

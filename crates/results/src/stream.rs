@@ -320,15 +320,66 @@ impl crate::TestBody for StreamBody {
         figures(f, &self.params, self.summary.as_deref());
     }
     fn warnings(&self, _why: &str) -> Vec<String> {
-        crate::warnings::stream(&self.params, self.summary.as_deref())
+        warnings(&self.params, self.summary.as_deref())
     }
     fn target_kind(p: &StreamParams) -> crate::TargetKind {
         p.target_kind()
     }
     fn not_measured(&self) -> Vec<crate::NotMeasured> {
-        crate::plain::stream_not_measured(&self.params, self.params.target_kind())
+        not_measured(&self.params, self.params.target_kind())
     }
-    fn intervals(&self) -> &[Interval] {
-        &self.intervals
+}
+
+impl StreamParams {
+    /// The kind of target these parameters measure.
+    pub fn target_kind(&self) -> crate::TargetKind {
+        match (self.discard, self.iperf2) {
+            (true, _) => crate::TargetKind::Discard,
+            (_, true) => crate::TargetKind::Iperf2,
+            _ => crate::TargetKind::Stackmeter,
+        }
     }
+}
+
+/// What a stream cannot measure of a plain target `kind`.
+fn not_measured(params: &StreamParams, kind: crate::TargetKind) -> Vec<crate::NotMeasured> {
+    let item = crate::plain::not_measured;
+    match kind {
+        crate::TargetKind::Iperf2 if params.udp => vec![
+            item(
+                "intervals[].udp",
+                "loss and jitter per interval; an iperf 2 server reports once, at the end, and summary.udp is that report, over the whole test",
+            ),
+            item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
+        ],
+        crate::TargetKind::Discard | crate::TargetKind::Iperf2 => {
+            let counter = match kind {
+                crate::TargetKind::Discard => "a discard server counts nothing it can report",
+                _ => "an iperf 2 server prints its own count on its side (lwiperf hands it to a callback); stackmeter does not read it",
+            };
+            vec![
+                item(
+                    "target-counted bytes",
+                    &format!("{counter}; sent_* here are the client's send calls, and acked_* what the target's TCP acknowledged (TCP_INFO), the closest figure to what it received"),
+                ),
+                item("cpu.responder", "the responder's CPU time; only a stackmeter responder reports it"),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A stream's warnings: a paced UDP stream the client could not offer.
+fn warnings(p: &StreamParams, s: Option<&StreamSummary>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(s) = s else { return out };
+    if let (Some(u), Some(want)) = (&s.udp, p.rate_pps) {
+        let offered = u.sent_datagrams as f64 / (s.duration_s.max(1e-9));
+        if offered < 0.95 * want {
+            out.push(format!(
+                "the client offered {offered:.0} datagrams/s, below the {want:.0}/s asked for: the client (or its socket buffer) was the limit, not the target"
+            ));
+        }
+    }
+    out
 }

@@ -703,6 +703,7 @@ fn firmware_boot_measure_down(fw: &Firmware) {
         assert_eq!(r["received"], 50);
         assert_eq!(r["mismatched"], 0);
         wire_vectors(fw.label, addr);
+        bursts(fw.label, addr);
         if fw.label == "mcu-smoltcp" {
             throughput(addr, "5M", false);
         }
@@ -749,6 +750,26 @@ fn firmware_boot_measure_down(fw: &Firmware) {
         std::panic::resume_unwind(e);
     }
     assert!(!state.exists(), "state left in {}", state.display());
+}
+
+/// udp-burst on a board: single datagrams all answered; a burst of 64
+/// overflows the smoltcp firmware's UDP socket (4 datagrams), and the
+/// loss is the board's, not this host's queue's.
+fn bursts(label: &str, addr: &str) {
+    let out = run(&["udp-burst", addr, "--bursts", "1,64", "-n", "5", "--json"]);
+    assert!(out.status.success(), "udp-burst: {}", stderr(&out));
+    let doc = json_of(&out);
+    let (one, many) = (&doc["results"][0], &doc["results"][1]);
+    assert_eq!(
+        (one["burst"].as_u64(), one["whole_rounds"].as_u64()),
+        (Some(1), Some(5)),
+        "{one}"
+    );
+    assert_eq!(many["client_drops"], 0, "{many}");
+    if label == "mcu-smoltcp" {
+        assert!(many["lost"].as_u64().unwrap() > 0, "{many}");
+        assert_eq!(many["whole_rounds"], 0, "{many}");
+    }
 }
 
 /// The firmware with a shared secret (hostile.rs and auth.rs have the same

@@ -8,7 +8,7 @@
 //! below checks the result).
 //!
 //! Each test has one options struct (one file each: `rr.rs`, `crr.rs`,
-//! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`, `rrul.rs`). It is both the
+//! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`, `rrul.rs`, `udp_burst.rs`). It is both the
 //! command's flags (`clap::Args`, the doc comments are the help text) and
 //! a plan step's keys (`serde::Deserialize`, the same names in snake
 //! case), every default is a constant written once beside it, and one
@@ -24,6 +24,7 @@ pub mod plain;
 mod rr;
 mod rrul;
 mod stream;
+mod udp_burst;
 mod udp_max;
 
 pub use common::{Options, SpecError, MAX_SECONDS, TIMEOUT_MS, UDP_MAX, UDP_MIN};
@@ -33,6 +34,7 @@ pub use ping::PingOptions;
 pub use rr::RrOptions;
 pub use rrul::RrulOptions;
 pub use stream::StreamOptions;
+pub use udp_burst::UdpBurstOptions;
 pub use udp_max::UdpMaxOptions;
 
 use crate::error::Error;
@@ -106,7 +108,7 @@ impl TestArgs for LoadCommand {
 /// Declares [`Spec`], [`TestCommand`] and their per-test dispatch from
 /// the list of tests.
 macro_rules! engine_tests {
-    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, body $body:ident;)+) => {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, rows $row:literal, body $body:ident;)+) => {
         /// A checked test: the parameters its client runs and its document records.
         #[derive(Clone, Debug)]
         pub enum Spec {

@@ -19,6 +19,7 @@ pub mod spectrum;
 pub mod split;
 pub mod stream;
 pub mod suite;
+pub mod udp_burst;
 pub mod udp_max;
 
 use crate::format::Style;

@@ -1,11 +1,8 @@
 //! The HTML report's view: latency CDFs and histograms, throughput per
 //! interval, rrul's induced latency, the comparisons and the environment.
 use crate::format::Style;
-use stackmeter_results::rrul::Induced;
-use stackmeter_results::Body;
 use stackmeter_results::HistKey;
 use stackmeter_results::ReportSource;
-use stackmeter_results::ReportTest;
 use stackmeter_results::RunReport;
 use stackmeter_results::TestKind;
 
@@ -195,60 +192,6 @@ fn test_sections(sources: &[ReportSource], style: &Style) -> View {
     v
 }
 
-/// rrul: induced latency per phase of every source side by side, then
-/// each source's latest run as its command printed it (the phase table
-/// with the induced p50 and p99, its notes) and against time.
-pub(crate) fn rrul_section(sources: &[ReportSource], style: &Style) -> View {
-    fn rrul(s: &ReportSource) -> Vec<&ReportTest> {
-        s.tests.iter().filter(|t| matches!(t.doc.body, Body::Rrul(_))).collect()
-    }
-    fn induced(t: &ReportTest) -> Option<&[Induced]> {
-        t.doc.body.induced()
-    }
-    let sides: Vec<(String, Vec<&[Induced]>)> = sources
-        .iter()
-        .map(|s| (s.name.clone(), rrul(s).into_iter().filter_map(induced).collect()))
-        .collect();
-    let mut v = View::new();
-    if let Some(c) = crate::views::rrul::induced_chart(&sides) {
-        v.push(Block::Chart(c));
-    }
-    for s in sources {
-        let Some(t) = rrul(s).last().copied() else {
-            continue;
-        };
-        let Body::Rrul(stackmeter_results::RrulBody {
-            phases,
-            series,
-            throughput,
-            ..
-        }) = &t.doc.body
-        else {
-            continue;
-        };
-        v.push(Block::Heading(format!("{}: latest rrul run (test {})", s.name, t.id)));
-        // Its own view, but the charts named after the source.
-        for b in crate::format::Render::view(&t.doc, style).blocks {
-            match b {
-                Block::Title(l) => {
-                    v.line(l);
-                }
-                Block::Chart(_) => {}
-                other => {
-                    v.push(other);
-                }
-            }
-        }
-        let prefix = format!("{} (test {}): ", s.name, t.id);
-        for c in crate::views::rrul::time_charts(&prefix, phases, series, throughput) {
-            v.push(Block::Chart(c));
-        }
-    }
-    v
-}
-
-/// Where the test's threads ran, in words ("client CPU 1, responder CPU
-/// 0"; an external responder's CPU is not known to the client).
 fn placement(d: &Document) -> String {
     let p = &d.placement;
     let client = match p.client_cpu {

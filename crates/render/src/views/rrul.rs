@@ -292,9 +292,60 @@ impl crate::views::TestView for stackmeter_results::RrulBody {
         sources: &[stackmeter_results::ReportSource],
         style: &crate::format::Style,
     ) -> Option<(&'static str, View)> {
-        Some((
-            "Latency under load (rrul)",
-            crate::views::report::rrul_section(sources, style),
-        ))
+        Some(("Latency under load (rrul)", report_section(sources, style)))
     }
+}
+
+/// rrul's section of a run report: induced latency per phase of every
+/// source side by side, then each source's latest run as its command
+/// printed it (the phase table with the induced p50 and p99, its notes)
+/// and against time.
+fn report_section(sources: &[stackmeter_results::ReportSource], style: &crate::format::Style) -> View {
+    use crate::view::Block;
+    use stackmeter_results::{Body, ReportSource, ReportTest, RrulBody};
+    fn rrul(s: &ReportSource) -> Vec<(&ReportTest, &RrulBody)> {
+        let mut out = Vec::new();
+        for t in &s.tests {
+            if let Body::Rrul(r) = &t.doc.body {
+                out.push((t, r));
+            }
+        }
+        out
+    }
+    let sides: Vec<(String, Vec<&[Induced]>)> = sources
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                rrul(s).into_iter().map(|(_, r)| &r.induced[..]).collect(),
+            )
+        })
+        .collect();
+    let mut v = View::new();
+    if let Some(c) = induced_chart(&sides) {
+        v.push(Block::Chart(c));
+    }
+    for s in sources {
+        let Some((t, r)) = rrul(s).last().copied() else {
+            continue;
+        };
+        v.push(Block::Heading(format!("{}: latest rrul run (test {})", s.name, t.id)));
+        // Its own view, but the charts named after the source.
+        for b in crate::format::Render::view(&t.doc, style).blocks {
+            match b {
+                Block::Title(l) => {
+                    v.line(l);
+                }
+                Block::Chart(_) => {}
+                other => {
+                    v.push(other);
+                }
+            }
+        }
+        let prefix = format!("{} (test {}): ", s.name, t.id);
+        for c in time_charts(&prefix, &r.phases, &r.series, &r.throughput) {
+            v.push(Block::Chart(c));
+        }
+    }
+    v
 }

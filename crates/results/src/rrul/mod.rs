@@ -170,10 +170,7 @@ impl crate::TestBody for RrulBody {
         figures(f, &self.phases, &self.induced);
     }
     fn warnings(&self, _why: &str) -> Vec<String> {
-        crate::warnings::rrul(&self.phases, self.clock.as_ref())
-    }
-    fn induced(&self) -> Option<&[Induced]> {
-        Some(&self.induced)
+        warnings(&self.phases, self.clock.as_ref())
     }
 }
 
@@ -327,4 +324,20 @@ fn clock_info(c: &ClockUsed) -> ClockInfo {
 /// The row label of phase `i` ("1 idle").
 pub fn phase_label(i: usize, name: &str) -> String {
     format!("{} {name}", i + 1)
+}
+
+/// rrul's warnings: lost probes, no one-way delays.
+fn warnings(phases: &[Phase], clock: Option<&ClockInfo>) -> Vec<String> {
+    let mut out = Vec::new();
+    let lost: u64 = phases.iter().map(|p| p.probes_lost).sum();
+    let sent: u64 = phases.iter().map(|p| p.probes_sent).sum();
+    if sent > 0 && lost * 100 > sent {
+        out.push(format!(
+            "{lost} of {sent} latency probes were lost: the latency figures describe the probes that came back, and a queue that drops probes hides its worst delays"
+        ));
+    }
+    if clock.is_some_and(|c| c.method == "none") {
+        out.push("no probe came back with the responder's stamps: no one-way delays".into());
+    }
+    out
 }

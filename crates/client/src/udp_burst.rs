@@ -1,0 +1,340 @@
+//! udp-burst: bursts of back-to-back UDP echo datagrams, and how many of
+//! each burst the target answers.
+//!
+//! Each round sends `burst` datagrams with no pause (plain `send` calls,
+//! one per datagram, so an `LD_PRELOAD` stack sees ordinary sockets), then
+//! waits for their replies until every one is back or `timeout` has passed
+//! since the last send. The clock is read before the first send and after
+//! each reply; the round's drain time runs from the one to the last of the
+//! other, and counts only for rounds that came back whole. A reply to an
+//! earlier round that comes late is not this round's: it is counted as
+//! mismatched, never as received.
+
+use crate::endpoint::Endpoint;
+use crate::error::{check_interrupt, is_timeout, ClientError, Plain};
+use crate::outcome::{summary_us, Outcome, RowHistogram};
+use stackmeter_proto::udp::{Header, Kind, HEADER_LEN};
+use stackmeter_proto::{pattern, status::Refusal};
+use stackmeter_results::{UdpBurstParams, UdpBurstResult};
+use stackmeter_stats::Recorder;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// Runs the bursts, one row per burst size. A test with no reply at all
+/// ends with an error next to its rows.
+pub fn udp_burst(endpoint: &Endpoint, p: &UdpBurstParams) -> Outcome<UdpBurstResult> {
+    let mut st = match Bursts::new(endpoint, p) {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome {
+                rows: vec![],
+                error: Some(e),
+                histograms: vec![],
+            }
+        }
+    };
+    let mut rows = Vec::new();
+    let mut histograms = Vec::new();
+    let mut error = st.warm_up().err();
+    for (i, &burst) in p.bursts.iter().enumerate() {
+        if error.is_some() {
+            break;
+        }
+        let mut row = UdpBurstResult {
+            burst,
+            ..Default::default()
+        };
+        let mut drain = Recorder::new();
+        let drops = st.drops();
+        for _ in 0..p.rounds {
+            if let Err(e) = check_interrupt().and_then(|()| st.round(burst, &mut row, &mut drain)) {
+                error = Some(e);
+                break;
+            }
+        }
+        row.lost = row.sent - row.received;
+        row.client_drops = st.drops().zip(drops).map_or(0, |(b, a)| b.saturating_sub(a));
+        row.drain_us = summary_us(&drain);
+        if drain.count() > 0 {
+            histograms.push(RowHistogram {
+                row: i,
+                metric: "drain_us",
+                ns: drain,
+            });
+        }
+        rows.push(row);
+    }
+    let sent: u64 = rows.iter().map(|r| r.sent).sum();
+    let received: u64 = rows.iter().map(|r| r.received).sum();
+    if error.is_none() && sent > 0 && received == 0 {
+        error = Some(ClientError::Lost {
+            addr: endpoint.addr,
+            what: format!(
+                "no reply to any of {sent} datagrams within {} ms{}",
+                p.timeout_ms,
+                endpoint.no_reply_hint()
+            ),
+        });
+    }
+    Outcome {
+        rows,
+        error,
+        histograms,
+    }
+}
+
+struct Bursts<'a> {
+    endpoint: Endpoint,
+    p: &'a UdpBurstParams,
+    timeout: Duration,
+    sock: UdpSocket,
+    tx: Vec<u8>,
+    rx: Vec<u8>,
+    /// With a secret: datagrams carry a MAC trailer, and sequence numbers
+    /// start at the wall clock (ahead of the responder's replay window).
+    sealed: bool,
+    /// The next datagram's sequence number on the wire.
+    next: u64,
+    /// The current round's first sequence number, and which of its
+    /// datagrams have been answered.
+    first: u64,
+    seen: Vec<bool>,
+    /// The socket's receive timeout in force.
+    wait: Duration,
+    origin: Instant,
+}
+
+impl<'a> Bursts<'a> {
+    fn new(endpoint: &Endpoint, p: &'a UdpBurstParams) -> Result<Bursts<'a>, ClientError> {
+        let local: SocketAddr = match endpoint.addr.is_ipv4() {
+            true => ([0, 0, 0, 0], 0).into(),
+            false => ([0u16; 8], 0).into(),
+        };
+        // Replies pile up here while the burst is still being sent: room
+        // for far more than the largest burst (the kernel caps it at
+        // net.core.rmem_max; what it still drops is counted).
+        let s = socket2::Socket::new(
+            socket2::Domain::for_address(endpoint.addr),
+            socket2::Type::DGRAM,
+            Some(socket2::Protocol::UDP),
+        )?;
+        let _ = s.set_recv_buffer_size(RCVBUF);
+        s.bind(&local.into())?;
+        let sock: UdpSocket = s.into();
+        crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&sock))?;
+        sock.connect(endpoint.addr)?;
+        let timeout = Duration::from_millis(p.timeout_ms);
+        sock.set_read_timeout(Some(timeout))?;
+        let sealed = endpoint.secret.is_some();
+        let size = p.size as usize;
+        Ok(Bursts {
+            endpoint: *endpoint,
+            p,
+            timeout,
+            sock,
+            tx: vec![0u8; size + if sealed { endpoint.trailer() } else { 0 }],
+            rx: vec![0u8; 65536],
+            sealed,
+            next: if sealed { stackmeter_sys::wall_ns() } else { 0 },
+            first: 0,
+            seen: Vec::new(),
+            wait: timeout,
+            origin: Instant::now(),
+        })
+    }
+
+    /// The kernel's count of datagrams this socket's full receive queue
+    /// dropped (`/proc/net/udp`, `drops`), if it can be read.
+    fn drops(&self) -> Option<u64> {
+        let local = self.sock.local_addr().ok()?;
+        let table = match local.is_ipv4() {
+            true => "/proc/net/udp",
+            false => "/proc/net/udp6",
+        };
+        socket_drops(&std::fs::read_to_string(table).ok()?, local.port())
+    }
+
+    /// Untimed single round trips (ARP, caches, the responder's first
+    /// packet), not counted.
+    fn warm_up(&mut self) -> Result<(), ClientError> {
+        let mut row = UdpBurstResult::default();
+        let mut drain = Recorder::new();
+        for _ in 0..self.p.warmup {
+            check_interrupt()?;
+            self.round(1, &mut row, &mut drain)?;
+        }
+        Ok(())
+    }
+
+    /// One burst and its replies, added to `row` (and to `drain` when it
+    /// came back whole).
+    fn round(&mut self, burst: u32, row: &mut UdpBurstResult, drain: &mut Recorder) -> Result<(), ClientError> {
+        self.first = self.next;
+        self.seen.clear();
+        self.seen.resize(burst as usize, false);
+        let t0 = Instant::now();
+        for _ in 0..burst {
+            self.build(self.next);
+            self.next += 1;
+            if let Err(e) = self.sock.send(&self.tx) {
+                return Err(self.io_error(&e, row));
+            }
+        }
+        row.rounds += 1;
+        row.sent += u64::from(burst);
+        let deadline = Instant::now() + self.timeout;
+        let mut answered = 0u32;
+        let mut last = t0;
+        while answered < burst {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.receive(left, row)? {
+                Reply::Timeout => break,
+                Reply::Ours(t1) => {
+                    answered += 1;
+                    last = t1;
+                }
+                Reply::Other => row.mismatched += 1,
+            }
+        }
+        row.received += u64::from(answered);
+        if answered == burst {
+            row.whole_rounds += 1;
+            drain.record(last.duration_since(t0).as_nanos() as u64);
+        }
+        Ok(())
+    }
+
+    /// Builds datagram `seq` (its number on the wire) in the send buffer.
+    fn build(&mut self, seq: u64) {
+        let ts = self.origin.elapsed().as_nanos() as u64;
+        let size = self.p.size as usize;
+        // Cannot fail: the size was checked to be at least the header.
+        let _ = Header::request(seq, ts).emit(&mut self.tx);
+        pattern::fill(seq, &mut self.tx[HEADER_LEN..size]);
+        if self.sealed {
+            self.endpoint.seal(&mut self.tx);
+        }
+    }
+
+    /// Waits up to `wait` for one datagram: an intact answer to this
+    /// round not seen before, something else, or nothing.
+    fn receive(&mut self, wait: Duration, row: &UdpBurstResult) -> Result<Reply, ClientError> {
+        let wait = wait.max(Duration::from_micros(1));
+        if wait.abs_diff(self.wait) > Duration::from_micros(50) {
+            self.sock.set_read_timeout(Some(wait))?;
+            self.wait = wait;
+        }
+        let n = match self.sock.recv(&mut self.rx) {
+            Ok(n) => n,
+            Err(e) if is_timeout(&e) => return Ok(Reply::Timeout),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Reply::Other),
+            Err(e) => return Err(self.io_error(&e, row)),
+        };
+        let t1 = Instant::now();
+        let n = match self.sealed {
+            false => n,
+            true => match self.endpoint.open(&self.rx[..n]) {
+                Ok(body) => body,
+                Err(true) => return Err(self.endpoint.unsealed_reply()),
+                Err(false) => return Ok(Reply::Other),
+            },
+        };
+        let Ok(h) = Header::parse(&self.rx[..n]) else {
+            return Ok(Reply::Other);
+        };
+        if h.kind == Kind::EchoRequest as u8 {
+            return Err(ClientError::PlainTarget {
+                addr: self.endpoint.addr,
+                kind: Plain::Echo,
+                why: "the datagrams came back as they were sent, still requests",
+            });
+        }
+        if h.kind == Kind::Refused as u8 {
+            let code = Refusal::from_u8(h.code)
+                .map(|r| r.name().to_string())
+                .unwrap_or(format!("code {}", h.code));
+            return Err(ClientError::Refused {
+                addr: self.endpoint.addr,
+                code,
+                reason: format!("UDP echo refused (responder speaks v{})", h.version),
+            });
+        }
+        let intact = h.kind == Kind::EchoReply as u8
+            && n == self.p.size as usize
+            && pattern::matches_from(h.seq, 0, &self.rx[HEADER_LEN..n]);
+        let i = h.seq.wrapping_sub(self.first) as usize;
+        match self.seen.get(i) {
+            Some(false) if intact => {
+                self.seen[i] = true;
+                Ok(Reply::Ours(t1))
+            }
+            _ => Ok(Reply::Other),
+        }
+    }
+
+    fn io_error(&self, e: &io::Error, row: &UdpBurstResult) -> ClientError {
+        if e.kind() == io::ErrorKind::ConnectionRefused {
+            let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
+            return match row.received {
+                0 => ClientError::Unreachable {
+                    addr: self.endpoint.addr,
+                    reason,
+                },
+                _ => ClientError::Lost {
+                    addr: self.endpoint.addr,
+                    what: format!("responder gone mid-test: {reason}"),
+                },
+            };
+        }
+        ClientError::Lost {
+            addr: self.endpoint.addr,
+            what: format!("UDP: {e}"),
+        }
+    }
+}
+
+/// What one receive got.
+enum Reply {
+    /// Nothing within the wait.
+    Timeout,
+    /// An intact answer to this round's datagram, first seen at this instant.
+    Ours(Instant),
+    /// Anything else: wrong bytes, a duplicate, a late answer to an
+    /// earlier round.
+    Other,
+}
+
+/// Receive buffer asked for: 4 MiB, thousands of small replies.
+const RCVBUF: usize = 4 << 20;
+
+/// The `drops` of the socket bound to local `port` in a `/proc/net/udp`
+/// table (the last column; the local address is the second, `ADDR:PORT`
+/// in hex).
+fn socket_drops(table: &str, port: u16) -> Option<u64> {
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (_, p) = f.get(1)?.rsplit_once(':')?;
+        match u16::from_str_radix(p, 16).ok()? == port {
+            true => f.last()?.parse().ok(),
+            false => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn drops_are_read_from_the_socket_s_line() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+ 1: 0100007F:1F90 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1 2 0000000000000000 0
+ 2: 00000000:A1B2 0100007F:6068 01 00000000:00000000 00:00000000 00000000     0        0 3 2 0000000000000000 17
+";
+        assert_eq!(super::socket_drops(table, 0xA1B2), Some(17));
+        assert_eq!(super::socket_drops(table, 8080), Some(0));
+        assert_eq!(super::socket_drops(table, 1), None);
+    }
+}
