@@ -35,7 +35,7 @@ pub mod twoway;
 pub use median::{hodges_lehmann, mad, median, median_in_place, MAD_TO_SD};
 pub use mwu::mann_whitney_u;
 pub use row::{
-    compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA, BOOTSTRAP_RESAMPLES,
-    MIN_REPETITIONS,
+    as_lower_is_better, compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA,
+    BOOTSTRAP_RESAMPLES, MIN_REPETITIONS,
 };
 pub use sequential::{Call, ConfSeq};

@@ -30,6 +30,49 @@ pub enum Direction {
     HigherIsBetter,
 }
 
+impl Direction {
+    /// The direction of a figure that is better when lower (`true`), as the
+    /// store and the JSON documents keep it (`lower_is_better`).
+    pub const fn from_lower_is_better(lower: bool) -> Direction {
+        match lower {
+            true => Direction::LowerIsBetter,
+            false => Direction::HigherIsBetter,
+        }
+    }
+
+    /// True for [`Direction::LowerIsBetter`].
+    pub const fn lower_is_better(self) -> bool {
+        matches!(self, Direction::LowerIsBetter)
+    }
+
+    /// "lower" or "higher" (as in "lower is better").
+    pub const fn word(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower",
+            Direction::HigherIsBetter => "higher",
+        }
+    }
+}
+
+/// A [`Direction`] kept as the boolean `lower_is_better`, for a field
+/// declared `#[serde(rename = "lower_is_better", with =
+/// "stackmeter_compare::as_lower_is_better")]`: the JSON and the store
+/// stay as they were while the code says which way is better by name.
+pub mod as_lower_is_better {
+    use super::Direction;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `d` as `true` (lower is better) or `false`.
+    pub fn serialize<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(d.lower_is_better())
+    }
+
+    /// Reads a `lower_is_better` boolean.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Direction, D::Error> {
+        bool::deserialize(d).map(Direction::from_lower_is_better)
+    }
+}
+
 /// The outcome of one row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

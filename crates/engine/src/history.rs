@@ -181,7 +181,7 @@ fn series_of(
                     row: p.row_label.clone(),
                     figure,
                     unit: p.unit.clone(),
-                    lower_is_better: p.lower_is_better,
+                    direction: p.direction,
                     runs: Vec::new(),
                     changes: Vec::new(),
                 },
@@ -264,10 +264,7 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String, skipped: Vec<Skipped>) -> Res
         window(&mut r.runs, q);
         let name = r.head.name();
         let s = Settings {
-            direction: match r.head.lower_is_better {
-                true => Direction::LowerIsBetter,
-                false => Direction::HigherIsBetter,
-            },
+            direction: r.head.direction,
             ..settings
         };
         match judge_one(r, &s) {
@@ -437,7 +434,7 @@ fn csv_series(label: &str, s: CsvSeries) -> Raw {
             row: String::new(),
             figure: s.metric,
             unit: String::new(),
-            lower_is_better: s.direction == Direction::LowerIsBetter,
+            direction: s.direction,
             runs: Vec::new(),
             changes: Vec::new(),
         },

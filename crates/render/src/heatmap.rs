@@ -3,6 +3,8 @@
 //! draws it as inline SVG; text and Markdown print it as a table
 //! (`render::heatmap_table`).
 
+use stackmeter_compare::Direction;
+
 use crate::chart::{esc, text_width, wrap, Anchor, Text, ASCENT, DESCENT, FONT};
 use stackmeter_results::num;
 
@@ -20,7 +22,7 @@ pub struct Heatmap {
     /// Unit of the values.
     pub unit: String,
     /// True when a lower value is better.
-    pub lower_is_better: bool,
+    pub direction: Direction,
     /// The typical value: a cell here is neutral, further the bad way is redder.
     pub center: f64,
     /// Rows to outline (a node named as a suspect as a client).
@@ -36,7 +38,10 @@ impl Heatmap {
     /// How many times worse than the centre `v` is (1: as good or better).
     fn worse(&self, v: f64) -> f64 {
         let (v, c) = (v.max(0.0) + 1e-12, self.center.max(0.0) + 1e-12);
-        let r = if self.lower_is_better { v / c } else { c / v };
+        let r = match self.direction {
+            Direction::LowerIsBetter => v / c,
+            Direction::HigherIsBetter => c / v,
+        };
         r.max(1.0)
     }
 
@@ -93,7 +98,7 @@ impl Heatmap {
         let grid_right = left + cell * n as f64;
         let heads_right = heads.iter().map(|t| t.bounds().2).fold(grid_right, f64::max);
         let width = (heads_right + PAD).max(360.0);
-        let better = if self.lower_is_better { "lower" } else { "higher" };
+        let better = self.direction.word();
         let marked = match self.marked_rows.is_empty() && self.marked_cols.is_empty() {
             true => "",
             false => "; outlined: a suspect node's pairs (its row as a client, its column as a target)",
@@ -220,7 +225,7 @@ mod tests {
             cols: vec!["a".into(), "b".into()],
             cells: vec![vec![None, Some(20.0)], vec![Some(400.0), None]],
             unit: "us".into(),
-            lower_is_better: true,
+            direction: Direction::LowerIsBetter,
             center: 20.0,
             marked_rows: vec![],
             marked_cols: vec![1],
@@ -233,7 +238,7 @@ mod tests {
         assert_eq!(m.fill(20.0), m.fill(5.0), "better than the centre is as green");
         assert_eq!(m.fill(20.0 * RED_AT), "hsl(0,70%,50%)");
         let mut up = m.clone();
-        up.lower_is_better = false;
+        up.direction = Direction::HigherIsBetter;
         assert_eq!(up.fill(20.0 / RED_AT), "hsl(0,70%,50%)");
     }
 

@@ -67,7 +67,9 @@ pub struct Section {
     /// Unit of the values.
     pub unit: String,
     /// True for times.
-    pub lower_is_better: bool,
+    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[schemars(with = "bool")]
+    pub direction: Direction,
     /// The rows.
     pub rows: Vec<Row>,
 }
@@ -92,9 +94,9 @@ pub struct Row {
 
 type Key = (TestKind, String, String, String); // test, step, series, stat
 
-/// (section key, unit, lower_is_better, row label) -> values, in first-seen order.
-fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, String, bool, String, Vec<f64>)> {
-    let mut out: Vec<(Key, String, bool, String, Vec<f64>)> = Vec::new();
+/// (section key, unit, which way is better, row label) -> values, in first-seen order.
+fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, String, Direction, String, Vec<f64>)> {
+    let mut out: Vec<(Key, String, Direction, String, Vec<f64>)> = Vec::new();
     for (doc, step) in docs.iter().zip(steps) {
         for f in figures(doc) {
             if !f.compared || !(f.stat == metric || f.stat == "value") {
@@ -103,13 +105,7 @@ fn collect(docs: &[&Document], steps: &[String], metric: &str) -> Vec<(Key, Stri
             let key = (doc.body.kind(), step.clone(), f.series.clone(), f.stat.clone());
             match out.iter_mut().find(|e| e.0 == key && e.3 == f.row_label) {
                 Some(e) => e.4.push(f.value),
-                None => out.push((
-                    key,
-                    f.unit.clone(),
-                    f.lower_is_better,
-                    f.row_label.clone(),
-                    vec![f.value],
-                )),
+                None => out.push((key, f.unit.clone(), f.direction, f.row_label.clone(), vec![f.value])),
             }
         }
     }
@@ -123,17 +119,12 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
     let cb = collect(&b.docs, b_steps, metric);
     let mut sections: Vec<Section> = Vec::new();
     let mut notes = Vec::new();
-    for (key, unit, lower, label, va) in &ca {
+    for (key, unit, dir, label, va) in &ca {
         let Some((.., vb)) = cb.iter().find(|e| &e.0 == key && &e.3 == label) else {
             notes.push(format!("{} {} {}: only in {}", key.0, key.2, label, a.name));
             continue;
         };
-        let dir = if *lower {
-            Direction::LowerIsBetter
-        } else {
-            Direction::HigherIsBetter
-        };
-        let Some(stats) = compare(va, vb, dir) else { continue };
+        let Some(stats) = compare(va, vb, *dir) else { continue };
         let row = Row {
             label: label.clone(),
             stats,
@@ -152,7 +143,7 @@ pub fn build(a: &Side, a_steps: &[String], b: &Side, b_steps: &[String], metric:
                 series: key.2.clone(),
                 stat: key.3.clone(),
                 unit: unit.clone(),
-                lower_is_better: *lower,
+                direction: *dir,
                 rows: vec![row],
             }),
         }
@@ -277,7 +268,7 @@ impl Section {
         } else {
             format!(" {}", self.stat)
         };
-        let better = if self.lower_is_better { "lower" } else { "higher" };
+        let better = self.direction.word();
         format!(
             "{}{step}: {}{stat} per repetition, {} ({better} is better)",
             self.test, self.series, self.unit

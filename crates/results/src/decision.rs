@@ -18,6 +18,7 @@ use crate::doc::{figures, Document};
 use crate::kind::TestKind;
 use serde::{Deserialize, Serialize};
 use stackmeter_compare::sequential::{Call, ConfSeq, MIN_PAIRS};
+use stackmeter_compare::Direction;
 
 /// Above this lag-1 autocorrelation of a row's pairs, its error rate may
 /// exceed alpha (the targets carry state from block to block): said, for
@@ -71,7 +72,9 @@ pub struct DecidedRow {
     /// Unit of the figure.
     pub unit: String,
     /// True for times.
-    pub lower_is_better: bool,
+    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[schemars(with = "bool")]
+    pub direction: Direction,
     /// Pairs the row was judged on (up to its decision).
     pub pairs: usize,
     /// Median of A's blocks, and of B's, over those pairs.
@@ -136,7 +139,7 @@ type RowKey = (TestKind, String, String, String, String);
 struct RowState {
     key: RowKey,
     unit: String,
-    lower_is_better: bool,
+    direction: Direction,
     seq: ConfSeq,
     a: Vec<f64>,
     b: Vec<f64>,
@@ -198,7 +201,7 @@ impl Decider {
             first: if a_first { "A" } else { "B" }.into(),
             ratios: Vec::new(),
         };
-        for (key, unit, lower, va) in fa {
+        for (key, unit, direction, va) in fa {
             let Some((.., vb)) = fb.iter().find(|f| f.0 == key) else {
                 continue;
             };
@@ -213,7 +216,7 @@ impl Decider {
                     self.rows.push(RowState {
                         key,
                         unit,
-                        lower_is_better: lower,
+                        direction,
                         seq: ConfSeq::new(),
                         a: Vec::new(),
                         b: Vec::new(),
@@ -239,11 +242,11 @@ impl Decider {
         for &(i, _) in &record.ratios {
             let r = &mut self.rows[i];
             let call = r.seq.call(alpha, band);
-            let verdict = match (call, r.lower_is_better) {
+            let verdict = match (call, r.direction) {
                 (Call::Open, _) => continue,
                 (Call::Within, _) => Decided::Equivalent,
-                (Call::Lower, true) | (Call::Higher, false) => Decided::Faster,
-                (Call::Lower, false) | (Call::Higher, true) => Decided::Slower,
+                (Call::Lower, Direction::LowerIsBetter) | (Call::Higher, Direction::HigherIsBetter) => Decided::Faster,
+                (Call::Lower, Direction::HigherIsBetter) | (Call::Higher, Direction::LowerIsBetter) => Decided::Slower,
             };
             r.decided = Some((pair, verdict, r.seq.interval(alpha)));
             decided.push(i);
@@ -252,14 +255,14 @@ impl Decider {
         decided
     }
 
-    /// The compared figures of a document: (key, unit, lower_is_better, value).
-    fn compared(&self, d: &Document) -> Vec<(RowKey, String, bool, f64)> {
+    /// The compared figures of a document: (key, unit, which way is better, value).
+    fn compared(&self, d: &Document) -> Vec<(RowKey, String, Direction, f64)> {
         figures(d)
             .into_iter()
             .filter(|f| f.compared && (f.stat == self.metric || f.stat == "value"))
             .map(|f| {
                 let key = (d.body.kind(), String::new(), f.series, f.stat, f.row_label);
-                (key, f.unit, f.lower_is_better, f.value)
+                (key, f.unit, f.direction, f.value)
             })
             .collect()
     }
@@ -284,9 +287,9 @@ impl Decider {
             None => (Decided::Inconclusive, None, r.seq.interval(self.row_alpha())),
         };
         let ratio = r.seq.mean().exp();
-        let percent = match r.lower_is_better {
-            true => (1.0 - ratio) * 100.0,
-            false => (ratio - 1.0) * 100.0,
+        let percent = match r.direction {
+            Direction::LowerIsBetter => (1.0 - ratio) * 100.0,
+            Direction::HigherIsBetter => (ratio - 1.0) * 100.0,
         };
         DecidedRow {
             test: r.key.0,
@@ -295,7 +298,7 @@ impl Decider {
             stat: r.key.3.clone(),
             label: r.key.4.clone(),
             unit: r.unit.clone(),
-            lower_is_better: r.lower_is_better,
+            direction: r.direction,
             pairs: r.seq.len(),
             median_a: stackmeter_compare::median(&r.a).unwrap_or(f64::NAN),
             median_b: stackmeter_compare::median(&r.b).unwrap_or(f64::NAN),

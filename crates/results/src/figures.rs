@@ -5,6 +5,7 @@
 
 use crate::latency::LatencyUs;
 use serde::{Deserialize, Serialize};
+use stackmeter_compare::Direction;
 
 /// One number from one row of a document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -22,7 +23,9 @@ pub struct Figure {
     /// The figure.
     pub value: f64,
     /// True for times and losses, false for rates.
-    pub lower_is_better: bool,
+    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[schemars(with = "bool")]
+    pub direction: Direction,
     /// True for the figures `compare` sets side by side by default.
     pub compared: bool,
 }
@@ -58,28 +61,60 @@ impl Figures {
     /// Mean, p50 and p99 of a latency, microseconds (lower is better).
     pub fn latency(&mut self, row: usize, label: &str, series: &str, s: &LatencyUs, compared: bool) {
         for (stat, value) in [("mean", s.mean), ("p50", s.p50), ("p99", s.p99)] {
-            self.latencies
-                .push(figure(row, label, series, stat, "us", value, true, compared));
+            self.latencies.push(figure(
+                row,
+                label,
+                series,
+                stat,
+                "us",
+                value,
+                Direction::LowerIsBetter,
+                compared,
+            ));
         }
     }
 
     /// A delay in microseconds that is not a distribution (lower is
     /// better), compared whatever the latency metric is.
     pub fn delay(&mut self, row: usize, label: &str, series: &str, value: f64, compared: bool) {
-        self.latencies
-            .push(figure(row, label, series, "value", "us", value, true, compared));
+        self.latencies.push(figure(
+            row,
+            label,
+            series,
+            "value",
+            "us",
+            value,
+            Direction::LowerIsBetter,
+            compared,
+        ));
     }
 
     /// A rate (higher is better) in `unit`, under the series `series`.
     pub fn rate(&mut self, row: usize, label: &str, series: &str, unit: &str, value: f64, compared: bool) {
-        self.rates
-            .push(figure(row, label, series, "value", unit, value, false, compared));
+        self.rates.push(figure(
+            row,
+            label,
+            series,
+            "value",
+            unit,
+            value,
+            Direction::HigherIsBetter,
+            compared,
+        ));
     }
 
     /// A whole-run time in seconds (lower is better).
     pub fn time(&mut self, row: usize, label: &str, series: &str, value: f64, compared: bool) {
-        self.times
-            .push(figure(row, label, series, "value", "s", value, true, compared));
+        self.times.push(figure(
+            row,
+            label,
+            series,
+            "value",
+            "s",
+            value,
+            Direction::LowerIsBetter,
+            compared,
+        ));
     }
 
     /// Every figure collected, in order.
@@ -99,7 +134,7 @@ fn figure(
     stat: &str,
     unit: &str,
     value: f64,
-    lower_is_better: bool,
+    direction: Direction,
     compared: bool,
 ) -> Figure {
     Figure {
@@ -109,7 +144,7 @@ fn figure(
         stat: stat.to_string(),
         unit: unit.to_string(),
         value,
-        lower_is_better,
+        direction,
         compared,
     }
 }

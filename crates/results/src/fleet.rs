@@ -86,7 +86,9 @@ pub struct Matrix {
     /// Its unit.
     pub unit: String,
     /// True for times and losses.
-    pub lower_is_better: bool,
+    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[schemars(with = "bool")]
+    pub direction: Direction,
     /// Median over the matrix's cells.
     pub median: f64,
     /// Every measured pair.
@@ -279,13 +281,12 @@ fn outlier_z(x: f64, all: &[f64]) -> f64 {
 }
 
 /// A value on the log scale where larger is worse.
-fn worse_log(value: f64, lower_is_better: bool, unit: &str) -> f64 {
+fn worse_log(value: f64, direction: Direction, unit: &str) -> f64 {
     let floor = if unit == "%" { 0.1 } else { 1e-12 };
     let v = (value.max(0.0) + floor).ln();
-    if lower_is_better {
-        v
-    } else {
-        -v
+    match direction {
+        Direction::LowerIsBetter => v,
+        Direction::HigherIsBetter => -v,
     }
 }
 
@@ -328,19 +329,18 @@ pub fn natural(s: &str) -> Vec<(String, u64)> {
     out
 }
 
-fn badness(value: f64, median: f64, lower_is_better: bool, unit: &str) -> f64 {
+fn badness(value: f64, median: f64, direction: Direction, unit: &str) -> f64 {
     // Losses are often 0: a small floor keeps the ratio finite.
     let floor = if unit == "%" { 0.1 } else { 1e-12 };
     let (v, m) = (value.max(0.0) + floor, median.max(0.0) + floor);
-    if lower_is_better {
-        v / m
-    } else {
-        m / v
+    match direction {
+        Direction::LowerIsBetter => v / m,
+        Direction::HigherIsBetter => m / v,
     }
 }
 
-/// Per figure key, per pair: (unit, lower is better, values by repetition).
-type Collected = Vec<(FigureKey, String, bool, Vec<((String, String), Vec<f64>)>)>;
+/// Per figure key, per pair: (unit, which way is better, values by repetition).
+type Collected = Vec<(FigureKey, String, Direction, Vec<((String, String), Vec<f64>)>)>;
 
 fn collect(tests: &[PairTest]) -> Collected {
     let mut out: Collected = Vec::new();
@@ -357,7 +357,7 @@ fn collect(tests: &[PairTest]) -> Collected {
             let i = match out.iter().position(|e| e.0 == key) {
                 Some(i) => i,
                 None => {
-                    out.push((key, f.unit.clone(), f.lower_is_better, Vec::new()));
+                    out.push((key, f.unit.clone(), f.direction, Vec::new()));
                     out.len() - 1
                 }
             };
@@ -385,7 +385,7 @@ impl FleetReport {
         }
         nodes.sort_by_key(|n| natural(n));
         let mut matrices = Vec::new();
-        for (key, unit, lower, cells) in collect(tests) {
+        for (key, unit, direction, cells) in collect(tests) {
             let medians: Vec<f64> = cells.iter().map(|(_, v)| median(v).unwrap_or(f64::NAN)).collect();
             let m = median(&medians).unwrap_or(f64::NAN);
             matrices.push(Matrix {
@@ -397,12 +397,12 @@ impl FleetReport {
                         target,
                         value,
                         values,
-                        badness: badness(value, m, lower, &unit),
+                        badness: badness(value, m, direction, &unit),
                     })
                     .collect(),
                 key,
                 unit,
-                lower_is_better: lower,
+                direction,
                 median: m,
             });
         }
@@ -433,7 +433,7 @@ impl FleetReport {
                         (
                             c.client.clone(),
                             c.target.clone(),
-                            worse_log(c.value, m.lower_is_better, &m.unit),
+                            worse_log(c.value, m.direction, &m.unit),
                         )
                     })
                     .collect();
@@ -520,15 +520,11 @@ impl FleetComparison {
         let cb = collect(b_tests);
         let mut changes = Vec::new();
         let mut too_few = 0;
-        for (key, unit, lower, cells) in &ca {
+        for (key, unit, dir, cells) in &ca {
             let Some((_, _, _, other)) = cb.iter().find(|e| &e.0 == key) else {
                 continue;
             };
-            let dir = if *lower {
-                Direction::LowerIsBetter
-            } else {
-                Direction::HigherIsBetter
-            };
+            let dir = *dir;
             let both: Vec<_> = cells
                 .iter()
                 .filter_map(|(pair, va)| other.iter().find(|c| &c.0 == pair).map(|(_, vb)| (pair, va, vb)))

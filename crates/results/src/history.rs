@@ -5,6 +5,7 @@
 //! renderers, the JSON output and a regression gate.
 
 use serde::Serialize;
+use stackmeter_compare::Direction;
 use stackmeter_history::ChangePoint;
 use std::collections::BTreeMap;
 
@@ -62,7 +63,9 @@ pub struct HistorySeries {
     /// Its unit.
     pub unit: String,
     /// Which way is better.
-    pub lower_is_better: bool,
+    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[schemars(with = "bool")]
+    pub direction: Direction,
     /// The runs in order; `shown` marks those in the window.
     pub runs: Vec<HistoryRun>,
     /// The change points, in order of their run.
@@ -176,17 +179,17 @@ impl HistorySeries {
         self.changes
             .iter()
             .filter(|c| c.shown && c.change.regression && !c.change.transient)
-            .map(|c| worse_factor(c.change.ratio, self.lower_is_better))
+            .map(|c| worse_factor(c.change.ratio, self.direction))
             .fold(1.0, f64::max)
     }
 }
 
 /// How many times worse a ratio after/before is (1.0 and up), whichever
 /// way is worse for the figure.
-pub fn worse_factor(ratio: f64, lower_is_better: bool) -> f64 {
-    match lower_is_better {
-        true => ratio,
-        false => 1.0 / ratio,
+pub fn worse_factor(ratio: f64, direction: Direction) -> f64 {
+    match direction {
+        Direction::LowerIsBetter => ratio,
+        Direction::HigherIsBetter => 1.0 / ratio,
     }
 }
 

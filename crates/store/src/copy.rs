@@ -117,7 +117,7 @@ pub(crate) fn read_tests(c: &Conn, run: i64) -> Result<Vec<TestRow>> {
                     stat: f.text(3)?,
                     unit: f.text(4)?,
                     value: f.real(5)?,
-                    lower_is_better: f.int(6)? != 0,
+                    direction: stackmeter_results::Direction::from_lower_is_better(f.int(6)? != 0),
                     compared: f.int(7)? != 0,
                 })
             })

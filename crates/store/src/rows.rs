@@ -215,7 +215,7 @@ pub(crate) fn insert_test(c: &Conn, run: i64, t: &TestRow) -> Result<i64> {
                     &f.stat,
                     &f.unit,
                     f.value,
-                    f.lower_is_better,
+                    f.direction.lower_is_better(),
                     f.compared
                 ]
             })

@@ -6,6 +6,7 @@
 use crate::backend::{Conn, Value};
 use crate::open::Store;
 use crate::Result;
+use stackmeter_results::Direction;
 use std::collections::BTreeMap;
 
 /// Which figures to read; `None` keeps all.
@@ -49,7 +50,7 @@ pub struct FigurePoint {
     /// The figure.
     pub value: f64,
     /// Which way is better.
-    pub lower_is_better: bool,
+    pub direction: Direction,
 }
 
 impl Store {
@@ -81,7 +82,7 @@ impl Store {
                     stat: r.text(8)?,
                     unit: r.text(9)?,
                     value: r.real(10)?,
-                    lower_is_better: r.int(11)? != 0,
+                    direction: Direction::from_lower_is_better(r.int(11)? != 0),
                 })
             })
             .collect()

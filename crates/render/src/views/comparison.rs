@@ -37,7 +37,11 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
                 s.geomean_ci.map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
                 "",
             )
-        } else if s.rows > 0 && c.sections.iter().any(|x| !x.lower_is_better) {
+        } else if s.rows > 0
+            && c.sections
+                .iter()
+                .any(|x| x.direction == stackmeter_compare::Direction::HigherIsBetter)
+        {
             (
                 s.geomean_ratio,
                 s.geomean_ci,

@@ -30,7 +30,7 @@ fn title(r: &DecidedRow) -> String {
         "value" => String::new(),
         s => format!(" {s}"),
     };
-    let better = if r.lower_is_better { "lower" } else { "higher" };
+    let better = r.direction.word();
     format!(
         "{}{step}: {}{stat} per block, {} ({better} is better)",
         r.test, r.series, r.unit

@@ -57,7 +57,7 @@ fn heatmap(
         cols: targets,
         cells,
         unit: m.unit.clone(),
-        lower_is_better: m.lower_is_better,
+        direction: m.direction,
         center: m.median,
     }
 }
@@ -143,7 +143,7 @@ impl crate::format::Render for FleetReport {
             }));
         }
         for m in &self.matrices {
-            let better = if m.lower_is_better { "lower" } else { "higher" };
+            let better = m.direction.word();
             let title = format!("{} ({}, {better} is better)", m.key.title(), m.unit);
             v.push(Block::Heatmap(heatmap(
                 m,
@@ -246,9 +246,7 @@ impl crate::format::Render for FleetComparison {
             let m = Matrix {
                 key: key.clone(),
                 unit: "B/A".into(),
-                lower_is_better: mine
-                    .first()
-                    .is_none_or(|c| c.stats.direction == Direction::LowerIsBetter),
+                direction: mine.first().map_or(Direction::LowerIsBetter, |c| c.stats.direction),
                 median: 1.0,
                 cells: mine
                     .iter()

@@ -82,13 +82,9 @@ fn series_view(v: &mut View, s: &HistorySeries) {
 }
 
 fn unit_words(s: &HistorySeries) -> String {
-    let better = if s.lower_is_better {
-        "lower is better"
-    } else {
-        "higher is better"
-    };
+    let better = format!("{} is better", s.direction.word());
     match s.unit.is_empty() {
-        true => better.into(),
+        true => better,
         false => format!("{}, {better}", s.unit),
     }
 }
