@@ -118,7 +118,7 @@ fn copy(src: &std::path::Path, dst: &std::path::Path) -> i32 {
     let run = || -> Result<i32, stackmeter_engine::Error> {
         let (from, to) = (parse(src)?, parse(dst)?);
         if from == to {
-            return Err(stackmeter_engine::Error::Usage(format!(
+            return Err(stackmeter_engine::Error::conflict(format!(
                 "store copy: SRC and DST are the same store ({from})"
             )));
         }

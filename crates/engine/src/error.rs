@@ -7,9 +7,9 @@ use stackmeter_client::ClientError;
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A bad command line or plan: exit 2.
-    #[error("{0}")]
-    Usage(String),
+    /// Bad input (a flag, a plan, a file, a name): exit 2.
+    #[error(transparent)]
+    Usage(#[from] Usage),
     /// A local failure (store, files, processes): exit 1.
     #[error("{0}")]
     Local(String),
@@ -21,7 +21,52 @@ pub enum Error {
     Client(#[from] ClientError),
 }
 
+/// Bad input, by what was wrong. Each is the one line the user reads,
+/// naming the flag, key, file or name to blame; all exit with 2.
+#[derive(Debug, thiserror::Error)]
+pub enum Usage {
+    /// A test's setting (a flag or a plan key) out of range or not fitting
+    /// the others.
+    #[error("{0}")]
+    Setting(#[from] crate::spec::SpecError),
+    /// Any other flag's or argument's value: malformed or out of range.
+    #[error("{0}")]
+    Flag(String),
+    /// Flags or a target that do not go together, or one missing that
+    /// another needs.
+    #[error("{0}")]
+    Conflict(String),
+    /// A file given (a plan, a fleet file, a CSV history): unreadable or
+    /// not valid, with where.
+    #[error("{0}")]
+    File(String),
+    /// Something named that the store does not hold: a run, a label's
+    /// runs, a test with these figures.
+    #[error("{0}")]
+    NotStored(String),
+}
+
 impl Error {
+    /// A flag's or argument's value is wrong ([`Usage::Flag`]).
+    pub fn flag(message: impl Into<String>) -> Error {
+        Error::Usage(Usage::Flag(message.into()))
+    }
+
+    /// Flags that do not go together ([`Usage::Conflict`]).
+    pub fn conflict(message: impl Into<String>) -> Error {
+        Error::Usage(Usage::Conflict(message.into()))
+    }
+
+    /// A file given is unreadable or not valid ([`Usage::File`]).
+    pub fn file(message: impl Into<String>) -> Error {
+        Error::Usage(Usage::File(message.into()))
+    }
+
+    /// Something named is not in the store ([`Usage::NotStored`]).
+    pub fn not_stored(message: impl Into<String>) -> Error {
+        Error::Usage(Usage::NotStored(message.into()))
+    }
+
     /// The process exit code.
     pub fn exit_code(&self) -> i32 {
         match self {
@@ -36,7 +81,7 @@ impl Error {
 impl From<stackmeter_store::StoreError> for Error {
     fn from(e: stackmeter_store::StoreError) -> Error {
         match e.is_bad_url() {
-            true => Error::Usage(e.to_string()),
+            true => Error::flag(e.to_string()),
             false => Error::Local(e.to_string()),
         }
     }

@@ -33,14 +33,13 @@ impl Loaded {
 /// Reads fleet file `path`; `quick` scales its tests down as `suite
 /// --quick` does.
 pub fn load(path: &str, quick: bool) -> Result<Loaded, Error> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("cannot read fleet file {path}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::file(format!("cannot read fleet file {path}: {e}")))?;
     parse(path, &text, quick)
 }
 
 /// A fleet file's text, `name` naming it in errors.
 pub fn parse(name: &str, text: &str, quick: bool) -> Result<Loaded, Error> {
-    let fleet = Fleet::parse(text).map_err(|e| Error::Usage(show(name, text, &e.at, &e.message)))?;
+    let fleet = Fleet::parse(text).map_err(|e| Error::file(show(name, text, &e.at, &e.message)))?;
     let steps = match &fleet.steps {
         StepSource::Plan(p) => match plan::builtin(p, quick) {
             Some(plan) => plan.steps,
@@ -51,12 +50,12 @@ pub fn parse(name: &str, text: &str, quick: bool) -> Result<Loaded, Error> {
                     "'{p}' is not a built-in plan ({}); give the tests as [[step]] tables instead",
                     names.join(", ")
                 );
-                return Err(Error::Usage(show(name, text, &at, &msg)));
+                return Err(Error::file(show(name, text, &at, &msg)));
             }
         },
         StepSource::Steps(tables) => {
             let raw = tables.iter().cloned().map(toml::Value::Table).collect();
-            plan::steps(raw, quick).map_err(|e| Error::Usage(e.show(name, text)))?
+            plan::steps(raw, quick).map_err(|e| Error::file(e.show(name, text)))?
         }
     };
     let infos: Vec<StepInfo> = steps
@@ -224,13 +223,13 @@ pub fn run_node(
 ) -> Result<NodeOutcome, Error> {
     let plan = &r.loaded.plan;
     let me = plan.node(r.node).ok_or_else(|| {
-        Error::Usage(format!(
+        Error::flag(format!(
             "--node {}: no node of fleet {} has this name",
             r.node, plan.fleet
         ))
     })?;
     if !me.client {
-        return Err(Error::Usage(format!(
+        return Err(Error::flag(format!(
             "--node {}: this node runs no client (client = false in the fleet file)",
             r.node
         )));
@@ -335,7 +334,7 @@ pub fn compare(
     tolerance: f64,
 ) -> Result<stackmeter_results::fleet::FleetComparison, Error> {
     if !(tolerance.is_finite() && tolerance >= 0.0) {
-        return Err(Error::Usage(format!(
+        return Err(Error::flag(format!(
             "--tolerance {tolerance}: expected a percentage of 0 or more"
         )));
     }
@@ -375,7 +374,7 @@ pub fn stored_tests(store: &Store, run: &str) -> Result<Vec<PairTest>, Error> {
             true => "the store holds no fleet run".to_string(),
             false => format!("fleet runs stored: {}", names.join(", ")),
         };
-        return Err(Error::Usage(format!("no fleet run named '{run}' ({known})")));
+        return Err(Error::not_stored(format!("no fleet run named '{run}' ({known})")));
     }
     let mut out = Vec::new();
     for r in runs {

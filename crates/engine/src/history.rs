@@ -78,7 +78,7 @@ pub fn from_store(store: &Store, q: &Query) -> Result<History, Error> {
             true => "the store".to_string(),
             false => format!("label(s) {}", q.labels.join(", ")),
         };
-        return Err(Error::Usage(format!(
+        return Err(Error::not_stored(format!(
             "no complete test of {what}{} is stored",
             q.test.as_ref().map(|t| format!(" with test {t}")).unwrap_or_default()
         )));
@@ -100,7 +100,7 @@ pub fn from_store(store: &Store, q: &Query) -> Result<History, Error> {
 fn relative_to(raw: Vec<Raw>, reference: &str) -> Result<(Vec<Raw>, Vec<Skipped>), Error> {
     let (refs, others): (Vec<Raw>, Vec<Raw>) = raw.into_iter().partition(|r| r.head.label == reference);
     if refs.is_empty() {
-        return Err(Error::Usage(format!(
+        return Err(Error::not_stored(format!(
             "--relative-to {reference}: no stored run of that label has these figures"
         )));
     }
@@ -201,7 +201,7 @@ fn series_of(
         }
     }
     if order.is_empty() {
-        return Err(Error::Usage(nothing_matches(points, q)));
+        return Err(Error::not_stored(nothing_matches(points, q)));
     }
     Ok(order.into_iter().filter_map(|k| by_key.remove(&k)).collect())
 }
@@ -234,9 +234,7 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String, skipped: Vec<Skipped>) -> Res
         tolerance: q.tolerance,
         ..Settings::new(Direction::LowerIsBetter)
     };
-    settings
-        .check()
-        .map_err(|e| Error::Usage(format!("--tolerance: {e}")))?;
+    settings.check().map_err(|e| Error::flag(format!("--tolerance: {e}")))?;
     let mut out = History {
         schema: stackmeter_results::SCHEMA.into(),
         settings: HistorySettings {
@@ -394,7 +392,7 @@ fn window(runs: &mut [HistoryRun], q: &Query) {
 /// The history of the metrics of a CSV file in Otava's shape (`text`, read
 /// from `name`).
 pub fn from_csv(name: &str, text: &str, options: &CsvOptions, q: &Query) -> Result<History, Error> {
-    let found = stackmeter_history_csv::read(text, options).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+    let found = stackmeter_history_csv::read(text, options).map_err(|e| Error::file(format!("{name}: {e}")))?;
     let label = std::path::Path::new(name)
         .file_stem()
         .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned());
@@ -404,7 +402,7 @@ pub fn from_csv(name: &str, text: &str, options: &CsvOptions, q: &Query) -> Resu
         .map(|s| csv_series(&label, s))
         .collect::<Vec<_>>();
     if raw.is_empty() {
-        return Err(Error::Usage(format!(
+        return Err(Error::file(format!(
             "{name}: no metric column {}",
             q.figure.as_deref().unwrap_or("")
         )));

@@ -12,7 +12,7 @@ use stackmeter_sys::knobs::{self, Priority};
 pub fn priority(req: &KnobRequest) -> Result<Option<Priority>, Error> {
     req.priority
         .as_deref()
-        .map(|p| Priority::parse(p).map_err(|e| Error::Usage(format!("--priority {e}"))))
+        .map(|p| Priority::parse(p).map_err(|e| Error::flag(format!("--priority {e}"))))
         .transpose()
 }
 

@@ -354,13 +354,13 @@ pub fn load(name: &str, quick: bool) -> Result<Plan, Error> {
     let path = std::path::Path::new(name);
     if !path.exists() {
         let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-        return Err(Error::Usage(format!(
+        return Err(Error::file(format!(
             "'{name}' is neither a built-in plan ({}) nor a plan file",
             names.join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("cannot read plan {name}: {e}")))?;
-    let mut plan = parse(&text, quick).map_err(|e| Error::Usage(e.show(&format!("plan {name}"), &text)))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::file(format!("cannot read plan {name}: {e}")))?;
+    let mut plan = parse(&text, quick).map_err(|e| Error::file(e.show(&format!("plan {name}"), &text)))?;
     plan.name = name.into();
     Ok(plan)
 }

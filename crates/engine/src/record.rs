@@ -53,9 +53,9 @@ pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Recording>, Error> {
         return Ok(None);
     }
     if matches!(&a.label, Some(l) if l.trim().is_empty()) {
-        return Err(Error::Usage("--label must not be empty".into()));
+        return Err(Error::flag("--label must not be empty"));
     }
-    let attrs = a.attrs().map_err(Error::Usage)?;
+    let attrs = a.attrs().map_err(Error::flag)?;
     let writer = Writer::open(&location(&a.db)?, spool())?;
     Ok(Some(Recording { writer, attrs }))
 }

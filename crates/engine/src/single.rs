@@ -44,7 +44,7 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
             true => stackmeter_sys::check_cpu(cpu),
             false => stackmeter_sys::pin_current_thread(cpu),
         };
-        placed.map_err(|e| Error::Usage(format!("--affinity {cpu}: {e}")))?;
+        placed.map_err(|e| Error::flag(format!("--affinity {cpu}: {e}")))?;
     }
     // Each connection holds a descriptor, and an embedded responder one
     // more; a stream's senders keep a duplicate of each for TCP_INFO.

@@ -10,7 +10,7 @@ use stackmeter_store::{Store, StoredRun, StoredTest};
 
 /// The tests a side names, and how to call it.
 pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), Error> {
-    let usage = |m: String| Error::Usage(m);
+    let not_stored = |m: String| Error::not_stored(m);
     if let Some((run, label)) = spec.split_once(':') {
         if let Ok(id) = run.parse::<i64>() {
             let tests: Vec<StoredTest> = store
@@ -19,7 +19,9 @@ pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), E
                 .filter(|t| t.label == label)
                 .collect();
             if tests.is_empty() {
-                return Err(usage(format!("'{spec}': run {id} has no tests labelled '{label}'")));
+                return Err(not_stored(format!(
+                    "'{spec}': run {id} has no tests labelled '{label}'"
+                )));
             }
             return Ok((format!("{label} (run {id})"), tests));
         }
@@ -28,14 +30,14 @@ pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), E
         if store.run(id)?.is_some() {
             let tests = store.tests_of_run(id)?;
             if tests.is_empty() {
-                return Err(usage(format!("run {id} has no stored tests")));
+                return Err(not_stored(format!("run {id} has no stored tests")));
             }
             return Ok((format!("run {id} ({})", labels_of(&tests).join(",")), tests));
         }
     }
     let tests = store.tests_with_label(spec)?;
     if tests.is_empty() {
-        return Err(usage(format!(
+        return Err(not_stored(format!(
             "'{spec}' is neither a stored label nor a run id (see `stackmeter runs`)"
         )));
     }
@@ -70,7 +72,7 @@ pub fn compare(
                 .strip_prefix("run ")
                 .and_then(|r| r.split(' ').next())
                 .unwrap_or("RUN");
-            return Err(Error::Usage(format!(
+            return Err(Error::flag(format!(
                 "{name} holds the tests of {} targets ({}): name one as RUN:LABEL, e.g. {run}:{first}",
                 labels.len(),
                 labels.join(", ")
@@ -212,7 +214,7 @@ fn key_figure(store: &Store, r: &StoredRun) -> String {
 pub fn show(store: &Store, id: i64, format: Format, style: &Style) -> Result<String, Error> {
     let run = store
         .run(id)?
-        .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
+        .ok_or_else(|| Error::not_stored(format!("no run {id} in the store (see `stackmeter runs`)")))?;
     let tests = store.tests_of_run(run.id)?;
     // The user's attributes head the text; JSON carries them in `export`.
     let head = match format {
@@ -232,7 +234,7 @@ pub fn show(store: &Store, id: i64, format: Format, style: &Style) -> Result<Str
 pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
     let run = store
         .run(id)?
-        .ok_or_else(|| Error::Usage(format!("no run {id} in the store (see `stackmeter runs`)")))?;
+        .ok_or_else(|| Error::not_stored(format!("no run {id} in the store (see `stackmeter runs`)")))?;
     let mut rows = Vec::new();
     for t in store.tests_of_run(run.id)? {
         let figs = figures(&t.doc);
@@ -287,7 +289,7 @@ pub enum Export {
 pub fn export(store: &Store, runs: &[i64], label: Option<&str>, format: Export) -> Result<String, Error> {
     let all = store.runs()?;
     if let Some(id) = runs.iter().find(|id| !all.iter().any(|r| r.id == **id)) {
-        return Err(Error::Usage(format!(
+        return Err(Error::not_stored(format!(
             "no run {id} in the store (see `stackmeter runs`)"
         )));
     }

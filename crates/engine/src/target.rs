@@ -38,8 +38,8 @@ pub fn choose(
     if let Some(t) = target {
         check_port(t)?;
         if responder_cpu.is_some() {
-            return Err(Error::Usage(
-                "--responder-affinity applies only to the embedded responder (give no TARGET)".into(),
+            return Err(Error::conflict(
+                "--responder-affinity applies only to the embedded responder (give no TARGET)",
             ));
         }
         let addr = match crate::spec::plain::default_port(kind) {
@@ -47,7 +47,7 @@ pub fn choose(
             None => {
                 let addr = stackmeter_client::resolve(t, 0)?;
                 if addr.port() == 0 {
-                    return Err(Error::Usage(format!(
+                    return Err(Error::conflict(format!(
                         "{flag} needs TARGET with a port (HOST:PORT): a plain server has no default port"
                     )));
                 }
@@ -69,13 +69,13 @@ pub fn choose(
         let port = crate::spec::plain::default_port(kind)
             .map(|p| format!(", port {p} unless it names one"))
             .unwrap_or_else(|| ", with its port".into());
-        return Err(Error::Usage(format!(
+        return Err(Error::conflict(format!(
             "{flag} measures a {} that stackmeter does not start: give TARGET (HOST[:PORT]{port})",
             kind.describe()
         )));
     }
     if let Some(cpu) = responder_cpu {
-        stackmeter_sys::check_cpu(cpu).map_err(|e| Error::Usage(format!("--responder-affinity {cpu}: {e}")))?;
+        stackmeter_sys::check_cpu(cpu).map_err(|e| Error::flag(format!("--responder-affinity {cpu}: {e}")))?;
     }
     let cfg = stackmeter_responder::Config {
         cpu: responder_cpu,
@@ -113,7 +113,7 @@ fn check_port(t: &str) -> Result<(), Error> {
     };
     match port.map(|p| (p, p.parse::<u16>())) {
         None | Some((_, Ok(1..))) => Ok(()),
-        Some((p, _)) => Err(Error::Usage(format!("TARGET {t}: '{p}' is not a port (1-65535)"))),
+        Some((p, _)) => Err(Error::flag(format!("TARGET {t}: '{p}' is not a port (1-65535)"))),
     }
 }
 
@@ -155,14 +155,14 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/c-responder.bi
 /// folder above this executable or the current directory (the source tree,
 /// after `make -C c-responder`); the copy carried inside this binary,
 /// written once to the user's cache. `None` when there is none at all;
-/// `Error::Usage` for a wrong `$STACKMETER_C_RESPONDER`, `Error::Local`
+/// a usage error (`Usage::Flag`) for a wrong `$STACKMETER_C_RESPONDER`, `Error::Local`
 /// when the carried copy cannot be written out.
 pub fn c_responder() -> Result<Option<PathBuf>, Error> {
     if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return match p.is_file() {
             true => Ok(Some(p)),
-            false => Err(Error::Usage(format!(
+            false => Err(Error::flag(format!(
                 "STACKMETER_C_RESPONDER={}: no such file",
                 p.display()
             ))),

@@ -238,13 +238,13 @@ pub struct NodeSetup {
 /// every host sees; without one, file locks on this host.
 pub fn prepare_node(a: &NodeArgs) -> Result<NodeSetup, Error> {
     if a.run_name.trim().is_empty() || a.run_name.contains(char::is_whitespace) {
-        return Err(Error::Usage(format!(
+        return Err(Error::flag(format!(
             "--run '{}': give a name without spaces",
             a.run_name
         )));
     }
     if !(a.lock_wait.is_finite() && a.lock_wait > 0.0 && a.lock_wait <= 86_400.0) {
-        return Err(Error::Usage(format!(
+        return Err(Error::flag(format!(
             "--lock-wait {}: expected seconds above 0 and at most a day",
             a.lock_wait
         )));

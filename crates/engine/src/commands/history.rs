@@ -82,13 +82,13 @@ impl HistoryArgs {
     /// The query the flags ask for; one line naming a bad one.
     pub fn query(&self, now_unix: u64) -> Result<Query, Error> {
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0 && self.tolerance < 100.0) {
-            return Err(Error::Usage(format!(
+            return Err(Error::flag(format!(
                 "--tolerance {}: expected a percentage from 0 to below 100",
                 self.tolerance
             )));
         }
         if self.last == Some(0) {
-            return Err(Error::Usage("--last 0: give at least 1 run".into()));
+            return Err(Error::flag("--last 0: give at least 1 run"));
         }
         let since = self.since.as_deref().map(|s| since(s, now_unix)).transpose()?;
         Ok(Query {
@@ -133,7 +133,7 @@ pub fn history(a: &HistoryArgs) -> Result<(History, Option<stackmeter_store::Sto
     match &a.csv {
         Some(path) => {
             let name = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("cannot read {name}: {e}")))?;
+            let text = std::fs::read_to_string(path).map_err(|e| Error::file(format!("cannot read {name}: {e}")))?;
             Ok((history::from_csv(&name, &text, &a.csv_options(), &q)?, None))
         }
         None => {
@@ -147,7 +147,7 @@ pub fn history(a: &HistoryArgs) -> Result<(History, Option<stackmeter_store::Sto
 /// store's UTC times sort) or an age (12h, 7d, 4w) before `now_unix`.
 fn since(s: &str, now_unix: u64) -> Result<String, Error> {
     let bad = || {
-        Error::Usage(format!(
+        Error::flag(format!(
             "--since '{s}': expected a UTC time like 2026-11-27 or 2026-11-27T09:00:00Z, or an age like 12h, 7d or 4w"
         ))
     };

@@ -22,7 +22,7 @@ pub fn schema(name: Option<&str>) -> Result<String, crate::Error> {
         None => Ok(names.join("\n") + "\n"),
         Some(n) => match all.iter().find(|(k, _)| *k == n) {
             Some((_, s)) => Ok(stackmeter_render::json::pretty(s)),
-            None => Err(crate::Error::Usage(format!("no schema '{n}' ({})", names.join(", ")))),
+            None => Err(crate::Error::flag(format!("no schema '{n}' ({})", names.join(", ")))),
         },
     }
 }

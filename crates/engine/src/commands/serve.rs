@@ -108,7 +108,7 @@ pub fn start(a: ServeArgs, secret: Option<Key>) -> Result<Responder, Error> {
     if let Some(cpu) = a.affinity {
         // Checked here so a bad CPU is a usage error, not a log line.
         if let Err(e) = stackmeter_sys::pin_current_thread(cpu) {
-            return Err(Error::Usage(format!("--affinity {cpu}: {e}")));
+            return Err(Error::flag(format!("--affinity {cpu}: {e}")));
         }
     }
     // Before any thread starts, so every responder thread inherits the

@@ -83,21 +83,19 @@ pub type Checked = (crate::plan::Plan, Budget);
 
 /// Checks the flags and loads the plan.
 pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::Error> {
-    use crate::Error::Usage;
     if a.confidence.is_some() {
-        return Err(Usage(
+        return Err(crate::Error::flag(
             "--confidence was removed: looking again after every repetition and stopping once the interval is narrow \
              (netperf's -I) misses the truth far more often than it says; --until decided stops on a bound that holds \
-             however often it looks (docs/methods.md)"
-                .into(),
+             however often it looks (docs/methods.md)",
         ));
     }
     if a.repeat == Some(0) {
-        return Err(Usage("--repeat must be at least 1".into()));
+        return Err(crate::Error::flag("--repeat must be at least 1"));
     }
     if a.until == Some(Until::Decided) && a.repeat.is_some() {
-        return Err(Usage(
-            "--repeat is the fixed design: it does not go with --until decided".into(),
+        return Err(crate::Error::conflict(
+            "--repeat is the fixed design: it does not go with --until decided",
         ));
     }
     let budget = match &a.budget {
@@ -111,8 +109,8 @@ pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::Error> {
             .iter()
             .map(|v| crate::plan::variant_flag(v))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(Usage)?;
-        crate::plan::check_variants(&variants).map_err(|e| Usage(format!("--variant: {e}")))?;
+            .map_err(crate::Error::flag)?;
+        crate::plan::check_variants(&variants).map_err(|e| crate::Error::flag(format!("--variant: {e}")))?;
         plan.variants = variants;
     }
     Ok((plan, budget))
@@ -187,21 +185,21 @@ fn decide_settings(
     if !wanted {
         // The fixed design: --tolerance is the gate's, with --fail-on.
         if a.gate.tolerance.is_some() && a.gate.fail_on.is_none() {
-            return Err(crate::Error::Usage(
-                "--tolerance needs --fail-on here (or a run until decided, where it is the band)".into(),
+            return Err(crate::Error::conflict(
+                "--tolerance needs --fail-on here (or a run until decided, where it is the band)",
             ));
         }
         return Ok(None);
     }
     if let Some(t) = a.gate.tolerance {
         if !(t > 0.0 && t <= 100.0) {
-            return Err(crate::Error::Usage(format!(
+            return Err(crate::Error::flag(format!(
                 "--tolerance {t}: the band must be above 0 and at most 100 percent"
             )));
         }
     }
     if members != 2 {
-        return Err(crate::Error::Usage(format!(
+        return Err(crate::Error::conflict(format!(
             "--until decided compares two members (A and B), this suite has {members}: give two --target LABEL=ADDR (or two variants)"
         )));
     }

@@ -214,12 +214,12 @@ pub struct Planned {
 fn objects(l: &LoadCommand) -> Result<ObjectSource, Error> {
     let o = &l.objects;
     if l.run.target.is_some() && (o.objects.is_some() || o.objects_dir.is_some()) {
-        return Err(Error::Usage(
-            "--objects and --objects-dir set up the embedded responder (give no TARGET); a remote responder has its own (serve --objects)".into(),
+        return Err(Error::conflict(
+            "--objects and --objects-dir set up the embedded responder (give no TARGET); a remote responder has its own (serve --objects)",
         ));
     }
     match (&o.objects, &o.objects_dir) {
-        (Some(_), Some(_)) => Err(Error::Usage("--objects and --objects-dir exclude each other".into())),
+        (Some(_), Some(_)) => Err(Error::conflict("--objects and --objects-dir exclude each other")),
         (_, Some(d)) => Ok(ObjectSource::Dir(d.clone())),
         (Some(s), None) => Ok(ObjectSource::Synthetic(s.0.clone())),
         (None, None) => Ok(ObjectSource::Synthetic(stackmeter_responder::DEFAULT_SIZES.to_vec())),
@@ -264,7 +264,7 @@ impl Spec {
 impl From<SpecError> for Error {
     /// A bad setting is a usage error (exit 2), named as a flag.
     fn from(e: SpecError) -> Error {
-        Error::Usage(e.to_string())
+        Error::Usage(crate::error::Usage::Setting(e))
     }
 }
 

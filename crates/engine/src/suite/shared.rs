@@ -116,7 +116,7 @@ impl Budget {
     /// `--budget`: `60s`, `2m`, `500ms`, or a number of pairs (`200`,
     /// `200pairs`); above zero.
     pub fn parse(s: &str) -> Result<Budget, Error> {
-        let bad = |why: &str| Error::Usage(format!("--budget '{s}': {why}"));
+        let bad = |why: &str| Error::flag(format!("--budget '{s}': {why}"));
         let t = s.trim();
         let (num, unit) = t.split_at(t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len()));
         let v: f64 = num
@@ -309,19 +309,19 @@ pub fn targets(list: &[String], variants: bool) -> Result<Vec<Member>, Error> {
     let mut out: Vec<Member> = Vec::new();
     for t in list {
         let Some((label, addr)) = t.split_once('=').filter(|(l, a)| !l.is_empty() && !a.is_empty()) else {
-            return Err(Error::Usage(format!(
+            return Err(Error::flag(format!(
                 "--target '{t}': expected LABEL=ADDR, e.g. app=192.0.2.7:5000"
             )));
         };
         if out.iter().any(|x| x.info.label == label) {
-            return Err(Error::Usage(format!("--target '{t}': label '{label}' given twice")));
+            return Err(Error::flag(format!("--target '{t}': label '{label}' given twice")));
         }
         let a = stackmeter_client::resolve(addr, stackmeter_proto::DEFAULT_PORT)?;
         out.push(Member::new(label, addr, a));
     }
     if out.len() == 1 && !variants {
-        return Err(Error::Usage(
-            "suite compares targets: give two or more --target LABEL=ADDR, or none (or one, with two or more --variant)".into(),
+        return Err(Error::conflict(
+            "suite compares targets: give two or more --target LABEL=ADDR, or none (or one, with two or more --variant)",
         ));
     }
     Ok(out)
