@@ -62,7 +62,7 @@ fn k8s(a: K8sArgs) -> i32 {
     };
     let o = match k8s_options(&a, &loaded.plan.fleet) {
         Ok(o) => o,
-        Err(e) => return fail(2, e),
+        Err(e) => return crate::out::error(&e),
     };
     match k8s::render(&loaded.plan, &text, &o) {
         Ok(m) => {

@@ -61,9 +61,11 @@ impl FormatFlags {
 
     /// The format asked for (text by default); an error names the flags
     /// that clash.
-    pub fn format(&self) -> Result<Format, String> {
+    pub fn format(&self) -> Result<Format, crate::Error> {
         match (self.json, self.format) {
-            (true, Some(f)) if f != FormatArg::Json => Err("--json and --format exclude each other".into()),
+            (true, Some(f)) if f != FormatArg::Json => {
+                Err(crate::Error::conflict("--json and --format exclude each other"))
+            }
             (true, _) => Ok(Format::Json),
             (false, f) => Ok(f.map(Format::from).unwrap_or(Format::Text)),
         }
@@ -85,12 +87,12 @@ pub struct OutputFlags {
 impl OutputFlags {
     /// The format asked for (`--json-lines` alone means JSON); an error
     /// names the flags that clash.
-    pub fn format(&self) -> Result<Format, String> {
+    pub fn format(&self) -> Result<Format, crate::Error> {
         let f = self.format.format()?;
         match (self.json_lines, f, self.format.format) {
-            (true, _, Some(other)) if other != FormatArg::Json => {
-                Err("--json-lines prints JSON: it excludes --format text, md or html".into())
-            }
+            (true, _, Some(other)) if other != FormatArg::Json => Err(crate::Error::conflict(
+                "--json-lines prints JSON: it excludes --format text, md or html",
+            )),
             (true, _, _) => Ok(Format::Json),
             (false, f, _) => Ok(f),
         }
@@ -137,8 +139,8 @@ pub struct AttrFlags {
 
 impl StoreFlags {
     /// The `--attr` values as a map; one line naming the bad one.
-    pub fn attrs(&self) -> Result<std::collections::BTreeMap<String, String>, String> {
-        parse_attrs(&self.attr.attrs)
+    pub fn attrs(&self) -> Result<std::collections::BTreeMap<String, String>, crate::Error> {
+        parse_attrs(&self.attr.attrs).map_err(crate::Error::flag)
     }
 }
 
@@ -276,13 +278,15 @@ pub struct GateFlags {
 impl GateFlags {
     /// Checks the tolerance, and that it has a use: the gate's, unless
     /// `decided` (a run until decided uses it as its band).
-    pub fn check(&self, decided: bool) -> Result<(), String> {
+    pub fn check(&self, decided: bool) -> Result<(), crate::Error> {
         if let Some(t) = self.tolerance {
             if !(t.is_finite() && t >= 0.0) {
-                return Err(format!("--tolerance {t}: a percentage, 0 or more"));
+                return Err(crate::Error::flag(format!("--tolerance {t}: a percentage, 0 or more")));
             }
             if self.fail_on.is_none() && !decided {
-                return Err("--tolerance needs --fail-on here (or --until decided, where it is the band)".into());
+                return Err(crate::Error::conflict(
+                    "--tolerance needs --fail-on here (or --until decided, where it is the band)",
+                ));
             }
         }
         Ok(())

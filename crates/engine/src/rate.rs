@@ -22,7 +22,26 @@ impl Rate {
 }
 
 /// Parses a rate; the error names what was wrong.
-pub fn rate(s: &str) -> Result<Rate, String> {
+/// A rate that does not parse; each names the text given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RateError {
+    /// No number.
+    #[error("'{0}' is not a rate (expected for example 200M, 1.5G or 50kpps)")]
+    NotARate(String),
+    /// A unit other than k, M or G.
+    #[error("'{text}' has an unknown unit '{unit}' (use k, M or G, optionally followed by pps)")]
+    UnknownUnit {
+        /// The rate as given.
+        text: String,
+        /// Its unit.
+        unit: String,
+    },
+    /// Zero, negative or not finite.
+    #[error("'{0}' must be above zero")]
+    NotPositive(String),
+}
+
+pub fn rate(s: &str) -> Result<Rate, RateError> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
     let (body, packets) = match lower.strip_suffix("pps") {
@@ -39,23 +58,22 @@ pub fn rate(s: &str) -> Result<Rate, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(body.len());
     let (num, unit) = body.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a rate (expected for example 200M, 1.5G or 50kpps)"))?;
+    let n: f64 = num.parse().map_err(|_| RateError::NotARate(s.into()))?;
     let mult = match unit {
         "" => 1.0,
         "k" => 1e3,
         "m" => 1e6,
         "g" => 1e9,
         _ => {
-            return Err(format!(
-                "'{s}' has an unknown unit '{unit}' (use k, M or G, optionally followed by pps)"
-            ))
+            return Err(RateError::UnknownUnit {
+                text: s.into(),
+                unit: unit.into(),
+            })
         }
     };
     let v = n * mult;
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("'{s}' must be above zero"));
+        return Err(RateError::NotPositive(s.into()));
     }
     Ok(if packets { Rate::Packets(v) } else { Rate::Bits(v) })
 }
@@ -77,8 +95,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_input() {
-        assert!(rate("fast").unwrap_err().contains("'fast'"));
-        assert!(rate("10X").unwrap_err().contains("unknown unit 'x'"));
-        assert!(rate("0M").unwrap_err().contains("above zero"));
+        assert_eq!(rate("fast"), Err(RateError::NotARate("fast".into())));
+        assert_eq!(
+            rate("10X").unwrap_err().to_string(),
+            "'10X' has an unknown unit 'x' (use k, M or G, optionally followed by pps)"
+        );
+        assert_eq!(rate("0M"), Err(RateError::NotPositive("0M".into())));
     }
 }

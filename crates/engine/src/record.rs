@@ -55,7 +55,7 @@ pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Recording>, Error> {
     if matches!(&a.label, Some(l) if l.trim().is_empty()) {
         return Err(Error::flag("--label must not be empty"));
     }
-    let attrs = a.attrs().map_err(Error::flag)?;
+    let attrs = a.attrs()?;
     let writer = Writer::open(&location(&a.db)?, spool())?;
     Ok(Some(Recording { writer, attrs }))
 }

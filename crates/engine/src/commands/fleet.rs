@@ -132,11 +132,15 @@ pub struct K8sArgs {
 }
 
 /// A numeric flag's value, or one line naming the flag.
-fn number<T: std::str::FromStr>(flag: &str, s: &str, what: &str) -> Result<T, String> {
-    s.parse().map_err(|_| format!("{flag} '{s}': expected {what}"))
+fn number<T: std::str::FromStr>(flag: &str, s: &str, what: &str) -> Result<T, Error> {
+    s.parse()
+        .map_err(|_| Error::flag(format!("{flag} '{s}': expected {what}")))
 }
 
-pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
+/// The manifests' options from `fleet k8s`'s flags; one line naming the
+/// flag that is wrong.
+pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, Error> {
+    let flag = |e: k8s::K8sError| Error::flag(e.to_string());
     let run = match &a.run_name {
         Some(r) => r.clone(),
         None => {
@@ -149,10 +153,14 @@ pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
     if let Some(i) = &a.image {
         o.image.clone_from(i);
     }
-    o.pull_policy = k8s::PullPolicy::parse(&a.pull_policy).map_err(|e| e.to_string())?;
+    o.pull_policy = k8s::PullPolicy::parse(&a.pull_policy).map_err(flag)?;
     o.host_network = a.host_network;
     o.tolerate = match (a.tolerate_all, a.toleration.is_empty()) {
-        (true, false) => return Err("--tolerate-all tolerates every taint already: drop --toleration".into()),
+        (true, false) => {
+            return Err(Error::conflict(
+                "--tolerate-all tolerates every taint already: drop --toleration",
+            ))
+        }
         (true, true) => k8s::Tolerate::All,
         (false, true) => k8s::Tolerate::None,
         (false, false) => k8s::Tolerate::These(
@@ -160,11 +168,11 @@ pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
                 .iter()
                 .map(|t| k8s::Toleration::parse(t))
                 .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?,
+                .map_err(flag)?,
         ),
     };
-    o.node_selector = k8s::key_values("--node-selector", &a.node_selector).map_err(|e| e.to_string())?;
-    o.labels = k8s::key_values("--label", &a.label).map_err(|e| e.to_string())?;
+    o.node_selector = k8s::key_values("--node-selector", &a.node_selector).map_err(flag)?;
+    o.labels = k8s::key_values("--label", &a.label).map_err(flag)?;
     o.cpu = Some(a.cpu.clone());
     o.cpu_limit.clone_from(&a.cpu_limit);
     o.memory = Some(a.memory.clone());
@@ -176,7 +184,11 @@ pub fn k8s_options(a: &K8sArgs, fleet: &str) -> Result<k8s::Options, String> {
         o.job_ttl = number("--job-ttl", t, "seconds, a whole number")?;
     }
     o.store = match (a.no_db, &a.db_secret) {
-        (true, Some(_)) => return Err("--no-db and --db-secret: give one (without a store no Secret is read)".into()),
+        (true, Some(_)) => {
+            return Err(Error::conflict(
+                "--no-db and --db-secret: give one (without a store no Secret is read)",
+            ))
+        }
         (true, None) => k8s::Store::None,
         (false, name) => k8s::Store::Secret {
             name: name.clone().unwrap_or_else(|| "stackmeter-db".into()),

@@ -57,7 +57,7 @@ pub(crate) fn pairs(
     raw: Option<&str>,
     prefix: Option<&str>,
 ) -> Result<PlainPairs, SpecError> {
-    let parse = |key: &'static str, s: &str| crate::sizes::pairs(s).map_err(|e| SpecError::new(key, e));
+    let parse = |key: &'static str, s: &str| crate::sizes::pairs(s).map_err(|e| SpecError::new(key, e.to_string()));
     let pairs = match (echo, raw) {
         (true, Some(_)) => {
             return Err(SpecError::new(

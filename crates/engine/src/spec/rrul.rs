@@ -117,7 +117,7 @@ impl Options for RrulOptions {
             phases,
             phase_s,
             parallel: within("parallel", self.parallel, 1, MAX_PARALLEL)?,
-            length: crate::sizes::size(&self.length).map_err(|e| SpecError::new("length", e))?,
+            length: crate::sizes::size(&self.length).map_err(|e| SpecError::new("length", e.to_string()))?,
             probe_interval_ms: interval,
             probe_size: within("probe_size", self.probe_size, UDP_MIN, UDP_MAX)? as usize,
             tcp_probe: self.tcp_probe,

@@ -141,7 +141,7 @@ impl Options for StreamOptions {
         }
         let rate = self.rate.as_deref().unwrap_or(UDP_RATE);
         let length = match &self.length {
-            Some(l) => crate::sizes::size(l).map_err(|e| SpecError::new("length", e))?,
+            Some(l) => crate::sizes::size(l).map_err(|e| SpecError::new("length", e.to_string()))?,
             None if self.udp => UDP_LENGTH,
             None => TCP_LENGTH,
         };
@@ -183,7 +183,7 @@ impl Options for StreamOptions {
         let rate_pps = match self.udp {
             true => Some(
                 crate::rate::rate(rate)
-                    .map_err(|e| SpecError::new("rate", e))?
+                    .map_err(|e| SpecError::new("rate", e.to_string()))?
                     .pps(length),
             ),
             false => None,

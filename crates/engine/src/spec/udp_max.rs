@@ -74,8 +74,8 @@ impl Options for UdpMaxOptions {
     type Params = UdpMaxParams;
 
     fn params(&self) -> Result<UdpMaxParams, SpecError> {
-        let length =
-            crate::sizes::size(self.length.as_deref().unwrap_or(LENGTH)).map_err(|e| SpecError::new("length", e))?;
+        let length = crate::sizes::size(self.length.as_deref().unwrap_or(LENGTH))
+            .map_err(|e| SpecError::new("length", e.to_string()))?;
         let length = super::common::within("length", length, UDP_MIN, UDP_MAX)?;
         if !(0.0..1.0).contains(&self.loss) {
             return Err(SpecError::new(
@@ -100,7 +100,7 @@ impl Options for UdpMaxOptions {
         let max_pps = match &self.max_rate {
             Some(r) => Some(
                 crate::rate::rate(r)
-                    .map_err(|e| SpecError::new("max_rate", e))?
+                    .map_err(|e| SpecError::new("max_rate", e.to_string()))?
                     .pps(length),
             ),
             None => None,
