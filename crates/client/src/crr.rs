@@ -45,11 +45,7 @@ pub(crate) fn outcome(
                 },
             ],
         },
-        Err(e) => Outcome {
-            rows: vec![],
-            error: Some(e),
-            histograms: vec![],
-        },
+        Err(e) => Outcome::failed(e),
     }
 }
 

@@ -131,3 +131,48 @@ pub(crate) fn connect_reason(e: &io::Error, timeout_ms: u64) -> String {
         _ => e.to_string(),
     }
 }
+
+/// The error a UDP echo reply's kind calls for: a request that came back
+/// (an echo server, not a responder), or the responder's refusal; `None`
+/// for anything else (an echo reply, or junk the caller counts).
+pub(crate) fn echo_reply_kind(addr: std::net::SocketAddr, h: &stackmeter_proto::udp::Header) -> Option<ClientError> {
+    use stackmeter_proto::udp::Kind;
+    if h.kind == Kind::EchoRequest as u8 {
+        return Some(ClientError::PlainTarget {
+            addr,
+            kind: Plain::Echo,
+            why: "the datagrams came back as they were sent, still requests",
+        });
+    }
+    if h.kind == Kind::Refused as u8 {
+        let code = stackmeter_proto::status::Refusal::from_u8(h.code)
+            .map(|r| r.name().to_string())
+            .unwrap_or(format!("code {}", h.code));
+        return Some(ClientError::Refused {
+            addr,
+            code,
+            reason: format!("UDP echo refused (responder speaks v{})", h.version),
+        });
+    }
+    None
+}
+
+/// A UDP echo socket's error: port unreachable before any reply is an
+/// unreachable target, after one a responder gone mid-test; anything
+/// else breaks the test off.
+pub(crate) fn udp_io_error(addr: std::net::SocketAddr, e: &io::Error, answered: bool) -> ClientError {
+    if e.kind() == io::ErrorKind::ConnectionRefused {
+        let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
+        return match answered {
+            false => ClientError::Unreachable { addr, reason },
+            true => ClientError::Lost {
+                addr,
+                what: format!("responder gone mid-test: {reason}"),
+            },
+        };
+    }
+    ClientError::Lost {
+        addr,
+        what: format!("UDP: {e}"),
+    }
+}

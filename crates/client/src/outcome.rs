@@ -18,6 +18,17 @@ pub struct Outcome<T> {
     pub histograms: Vec<RowHistogram>,
 }
 
+impl<T> Outcome<T> {
+    /// A test that stopped with `e` before its first row.
+    pub(crate) fn failed(e: crate::error::ClientError) -> Outcome<T> {
+        Outcome {
+            rows: Vec::new(),
+            error: Some(e),
+            histograms: Vec::new(),
+        }
+    }
+}
+
 /// What a stream test produced (against a responder or a plain target):
 /// every interval it finished, the summary if it got that far, and the
 /// error that stopped it, if any.

@@ -12,8 +12,8 @@ use crate::error::is_timeout;
 use crate::error::ClientError;
 use crate::outcome::{levels, summary_us, Outcome, RowHistogram};
 use crate::stamps::Collector;
+use stackmeter_proto::pattern;
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS, FLAG_STAMPS, HEADER_LEN, STAMPED_MIN};
-use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{PingParams, PingResult, Slow};
 use stackmeter_stats::Recorder;
 use std::io;
@@ -28,13 +28,7 @@ pub const SLOW_LISTED: usize = 10;
 pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
     let mut st = match State::new(endpoint, spec) {
         Ok(s) => s,
-        Err(e) => {
-            return Outcome {
-                rows: vec![],
-                error: Some(e),
-                histograms: vec![],
-            }
-        }
+        Err(e) => return Outcome::failed(e),
     };
     let run = if spec.interval_us == 0 {
         st.back_to_back()
@@ -375,23 +369,10 @@ impl<'a> State<'a> {
             self.r.mismatched += 1;
             return Ok(());
         };
-        // A request came back: an echo server (a responder never sends one).
-        if h.kind == Kind::EchoRequest as u8 {
-            return Err(ClientError::PlainTarget {
-                addr: self.endpoint.addr,
-                kind: crate::error::Plain::Echo,
-                why: "the datagrams came back as they were sent, still requests",
-            });
-        }
-        if h.kind == Kind::Refused as u8 {
-            let code = Refusal::from_u8(h.code)
-                .map(|r| r.name().to_string())
-                .unwrap_or(format!("code {}", h.code));
-            return Err(ClientError::Refused {
-                addr: self.endpoint.addr,
-                code,
-                reason: format!("UDP echo refused (responder speaks v{})", h.version),
-            });
+        // A request came back (an echo server: a responder never sends
+        // one), or a refusal.
+        if let Some(e) = crate::error::echo_reply_kind(self.endpoint.addr, &h) {
+            return Err(e);
         }
         // A stamp block replaces the first 48 payload bytes, and a count
         // block the 16 after it (or the first 16).
@@ -489,23 +470,7 @@ impl<'a> State<'a> {
     }
 
     fn io_error(&self, e: &io::Error) -> ClientError {
-        if e.kind() == io::ErrorKind::ConnectionRefused {
-            let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
-            if self.r.received == 0 {
-                return ClientError::Unreachable {
-                    addr: self.endpoint.addr,
-                    reason,
-                };
-            }
-            return ClientError::Lost {
-                addr: self.endpoint.addr,
-                what: format!("responder gone mid-test: {reason}"),
-            };
-        }
-        ClientError::Lost {
-            addr: self.endpoint.addr,
-            what: format!("UDP: {e}"),
-        }
+        crate::error::udp_io_error(self.endpoint.addr, e, self.r.received > 0)
     }
 
     fn row(&mut self) -> PingResult {

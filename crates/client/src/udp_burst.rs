@@ -11,10 +11,10 @@
 //! mismatched, never as received.
 
 use crate::endpoint::Endpoint;
-use crate::error::{check_interrupt, is_timeout, ClientError, Plain};
+use crate::error::{check_interrupt, is_timeout, ClientError};
 use crate::outcome::{summary_us, Outcome, RowHistogram};
+use stackmeter_proto::pattern;
 use stackmeter_proto::udp::{Header, Kind, HEADER_LEN};
-use stackmeter_proto::{pattern, status::Refusal};
 use stackmeter_results::{UdpBurstParams, UdpBurstResult};
 use stackmeter_stats::Recorder;
 use std::io;
@@ -26,13 +26,7 @@ use std::time::{Duration, Instant};
 pub fn udp_burst(endpoint: &Endpoint, p: &UdpBurstParams) -> Outcome<UdpBurstResult> {
     let mut st = match Bursts::new(endpoint, p) {
         Ok(s) => s,
-        Err(e) => {
-            return Outcome {
-                rows: vec![],
-                error: Some(e),
-                histograms: vec![],
-            }
-        }
+        Err(e) => return Outcome::failed(e),
     };
     let mut rows = Vec::new();
     let mut histograms = Vec::new();
@@ -246,22 +240,8 @@ impl<'a> Bursts<'a> {
         let Ok(h) = Header::parse(&self.rx[..n]) else {
             return Ok(Reply::Other);
         };
-        if h.kind == Kind::EchoRequest as u8 {
-            return Err(ClientError::PlainTarget {
-                addr: self.endpoint.addr,
-                kind: Plain::Echo,
-                why: "the datagrams came back as they were sent, still requests",
-            });
-        }
-        if h.kind == Kind::Refused as u8 {
-            let code = Refusal::from_u8(h.code)
-                .map(|r| r.name().to_string())
-                .unwrap_or(format!("code {}", h.code));
-            return Err(ClientError::Refused {
-                addr: self.endpoint.addr,
-                code,
-                reason: format!("UDP echo refused (responder speaks v{})", h.version),
-            });
+        if let Some(e) = crate::error::echo_reply_kind(self.endpoint.addr, &h) {
+            return Err(e);
         }
         let intact = h.kind == Kind::EchoReply as u8
             && n == self.p.size as usize
@@ -277,23 +257,7 @@ impl<'a> Bursts<'a> {
     }
 
     fn io_error(&self, e: &io::Error, row: &UdpBurstResult) -> ClientError {
-        if e.kind() == io::ErrorKind::ConnectionRefused {
-            let reason = "UDP port unreachable (ICMP): no responder on that port".to_string();
-            return match row.received {
-                0 => ClientError::Unreachable {
-                    addr: self.endpoint.addr,
-                    reason,
-                },
-                _ => ClientError::Lost {
-                    addr: self.endpoint.addr,
-                    what: format!("responder gone mid-test: {reason}"),
-                },
-            };
-        }
-        ClientError::Lost {
-            addr: self.endpoint.addr,
-            what: format!("UDP: {e}"),
-        }
+        crate::error::udp_io_error(self.endpoint.addr, e, row.received > 0)
     }
 }
 
