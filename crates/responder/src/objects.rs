@@ -240,15 +240,15 @@ impl<'a> Files<'a> {
     /// The next bytes of body `b` (any prefix of what it names): a slice of
     /// the LIST body or a pattern object, or a piece of the file read now.
     /// An error is a file that became unreadable or shorter mid-way.
-    pub fn bytes(&mut self, b: Outgoing) -> Result<&[u8], String> {
+    pub fn bytes(&mut self, b: Outgoing) -> Result<&[u8], BodyError> {
         let Some(store) = self.store else {
-            return Err("no catalogue".into());
+            return Err(BodyError::NoCatalogue);
         };
         let want = b.len.min(usize::MAX as u64) as usize;
         let content = match b.source {
             Source::List => return Ok(piece(&store.list_body, b.offset, want)),
             Source::Object(i) => &store.objects[i as usize].content,
-            Source::Payload => return Err("payload is not an object".into()),
+            Source::Payload => return Err(BodyError::NotAnObject),
         };
         match content {
             Content::Pattern(buf) => Ok(piece(buf.bytes(), b.offset, want)),
@@ -257,9 +257,9 @@ impl<'a> Files<'a> {
     }
 
     /// Serves `offset` from the piece read last, or reads the next piece.
-    fn file_piece(&mut self, offset: u64, want: usize) -> Result<&[u8], String> {
+    fn file_piece(&mut self, offset: u64, want: usize) -> Result<&[u8], BodyError> {
         let Some((f, path)) = self.file.as_mut() else {
-            return Err("no file open".into());
+            return Err(BodyError::NoFile);
         };
         let buf = self
             .buf
@@ -272,16 +272,63 @@ impl<'a> Files<'a> {
             self.filled = loop {
                 match f.read(&mut buf[..n]) {
                     Ok(0) => {
-                        let p = path.display();
-                        return Err(format!("{p} ended {want} bytes before its listed size"));
+                        return Err(BodyError::Shorter {
+                            path: path.to_path_buf(),
+                            want,
+                        })
                     }
                     Ok(k) => break k,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("reading {}: {e}", path.display())),
+                    Err(e) => {
+                        return Err(BodyError::Read {
+                            path: path.to_path_buf(),
+                            err: e,
+                        })
+                    }
                 }
             };
         }
         Ok(&buf[(offset - self.at) as usize..self.filled])
+    }
+}
+
+/// Why a response body's bytes cannot be given; the session is aborted
+/// with this line.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Object mode asked for with no catalogue (a driver's mistake).
+    NoCatalogue,
+    /// The payload asked for as an object (a driver's mistake).
+    NotAnObject,
+    /// A file object's bytes asked for with no file open.
+    NoFile,
+    /// The file ended before its listed size (it shrank since listing).
+    Shorter {
+        /// The file.
+        path: PathBuf,
+        /// Bytes still wanted.
+        want: usize,
+    },
+    /// The file could not be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        err: io::Error,
+    },
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::NoCatalogue => f.write_str("no catalogue"),
+            BodyError::NotAnObject => f.write_str("payload is not an object"),
+            BodyError::NoFile => f.write_str("no file open"),
+            BodyError::Shorter { path, want } => {
+                write!(f, "{} ended {want} bytes before its listed size", path.display())
+            }
+            BodyError::Read { path, err } => write!(f, "reading {}: {err}", path.display()),
+        }
     }
 }
 
