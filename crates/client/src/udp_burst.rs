@@ -1,14 +1,17 @@
 //! udp-burst: bursts of back-to-back UDP echo datagrams, and how many of
 //! each burst the target answers.
 //!
-//! Each round sends `burst` datagrams with no pause (plain `send` calls,
-//! one per datagram, so an `LD_PRELOAD` stack sees ordinary sockets), then
-//! waits for their replies until every one is back or `timeout` has passed
-//! since the last send. The clock is read before the first send and after
-//! each reply; the round's drain time runs from the one to the last of the
-//! other, and counts only for rounds that came back whole. A reply to an
-//! earlier round that comes late is not this round's: it is counted as
-//! mismatched, never as received.
+//! Each round builds its `burst` datagrams first, then sends them with no
+//! pause (plain `send` calls, one per datagram, so an `LD_PRELOAD` stack
+//! sees ordinary sockets), then reads their replies until every one is
+//! back or `timeout` has passed since the last send. The clock is read
+//! right before the first send and after each reply is read; the round's
+//! drain time runs from the one to the last of the other, and counts only
+//! for rounds that came back whole. It includes the client's own sends
+//! and reads (replies queue while the burst is still being sent), so it
+//! compares targets measured by the same client; it is not the target's
+//! time alone. A reply to an earlier round that comes late is not this
+//! round's: it is counted as mismatched, never as received.
 
 use crate::endpoint::Endpoint;
 use crate::error::{check_interrupt, is_timeout, ClientError};
@@ -18,7 +21,7 @@ use stackmeter_proto::udp::{Header, Kind, HEADER_LEN};
 use stackmeter_results::{UdpBurstParams, UdpBurstResult};
 use stackmeter_stats::Recorder;
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 /// Runs the bursts, one row per burst size. A test with no reply at all
@@ -48,7 +51,7 @@ pub fn udp_burst(endpoint: &Endpoint, p: &UdpBurstParams) -> Outcome<UdpBurstRes
             }
         }
         row.lost = row.sent - row.received;
-        row.client_drops = st.drops().zip(drops).map_or(0, |(b, a)| b.saturating_sub(a));
+        row.client_drops = st.drops().zip(drops).map(|(b, a)| b.saturating_sub(a));
         row.drain_us = summary_us(&drain);
         if drain.count() > 0 {
             histograms.push(RowHistogram {
@@ -83,6 +86,9 @@ struct Bursts<'a> {
     p: &'a UdpBurstParams,
     timeout: Duration,
     sock: UdpSocket,
+    /// A datagram's length on the wire (with the MAC trailer when sealed).
+    len: usize,
+    /// The round's datagrams, built before its first send.
     tx: Vec<u8>,
     rx: Vec<u8>,
     /// With a secret: datagrams carry a MAC trailer, and sequence numbers
@@ -97,28 +103,19 @@ struct Bursts<'a> {
     /// The socket's receive timeout in force.
     wait: Duration,
     origin: Instant,
+    /// Whether any datagram of the test, warm-up included, was answered
+    /// (a port unreachable after that is a responder gone).
+    answered_any: bool,
 }
 
 impl<'a> Bursts<'a> {
     fn new(endpoint: &Endpoint, p: &'a UdpBurstParams) -> Result<Bursts<'a>, ClientError> {
-        let local: SocketAddr = match endpoint.addr.is_ipv4() {
-            true => ([0, 0, 0, 0], 0).into(),
-            false => ([0u16; 8], 0).into(),
-        };
-        // Replies pile up here while the burst is still being sent: room
-        // for far more than the largest burst (the kernel caps it at
-        // net.core.rmem_max; what it still drops is counted).
-        let s = socket2::Socket::new(
-            socket2::Domain::for_address(endpoint.addr),
-            socket2::Type::DGRAM,
-            Some(socket2::Protocol::UDP),
-        )?;
-        let _ = s.set_recv_buffer_size(RCVBUF);
-        s.bind(&local.into())?;
-        let sock: UdpSocket = s.into();
-        crate::tune::socket(std::os::fd::AsRawFd::as_raw_fd(&sock))?;
-        sock.connect(endpoint.addr)?;
         let timeout = Duration::from_millis(p.timeout_ms);
+        let sock = crate::sockets::udp_socket(endpoint.addr, timeout)?;
+        // Replies pile up here while the burst is still being sent: room
+        // for many small ones (the kernel caps it at net.core.rmem_max;
+        // what it still drops is counted).
+        let _ = socket2::SockRef::from(&sock).set_recv_buffer_size(RCVBUF);
         sock.set_read_timeout(Some(timeout))?;
         let sealed = endpoint.secret.is_some();
         let size = p.size as usize;
@@ -127,7 +124,8 @@ impl<'a> Bursts<'a> {
             p,
             timeout,
             sock,
-            tx: vec![0u8; size + if sealed { endpoint.trailer() } else { 0 }],
+            len: size + if sealed { endpoint.trailer() } else { 0 },
+            tx: Vec::new(),
             rx: vec![0u8; 65536],
             sealed,
             next: if sealed { stackmeter_sys::wall_ns() } else { 0 },
@@ -135,6 +133,7 @@ impl<'a> Bursts<'a> {
             seen: Vec::new(),
             wait: timeout,
             origin: Instant::now(),
+            answered_any: false,
         })
     }
 
@@ -167,12 +166,16 @@ impl<'a> Bursts<'a> {
         self.first = self.next;
         self.seen.clear();
         self.seen.resize(burst as usize, false);
+        // Every datagram built (and sealed) before the clock starts.
+        self.tx.resize(self.len * burst as usize, 0);
+        for k in 0..burst as usize {
+            self.build(k);
+        }
+        self.next += u64::from(burst);
         let t0 = Instant::now();
-        for _ in 0..burst {
-            self.build(self.next);
-            self.next += 1;
-            if let Err(e) = self.sock.send(&self.tx) {
-                return Err(self.io_error(&e, row));
+        for d in self.tx.chunks(self.len) {
+            if let Err(e) = self.sock.send(d) {
+                return Err(self.io_error(&e));
             }
         }
         row.rounds += 1;
@@ -180,43 +183,52 @@ impl<'a> Bursts<'a> {
         let deadline = Instant::now() + self.timeout;
         let mut answered = 0u32;
         let mut last = t0;
+        let mut failed = None;
         while answered < burst {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
-            match self.receive(left, row)? {
-                Reply::Timeout => break,
-                Reply::Ours(t1) => {
+            match self.receive(left) {
+                Ok(Reply::Nothing) => {}
+                Ok(Reply::Ours(t1)) => {
                     answered += 1;
                     last = t1;
                 }
-                Reply::Other => row.mismatched += 1,
+                Ok(Reply::Other) => row.mismatched += 1,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             }
         }
+        // What came back counts even when the round broke off.
         row.received += u64::from(answered);
         if answered == burst {
             row.whole_rounds += 1;
             drain.record(last.duration_since(t0).as_nanos() as u64);
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
-    /// Builds datagram `seq` (its number on the wire) in the send buffer.
-    fn build(&mut self, seq: u64) {
+    /// Builds the round's datagram `k` (its number on the wire is the
+    /// round's first plus `k`) in its place in the send buffer.
+    fn build(&mut self, k: usize) {
+        let seq = self.first + k as u64;
         let ts = self.origin.elapsed().as_nanos() as u64;
         let size = self.p.size as usize;
+        let d = &mut self.tx[k * self.len..(k + 1) * self.len];
         // Cannot fail: the size was checked to be at least the header.
-        let _ = Header::request(seq, ts).emit(&mut self.tx);
-        pattern::fill(seq, &mut self.tx[HEADER_LEN..size]);
+        let _ = Header::request(seq, ts).emit(d);
+        pattern::fill(seq, &mut d[HEADER_LEN..size]);
         if self.sealed {
-            self.endpoint.seal(&mut self.tx);
+            self.endpoint.seal(d);
         }
     }
 
     /// Waits up to `wait` for one datagram: an intact answer to this
     /// round not seen before, something else, or nothing.
-    fn receive(&mut self, wait: Duration, row: &UdpBurstResult) -> Result<Reply, ClientError> {
+    fn receive(&mut self, wait: Duration) -> Result<Reply, ClientError> {
         let wait = wait.max(Duration::from_micros(1));
         if wait.abs_diff(self.wait) > Duration::from_micros(50) {
             self.sock.set_read_timeout(Some(wait))?;
@@ -224,9 +236,14 @@ impl<'a> Bursts<'a> {
         }
         let n = match self.sock.recv(&mut self.rx) {
             Ok(n) => n,
-            Err(e) if is_timeout(&e) => return Ok(Reply::Timeout),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Reply::Other),
-            Err(e) => return Err(self.io_error(&e, row)),
+            // The caller's deadline decides whether the round is over.
+            Err(e) if is_timeout(&e) => return Ok(Reply::Nothing),
+            // A signal: Ctrl-C ends the test, anything else reads again.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                check_interrupt()?;
+                return Ok(Reply::Nothing);
+            }
+            Err(e) => return Err(self.io_error(&e)),
         };
         let t1 = Instant::now();
         let n = match self.sealed {
@@ -250,21 +267,22 @@ impl<'a> Bursts<'a> {
         match self.seen.get(i) {
             Some(false) if intact => {
                 self.seen[i] = true;
+                self.answered_any = true;
                 Ok(Reply::Ours(t1))
             }
             _ => Ok(Reply::Other),
         }
     }
 
-    fn io_error(&self, e: &io::Error, row: &UdpBurstResult) -> ClientError {
-        crate::error::udp_io_error(self.endpoint.addr, e, row.received > 0)
+    fn io_error(&self, e: &io::Error) -> ClientError {
+        crate::error::udp_io_error(self.endpoint.addr, e, self.answered_any)
     }
 }
 
 /// What one receive got.
 enum Reply {
-    /// Nothing within the wait.
-    Timeout,
+    /// Nothing within the wait (or a signal that was not Ctrl-C).
+    Nothing,
     /// An intact answer to this round's datagram, first seen at this instant.
     Ours(Instant),
     /// Anything else: wrong bytes, a duplicate, a late answer to an
@@ -272,7 +290,9 @@ enum Reply {
     Other,
 }
 
-/// Receive buffer asked for: 4 MiB, thousands of small replies.
+/// Receive buffer asked for: 4 MiB (the kernel grants at most
+/// net.core.rmem_max, and a small queued datagram costs it several hundred
+/// bytes).
 const RCVBUF: usize = 4 << 20;
 
 /// The `drops` of the socket bound to local `port` in a `/proc/net/udp`

@@ -21,7 +21,6 @@ impl Rate {
     }
 }
 
-/// Parses a rate; the error names what was wrong.
 /// A rate that does not parse; each names the text given.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RateError {
@@ -41,6 +40,7 @@ pub enum RateError {
     NotPositive(String),
 }
 
+/// Parses a rate; the error names what was wrong.
 pub fn rate(s: &str) -> Result<Rate, RateError> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();

@@ -41,12 +41,17 @@ pub struct UdpBurstResult {
     /// Replies that were not an intact answer to this burst (wrong bytes,
     /// or a late answer to an earlier one).
     pub mismatched: u64,
-    /// Replies the client's own receive queue dropped (the kernel's count
-    /// for its socket): part of `lost`, but not the target's doing.
+    /// Datagrams the client's own receive queue dropped (the kernel's count
+    /// for its socket): answers that reached this host, so not the
+    /// target's loss; `None` when the count could not be read (no
+    /// `/proc/net/udp`, or a socket the kernel does not hold, as under an
+    /// `LD_PRELOAD` stack).
     #[serde(default)]
-    pub client_drops: u64,
-    /// First send to last reply of the rounds that came back whole,
-    /// microseconds: how long the target takes to answer the whole burst.
+    pub client_drops: Option<u64>,
+    /// First send to last reply read, of the rounds answered whole,
+    /// microseconds: the target's time to answer the burst plus the
+    /// client's own sends and reads, so a figure to compare between
+    /// targets measured by one client, not the target's time alone.
     pub drain_us: Option<LatencyUs>,
 }
 
@@ -76,11 +81,15 @@ pub struct UdpBurstBody {
 
 impl UdpBurstBody {
     /// The largest burst size that, and every smaller one measured, came
-    /// back whole in every round (`None`: not even the smallest).
+    /// back whole in every one of its rounds, all of them run (`None`: not
+    /// even the smallest, or nothing measured).
     pub fn largest_whole(&self) -> Option<u32> {
         let mut rows: Vec<&UdpBurstResult> = self.results.iter().collect();
         rows.sort_by_key(|r| r.burst);
-        rows.iter().take_while(|r| r.lossless()).map(|r| r.burst).last()
+        rows.iter()
+            .take_while(|r| r.lossless() && r.rounds == self.params.rounds)
+            .map(|r| r.burst)
+            .last()
     }
 }
 
@@ -101,8 +110,8 @@ impl crate::TestBody for UdpBurstBody {
     fn is_empty(&self) -> bool {
         self.results.iter().all(|r| r.sent == 0)
     }
-    /// Per burst size: the share delivered (compared) and the time to
-    /// answer a whole burst.
+    /// Per burst size: the share delivered and the drain time, both
+    /// compared.
     fn figures(&self, f: &mut Figures) {
         for (i, r) in self.results.iter().enumerate() {
             let label = format!("burst {}", r.burst);
@@ -120,11 +129,16 @@ impl crate::TestBody for UdpBurstBody {
                 "{mismatched} reply(ies) were not an intact answer to their burst (wrong bytes, or late for an earlier burst): raise --timeout-ms if they were late"
             ));
         }
-        let drops: u64 = self.results.iter().map(|r| r.client_drops).sum();
+        let drops: u64 = self.results.iter().filter_map(|r| r.client_drops).sum();
         if drops > 0 {
             out.push(format!(
                 "the client's own receive queue dropped {drops} reply(ies) (the kernel's count for its socket): that loss is this host's, not the target's; raise net.core.rmem_max"
             ));
+        }
+        if self.results.iter().any(|r| r.client_drops.is_none() && r.lost > 0) {
+            out.push(
+                "the client's own drops could not be read (no /proc/net/udp line for its socket, as under an LD_PRELOAD stack): part of the loss may be this host's".into(),
+            );
         }
         out
     }

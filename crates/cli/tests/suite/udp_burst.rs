@@ -119,3 +119,43 @@ fn udp_burst_runs_compare_by_their_figures() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("burst 4") && text.contains("delivered"), "{text}");
 }
+
+#[test]
+fn udp_burst_seals_every_datagram_for_a_responder_with_a_secret() {
+    let secret = super::auth::secret_file("udp-burst", "burst-s3cret\n", 0o600);
+    let wrong = super::auth::secret_file("udp-burst-wrong", "not-it\n", 0o600);
+    let srv = Server::start(&["--secret-file", &secret]);
+    let out = run(&[
+        "udp-burst",
+        &srv.target(),
+        "--bursts",
+        "1,8",
+        "-n",
+        "4",
+        "--secret-file",
+        &secret,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for row in json_of(&out)["results"].as_array().unwrap() {
+        // Sealed, in order and fresh: the replay window takes every one.
+        assert_eq!(row["received"], row["sent"], "{row}");
+        assert_eq!(row["whole_rounds"], 4, "{row}");
+    }
+    // Another secret: the responder drops them all, unanswered.
+    let out = run(&[
+        "udp-burst",
+        &srv.target(),
+        "--bursts",
+        "2",
+        "-n",
+        "2",
+        "--warmup",
+        "0",
+        "--timeout-ms",
+        "50",
+        "--secret-file",
+        &wrong,
+    ]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+}

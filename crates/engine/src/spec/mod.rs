@@ -1,18 +1,18 @@
 //! Test specifications: what to measure, checked once, and their
-//! dispatch. The list of tests is `stackmeter_results::TestKind`'s; the
-//! enums here ([`Spec`], [`TestCommand`]) are declared from it by
-//! `stackmeter_results::for_each_test!`, and what a test does here is its
-//! [`Measures`] implementation, in its own file. So a new test names
-//! nothing in this file, and the compiler asks it for each item of
-//! `Measures` (and `every_test_kind_has_a_command_keys_a_view_and_a_schema`
-//! below checks the result).
+//! dispatch. The list of tests is `stackmeter_results::for_each_test!`;
+//! the enums here ([`Spec`], [`TestCommand`]) are declared from it, and
+//! what a test does here is its [`Measures`] implementation, in its own
+//! file. So a new test adds only its `mod` and `pub use` lines here, and
+//! the compiler asks it for each item of `Measures` (and
+//! `every_test_kind_has_a_command_keys_a_view_and_a_schema` below checks
+//! the result).
 //!
 //! Each test has one options struct (one file each: `rr.rs`, `crr.rs`,
 //! `ping.rs`, `stream.rs`, `udp_max.rs`, `load.rs`, `rrul.rs`, `udp_burst.rs`). It is both the
 //! command's flags (`clap::Args`, the doc comments are the help text) and
 //! a plan step's keys (`serde::Deserialize`, the same names in snake
 //! case), every default is a constant written once beside it, and one
-//! `spec()` checks every limit and turns the options into the typed
+//! `params()` checks every limit and turns the options into the typed
 //! parameters the client runs and the document records. So a flag and a
 //! plan key can never disagree about a default or a range.
 

@@ -48,14 +48,16 @@ impl crate::views::TestView for UdpBurstBody {
         }
         v.push(Block::Table(table));
         v.blank();
-        v.line(match self.largest_whole() {
-            Some(b) => format!(
-                " largest burst answered whole in every round (and every smaller one): {b} datagram(s) of {} bytes",
-                p.size
-            ),
-            None => " not even the smallest burst was answered whole in every round".into(),
-        });
-        v.line(" drain: first send to last reply of the rounds answered whole; lost counts what the client's own receive queue dropped too (none here unless a warning says so)");
+        if !self.results.is_empty() {
+            v.line(match self.largest_whole() {
+                Some(b) => format!(
+                    " largest burst answered whole in every round (and every smaller one): {b} datagram(s) of {} bytes",
+                    p.size
+                ),
+                None => " not even the smallest burst was answered whole in every round".into(),
+            });
+        }
+        v.line(" drain: first send to last reply read, of the rounds answered whole; it includes the client's own sends and reads, so compare it between targets, not as the target's time alone");
         // Drain times are the only percentiles, one sample per whole round.
         self.results
             .iter()
