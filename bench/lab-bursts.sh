@@ -45,7 +45,7 @@ cat <<EOF
 
 $(machine_line); responders on CPU $SERVER_CPU, client on CPU $CLIENT_CPU; \`bash bench/lab-bursts.sh\` (BURSTS=$BURSTS, ROUNDS=$ROUNDS).
 
-\`stackmeter udp-burst ADDR --bursts $BURSTS --rounds $ROUNDS\`: 64-byte datagrams sent back to back, each round waiting up to 200 ms for its replies. Per burst size, the percent of datagrams answered; then the largest burst answered whole in every round (and every smaller one), and the median time to answer a whole burst of that size.
+\`stackmeter udp-burst ADDR --bursts $BURSTS --rounds $ROUNDS\`: 64-byte datagrams sent back to back, each round waiting up to 200 ms for its replies. Per burst size, the percent of datagrams answered; then the largest burst answered whole in every round (and every smaller one), and its median drain time (first send to last reply read, the client's own sends and reads included: compare it between stacks).
 
 EOF
 head="| target |"
