@@ -35,6 +35,9 @@ pub enum Setting {
     /// `--metrics` on `--listen`'s address.
     #[error("--metrics {0}: the same address as --listen")]
     MetricsIsListen(SocketAddr),
+    /// `--stream-locks` with a store that has no advisory locks.
+    #[error("--stream-locks {fleet}: the locks need a PostgreSQL store (--db postgres://...), not {at}")]
+    LocksNeedPostgres { fleet: String, at: String },
 }
 
 /// Why the peers file could not be taken.

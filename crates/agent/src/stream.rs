@@ -40,8 +40,8 @@ pub trait Exclusive: Send {
     /// Asks for the class for a test from `source` to `target` (both
     /// agents' names). `Ok(true)`: run it now, and call [`Exclusive::release`]
     /// after; `Ok(false)`: one of them is in a test, try later; `Err`:
-    /// the class cannot be asked (the reason, for one log line).
-    fn try_take(&mut self, source: &str, target: &str) -> Result<bool, String>;
+    /// the class cannot be asked (logged on one line).
+    fn try_take(&mut self, source: &str, target: &str) -> Result<bool, stackmeter_store::LockError>;
 
     /// The test that [`Exclusive::try_take`] allowed has ended.
     fn release(&mut self, source: &str, target: &str);
@@ -53,7 +53,7 @@ pub trait Exclusive: Send {
 pub struct ThisAgentOnly;
 
 impl Exclusive for ThisAgentOnly {
-    fn try_take(&mut self, _source: &str, _target: &str) -> Result<bool, String> {
+    fn try_take(&mut self, _source: &str, _target: &str) -> Result<bool, stackmeter_store::LockError> {
         Ok(true)
     }
 
@@ -75,11 +75,12 @@ impl FleetLocks {
 
     /// The locks of fleet `fleet` in the store at `at`, which must be a
     /// PostgreSQL database.
-    pub fn new(at: stackmeter_store::Location, fleet: &str) -> Result<FleetLocks, String> {
+    pub fn new(at: stackmeter_store::Location, fleet: &str) -> Result<FleetLocks, crate::error::Setting> {
         if !matches!(at, stackmeter_store::Location::Postgres(_)) {
-            return Err(format!(
-                "--stream-locks {fleet}: the locks need a PostgreSQL store (--db postgres://...), not {at}"
-            ));
+            return Err(crate::error::Setting::LocksNeedPostgres {
+                fleet: fleet.to_string(),
+                at: at.to_string(),
+            });
         }
         Ok(FleetLocks {
             at,
@@ -90,7 +91,7 @@ impl FleetLocks {
 }
 
 impl Exclusive for FleetLocks {
-    fn try_take(&mut self, source: &str, target: &str) -> Result<bool, String> {
+    fn try_take(&mut self, source: &str, target: &str) -> Result<bool, stackmeter_store::LockError> {
         let keys = [
             stackmeter_fleet::lock_key(&self.fleet, source),
             stackmeter_fleet::lock_key(&self.fleet, target),
@@ -101,7 +102,7 @@ impl Exclusive for FleetLocks {
                 Ok(true)
             }
             Err(stackmeter_store::LockError::Timeout { .. }) => Ok(false),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         }
     }
 
@@ -117,11 +118,11 @@ pub(crate) struct Finished {
 }
 
 /// The engine's stream test as a throughput probe.
-pub fn spec() -> Result<stackmeter_engine::spec::Spec, String> {
+pub fn spec() -> Result<stackmeter_engine::spec::Spec, stackmeter_engine::spec::KeyError> {
     let mut t = toml::Table::new();
     t.insert("time".into(), toml::Value::Float(SECONDS));
     t.insert("interval".into(), toml::Value::Float(1.0));
-    stackmeter_engine::spec::from_table(TestKind::Stream, t, false).map_err(|e| e.to_string())
+    stackmeter_engine::spec::from_table(TestKind::Stream, t, false)
 }
 
 /// Runs until the stop: one test every `every`, to the peers in turn.
@@ -215,7 +216,7 @@ mod tests {
     #[test]
     fn one_agent_alone_always_gets_the_class() {
         let mut c = ThisAgentOnly;
-        assert_eq!(c.try_take("a", "b"), Ok(true));
+        assert!(matches!(c.try_take("a", "b"), Ok(true)));
         c.release("a", "b");
     }
 }

@@ -77,9 +77,37 @@ pub trait Locks {
     /// overlapping sets cannot deadlock), waiting at most `wait` in all;
     /// the guard releases them when dropped. The error names the key that
     /// could not be had.
-    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String>;
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, HoldError>;
     /// Where the locks live, for the log.
     fn describe(&self) -> String;
+}
+
+/// Why a test's locks were not taken (the test is skipped with this line).
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    /// Another test held a lock file past the wait.
+    #[error("lock {key} ({}) still held by another test after {wait:?}", path.display())]
+    Busy {
+        /// The key.
+        key: i64,
+        /// Its lock file.
+        path: std::path::PathBuf,
+        /// How long it was waited for.
+        wait: Duration,
+    },
+    /// A lock file could not be opened or locked.
+    #[error("lock {key} ({}): {err}", path.display())]
+    File {
+        /// The key.
+        key: i64,
+        /// Its lock file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        err: stackmeter_store::LockFileError,
+    },
+    /// PostgreSQL's advisory locks could not be taken in time.
+    #[error("{0}")]
+    Advisory(stackmeter_store::LockError),
 }
 
 /// Locks as files in a folder on this host (`flock`): enough when every
@@ -100,7 +128,7 @@ impl FileLocks {
 }
 
 impl Locks for FileLocks {
-    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String> {
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, HoldError> {
         let deadline = Instant::now() + wait;
         let mut sorted = keys.to_vec();
         sorted.sort_unstable();
@@ -114,11 +142,16 @@ impl Locks for FileLocks {
             };
             let left = deadline.saturating_duration_since(Instant::now());
             let f = stackmeter_store::lock_file(&path, share, left).map_err(|e| match e {
-                stackmeter_store::LockFileError::Timeout(_) => format!(
-                    "lock {k} ({}) still held by another test after {wait:?}",
-                    path.display()
-                ),
-                e => format!("lock {k} ({}): {e}", path.display()),
+                stackmeter_store::LockFileError::Timeout(_) => HoldError::Busy {
+                    key: k,
+                    path: path.clone(),
+                    wait,
+                },
+                err => HoldError::File {
+                    key: k,
+                    path: path.clone(),
+                    err,
+                },
             })?;
             held.push(f);
         }
@@ -145,11 +178,11 @@ impl PgLocks {
 }
 
 impl Locks for PgLocks {
-    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, String> {
+    fn hold(&mut self, keys: &[i64], mode: LockMode, wait: Duration) -> Result<Box<dyn Send>, HoldError> {
         let shared = mode == LockMode::Shared;
         stackmeter_store::Locks::acquire_as(&self.at, keys, shared, wait)
             .map(|l| Box::new(l) as Box<dyn Send>)
-            .map_err(|e| e.to_string())
+            .map_err(HoldError::Advisory)
     }
 
     fn describe(&self) -> String {
