@@ -330,8 +330,11 @@ fn stream_discard_counts_what_the_client_sent_and_the_target_acked() {
     let s = &doc["summary"];
     let sent = s["sent_bytes"].as_u64().unwrap();
     let acked = s["acked_bytes"].as_u64().unwrap();
+    // Over the window acked can exceed sent by what was in flight at its
+    // start (the send buffer's bytes the target had not acknowledged yet,
+    // MBs on loopback): 0.15% was seen, under a 1% bound.
     assert!(
-        sent > 0 && acked <= sent + 64 && acked as f64 >= 0.9 * sent as f64,
+        sent > 0 && (acked as f64) <= 1.01 * sent as f64 && acked as f64 >= 0.9 * sent as f64,
         "{s}"
     );
     let drained = s["senders"]["drained_sent_bytes"].as_u64().unwrap();
