@@ -6,9 +6,19 @@
 use std::io::Write;
 use std::time::Duration;
 
+/// Signal handlers the system would not install.
+#[derive(Debug)]
+pub struct CatchError(std::io::Error);
+
+impl std::fmt::Display for CatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot catch Ctrl-C: {}", self.0)
+    }
+}
+
 /// Catches SIGINT and SIGTERM from now on, and watches for them.
-pub fn catch() -> Result<(), String> {
-    stackmeter_sys::interrupt::catch_interrupts().map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+pub fn catch() -> Result<(), CatchError> {
+    stackmeter_sys::interrupt::catch_interrupts().map_err(CatchError)?;
     std::thread::spawn(|| {
         let mut told = false;
         loop {

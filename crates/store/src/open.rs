@@ -108,7 +108,12 @@ impl Store {
         // its migrations); one already set up is opened without waiting.
         let setup = match ready(&conn, to) {
             Ok(true) => None,
-            _ => Some(take_setup_lock(path).map_err(fail)?),
+            _ => Some(take_setup_lock(path).map_err(|(lock, e)| {
+                fail(format!(
+                    "cannot set the store up: its lock file {}: {e}",
+                    lock.display()
+                ))
+            })?),
         };
         let opened = Store::setup_sqlite(conn, to);
         drop(setup);
@@ -287,8 +292,7 @@ pub(crate) fn sqlite_path(path: &Path) -> std::path::PathBuf {
 /// 2.2; docs/store.md). The lock file is left in place: removing it would
 /// let a waiter lock a file that a newcomer no longer sees. Each waits at
 /// most [`SQLITE_WAIT`].
-fn take_setup_lock(path: &Path) -> std::result::Result<std::fs::File, String> {
+fn take_setup_lock(path: &Path) -> std::result::Result<std::fs::File, (std::path::PathBuf, crate::LockFileError)> {
     let lock = setup_lock_path(path);
-    crate::lockfile::lock_file(&lock, crate::lockfile::Share::Exclusive, SQLITE_WAIT)
-        .map_err(|e| format!("cannot set the store up: its lock file {}: {e}", lock.display()))
+    crate::lockfile::lock_file(&lock, crate::lockfile::Share::Exclusive, SQLITE_WAIT).map_err(|e| (lock, e))
 }

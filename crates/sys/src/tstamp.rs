@@ -26,7 +26,7 @@ pub enum Kind {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::{io, IpAddr, Kind, RawFd, SocketAddr};
+    use super::{io, HwClockError, IpAddr, Kind, RawFd, SocketAddr};
 
     const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
     const CONTROL: usize = 256;
@@ -330,14 +330,14 @@ mod imp {
     /// socket's own address), checks that its driver stamps in hardware and
     /// has a clock, and turns hardware stamping on for it (SIOCSHWTSTAMP).
     /// The error says which interface lacks what.
-    pub fn hardware_clock(fd: RawFd, local: IpAddr) -> Result<(), String> {
+    pub fn hardware_clock(fd: RawFd, local: IpAddr) -> Result<(), HwClockError> {
         let mut name = None;
         each_ifaddr(|n, a| {
             if a == local && name.is_none() {
                 name = Some(n.to_string());
             }
         });
-        let name = name.ok_or_else(|| format!("no interface holds the local address {local}"))?;
+        let name = name.ok_or(HwClockError::NoInterface(local))?;
         // SAFETY: ifreq is plain data.
         let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
         for (d, s) in ifr.ifr_name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
@@ -360,9 +360,7 @@ mod imp {
             | libc::SOF_TIMESTAMPING_RX_HARDWARE
             | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
         if rc != 0 || info.so_timestamping & need != need || info.phc_index < 0 {
-            return Err(format!(
-                "interface {name} has no hardware clock for timestamps (see `ethtool -T {name}`); use --timestamps without hw for software stamps"
-            ));
+            return Err(HwClockError::NoClock(name));
         }
         let mut cfg = libc::hwtstamp_config {
             flags: 0,
@@ -373,8 +371,10 @@ mod imp {
         // SAFETY: as above, with a hwtstamp_config.
         let rc = unsafe { libc::ioctl(fd, libc::SIOCSHWTSTAMP as _, &mut ifr) };
         if rc != 0 {
-            let e = io::Error::last_os_error();
-            return Err(format!("cannot turn hardware timestamps on for {name}: {e}"));
+            return Err(HwClockError::TurnOn {
+                iface: name,
+                err: io::Error::last_os_error(),
+            });
         }
         Ok(())
     }
@@ -415,12 +415,46 @@ mod imp {
         ip.is_loopback()
     }
 
-    pub fn hardware_clock(_fd: RawFd, _local: IpAddr) -> Result<(), String> {
-        Err("hardware timestamps need Linux".into())
+    pub fn hardware_clock(_fd: RawFd, _local: IpAddr) -> Result<(), HwClockError> {
+        Err(HwClockError::NotLinux)
     }
 }
 
 pub use imp::{drain_tx, enable, hardware_clock, is_local_ip, recv, recv_from, send_to_stamped};
+
+/// Why hardware timestamps cannot be had for a socket's interface.
+#[derive(Debug)]
+pub enum HwClockError {
+    /// No interface holds the socket's local address.
+    NoInterface(IpAddr),
+    /// The interface's driver does not stamp in hardware, or has no clock.
+    NoClock(String),
+    /// The interface refused to turn stamping on (SIOCSHWTSTAMP).
+    TurnOn {
+        /// The interface.
+        iface: String,
+        /// What the kernel said.
+        err: io::Error,
+    },
+    /// Not Linux.
+    NotLinux,
+}
+
+impl std::fmt::Display for HwClockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HwClockError::NoInterface(ip) => write!(f, "no interface holds the local address {ip}"),
+            HwClockError::NoClock(name) => write!(
+                f,
+                "interface {name} has no hardware clock for timestamps (see `ethtool -T {name}`); use --timestamps without hw for software stamps"
+            ),
+            HwClockError::TurnOn { iface, err } => write!(f, "cannot turn hardware timestamps on for {iface}: {err}"),
+            HwClockError::NotLinux => f.write_str("hardware timestamps need Linux"),
+        }
+    }
+}
+
+impl std::error::Error for HwClockError {}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {

@@ -490,9 +490,14 @@ fn hostile(addr: &str, e: &Exposed) {
     let flood: Vec<TcpStream> = (0..e.slots + 8)
         .filter_map(|_| super::connect_from(e.second, to))
         .collect();
+    // The flood takes every slot; how many beyond that connect depends on
+    // timing (a SYN that finds every slot taken is dropped and sent again
+    // a second later, within the 2 s connect bound or not: 32 of 40 on
+    // smoltcp in one loaded CI run, 35 in others). The rr below then
+    // needs a slot the eviction rule frees.
     assert!(
-        flood.len() > e.slots,
-        "more connections than the stack's {} slots connect ({})",
+        flood.len() >= e.slots,
+        "the flood fills the stack's {} slots ({} connected)",
         e.slots,
         flood.len()
     );
