@@ -14,7 +14,7 @@
 //! round's: it is counted as mismatched, never as received.
 
 use crate::endpoint::Endpoint;
-use crate::error::{check_interrupt, is_timeout, ClientError};
+use crate::error::{check_interrupt, ClientError};
 use crate::outcome::{summary_us, Outcome, RowHistogram};
 use stackmeter_proto::pattern;
 use stackmeter_proto::udp::{Header, Kind, HEADER_LEN};
@@ -100,8 +100,6 @@ struct Bursts<'a> {
     /// datagrams have been answered.
     first: u64,
     seen: Vec<bool>,
-    /// The socket's receive timeout in force.
-    wait: Duration,
     origin: Instant,
     /// Whether any datagram of the test, warm-up included, was answered
     /// (a port unreachable after that is a responder gone).
@@ -116,7 +114,6 @@ impl<'a> Bursts<'a> {
         // for many small ones (the kernel caps it at net.core.rmem_max;
         // what it still drops is counted).
         let _ = socket2::SockRef::from(&sock).set_recv_buffer_size(RCVBUF);
-        sock.set_read_timeout(Some(timeout))?;
         let sealed = endpoint.secret.is_some();
         let size = p.size as usize;
         Ok(Bursts {
@@ -131,7 +128,6 @@ impl<'a> Bursts<'a> {
             next: if sealed { stackmeter_sys::wall_ns() } else { 0 },
             first: 0,
             seen: Vec::new(),
-            wait: timeout,
             origin: Instant::now(),
             answered_any: false,
         })
@@ -228,16 +224,21 @@ impl<'a> Bursts<'a> {
 
     /// Waits up to `wait` for one datagram: an intact answer to this
     /// round not seen before, something else, or nothing.
+    /// A queued reply is read with one `recv` and no other call; only
+    /// when none is queued does it wait (`ppoll`, nanosecond timeout), so
+    /// no socket option is set between the sends and the last reply.
     fn receive(&mut self, wait: Duration) -> Result<Reply, ClientError> {
-        let wait = wait.max(Duration::from_micros(1));
-        if wait.abs_diff(self.wait) > Duration::from_micros(50) {
-            self.sock.set_read_timeout(Some(wait))?;
-            self.wait = wait;
-        }
-        let n = match self.sock.recv(&mut self.rx) {
+        use std::os::fd::AsRawFd;
+        let fd = self.sock.as_raw_fd();
+        let n = match stackmeter_sys::recv_nowait(fd, &mut self.rx) {
             Ok(n) => n,
-            // The caller's deadline decides whether the round is over.
-            Err(e) if is_timeout(&e) => return Ok(Reply::Nothing),
+            // Nothing queued: wait for it; the caller reads it next (and its
+            // deadline decides whether the round is over).
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                stackmeter_sys::wait_readable(fd, wait).map_err(|e| self.io_error(&e))?;
+                check_interrupt()?;
+                return Ok(Reply::Nothing);
+            }
             // A signal: Ctrl-C ends the test, anything else reads again.
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                 check_interrupt()?;
