@@ -7,14 +7,16 @@
  * responder. This program is the path alone, as lwip_raw.c is lwIP alone:
  * it pulls each frame through the lab's own controller interface
  * (c-responder/src/smr_nic.h: the TAP driver, or the AF_XDP one when built
- * with -DFL_XDP), answers ARP for its address, and turns a UDP datagram
- * to its port that carries a version 1 echo request into the echo reply
- * in place (kind 2, both responder times the receive time; the addresses
- * and ports swapped, the IPv4 header's sum unchanged by the swap, the UDP
- * checksum 0, which IPv4 allows), then sends it back. Anything else is
- * dropped. bench/path-floors.sh measures it beside the stacks on the same
- * kind of path; the firmware's twin is firmware/mcu-smoltcp's `floor`
- * binary.
+ * with -DFL_XDP), and frame_echo.c answers it in place: ARP for its
+ * address, and a UDP datagram to its port that carries a version 1 echo
+ * request turned into the echo reply (kind 2, both responder times the
+ * receive time; the addresses and ports swapped, the IPv4 header's sum
+ * unchanged by the swap, the UDP checksum 0, which IPv4 allows), which is
+ * sent back. Anything else is dropped. bench/path-floors.sh measures it
+ * beside the stacks on the same kind of path; the firmwares' twins are
+ * firmware/mcu-smoltcp's `floor` binary (the LM3S6965) and
+ * c-responder/a9/floor (the Cortex-A9 with a LAN9118), the latter built
+ * from the same frame_echo.c.
  *
  * Usage: nic_echo DEV IP CPU [HOST_IF]
  *   DEV      the TAP device (or, -DFL_XDP, the veth end to bind)
@@ -26,10 +28,13 @@
  * It runs until killed, and exits by itself when its parent is gone.
  *
  * Build (bench/path-floors.sh does):
- *   cc -std=c99 -O2 -Ic-responder/src bench/floor/nic_echo.c c-responder/src/smr_nic_tap.c
- *   cc -std=c99 -O2 -DFL_XDP -Ic-responder/src bench/floor/nic_echo.c c-responder/src/smr_nic_xdp.c -lxdp -lbpf
+ *   cc -std=c99 -O2 -Ic-responder/src bench/floor/nic_echo.c bench/floor/frame_echo.c \
+ *       c-responder/src/smr_nic_tap.c
+ *   cc -std=c99 -O2 -DFL_XDP -Ic-responder/src bench/floor/nic_echo.c bench/floor/frame_echo.c \
+ *       c-responder/src/smr_nic_xdp.c -lxdp -lbpf
  */
 #define _GNU_SOURCE /* sched_setaffinity */
+#include "frame_echo.h"
 #include "smr_nic.h"
 
 #include <arpa/inet.h>
@@ -37,7 +42,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,8 +49,6 @@
 int smr_nic_xdp_offloads_off(const char *host_if);
 void smr_nic_xdp_kick(void);
 #endif
-
-#define FL_PORT 24680u
 
 static uint8_t fl_mac[6], fl_ip[4];
 
@@ -56,56 +58,10 @@ static uint64_t fl_now(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static void fl_put64(uint8_t *p, uint64_t v) {
-    int i;
-    for (i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
-}
-
 static void fl_send(const uint8_t *f, size_t len) {
     if (smr_nic_tx_begin(len) != 0) return;
     smr_nic_tx_write(f, len);
     (void)smr_nic_tx_end();
-}
-
-/* An ARP request for our address: the reply, in place. */
-static void fl_arp(uint8_t *f, size_t len) {
-    uint8_t *a = f + 14;
-    if (len < 42 || a[6] != 0 || a[7] != 1 || memcmp(a + 24, fl_ip, 4) != 0) return;
-    a[7] = 2;
-    memcpy(a + 18, a + 8, 10); /* the asker becomes the target */
-    memcpy(a + 8, fl_mac, 6);
-    memcpy(a + 14, fl_ip, 4);
-    memcpy(f, a + 18, 6);
-    memcpy(f + 6, fl_mac, 6);
-    fl_send(f, 42);
-}
-
-/* A UDP echo request to our port: the reply, in place. */
-static void fl_udp(uint8_t *f, size_t len, uint64_t rx) {
-    uint8_t *ip = f + 14, *udp, *p, t[4];
-    size_t ihl, ulen;
-    if (len < 34 || (ip[0] >> 4) != 4 || ip[9] != 17 || memcmp(ip + 16, fl_ip, 4) != 0) return;
-    ihl = (size_t)(ip[0] & 15) * 4;
-    udp = ip + ihl;
-    if (len < 14 + ihl + 8 || (unsigned)(udp[2] << 8 | udp[3]) != FL_PORT) return;
-    ulen = (size_t)(udp[4] << 8 | udp[5]);
-    p = udp + 8;
-    if (ulen < 8 + 40 || 14 + ihl + ulen > len || memcmp(p, "SMTU", 4) != 0 || p[4] != 1 || p[5] != 1) return;
-    p[5] = 2;
-    p[6] = 0;
-    p[7] = 1;
-    fl_put64(p + 24, rx);
-    fl_put64(p + 32, rx);
-    memcpy(t, ip + 12, 4);
-    memcpy(ip + 12, ip + 16, 4);
-    memcpy(ip + 16, t, 4);
-    memcpy(t, udp, 2);
-    memcpy(udp, udp + 2, 2);
-    memcpy(udp + 2, t, 2);
-    udp[6] = udp[7] = 0;
-    memcpy(f, f + 6, 6);
-    memcpy(f + 6, fl_mac, 6);
-    fl_send(f, 14 + ihl + ulen);
 }
 
 int main(int argc, char **argv) {
@@ -133,7 +89,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "nic_echo: cannot open %s\n", argv[1]);
         return 1;
     }
-    fprintf(stderr, "nic_echo: answering udp %s:%u on %s\n", argv[2], FL_PORT, argv[1]);
+    fprintf(stderr, "nic_echo: answering udp %s:%u on %s\n", argv[2], FRAME_ECHO_PORT, argv[1]);
     pfd.fd = smr_nic_fd();
     pfd.events = POLLIN;
     for (;;) {
@@ -143,8 +99,8 @@ int main(int argc, char **argv) {
             uint64_t rx = fl_now();
             smr_nic_rx_read(f, len);
             smr_nic_rx_done();
-            if (len >= 14 && f[12] == 0x08 && f[13] == 0x06) fl_arp(f, len);
-            if (len >= 14 && f[12] == 0x08 && f[13] == 0x00) fl_udp(f, len, rx);
+            len = frame_echo(f, len, fl_mac, fl_ip, FRAME_ECHO_PORT, rx);
+            if (len != 0) fl_send(f, len);
         }
 #ifdef FL_XDP
         smr_nic_xdp_kick();

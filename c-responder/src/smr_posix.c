@@ -40,11 +40,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef SMR_PLATFORM_CLOCK
 uint64_t smr_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+#endif
 
 static int smr_cpu(void *user, uint64_t *u, uint64_t *s) {
     struct rusage ru;
@@ -167,6 +169,12 @@ static void smr_udp(struct smr_posix *g, int l) {
         if (r && (g->rx[7] & 2)) {
             t[2] = wall ? smr_real() : smr_now();
             smr_udp_stamped(&g->x, &g->uts[l], fd, g->rx, r, &peer, pl, t, wall);
+            continue;
+        }
+#endif
+#ifdef SMR_DRIVER_TS
+        if (r && (g->rx[7] & 2)) {
+            smr_udp_driver_stamped(&g->x, fd, g->rx, r, &peer, pl, t[0]);
             continue;
         }
 #endif
@@ -352,6 +360,17 @@ static void smr_round(struct smr_posix *g) {
     smr_sweep(g, now);
 }
 
+#ifdef SMR_DRIVER_TS
+/* A driver stamps UDP frames only: a stamped rr response's block says
+ * nothing is known (flags 0), as docs/protocol.md 4.3 allows. */
+static unsigned smr_no_stamps_hook(void *user, const struct smr_conn *c, uint64_t v[5]) {
+    (void)user;
+    (void)c;
+    v[0] = v[1] = v[2] = v[3] = v[4] = 0;
+    return 0;
+}
+#endif
+
 #ifdef SMR_TS
 /* The engine's stamps hook: the block of connection c's next response. */
 static unsigned smr_stamps_hook(void *user, const struct smr_conn *c, uint64_t v[5]) {
@@ -381,6 +400,9 @@ static void smr_setup(struct smr_posix *g, const struct smr_config *cfg) {
 #endif
 #ifdef SMR_TS
     g->x.stamps = smr_stamps_hook;
+#endif
+#ifdef SMR_DRIVER_TS
+    g->x.stamps = smr_no_stamps_hook;
 #endif
 }
 

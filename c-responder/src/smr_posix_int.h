@@ -72,6 +72,13 @@
 #define SMR_KNOBS 1
 #endif
 
+/* Stamps taken by the platform's Ethernet driver instead of the kernel
+ * (-DSMR_DRIVER_TS: Embox, c-responder/a9/embox/stamps): the platform
+ * supplies smr_udp_driver_stamped below; UDP echo only. */
+#if defined(SMR_DRIVER_TS) && defined(SMR_TS)
+#error "SMR_DRIVER_TS is for a platform without kernel timestamps"
+#endif
+
 #ifndef SMR_SOCK
 #define SMR_SOCK(name) name /* plain libc socket calls */
 #endif
@@ -177,7 +184,9 @@ struct smr_posix {
     uint8_t rx[SMR_RX_BUF];
 };
 
-/* smr_posix.c */
+/* smr_posix.c: the monotonic clock, ns (CLOCK_MONOTONIC; a platform that
+ * defines SMR_PLATFORM_CLOCK supplies its own, as Embox's driver stamps
+ * do, c-responder/a9/embox/stamps) */
 uint64_t smr_now(void);
 /* Binds every --listen address of g (0.0.0.0:24680 when none), installs
  * the engine's hooks, serves forever. */
@@ -250,6 +259,14 @@ void smr_ts_tcp(struct smr_ts *t, const struct smr_conn *c, int fd);
  * time, all wall clock when wall (else monotonic, and no stamps). */
 void smr_udp_stamped(const struct smr_ctx *x, struct smr_uts *u, int fd, uint8_t *buf, size_t r,
                      const union smr_addr *peer, socklen_t pl, const uint64_t t[3], int wall);
+#endif
+#ifdef SMR_DRIVER_TS
+/* The platform's (SMR_DRIVER_TS): sends the UDP reply of r bytes in buf
+ * (before the MAC trailer) to peer on socket fd with the stamp block
+ * written from its driver's stamps; app_rx is the request's receive time
+ * on smr_now()'s clock, which the driver's stamps share. */
+void smr_udp_driver_stamped(const struct smr_ctx *x, int fd, uint8_t *buf, size_t r, const union smr_addr *peer,
+                            socklen_t pl, uint64_t app_rx);
 #endif
 
 #endif

@@ -1,7 +1,7 @@
 //! `stackmeter lab up|status|down`: the lab itself is its own crate
 //! (`stackmeter_lab`); this parses the flags and prints what it made.
 
-use stackmeter_engine::commands::lab::{LabAction, LabArgs, LabSet};
+use stackmeter_lab::{LabAction, LabArgs};
 
 pub fn run(a: LabArgs) -> i32 {
     use stackmeter_lab as lab;
@@ -12,12 +12,6 @@ pub fn run(a: LabArgs) -> i32 {
             cpu,
             secret_file,
         } => {
-            let set = match stacks {
-                LabSet::Linux => lab::Set::Linux,
-                LabSet::Mcu => lab::Set::Mcu,
-                LabSet::McuSmoltcp => lab::Set::McuSmoltcp,
-                LabSet::All => lab::Set::All,
-            };
             // Only the flag: lab's own responders never take a secret from
             // the environment, which the measuring commands read.
             let secret = match secret_file.as_deref().map(|p| stackmeter_engine::secret::load(Some(p))) {
@@ -25,7 +19,7 @@ pub fn run(a: LabArgs) -> i32 {
                 Some(Ok(k)) => k,
                 Some(Err(e)) => return crate::out::error(&stackmeter_engine::Error::flag(e.to_string())),
             };
-            match lab::up(&lab::bin_dir(bin_dir), cpu, set, secret) {
+            match lab::up(&lab::bin_dir(bin_dir), cpu, &stacks, secret) {
                 Ok(up) => {
                     for n in &up.notes {
                         eprintln!("{n}");

@@ -73,7 +73,7 @@ enum Command {
     /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
     Fleet(stackmeter_engine::commands::fleet::FleetArgs),
     /// Local lab: lwIP (raw and sockets API) and smoltcp on TAP devices, lwIP on AF_XDP, the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
-    Lab(stackmeter_engine::commands::lab::LabArgs),
+    Lab(stackmeter_lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
     Completions {
         /// The shell.

@@ -337,6 +337,10 @@ mod timestamps;
 #[path = "suite/lab.rs"]
 mod lab;
 
+// `stackmeter lab up embox linux-a9`: two systems on one emulated Cortex-A9 (root only).
+#[path = "suite/lab_a9.rs"]
+mod lab_a9;
+
 /// The kernel's UDP counters (InDatagrams, OutDatagrams) from two
 /// snapshots of /proc/net/snmp printed by a shell script.
 fn udp_counter_deltas(text: &str) -> (i64, i64) {

@@ -37,13 +37,17 @@
 //! commands), `error.rs` (what can go wrong, one enum). This file only
 //! declares.
 
+mod a9;
+mod args;
 mod error;
 mod lifecycle;
 mod linux;
 mod mcu;
 mod probe;
+mod qemu;
 mod shell;
 mod state;
 
+pub use args::{LabAction, LabArgs};
 pub use error::LabError;
-pub use lifecycle::{bin_dir, down, status, status_text, up, Set, Up};
+pub use lifecycle::{bin_dir, down, status, status_text, up, Group, Up};

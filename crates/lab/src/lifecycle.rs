@@ -1,10 +1,12 @@
 //! `up`, `status` and `down`: the lab as a whole, made or removed all at
 //! once (a failed or interrupted `up` removes what it made).
 
+use crate::a9;
 use crate::error::LabError;
 use crate::linux::build;
-use crate::mcu::{build_mcu, Firmware, MCU, MCU_SMOLTCP, QEMU};
+use crate::mcu::{guest as mcu_guest, Firmware, MCU, MCU_SMOLTCP};
 use crate::probe::rr_answers;
+use crate::qemu::{boot, Guest, QEMU};
 use crate::shell::sh;
 use crate::state::{is_root, read_state, runs, state_dir};
 use stackmeter_proto::auth::Key;
@@ -13,31 +15,72 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Which stacks `up` starts: the Linux ones (kernel-c, lwip-raw,
-/// lwip-sock, smoltcp, lwip-xdp), one microcontroller firmware (the C
-/// engine on lwIP, or the Rust core on smoltcp), or all of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Set {
+/// A group of stacks `up` starts, as named on its command line: the
+/// Linux ones (kernel-c, lwip-raw, lwip-sock, smoltcp, lwip-xdp), one
+/// board in QEMU (a microcontroller firmware: the C engine on lwIP, or
+/// the Rust core on smoltcp; Embox or Linux on a Cortex-A9), or all of
+/// them (`all`: the boards that are built).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// kernel-c, lwip-raw, lwip-sock, smoltcp and lwip-xdp (when built: `make -C c-responder xdp`).
     Linux,
+    /// The C responder's firmware (lwIP) on an emulated Cortex-M3 board (QEMU lm3s6965evb).
     Mcu,
+    /// The Rust protocol core on smoltcp as firmware for the same board (make -C c-responder mcu-smoltcp).
     McuSmoltcp,
+    /// Embox RTOS with the C responder on an emulated Cortex-A9 (QEMU vexpress-a9; make -C c-responder embox).
+    Embox,
+    /// Linux with the C responder on the same emulated Cortex-A9 (linux-a9, and linux-a9-rt under SCHED_FIFO; make -C c-responder linux-a9).
+    LinuxA9,
+    /// All of them (the boards that are built).
     All,
 }
 
-impl Set {
-    /// The firmwares this set boots, and whether they must (`all` names
-    /// a firmware that is not built, or a missing QEMU, and goes on).
-    fn firmwares(self) -> (&'static [&'static Firmware], bool) {
+/// One emulated board of the lab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Board {
+    Mcu(&'static Firmware),
+    Embox,
+    LinuxA9,
+}
+
+impl Board {
+    const ALL: [Board; 4] = [Board::Mcu(&MCU), Board::Mcu(&MCU_SMOLTCP), Board::Embox, Board::LinuxA9];
+
+    fn label(self) -> &'static str {
         match self {
-            Set::Linux => (&[], false),
-            Set::Mcu => (&[&MCU], true),
-            Set::McuSmoltcp => (&[&MCU_SMOLTCP], true),
-            Set::All => (&[&MCU, &MCU_SMOLTCP], false),
+            Board::Mcu(fw) => fw.label,
+            Board::Embox => "embox",
+            Board::LinuxA9 => "linux-a9",
         }
     }
 
-    fn has_linux(self) -> bool {
-        matches!(self, Set::Linux | Set::All)
+    /// It as QEMU boots it, or why it cannot be (not built).
+    fn guest(self, dir: &Path, secret: Option<&Key>) -> Result<Guest, LabError> {
+        match self {
+            Board::Mcu(fw) if !dir.join(fw.file).is_file() => Err(LabError::NotBuilt {
+                path: dir.join(fw.file),
+                make: fw.make,
+            }),
+            Board::Mcu(fw) => mcu_guest(fw, dir, secret),
+            Board::Embox => a9::embox(dir),
+            Board::LinuxA9 => a9::linux(dir),
+        }
+    }
+}
+
+impl Group {
+    /// The boards this group boots, and whether they must (a board named
+    /// by itself must; `all` goes on without those not built).
+    fn boards(self) -> (Vec<Board>, bool) {
+        match self {
+            Group::Linux => (vec![], false),
+            Group::Mcu => (vec![Board::Mcu(&MCU)], true),
+            Group::McuSmoltcp => (vec![Board::Mcu(&MCU_SMOLTCP)], true),
+            Group::Embox => (vec![Board::Embox], true),
+            Group::LinuxA9 => (vec![Board::LinuxA9], true),
+            Group::All => (Board::ALL.to_vec(), false),
+        }
     }
 }
 
@@ -57,11 +100,13 @@ pub fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
 }
 
 /// Brings the lab up with the binaries in `dir`, every responder pinned to
-/// `cpu` (default: the last one), the firmware provisioned with `secret`
-/// (the Linux stacks take none here); returns one `LABEL=ADDR:PORT` per
-/// target. On failure (or Ctrl-C) everything made so far is removed.
-pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Result<Up, LabError> {
-    if secret.is_some() && !matches!(set, Set::Mcu | Set::McuSmoltcp) {
+/// `cpu` (default: the last one), the microcontroller firmware
+/// provisioned with `secret` (no other stack takes one here); returns one
+/// `LABEL=ADDR:PORT` per target. On failure (or Ctrl-C) everything made
+/// so far is removed.
+pub fn up(dir: &Path, cpu: Option<usize>, groups: &[Group], secret: Option<Key>) -> Result<Up, LabError> {
+    let firmware_only = groups.iter().all(|g| matches!(g, Group::Mcu | Group::McuSmoltcp));
+    if secret.is_some() && !firmware_only {
         return Err(LabError::SecretWithoutFirmware);
     }
     if !is_root() {
@@ -71,39 +116,47 @@ pub fn up(dir: &Path, cpu: Option<usize>, set: Set, secret: Option<Key>) -> Resu
     if sd.join("state").exists() {
         return Err(LabError::AlreadyUp(sd));
     }
-    let (wanted, required) = set.firmwares();
-    let mut firmwares = Vec::new();
-    let mut skipped = Vec::new();
-    let no_qemu = Command::new(QEMU).arg("--version").output().is_err();
-    for &fw in wanted {
-        let why = if !dir.join(fw.file).is_file() {
-            LabError::NotBuilt {
-                path: dir.join(fw.file),
-                make: fw.make,
+    let has_linux = groups.iter().any(|g| matches!(g, Group::Linux | Group::All));
+    // Each board once, required when any group that names it requires it.
+    let mut wanted: Vec<(Board, bool)> = Vec::new();
+    for g in groups {
+        let (boards, required) = g.boards();
+        for b in boards {
+            match wanted.iter_mut().find(|(w, _)| *w == b) {
+                Some(w) => w.1 |= required,
+                None => wanted.push((b, required)),
             }
-        } else if no_qemu {
-            LabError::NoQemu(QEMU)
-        } else {
-            firmwares.push(fw);
-            continue;
-        };
-        if required {
-            return Err(why);
         }
-        skipped.push(format!("{}: not started: {why}", fw.label));
     }
     fs::create_dir_all(&sd).map_err(LabError::file(&sd))?;
+    let no_qemu = Command::new(QEMU).arg("--version").output().is_err();
+    let mut guests = Vec::new();
+    let mut skipped = Vec::new();
+    for (b, required) in wanted {
+        let g = match no_qemu {
+            true => Err(LabError::NoQemu(QEMU)),
+            false => b.guest(dir, secret.as_ref()),
+        };
+        match g {
+            Ok(g) => guests.push(g),
+            Err(why) if required => {
+                let _ = fs::remove_dir_all(&sd);
+                return Err(why);
+            }
+            Err(why) => skipped.push(format!("{}: not started: {why}", b.label())),
+        }
+    }
     // Ctrl-C during `up` tears down whatever was made so far.
     let _ = stackmeter_sys::interrupt::catch_interrupts();
     let cpu = cpu.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
     let mut made = Up::default();
     let r = (|| {
-        if set.has_linux() {
+        if has_linux {
             (made.targets, made.notes) = build(dir, cpu)?;
         }
-        for fw in &firmwares {
-            let (target, note) = build_mcu(fw, dir, cpu, secret)?;
-            made.targets.push(target);
+        for g in &guests {
+            let (targets, note) = boot(g, cpu, secret)?;
+            made.targets.extend(targets);
             made.notes.push(note);
         }
         made.notes.extend(skipped);

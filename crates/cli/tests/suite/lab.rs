@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// Whether a process is still alive (a zombie counts as gone: this
 /// machine's init may never reap it).
-fn alive(pid: &str) -> bool {
+pub(super) fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"))
         .unwrap_or(false)
@@ -82,7 +82,7 @@ fn full_size_frames(label: &str, addr: &str, dev: &str) {
 /// header is accepted (code 0); each echo datagram the fixtures answer
 /// gets their reply byte for byte, but for the responder's two times
 /// (bytes 24-40); each one they drop gets nothing back.
-fn wire_vectors(label: &str, addr: &str) {
+pub(super) fn wire_vectors(label: &str, addr: &str) {
     let to: SocketAddr = addr.parse().unwrap();
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../protocol/vectors.json");
     let all: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
@@ -402,14 +402,14 @@ fn ends(s: &mut TcpStream, t: Duration) -> Option<u8> {
 /// Where a user-space stack of the lab is exposed to a misbehaving host:
 /// its TAP, the host's address on it, a second host address the test adds,
 /// and how the stack shares its connection slots.
-struct Exposed {
-    tap: &'static str,
-    host: &'static str,
-    second: &'static str,
+pub(super) struct Exposed {
+    pub(super) tap: &'static str,
+    pub(super) host: &'static str,
+    pub(super) second: &'static str,
     /// Connection slots: the flood must connect more than this.
-    slots: usize,
+    pub(super) slots: usize,
     /// Most flood connections still held open after the rr.
-    most_held: usize,
+    pub(super) most_held: usize,
 }
 
 /// The C firmware's TAP: 6 sessions, 3 from one address at most.
@@ -476,7 +476,7 @@ const SMOLTCP: Exposed = Exposed {
 /// address must be served, while the flood holds no more than its share;
 /// junk TCP is refused or closed, never left hanging; junk UDP gets no
 /// reply.
-fn hostile(addr: &str, e: &Exposed) {
+pub(super) fn hostile(addr: &str, e: &Exposed) {
     let to: SocketAddr = addr.parse().unwrap();
     let ip = Command::new("ip")
         .args(["addr", "add", &format!("{}/24", e.second), "dev", e.tap])

@@ -1,14 +1,13 @@
 //! Every command's flags beside the measuring ones (those are
 //! [`crate::spec::TestCommand`]): the clap structures the binary parses,
 //! checked and turned into what the engine and the library crates take,
-//! so the binary only dispatches, renders and prints. The agent's and the
-//! lab's flags are here too, and the binary calls their crates (which sit
-//! beside the engine, not below it) with them.
+//! so the binary only dispatches, renders and prints. The agent's flags
+//! are here too, and the binary calls its crate (which sits beside the
+//! engine, not below it) with them; the lab's are its own crate's.
 
 pub mod agent;
 pub mod fleet;
 pub mod history;
-pub mod lab;
 pub mod serve;
 pub mod store;
 pub mod suite;

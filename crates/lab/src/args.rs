@@ -1,6 +1,8 @@
-//! `stackmeter lab up|status|down`'s flags; the lab itself is its own
-//! crate beside the engine (`stackmeter_lab`), which the binary calls.
+//! `stackmeter lab`'s flags: the lab's own (ripgrep's rule: a crate knows
+//! its own flags and no other command's); the binary hands them to
+//! [`crate::up`], [`crate::status_text`] and [`crate::down`].
 
+use crate::Group;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -14,13 +16,13 @@ pub struct LabArgs {
 pub enum LabAction {
     /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
     Up {
-        /// Which stacks: the Linux ones (default), a microcontroller firmware in QEMU, or all.
-        #[arg(value_enum, default_value = "linux")]
-        stacks: LabSet,
-        /// Folder with stackmeter-responder, lwip-raw, lwip-sock, lwip-xdp, mcu/build/stackmeter-mcu.elf and mcu/build/stackmeter-mcu-smoltcp.elf (smoltcp's hosted responder is this binary) (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
+        /// Which stacks, one or more: the Linux ones (default), a board in QEMU (a microcontroller firmware, Embox or Linux on a Cortex-A9), or all.
+        #[arg(value_enum, default_values = ["linux"], num_args = 1..)]
+        stacks: Vec<Group>,
+        /// Folder with stackmeter-responder, lwip-raw, lwip-sock, lwip-xdp, mcu/build/ (the Cortex-M3 firmwares) and a9/build/ (Embox, Linux for the Cortex-A9) (smoltcp's hosted responder is this binary) (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
-        /// CPU every responder is pinned to (default: the last one).
+        /// CPU every responder (and QEMU) is pinned to (default: the last one).
         #[arg(long, value_name = "CPU")]
         cpu: Option<usize>,
         /// Provision the firmware with this shared secret (lab up mcu or mcu-smoltcp only; mode 600): every test of it then needs --secret-file too.
@@ -29,7 +31,7 @@ pub enum LabAction {
     },
     /// List the lab's targets and whether each answers.
     Status,
-    /// Stop every responder and remove every device the lab made.
+    /// Stop every responder and QEMU, and remove every device the lab made.
     Down,
     /// The smoltcp responder on a TAP device `lab up` made (started by `lab up`; runs until killed).
     #[command(hide = true)]
@@ -45,17 +47,4 @@ pub enum LabAction {
         #[arg(long, value_name = "CPU")]
         cpu: Option<usize>,
     },
-}
-
-/// The stacks `lab up` starts.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LabSet {
-    /// kernel-c, lwip-raw, lwip-sock, smoltcp and lwip-xdp (when built: `make -C c-responder xdp`).
-    Linux,
-    /// The C responder's firmware (lwIP) on an emulated Cortex-M3 board (QEMU lm3s6965evb).
-    Mcu,
-    /// The Rust protocol core on smoltcp as firmware for the same board (make -C c-responder mcu-smoltcp).
-    McuSmoltcp,
-    /// All of them (mcu-smoltcp when built).
-    All,
 }

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# c-responder/a9/embox/build.sh - the Embox image with the C responder in
+# it, for QEMU's vexpress-a9 (`make -C c-responder embox` runs this).
+#
+# Why a script: Embox builds with its own make system from its own tree,
+# which no package registry carries. The user names that tree (a tarball
+# or a folder of Embox at the pinned commit) in STACKMETER_EMBOX_SRC; this
+# script unpacks it into a build folder of ours, adds our files as an
+# Embox "ext_project" (the template in template/, the module Mybuild.in
+# with the responder's sources copied from c-responder/src, smr_embox.h,
+# the driver stamps in stamps/), applies our patch to Embox's LAN9118
+# driver (stamps/lan9118-stamps.patch: the receive and send times of the
+# responder's UDP frames), and runs Embox's build. Nothing is written
+# into the user's tree.
+#
+# Usage: build.sh OUT_DIR
+#   OUT_DIR/stackmeter-embox.elf   the image (QEMU -kernel)
+#   OUT_DIR/stackmeter-embox.addr  the address and MAC it was built with
+#   OUT_DIR/embox-size.txt         its sections, and the build's time
+# Environment:
+#   STACKMETER_EMBOX_SRC  Embox's source: a .tar.xz/.tar.gz or a folder
+#   EMBOX_IP EMBOX_GW EMBOX_MAC  the board's address (198.18.18.2), its
+#                         gateway (198.18.18.1) and MAC (02:53:4d:00:00:07)
+#   JOBS                  make -j (the number of CPUs)
+set -euo pipefail
+
+# The commit this template and patch were written against.
+EMBOX_COMMIT=da1cd94fb3a308a8416edf155c065102fce892c3
+EMBOX_TARBALL_SHA256=843a60393aebf9e80dfbc49ca4b40c1b48cc864d336cc7a5bdc57cb03b6ecfdf
+
+here=$(cd "$(dirname "$0")" && pwd)
+src_dir=$(cd "$here/../../src" && pwd)
+flags_mk=$(cd "$here/../.." && pwd)/flags.mk
+out=${1:?usage: build.sh OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+EMBOX_IP=${EMBOX_IP:-198.18.18.2}
+EMBOX_GW=${EMBOX_GW:-198.18.18.1}
+EMBOX_MAC=${EMBOX_MAC:-02:53:4d:00:00:07}
+JOBS=${JOBS:-$(nproc)}
+
+how="get it with: git clone https://github.com/embox/embox && git -C embox checkout $EMBOX_COMMIT, then STACKMETER_EMBOX_SRC=\$PWD/embox make -C c-responder embox (docs/lab.md, \"Embox and Linux on one Cortex-A9\")"
+src=${STACKMETER_EMBOX_SRC:-}
+if [ -z "$src" ]; then
+    echo "embox: Embox's source is not given (STACKMETER_EMBOX_SRC is not set); $how" >&2
+    exit 1
+fi
+if [ ! -e "$src" ]; then
+    echo "embox: STACKMETER_EMBOX_SRC=$src does not exist; $how" >&2
+    exit 1
+fi
+for tool in arm-none-eabi-gcc cpio make patch; do
+    command -v "$tool" >/dev/null || {
+        echo "embox: $tool not found (Debian: apt-get install gcc-arm-none-eabi cpio make patch)" >&2
+        exit 1
+    }
+done
+
+# The tree, unpacked once per source (its path and time in a stamp file).
+tree=$out/embox
+stamp="$src $(stat -c %Y "$src")"
+if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" != "$stamp" ]; then
+    rm -rf "$tree"
+    mkdir -p "$tree"
+    if [ -d "$src" ]; then
+        if [ -d "$src/.git" ]; then
+            have=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)
+            [ "$have" = "$EMBOX_COMMIT" ] ||
+                echo "embox: warning: $src is at $have, not $EMBOX_COMMIT; the patch may not apply" >&2
+        fi
+        (cd "$src" && tar --exclude=./.git --exclude=./build -cf - .) | (cd "$tree" && tar xf -)
+    else
+        sum=$(sha256sum "$src" | cut -d' ' -f1)
+        [ "$sum" = "$EMBOX_TARBALL_SHA256" ] ||
+            echo "embox: warning: $src's sha256 is $sum, not the pinned snapshot's; the patch may not apply" >&2
+        tar -xf "$src" -C "$tree"
+        # A tarball of the tree holds one top folder.
+        if [ ! -f "$tree/Makefile" ] && [ "$(find "$tree" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]; then
+            top=$(find "$tree" -mindepth 1 -maxdepth 1)
+            mv "$top" "$tree.top" && rmdir "$tree" && mv "$tree.top" "$tree"
+        fi
+    fi
+    [ -f "$tree/Makefile" ] && [ -d "$tree/templates" ] || {
+        echo "embox: $src does not hold Embox's tree (no Makefile and templates/ at its top)" >&2
+        exit 1
+    }
+    patch -s -d "$tree" -p1 <"$here/stamps/lan9118-stamps.patch" || {
+        echo "embox: our LAN9118 stamps patch does not apply to $src (written for commit $EMBOX_COMMIT)" >&2
+        exit 1
+    }
+    echo "$stamp" >"$tree/.stackmeter-source"
+fi
+
+# Our ext_project, written anew on every build (it is small).
+ext=$tree/ext_project/stackmeter
+rm -rf "$ext"
+mkdir -p "$ext/src" "$ext/templates/vexpress-a9"
+list() { sed -n "s/^$1 = //p" "$flags_mk"; }
+sources=()
+for f in $(list SMR_ENGINE_SRC) $(list SMR_POSIX_SRC) $(list SMR_MAIN_SRC); do
+    cp "$src_dir/$f" "$ext/src/"
+    sources+=("$f")
+done
+cp "$src_dir"/*.h "$here/smr_embox.h" "$ext/src/"
+cp "$here"/stamps/smr_embox_stamps.c "$here"/stamps/smr_embox_frames.[ch] "$ext/src/"
+sources+=(smr_embox_stamps.c)
+{
+    printf '\t@Cflags("--include=smr_embox.h")\n\tsource '
+    sep=""
+    for f in "${sources[@]}"; do
+        printf '%s"src/%s"' "$sep" "$f"
+        sep=", "
+    done
+    printf '\n'
+} >"$ext/sources.tmp"
+awk -v list="$ext/sources.tmp" '/@SOURCES@/ { while ((getline l < list) > 0) print l; next } { print }' \
+    "$here/Mybuild.in" >"$ext/Mybuild"
+rm "$ext/sources.tmp"
+cp -r "$here/template/." "$ext/templates/vexpress-a9/"
+sed -i -e "s/@EMBOX_IP@/$EMBOX_IP/" -e "s/@EMBOX_GW@/$EMBOX_GW/" -e "s/@EMBOX_MAC@/$EMBOX_MAC/" \
+    "$ext/templates/vexpress-a9/rootfs/network"
+
+t0=$(date +%s)
+(
+    cd "$tree"
+    make -s confload-ext_project/stackmeter/vexpress-a9 >/dev/null
+    make -j"$JOBS" -s
+) >"$out/embox-build.log" 2>&1 || {
+    echo "embox: Embox's build failed; the last lines of $out/embox-build.log:" >&2
+    tail -n 20 "$out/embox-build.log" >&2
+    exit 1
+}
+t1=$(date +%s)
+cp "$tree/build/base/bin/embox" "$out/stackmeter-embox.elf"
+# The address the image was built with, for `stackmeter lab up embox`.
+echo "$EMBOX_IP $EMBOX_MAC" >"$out/stackmeter-embox.addr"
+{
+    echo "build: $((t1 - t0)) s with make -j$JOBS"
+    heaps=$(grep -o 'heap_size=0x[0-9a-fA-F]*' "$here/template/mods.conf" | cut -d= -f2 |
+        while read -r h; do echo $((h)); done | awk '{ s += $1 } END { print s + 0 }')
+    arm-none-eabi-size "$out/stackmeter-embox.elf" | awk -v heaps="$heaps" 'NR == 2 {
+        printf "image: text %d, data %d, bss %d bytes; RAM without the heaps: %d bytes (the heaps: %d MiB, template/mods.conf)\n",
+            $1, $2, $3, $1 + $2 + $3 - heaps, heaps / 1048576 }'
+    echo "file: $(stat -c %s "$out/stackmeter-embox.elf") bytes (with debug information)"
+} >"$out/embox-size.txt"
+arm-none-eabi-size "$out/stackmeter-embox.elf"
+echo "embox: $out/stackmeter-embox.elf ($((t1 - t0)) s)"

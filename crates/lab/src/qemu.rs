@@ -1,0 +1,178 @@
+//! An emulated board as a lab target: QEMU started on a TAP device of its
+//! own, pinned with `taskset`, its console in the state folder, ready
+//! when the console says so and a control session gets its Welcome. The
+//! microcontroller firmwares (`mcu.rs`) and the Cortex-A9 systems
+//! (`a9.rs`) describe their board as a [`Guest`]; this starts it, waits
+//! for it and records it, the same way for all of them.
+
+use crate::error::LabError;
+use crate::linux::PORT;
+use crate::probe::welcome;
+use crate::shell::{sh, spawn_cmd};
+use crate::state::{record, runs, state_dir};
+use stackmeter_proto::auth::Key;
+use std::fs;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub(crate) const QEMU: &str = "qemu-system-arm";
+
+/// One board as `up` boots it.
+pub(crate) struct Guest {
+    /// Its label, the name of its console and log files.
+    pub(crate) label: &'static str,
+    /// Its TAP device.
+    pub(crate) tap: &'static str,
+    /// The board's address; the host's is `.1` of its /24.
+    pub(crate) ip: Ipv4Addr,
+    /// The MAC QEMU gives the board's NIC (the host's neighbour entry for
+    /// it is static, so the first probe needs no ARP round).
+    pub(crate) mac: String,
+    /// QEMU's arguments before `-serial`, `-nic` (the board, its image).
+    pub(crate) args: Vec<String>,
+    /// The NIC model (`-nic ...,model=`), or none for the board's own.
+    pub(crate) model: Option<&'static str>,
+    /// The words on the console that say the responder is listening.
+    pub(crate) ready: &'static str,
+    /// The targets it offers, `LABEL=ADDR:PORT` each: label and port.
+    pub(crate) targets: Vec<(&'static str, u16)>,
+    /// What the board is, for the boot note.
+    pub(crate) what: &'static str,
+    /// The longest wait for its Welcome, QEMU's start included.
+    pub(crate) boot_wait: Duration,
+}
+
+/// Boots `g` on CPU `cpu` and waits until it answers (proving `secret`,
+/// the one it was provisioned with, if any); returns its target lines and
+/// a note with the boot times.
+pub(crate) fn boot(g: &Guest, cpu: usize, secret: Option<Key>) -> Result<(Vec<String>, String), LabError> {
+    let o = g.ip.octets();
+    let net = format!("{}.{}.{}.0/24", o[0], o[1], o[2]);
+    let host = format!("{}.{}.{}.1/24", o[0], o[1], o[2]);
+    // Another device with this subnet would take the board's traffic.
+    let used = Command::new("ip")
+        .args(["-o", "addr", "show", "to", &net])
+        .output()
+        .map_err(|e| LabError::Command {
+            command: "ip -o addr show".into(),
+            why: format!("cannot run ip: {e}"),
+        })?;
+    if let Some(l) = String::from_utf8_lossy(&used.stdout).lines().next() {
+        return Err(LabError::SubnetInUse {
+            net,
+            dev: l.split_whitespace().nth(1).unwrap_or("?").to_string(),
+        });
+    }
+    let tap = g.tap;
+    sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
+    record(&format!("dev {tap}"))?;
+    sh("ip", &["addr", "add", &host, "dev", tap])?;
+    sh("ip", &["link", "set", tap, "mtu", "1500", "up"])?;
+    let ip = g.ip.to_string();
+    sh(
+        "ip",
+        &[
+            "neigh",
+            "replace",
+            &ip,
+            "lladdr",
+            &g.mac,
+            "dev",
+            tap,
+            "nud",
+            "permanent",
+        ],
+    )?;
+    let console = state_dir().join(format!("{}.console", g.label));
+    let mut nic = format!("tap,ifname={tap},script=no,downscript=no,mac={}", g.mac);
+    if let Some(m) = g.model {
+        nic += &format!(",model={m}");
+    }
+    let cpu_s = cpu.to_string();
+    let serial = format!("file:{}", console.display());
+    let mut args: Vec<&str> = vec!["-c", &cpu_s, QEMU];
+    args.extend(g.args.iter().map(String::as_str));
+    args.extend(["-display", "none", "-monitor", "none", "-serial", &serial, "-nic", &nic]);
+    let t0 = Instant::now();
+    // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
+    let pid = spawn_cmd(Path::new("taskset"), QEMU, g.label, &args)?;
+    let addr = SocketAddr::from((g.ip, g.targets.first().map_or(PORT, |t| t.1)));
+    let (ready, welcome_at) = wait_ready(g, addr, secret, &pid, t0, &console)?;
+    let mut lines = Vec::new();
+    for (label, port) in &g.targets {
+        let line = format!("{label}={}", SocketAddr::from((g.ip, *port)));
+        record(&format!("target {line}"))?;
+        lines.push(line);
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let note = format!(
+        "{}: {} in QEMU, ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
+        g.label,
+        g.what,
+        ms(ready.unwrap_or(welcome_at)),
+        ms(welcome_at)
+    );
+    record(&format!("boot {note}"))?;
+    Ok((lines, note))
+}
+
+/// Waits for the board in QEMU (pid `pid`, started at `t0`) to say it is
+/// ready on its console and to answer a control session at `addr`
+/// (proving `secret`); returns how long after `t0` each came (ready,
+/// Welcome). A QEMU that exits, a board that panics, or its boot wait
+/// passing is an error with the words of the console or QEMU's log.
+fn wait_ready(
+    g: &Guest,
+    addr: SocketAddr,
+    secret: Option<Key>,
+    pid: &str,
+    t0: Instant,
+    console: &Path,
+) -> Result<(Option<Duration>, Duration), LabError> {
+    let label = g.label;
+    let log_path = state_dir().join(format!("{label}.log"));
+    let mut ready = None;
+    let deadline = t0 + g.boot_wait;
+    loop {
+        if stackmeter_sys::interrupt::interrupted() {
+            return Err(LabError::Interrupted);
+        }
+        let text = fs::read_to_string(console).unwrap_or_default();
+        // taskset has executed QEMU within a few ms; after that, gone is gone.
+        if t0.elapsed() > Duration::from_millis(500) && !runs(pid, QEMU) {
+            let log = fs::read_to_string(&log_path).unwrap_or_default();
+            // Its own message comes first (a register dump may follow).
+            let why = log.lines().find(|l| l.starts_with("qemu")).or(log.lines().next());
+            return Err(LabError::Boot(format!(
+                "QEMU exited: {}",
+                why.unwrap_or("(no message)")
+            )));
+        }
+        if let Some(l) = text.lines().find(|l| l.contains(": panic: ")) {
+            return Err(LabError::Boot(format!("{label} stopped: {}", l.trim())));
+        }
+        if ready.is_none() && text.contains(g.ready) {
+            ready = Some(t0.elapsed());
+        }
+        if ready.is_some() && welcome(addr, secret).is_ok() {
+            return Ok((ready, t0.elapsed()));
+        }
+        if Instant::now() > deadline {
+            let log = fs::read_to_string(&log_path).unwrap_or_default();
+            return Err(LabError::Boot(
+                format!(
+                    "{label} at {addr}: no Welcome within {} s ({})",
+                    g.boot_wait.as_secs(),
+                    if ready.is_some() {
+                        "the console says ready"
+                    } else {
+                        "nothing ready on the console"
+                    }
+                ) + &log.lines().last().map(|l| format!("; QEMU: {l}")).unwrap_or_default(),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
