@@ -79,9 +79,10 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the JSON Schema of an output (document, comparison, suite, runs, report, percentiles, row); none: list them.
+    /// Print the JSON Schema of an output; none: list them.
     Schema {
         /// Which output.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(stackmeter_results::schema::NAMES))]
         name: Option<String>,
     },
     /// Print the manual page (roff): stackmeter man | man -l -  (or of one command: stackmeter man rr)

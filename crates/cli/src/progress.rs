@@ -63,9 +63,9 @@ impl Progress {
             return Progress { bar: None };
         }
         let bar = ProgressBar::new(total as u64);
-        bar.set_style(style(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} tests, ETA {eta}: {msg}",
-        ));
+        // No bar until there is a total to fill it towards: a bar of 0 of 0
+        // would show full.
+        bar.set_style(style(if total == 0 { SUITE_WAITING } else { SUITE_BAR }));
         bar.enable_steady_tick(Duration::from_millis(200));
         Progress { bar: Some(bar) }
     }
@@ -73,6 +73,9 @@ impl Progress {
     /// Moves a suite's bar: `done` of `total` finished, `what` running.
     pub fn set(&self, done: usize, total: usize, what: String) {
         if let Some(b) = &self.bar {
+            if total > 0 && b.length() == Some(0) {
+                b.set_style(style(SUITE_BAR));
+            }
             b.set_length(total as u64);
             b.set_position(done as u64);
             b.set_message(what);
@@ -114,6 +117,10 @@ impl Progress {
         }
     }
 }
+
+/// A suite's bar, and its line before the total is known.
+const SUITE_BAR: &str = "{elapsed_precise} [{bar:30}] {pos}/{len} tests, ETA {eta}: {msg}";
+const SUITE_WAITING: &str = "{elapsed_precise} {msg}";
 
 fn style(template: &str) -> ProgressStyle {
     // Cannot fail: the templates above are fixed and valid.

@@ -26,9 +26,23 @@ pub fn compare(a: CompareArgs) -> i32 {
     }
     with_store(&a.db, |s| {
         let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
-        let c = stored::compare(&side_a, &side_b, a.metric.name())?;
-        match finish(&render(&c, a.format.into(), &Style::default())) {
-            0 => Ok(crate::out::gate(&a.gate.failures(std::slice::from_ref(&c)))),
+        let (text, failures) = match stored::compared(
+            s,
+            &side_a,
+            &side_b,
+            a.metric.map(stackmeter_engine::flags::MetricArg::name),
+        )? {
+            stored::Compared::Fresh(c) => (
+                render(&*c, a.format.into(), &Style::default()),
+                a.gate.failures(std::slice::from_ref(&*c)),
+            ),
+            stored::Compared::Decided(d) => (
+                render(&*d, a.format.into(), &Style::default()),
+                a.gate.decided_failures(&d),
+            ),
+        };
+        match finish(&text) {
+            0 => Ok(crate::out::gate(&failures)),
             code => Ok(code),
         }
     })
@@ -68,7 +82,8 @@ pub fn export(a: ExportArgs) -> i32 {
 
 pub fn report(a: ReportArgs) -> i32 {
     with_store(&a.db, |s| {
-        let r = stackmeter_engine::report::build(s, &a.sources, a.metric.name())?;
+        let r =
+            stackmeter_engine::report::build(s, &a.sources, a.metric.map(stackmeter_engine::flags::MetricArg::name))?;
         let code = write(&a.output, &render(&r, a.format.into(), &Style::default()));
         if code == 0 {
             eprintln!("stackmeter: wrote {}", a.output.display());

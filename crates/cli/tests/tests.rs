@@ -242,6 +242,8 @@ fn check_schema(v: &Value) {
         "runs"
     } else if v.get("series").is_some() && v.get("settings").is_some() {
         "history"
+    } else if v.get("rows").is_some() && v.get("stop").is_some() {
+        "decision"
     } else if v.get("rows").is_some() && v.get("run").is_some() {
         "percentiles"
     } else if v.get("interval").is_some() || v.get("trial").is_some() {

@@ -18,6 +18,26 @@ pub fn welcome(endpoint: &Endpoint, timeout: Duration) -> Result<u32, ClientErro
     Control::open(endpoint, timeout).map(|c| c.test_id)
 }
 
+/// Why no UDP datagram came back from `endpoint`, found by asking its TCP
+/// port for a control session (after the test, outside anything timed):
+/// nothing there at all, a responder that refused this client's secret
+/// (or its lack of one: a responder with a secret drops unsealed
+/// datagrams without a word), or a responder that answers TCP, so that
+/// its UDP replies (or the requests) are lost on the way.
+pub(crate) fn why_silent(endpoint: &Endpoint, timeout: Duration) -> String {
+    let auth = stackmeter_proto::status::Refusal::Auth.name();
+    match (Control::open(endpoint, timeout), endpoint.secret) {
+        (Err(ClientError::Refused { code, .. }), None) if code == auth => {
+            "; the responder there requires a shared secret (--secret-file)".into()
+        }
+        (Err(ClientError::Refused { code, .. }), Some(_)) if code == auth => {
+            "; the responder there refused this client's secret (is it the responder's?), and drops datagrams sealed with it".into()
+        }
+        (Ok(_), _) => "; a stackmeter responder answers TCP at this address, so UDP is lost on the way (a firewall or NAT that passes TCP only?)".into(),
+        (Err(_), _) => "; nothing answered: no stackmeter responder at this address (its TCP port did not accept a session either)".into(),
+    }
+}
+
 /// An open control session.
 pub(crate) struct Control {
     stream: TcpStream,

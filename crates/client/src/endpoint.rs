@@ -80,12 +80,4 @@ impl Endpoint {
                 .into(),
         }
     }
-
-    /// What to add to "no reply" on UDP: the likely reason.
-    pub(crate) fn no_reply_hint(&self) -> &'static str {
-        match self.secret {
-            None => " (the responder may require a secret: --secret-file)",
-            Some(_) => " (is the secret the responder's? a responder with another secret, or none, does not answer)",
-        }
-    }
 }

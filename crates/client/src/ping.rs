@@ -44,7 +44,11 @@ pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
                 "no reply to any of {} datagrams within {} ms{}",
                 row.sent,
                 spec.timeout_ms,
-                if spec.echo { "" } else { endpoint.no_reply_hint() }
+                if spec.echo {
+                    String::new()
+                } else {
+                    crate::control::why_silent(endpoint, Duration::from_millis(spec.timeout_ms))
+                }
             ),
         }),
         Ok(()) => None,

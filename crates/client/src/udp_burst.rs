@@ -70,7 +70,7 @@ pub fn udp_burst(endpoint: &Endpoint, p: &UdpBurstParams) -> Outcome<UdpBurstRes
             what: format!(
                 "no reply to any of {sent} datagrams within {} ms{}",
                 p.timeout_ms,
-                endpoint.no_reply_hint()
+                crate::control::why_silent(endpoint, Duration::from_millis(p.timeout_ms))
             ),
         });
     }

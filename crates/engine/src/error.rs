@@ -1,6 +1,6 @@
 //! What can stop a command before or while it measures, and the exit code
 //! each maps to (README.md: 1 local, 2 usage, 3 unreachable, 4 refused,
-//! 5 broken off, 7 nothing to compare).
+//! 5 broken off, 7 nothing to compare, 10 too few runs to judge).
 
 use stackmeter_client::ClientError;
 
@@ -16,6 +16,10 @@ pub enum Error {
     /// The two sides of a comparison have nothing in common: exit 7.
     #[error("{0}")]
     NothingToCompare(String),
+    /// The store holds too few runs for a judgement (`history` on a young
+    /// store): not an error of the command, so not exit 1: exit 10.
+    #[error("{0}")]
+    TooFewRuns(String),
     /// The target could not be reached or the test broke off.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -73,6 +77,7 @@ impl Error {
             Error::Usage(_) => 2,
             Error::Local(_) => 1,
             Error::NothingToCompare(_) => 7,
+            Error::TooFewRuns(_) => 10,
             Error::Client(e) => e.exit_code(),
         }
     }

@@ -290,17 +290,20 @@ fn judge(raw: Vec<Raw>, q: &Query, source: String, skipped: Vec<Skipped>) -> Res
     }
     if out.series.is_empty() {
         let others = out.skipped.len() - short.map_or(0, |(n, _, _)| n);
-        return Err(Error::Local(match (short, out.skipped.first()) {
-            (Some((n, most, need)), _) if others == 0 => format!(
-                "no series can be judged yet: {n} series, the longest with {most} run(s), and each needs at least {need}"
-            ),
-            (_, Some(first)) => format!(
+        if let (Some((n, most, need)), 0) = (short, others) {
+            return Err(Error::TooFewRuns(format!(
+                "no series can be judged yet: {n} series, the longest with {most} run(s), and each needs at least {need} \
+                 (store more: suite --repeat N, or --attr commit=... on each CI run)"
+            )));
+        }
+        return Err(Error::Local(match out.skipped.first() {
+            Some(first) => format!(
                 "no series could be judged: {} series skipped, the first ({}) because {}",
                 out.skipped.len(),
                 first.series,
                 first.why
             ),
-            (_, None) => "no series to judge".into(),
+            None => "no series to judge".into(),
         }));
     }
     out.sort();

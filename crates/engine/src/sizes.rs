@@ -1,6 +1,8 @@
 //! Parses sizes and size lists ("64", "1K", "8800K", "1M") and size-pair lists
-//! ("1:1K,1K:1"). K = 1024, M = 1048576, G = 1073741824; "KB", "KiB" and
-//! lower case mean the same. Errors name the item that failed.
+//! ("1:1K,1K:1"). K = 1024, M = 1048576, G = 1073741824; "KiB" and lower
+//! case mean the same. "KB" (and "MB", "GB") is refused with a hint: some
+//! read it as 1000, some as 1024, and a size taken the other way measures
+//! another test. Errors name the item that failed.
 
 use stackmeter_results::SizePair;
 
@@ -17,6 +19,18 @@ pub enum SizeError {
         text: String,
         /// Its unit.
         unit: String,
+    },
+    /// KB, MB or GB: 1000 to some, 1024 to others.
+    #[error("'{text}': {unit} is 1000 to some and 1024 to others; write {n}{k} for {n} x 1024 bytes (K = 1024, M = 1048576) or the number of bytes")]
+    Ambiguous {
+        /// The size as given.
+        text: String,
+        /// Its unit.
+        unit: String,
+        /// The number before it.
+        n: String,
+        /// The unit stackmeter means by 1024s.
+        k: char,
     },
     /// More than the digits can hold.
     #[error("'{0}' is too large")]
@@ -65,9 +79,17 @@ pub fn size(s: &str) -> Result<u32, SizeError> {
     }
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" | "mb" | "gb" => {
+            return Err(SizeError::Ambiguous {
+                text: s.into(),
+                unit: unit.into(),
+                n: digits.into(),
+                k: unit.chars().next().map_or('K', |c| c.to_ascii_uppercase()),
+            })
+        }
         _ => {
             return Err(SizeError::UnknownUnit {
                 text: s.into(),
@@ -193,6 +215,12 @@ mod tests {
             Err(SizeError::Overflow("99999999999999999999999".into()))
         );
         assert_eq!(size("K"), Err(SizeError::NotASize("K".into())));
+        assert_eq!(size("1KiB"), Ok(1024));
+        assert_eq!(
+            pairs("1:1KB").unwrap_err().to_string(),
+            "bad size list item in '1:1KB': '1KB': KB is 1000 to some and 1024 to others; write 1K for 1 x 1024 bytes (K = 1024, M = 1048576) or the number of bytes"
+        );
+        assert!(matches!(size("8mb"), Err(SizeError::Ambiguous { .. })));
     }
 
     #[test]

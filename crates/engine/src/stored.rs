@@ -1,10 +1,12 @@
 //! Reading the results store back: which stored tests a name means
-//! (label, run id, or RUN:LABEL), the comparison of two such sides, the
-//! list of runs, a run shown again as its command printed it, and exports.
+//! (label, run id, or RUN:LABEL), the comparison of two such sides (or,
+//! for the two targets of one run made until decided, that run's own
+//! decision), the list of runs, a run shown again as its command printed
+//! it, and exports.
 
 use crate::error::Error;
 use stackmeter_render::{render, Format, Style};
-use stackmeter_results::{figures, Comparison, ListedRun, RunList, Side};
+use stackmeter_results::{figures, Comparison, Decision, ListedRun, RunList, Side, SuiteSettings};
 use stackmeter_results::{Spectrum, SpectrumPoint, SpectrumRow};
 use stackmeter_store::{Store, StoredRun, StoredTest};
 
@@ -112,6 +114,83 @@ pub fn compare(
     Ok(c)
 }
 
+/// What `compare` and `report` give for two sides: a comparison made now
+/// over every repetition, or, when both sides are the two targets of one
+/// run made until decided, that run's decision replayed from its stored
+/// pairs: one run, one answer.
+pub enum Compared {
+    /// Fresh statistics over every stored repetition.
+    Fresh(Box<Comparison>),
+    /// The run's own decision.
+    Decided(Box<Decision>),
+}
+
+/// B against the baseline A: the run's decision when both are the two
+/// targets of one run made until decided (on `metric` when given, else
+/// the run's own), else [`compare`] on `metric` (else the mean).
+pub fn compared(
+    store: &Store,
+    a: &(String, Vec<StoredTest>),
+    b: &(String, Vec<StoredTest>),
+    metric: Option<&str>,
+) -> Result<Compared, Error> {
+    if let Some(d) = decided(store, a, b, metric)? {
+        return Ok(Compared::Decided(Box::new(d)));
+    }
+    compare(a, b, metric.unwrap_or("mean")).map(|c| Compared::Fresh(Box::new(c)))
+}
+
+/// The decision of the run both sides come from, replayed for their two
+/// labels, or None when they are not the two targets of one run made
+/// until decided.
+fn decided(
+    store: &Store,
+    a: &(String, Vec<StoredTest>),
+    b: &(String, Vec<StoredTest>),
+    metric: Option<&str>,
+) -> Result<Option<Decision>, Error> {
+    let mut ids = a.1.iter().chain(&b.1).map(|t| t.run_id);
+    let Some(id) = ids.next() else { return Ok(None) };
+    let (la, lb) = (labels_of(&a.1), labels_of(&b.1));
+    let ([la], [lb]) = (&la[..], &lb[..]) else {
+        return Ok(None);
+    };
+    if ids.any(|i| i != id) || la == lb {
+        return Ok(None);
+    }
+    let Some(run) = store.run(id)? else { return Ok(None) };
+    let Ok(settings) = serde_json::from_value::<SuiteSettings>(run.run.settings.clone()) else {
+        return Ok(None);
+    };
+    let Some(decide) = settings.decide.filter(|_| run.run.kind == "suite") else {
+        return Ok(None);
+    };
+    let targets: Vec<&str> = settings.targets.iter().map(|t| t.label.as_str()).collect();
+    if targets.len() != 2 || !targets.contains(la) || !targets.contains(lb) {
+        return Ok(None);
+    }
+    let tests = store.tests_of_run(id)?;
+    let blocks: Vec<_> = tests
+        .iter()
+        .map(|t| (t.label.as_str(), t.step.as_str(), t.repetition, &t.doc))
+        .collect();
+    let own = metric.is_none_or(|m| m == settings.metric);
+    let metric = metric.unwrap_or(&settings.metric);
+    let stop = settings.stop.as_deref().unwrap_or("stopped");
+    let mut d = Decision::replay(la, lb, decide, metric, &blocks, stop);
+    d.method = match own {
+        true => format!(
+            "run {id} was made until decided: this is its decision, replayed from its stored pairs; {}",
+            d.method
+        ),
+        false => format!(
+            "run {id} was made until decided on the {}: its stored pairs replayed on the {metric} (a confidence sequence holds at any stopping time, the run's own included); {}",
+            settings.metric, d.method
+        ),
+    };
+    Ok(Some(d))
+}
+
 /// Whether the tests hold each kind of test under one plan step only.
 fn one_step_per_test(tests: &[StoredTest]) -> bool {
     let mut seen: Vec<(&str, &str)> = Vec::new();
@@ -156,6 +235,14 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
         .iter()
         .map(|stored| {
             let r = &stored.run;
+            let tests = store.tests_of_run(stored.id).unwrap_or_default();
+            // A run whose every test came back empty (the target never
+            // answered) failed; it is not a partial result.
+            let nothing = !tests.is_empty() && tests.iter().all(|t| t.doc.body.is_empty());
+            let status = match status(stored) {
+                s if nothing && s == "partial" => "failed".to_string(),
+                s => s,
+            };
             ListedRun {
                 id: stored.id,
                 time: r.started.clone(),
@@ -168,9 +255,9 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
                 },
                 kind: r.kind.clone(),
                 plan: r.plan.clone(),
-                status: status(stored),
+                status,
                 tests: stored.tests,
-                key_figure: key_figure(store, stored),
+                key_figure: key_figure(stored, &tests),
                 hostname: r.hostname.clone(),
                 version: r.tool_version.clone(),
                 command: r.command.clone(),
@@ -185,13 +272,15 @@ pub fn runs(store: &Store) -> Result<RunList, Error> {
 }
 
 /// The figure that names a run in the list: the first compared figure of
-/// its first test, or a count for a suite.
-fn key_figure(store: &Store, r: &StoredRun) -> String {
+/// its first test; for a suite, what it found (a decided run's verdicts,
+/// or how much a fixed one ran); for a run whose tests measured nothing,
+/// that, and why.
+fn key_figure(r: &StoredRun, tests: &[StoredTest]) -> String {
     if r.run.kind == "suite" {
-        return format!("{} tests", r.tests);
+        return suite_figure(r, tests);
     }
-    let Some(t) = store.tests_of_run(r.id).ok().and_then(|t| t.into_iter().next()) else {
-        return String::new();
+    let Some(t) = tests.first() else {
+        return "nothing measured".into();
     };
     figures(&t.doc)
         .into_iter()
@@ -207,7 +296,36 @@ fn key_figure(store: &Store, r: &StoredRun) -> String {
             );
             s.replace("  ", " ")
         })
-        .unwrap_or_default()
+        .unwrap_or_else(|| match &t.doc.error {
+            Some(e) => format!("nothing measured: {e}"),
+            None => "nothing measured".into(),
+        })
+}
+
+/// A suite run's key figure: "c vs rust: 1 faster, 5 equivalent, 2 not
+/// settled" when it ran until decided, else its tests and targets.
+fn suite_figure(r: &StoredRun, tests: &[StoredTest]) -> String {
+    match crate::suite::stored_outcome(r, tests) {
+        Ok(o) => match &o.decision {
+            Some(d) => {
+                let [faster, slower, same, open] = d.counts();
+                let words = [
+                    (faster, "faster"),
+                    (slower, "slower"),
+                    (same, "equivalent"),
+                    (open, "not settled"),
+                ];
+                let said: Vec<String> = words
+                    .iter()
+                    .filter(|(n, _)| *n > 0)
+                    .map(|(n, w)| format!("{n} {w}"))
+                    .collect();
+                format!("{} vs {}: {}", d.b, d.a, said.join(", "))
+            }
+            None => format!("{} tests of {} targets", r.tests, o.suite.targets.len()),
+        },
+        Err(_) => format!("{} tests", r.tests),
+    }
 }
 
 /// A stored run rendered as its command printed it (suites judged again).

@@ -26,9 +26,10 @@ pub trait TestBody: Sized {
     fn is_empty(&self) -> bool;
     /// Every figure, row by row, for comparisons and history.
     fn figures(&self, f: &mut Figures);
-    /// Things the reader must know to trust the figures; `why` says what
-    /// two latency levels most likely come from on this run's placement.
-    fn warnings(&self, why: &str) -> Vec<String>;
+    /// Things the reader must know to trust the figures; `run` says what
+    /// of the run bears on them (where client and responder ran, and what
+    /// kind of target it was: see [`crate::warnings::levels`]).
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String>;
 
     /// The kind of target parameters `p` measure: a stackmeter responder
     /// unless the test also measures plain servers.
@@ -127,8 +128,8 @@ macro_rules! declare_body {
             }
 
             /// The body's warnings (see [`TestBody::warnings`]).
-            pub(crate) fn warnings(&self, why: &str) -> Vec<String> {
-                with_body!(self, b => $crate::TestBody::warnings(b, why))
+            pub(crate) fn warnings(&self, run: &$crate::warnings::RunContext) -> Vec<String> {
+                with_body!(self, b => $crate::TestBody::warnings(b, run))
             }
         }
 

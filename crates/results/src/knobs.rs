@@ -61,17 +61,22 @@ pub struct KnobState {
 }
 
 impl KnobState {
-    /// "rr 99, 14,336 KiB locked, busy-poll 50 us".
+    /// In words: "real-time priority 99, round robin (SCHED_RR), 14336 KiB
+    /// of memory locked, busy polling 50 us per receive".
     pub fn describe(&self) -> String {
         let mut s = match self.policy.as_str() {
-            "fifo" | "rr" => format!("{} {}", self.policy, self.rt_priority),
-            p => format!("{p}, nice {}", self.nice),
+            "fifo" => format!("real-time priority {} (SCHED_FIFO)", self.rt_priority),
+            "rr" => format!("real-time priority {}, round robin (SCHED_RR)", self.rt_priority),
+            "other" => format!("normal priority (SCHED_OTHER), nice {}", self.nice),
+            "batch" => format!("batch scheduling (SCHED_BATCH), nice {}", self.nice),
+            "idle" => "idle scheduling (SCHED_IDLE)".into(),
+            p => format!("scheduling policy {p}, nice {}", self.nice),
         };
         if self.locked_kib > 0 {
-            s.push_str(&format!(", {} KiB locked", self.locked_kib));
+            s.push_str(&format!(", {} KiB of memory locked", self.locked_kib));
         }
         if let Some(us) = self.busy_poll_us {
-            s.push_str(&format!(", busy-poll {us} us"));
+            s.push_str(&format!(", busy polling {us} us per receive"));
         }
         s
     }
@@ -89,15 +94,18 @@ pub struct Knobs {
 }
 
 impl Knobs {
-    /// The line a view prints: asked for and read back.
+    /// The line a view prints: asked for and read back, in words.
     pub fn line(&self) -> String {
+        let asked = match self.requested.is_default() {
+            true => "nothing asked (--priority, --mlock, --busy-poll)".to_string(),
+            false => format!("asked {}", self.requested.describe()),
+        };
         match &self.client {
             Some(c) => format!(
-                "knobs: {} asked; in force at the end: {}",
-                self.requested.describe(),
+                "client scheduling: {asked}; the measuring thread ran at {}",
                 c.describe()
             ),
-            None => format!("knobs: {} asked; not read back", self.requested.describe()),
+            None => format!("client scheduling: {asked}; not read back"),
         }
     }
 }

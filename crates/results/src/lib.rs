@@ -75,7 +75,7 @@ pub use stream::{
 pub use suite::{Finished, SuiteOutcome, SuiteSettings, SuiteTarget};
 pub use udp_burst::{UdpBurstBody, UdpBurstParams, UdpBurstResult};
 pub use udp_max::{Trial, UdpMaxBody, UdpMaxParams, UdpMaxResult, SHORT_SEND};
-pub use units::{bit_rate, byte_rate, format_size, num, packet_rate, Units};
+pub use units::{bit_rate, byte_rate, format_size, message_rate, num, packet_rate, Units};
 
 #[cfg(test)]
 mod tests {

@@ -149,7 +149,7 @@ impl crate::TestBody for LoadBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, _why: &str) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
         warnings(&self.results)
     }
 }

@@ -178,8 +178,8 @@ impl crate::TestBody for PingBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, why: &str) -> Vec<String> {
-        warnings(&self.params, &self.results, why)
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String> {
+        warnings(&self.params, &self.results, run)
     }
     fn target_kind(p: &PingParams) -> crate::TargetKind {
         p.target_kind()
@@ -225,10 +225,10 @@ fn not_measured(kind: crate::TargetKind) -> Vec<crate::NotMeasured> {
 
 /// ping's warnings: two levels, the timestamp split, a schedule the
 /// client could not keep.
-fn warnings(params: &PingParams, results: &[PingResult], why: &str) -> Vec<String> {
+fn warnings(params: &PingParams, results: &[PingResult], run: &crate::warnings::RunContext) -> Vec<String> {
     let mut out = Vec::new();
     for r in results {
-        out.extend(crate::warnings::levels("rtt".into(), r.levels, why));
+        out.extend(crate::warnings::levels("rtt".into(), r.levels, run));
         out.extend(crate::warnings::split_warning(
             "",
             r.timestamps.as_ref(),

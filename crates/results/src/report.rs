@@ -72,6 +72,9 @@ pub struct RunReport {
     pub version: String,
     /// Every source against the first.
     pub comparisons: Vec<Comparison>,
+    /// Sources that are the two targets of one run made until decided:
+    /// that run's decision, not a fresh comparison.
+    pub decisions: Vec<crate::decision::Decision>,
     /// The sources, baseline first.
     pub sources: Vec<ReportSource>,
 }

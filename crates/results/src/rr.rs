@@ -162,8 +162,8 @@ impl crate::TestBody for RrBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, why: &str) -> Vec<String> {
-        warnings(&self.results, why)
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String> {
+        warnings(&self.results, run)
     }
     fn target_kind(p: &RrParams) -> crate::TargetKind {
         p.target_kind()
@@ -187,11 +187,11 @@ impl RrParams {
 
 /// rr's warnings: two levels, a timestamp split that does not hold, an
 /// open loop that fell behind its schedule.
-fn warnings(results: &[RrResult], why: &str) -> Vec<String> {
+fn warnings(results: &[RrResult], run: &crate::warnings::RunContext) -> Vec<String> {
     let mut out = Vec::new();
     for r in results {
         let name = r.pair().label();
-        out.extend(crate::warnings::levels(name.clone(), r.levels, why));
+        out.extend(crate::warnings::levels(name.clone(), r.levels, run));
         out.extend(crate::warnings::split_warning(
             &format!("{name}: "),
             r.timestamps.as_ref(),

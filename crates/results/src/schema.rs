@@ -5,11 +5,28 @@
 
 use schemars::schema_for;
 
+/// Every output's name, in the order of [`schemas`] (its help and
+/// `stackmeter schema` list them from here).
+pub const NAMES: [&str; 11] = [
+    "document",
+    "comparison",
+    "decision",
+    "suite",
+    "runs",
+    "report",
+    "percentiles",
+    "row",
+    "fleet-report",
+    "fleet-comparison",
+    "history",
+];
+
 /// Every output's schema: its name and the schema.
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
     vec![
         ("document", schema_for!(crate::doc::Document).to_value()),
         ("comparison", schema_for!(crate::comparison::Comparison).to_value()),
+        ("decision", schema_for!(crate::decision::Decision).to_value()),
         ("suite", schema_for!(crate::suite::SuiteOutcome).to_value()),
         ("runs", schema_for!(crate::runs::RunList).to_value()),
         ("report", schema_for!(crate::report::RunReport).to_value()),
@@ -26,6 +43,12 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_schema_is_named_once_in_order() {
+        let names: Vec<&str> = super::schemas().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, super::NAMES);
+    }
+
     /// docs/schema/NAME.schema.json holds what the types generate; run
     /// with STACKMETER_WRITE_SCHEMAS=1 to write them after a change.
     #[test]

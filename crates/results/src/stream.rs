@@ -319,7 +319,7 @@ impl crate::TestBody for StreamBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.params, self.summary.as_deref());
     }
-    fn warnings(&self, _why: &str) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
         warnings(&self.params, self.summary.as_deref())
     }
     fn target_kind(p: &StreamParams) -> crate::TargetKind {

@@ -121,7 +121,7 @@ impl crate::TestBody for UdpBurstBody {
             f.rate(i, &label, "delivered", "%", r.delivered_pct(), true);
         }
     }
-    fn warnings(&self, _why: &str) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
         let mut out = Vec::new();
         let mismatched: u64 = self.results.iter().map(|r| r.mismatched).sum();
         if mismatched > 0 {

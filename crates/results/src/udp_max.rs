@@ -150,7 +150,7 @@ impl crate::TestBody for UdpMaxBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.params, self.result.as_ref());
     }
-    fn warnings(&self, _why: &str) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
         self.result.as_ref().map(warnings).unwrap_or_default()
     }
 }

@@ -71,7 +71,8 @@ pub fn bit_rate(mbps: f64, u: Units) -> String {
     format!("{:.2} {unit}", bits / div)
 }
 
-/// A packet (or message) rate, scaled: "812 pps", "32.4 kpps", "1.64 Mpps".
+/// A packet rate (datagrams, frames), scaled: "812 pps", "32.4 kpps",
+/// "1.64 Mpps".
 pub fn packet_rate(pps: f64) -> String {
     if pps.abs() >= 1e6 {
         format!("{:.2} Mpps", pps / 1e6)
@@ -79,6 +80,18 @@ pub fn packet_rate(pps: f64) -> String {
         format!("{:.1} kpps", pps / 1e3)
     } else {
         format!("{pps:.0} pps")
+    }
+}
+
+/// A message rate, scaled: "812 msg/s", "29.2 k msg/s", "1.64 M msg/s":
+/// writes of a TCP stream, which its segments do not follow one for one.
+pub fn message_rate(per_s: f64) -> String {
+    if per_s.abs() >= 1e6 {
+        format!("{:.2} M msg/s", per_s / 1e6)
+    } else if per_s.abs() >= 1e3 {
+        format!("{:.1} k msg/s", per_s / 1e3)
+    } else {
+        format!("{per_s:.0} msg/s")
     }
 }
 

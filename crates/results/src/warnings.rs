@@ -5,27 +5,57 @@
 use crate::doc::Document;
 use crate::latency::Levels;
 
-/// Every warning `doc`'s figures call for, in row order.
-pub fn derive(doc: &Document) -> Vec<String> {
-    let why = if pinned(doc) {
-        "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)"
-    } else {
-        "client and responder probably shared a CPU part of the time; pin them (--affinity)"
-    };
-    doc.body.warnings(why)
+/// What of a run bears on how its figures read: whether both sides were
+/// pinned, and whether the target was a plain server (which sets no
+/// TCP_NODELAY of its own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunContext {
+    /// The measuring thread was pinned and so was the responder (as far as
+    /// stackmeter knows: an external responder's placement is its own).
+    pub pinned: bool,
+    /// The target was a plain server (echo, raw, discard, iperf 2).
+    pub plain: bool,
 }
 
-/// A row whose latencies fall in two levels; `why` names the likely cause.
-pub(crate) fn levels(name: String, l: Option<Levels>, why: &str) -> Option<String> {
-    l.map(|l| {
-        format!(
-            "{name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
-            l.low_us,
-            100.0 * l.low_share,
-            l.high_us,
-            100.0 * (1.0 - l.low_share)
-        )
+/// Every warning `doc`'s figures call for, in row order.
+pub fn derive(doc: &Document) -> Vec<String> {
+    doc.body.warnings(&RunContext {
+        pinned: pinned(doc),
+        plain: doc.target.kind != crate::TargetKind::Stackmeter,
     })
+}
+
+/// The delayed-ACK timer's steps: Linux acknowledges a lone segment after
+/// 40 ms at least (TCP_DELACK_MIN) and 200 ms at most (TCP_DELACK_MAX), and
+/// other stacks within the same range; a level that far above the other
+/// is a segment held back for it.
+const DELAYED_ACK_US: [(f64, f64); 2] = [(30_000.0, 50_000.0), (180_000.0, 220_000.0)];
+
+/// A row whose latencies fall in two levels, with what most likely made
+/// them: Nagle's algorithm waiting for a delayed ACK when the step between
+/// the levels is the timer's (or a plain server's replies are more than
+/// one segment), else where client and responder ran.
+pub(crate) fn levels(name: String, l: Option<Levels>, run: &RunContext) -> Option<String> {
+    let l = l?;
+    let step = l.high_us - l.low_us;
+    let at_timer = DELAYED_ACK_US.iter().any(|(lo, hi)| (*lo..=*hi).contains(&step));
+    let why = if at_timer || (run.plain && step > 10_000.0) {
+        format!(
+            "the upper level is {:.0} ms above the lower, the delayed-ACK timer's step: one end held a segment back (Nagle's algorithm) until the other's delayed ACK came; a plain server without TCP_NODELAY does this to replies of more than one segment",
+            step / 1000.0
+        )
+    } else if run.pinned {
+        "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)".into()
+    } else {
+        "the client was not pinned, so it and the responder may have shared a CPU part of the time; pin both (--affinity, and the responder's own)".into()
+    };
+    Some(format!(
+        "{name} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
+        l.low_us,
+        100.0 * l.low_share,
+        l.high_us,
+        100.0 * (1.0 - l.low_share)
+    ))
 }
 
 /// What a reader must know about a row's timestamp split.
@@ -121,8 +151,19 @@ mod tests {
             low_share: 0.6,
         });
         let unpinned = super::derive(&ping_doc(0.0, l, None));
-        assert!(unpinned[0].contains("shared a CPU"), "{unpinned:?}");
+        assert!(unpinned[0].contains("may have shared a CPU"), "{unpinned:?}");
         let pinned = super::derive(&ping_doc(0.0, l, Some(1)));
         assert!(pinned[0].contains("both sides were pinned"), "{pinned:?}");
+        // A step of the delayed-ACK timer is Nagle's, however placed: the
+        // 1 MiB echo through socat, 3.1 ms and 45.5 ms.
+        let nagle = Some(Levels {
+            low_us: 3100.4,
+            high_us: 45489.1,
+            low_share: 0.51,
+        });
+        for cpu in [None, Some(1)] {
+            let w = super::derive(&ping_doc(0.0, nagle, cpu));
+            assert!(w[0].contains("delayed-ACK") && !w[0].contains("CPU"), "{w:?}");
+        }
     }
 }

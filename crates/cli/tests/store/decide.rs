@@ -74,6 +74,71 @@ fn a_target_behind_a_proxy_is_decided_slower_and_the_run_shows_again_as_printed(
     assert!(history.iter().any(|p| p["first"] == "A") && history.iter().any(|p| p["first"] == "B"));
     assert_eq!(v["tests"].as_u64(), Some(2 * history.len() as u64), "two blocks a pair");
     assert_eq!(v["suite"]["decide"]["seed"], 7);
+    // One run, one answer: `compare` of its two targets is its decision,
+    // row for row (verdicts, intervals, pairs), not a fresh test over
+    // every block; named the other way round, it mirrors.
+    let c = json_of(&ok(sm(
+        &db,
+        &[
+            "compare",
+            &format!("{id}:direct"),
+            &format!("{id}:proxied"),
+            "--format",
+            "json",
+        ],
+    )));
+    let (crows, srows) = (c["rows"].as_array().unwrap(), d["rows"].as_array().unwrap());
+    assert_eq!(crows.len(), srows.len());
+    for (a, b) in crows.iter().zip(srows) {
+        for key in ["label", "verdict", "interval", "pairs", "ratio", "decided_at"] {
+            assert_eq!(a[key], b[key], "{key}: {a} against {b}");
+        }
+    }
+    assert!(
+        c["method"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("run {id} was made until decided")),
+        "{c}"
+    );
+    let text = stdout(&ok(sm(
+        &db,
+        &["compare", &format!("{id}:direct"), &format!("{id}:proxied")],
+    )));
+    assert!(text.contains("proxied is slower than direct on 2 of 2 sizes"), "{text}");
+    let back = json_of(&ok(sm(
+        &db,
+        &[
+            "compare",
+            &format!("{id}:proxied"),
+            &format!("{id}:direct"),
+            "--format",
+            "json",
+        ],
+    )));
+    assert!(
+        back["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["verdict"] == "faster"),
+        "{back}"
+    );
+    // `report RUN`: a source per target, and the run's decision.
+    let file = db.with_file_name("decide-report.json");
+    ok(sm(
+        &db,
+        &["report", &id, "-o", file.to_str().unwrap(), "--format", "json"],
+    ));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let names: Vec<&str> = r["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [format!("direct (run {id})"), format!("proxied (run {id})")]);
+    assert_eq!(r["decisions"].as_array().map(Vec::len), Some(1), "{r}");
     // The gate: a row decided slower fails it (exit 6).
     let mut gated: Vec<&str> = args.to_vec();
     gated.extend(["--fail-on", "slower", "--no-store"]);

@@ -182,18 +182,19 @@ fn client_side(target: &str, secret: &str, wrong: &str, stream: bool) {
     let out = run(&["rr", target, "--sizes", "64:64", "-n", "10", "--secret-file", wrong]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("authentication: failed"), "{}", stderr(&out));
-    // UDP without the secret: no reply, and the client says why it may be.
+    // UDP without the secret: no reply, and the client says why (its TCP
+    // port refuses a session for want of the secret).
     let out = run(&["ping", target, "-c", "3", "--timeout-ms", "300"]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("the responder may require a secret"),
+        stderr(&out).contains("the responder there requires a shared secret"),
         "{}",
         stderr(&out)
     );
     let out = run(&["ping", target, "-c", "3", "--timeout-ms", "300", "--secret-file", wrong]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("is the secret the responder's"),
+        stderr(&out).contains("refused this client's secret"),
         "{}",
         stderr(&out)
     );

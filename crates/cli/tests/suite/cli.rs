@@ -135,3 +135,18 @@ fn completions_and_man_pages_come_from_the_flags() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no command 'nope'"));
 }
+
+/// `schema --help` names every schema there is, and `schema` lists the
+/// same names; an unknown one is exit 2 naming the choices.
+#[test]
+fn schema_help_names_every_schema() {
+    let help = String::from_utf8_lossy(&run(&["schema", "--help"]).stdout).into_owned();
+    let listed = String::from_utf8_lossy(&run(&["schema"]).stdout).into_owned();
+    for (name, _) in stackmeter_results::schema::schemas() {
+        assert!(help.contains(name), "{name} not in:\n{help}");
+        assert!(listed.lines().any(|l| l == name), "{name} not in:\n{listed}");
+    }
+    let out = run(&["schema", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("decision"), "{}", stderr(&out));
+}

@@ -92,7 +92,9 @@ fn client_knobs_are_in_force_while_the_test_runs_and_recorded() {
     let out = run(&["ping", "-c", "50", "--no-store", "--priority", "nice:3"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("knobs: nice:3 asked; in force at the end: other, nice 3"),
+        text.contains(
+            "client scheduling: asked nice:3; the measuring thread ran at normal priority (SCHED_OTHER), nice 3"
+        ),
         "{text}"
     );
 }

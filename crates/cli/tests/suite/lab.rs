@@ -810,7 +810,7 @@ fn mcu_secret(addr: &str, secret: &str, wrong: &str) {
     let out = run(&["ping", addr, "-c", "3", "--timeout-ms", "300", "--secret-file", wrong]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("is the secret the responder's"),
+        stderr(&out).contains("refused this client's secret"),
         "{}",
         stderr(&out)
     );

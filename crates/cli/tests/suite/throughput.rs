@@ -122,13 +122,14 @@ fn stream_text_prints_the_bps_columns_and_a_summary() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     // The bps tool's columns: sent, received and total, each as a bit rate and
-    // a message rate, one spelling (Mbit/s, kpps) scaled to the value.
+    // a message rate, one spelling (Mbit/s, k msg/s: TCP writes, not packets)
+    // scaled to the value.
     assert!(
         text.contains("sent msgs") && text.contains("received") && text.contains("total msgs"),
         "{text}"
     );
     assert!(
-        text.contains("bit/s") && text.contains("pps") && !text.contains("Mbps"),
+        text.contains("bit/s") && text.contains(" msg/s") && !text.contains("pps") && !text.contains("Mbps"),
         "{text}"
     );
     assert_eq!(

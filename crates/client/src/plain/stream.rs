@@ -95,7 +95,14 @@ pub fn stream_plain(
         }
         let mut client_cpu = CpuTime::default();
         let datagrams = join(senders, &mut client_cpu).1;
-        let acked_end = drain(&socks);
+        let drained = drain(&socks);
+        if !p.iperf2 && drained.returned > 0 {
+            out.warnings.push(format!(
+                "the target sent {} bytes back: it is not a discard server (an echo server?), and its replies, which the client does not read while it sends, fill both ends' buffers until the stream stalls (the rates above fall toward 0); measure an echo server with rr --echo",
+                drained.returned
+            ));
+        }
+        let acked_end = drained.acked;
         let wall = w.start.elapsed().as_secs_f64();
         client_cpu = client_cpu.plus(thread_cpu().since(cpu0));
         if let Some(e) = crew.shared.take_error() {
@@ -188,11 +195,20 @@ fn udp_figures(reports: &[ServerReport], sent: u64) -> UdpFigures {
     }
 }
 
+/// What the target did at the end of a TCP stream.
+struct Drained {
+    /// Bytes its TCP acknowledged.
+    acked: u64,
+    /// Bytes it sent back (a discard server sends none).
+    returned: u64,
+}
+
 /// Waits for the target to close every connection (at most [`DRAIN`] in
-/// all), then returns the bytes its TCP acknowledged.
-fn drain(socks: &[TcpStream]) -> u64 {
+/// all), reading what it sent back, then the bytes its TCP acknowledged.
+fn drain(socks: &[TcpStream]) -> Drained {
     let deadline = Instant::now() + DRAIN;
     let mut sink = [0u8; 4096];
+    let mut returned = 0u64;
     for s in socks {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -201,15 +217,16 @@ fn drain(socks: &[TcpStream]) -> u64 {
             }
             match (&*s).read(&mut sink) {
                 Ok(0) | Err(_) => break,
-                Ok(_) => {}
+                Ok(n) => returned += n as u64,
             }
         }
     }
-    socks
+    let acked = socks
         .iter()
         .filter_map(|s| stackmeter_sys::tcp_info(s.as_raw_fd()))
         .map(|i| i.bytes_acked)
-        .sum()
+        .sum();
+    Drained { acked, returned }
 }
 
 fn mark(t: f64, senders: &[Worker]) -> Mark {

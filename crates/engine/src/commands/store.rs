@@ -14,9 +14,9 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
-    /// Latency figure taken from each repetition.
-    #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
-    pub metric: MetricArg,
+    /// Latency figure taken from each repetition (default: the mean; for the two targets of one run made until decided, the figure it was decided on).
+    #[arg(long, value_enum)]
+    pub metric: Option<MetricArg>,
     #[command(flatten)]
     pub gate: GateFlags,
     #[command(flatten)]
@@ -83,9 +83,9 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Html)]
     pub format: FormatArg,
-    /// Latency figure compared per repetition.
-    #[arg(long, value_enum, default_value_t = MetricArg::Mean)]
-    pub metric: MetricArg,
+    /// Latency figure compared per repetition (default: the mean; for the two targets of one run made until decided, the figure it was decided on).
+    #[arg(long, value_enum)]
+    pub metric: Option<MetricArg>,
     #[command(flatten)]
     pub db: DbFlags,
 }

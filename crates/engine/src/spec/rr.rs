@@ -37,7 +37,7 @@ pub enum Arrival {
 #[derive(clap::Args, Deserialize, Clone, Debug)]
 #[serde(default, deny_unknown_fields)]
 pub struct RrOptions {
-    /// Comma-separated REQUEST:RESPONSE byte sizes, one connection each (K = 1024, M = 1048576).
+    /// Comma-separated REQUEST:RESPONSE byte sizes, one connection each (K = 1024, M = 1048576; KB and MB are refused: 1000 to some, 1024 to others).
     #[arg(long, value_name = "LIST", default_value = GRID_SIZES)]
     pub sizes: String,
     /// Timed transactions per size.

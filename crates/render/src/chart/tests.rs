@@ -163,6 +163,14 @@ fn percentile_ticks_are_written_as_percentiles() {
     for want in ["p50", "p90", "p99", "p99.9"] {
         assert!(labels.contains(&want), "{labels:?}");
     }
+    // Only round percentiles, however long the axis: no p66.6667 (a tick
+    // at 3) or p96.6667 (at 30).
+    let round = ["p0", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "p99.9999"];
+    for xmax in [40.0, 2000.0, 3e4, 1e6] {
+        for t in Axis::percentiles(xmax).ticks(560.0, Along::X) {
+            assert!(round.contains(&t.label.as_str()), "{xmax}: {t:?}");
+        }
+    }
 }
 
 #[test]

@@ -30,6 +30,9 @@ pub(super) const TICK: f64 = 11.0;
 enum Scheme {
     Linear(f64),
     Log(&'static [f64], i32),
+    /// A percentile axis (values 1/(1-q)): the median and the nines,
+    /// p50, p90, p99, p99.9, ... (2 and every power of ten).
+    Nines,
 }
 
 const EVERY_DIGIT: &[f64] = &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
@@ -57,6 +60,10 @@ impl Scheme {
                     k += 1.0;
                 }
             }
+            Scheme::Nines => {
+                let tens = Scheme::Log(ONE, 1).values(lo.max(10.0), hi);
+                out.extend([2.0].into_iter().filter(|v| *v >= lo && *v <= hi).chain(tens));
+            }
             Scheme::Log(mults, every) => {
                 if lo <= 0.0 {
                     return out;
@@ -82,6 +89,7 @@ impl Scheme {
         let lo = match *self {
             Scheme::Linear(step) => v - step * 1.5,
             Scheme::Log(_, every) => v / 10f64.powi(every + 1),
+            Scheme::Nines => v / 100.0,
         };
         self.values(lo, v).pop()
     }
@@ -91,6 +99,7 @@ impl Scheme {
         let hi = match *self {
             Scheme::Linear(step) => v + step * 1.5,
             Scheme::Log(_, every) => v * 10f64.powi(every + 1),
+            Scheme::Nines => v * 100.0,
         };
         self.values(v, hi).first().copied()
     }
@@ -229,6 +238,12 @@ impl Axis {
         if !self.log {
             return linear();
         }
+        if self.format == TickFormat::Percentile {
+            // Only round percentiles: the nines, then sparser powers of ten.
+            let mut out = vec![Scheme::Nines];
+            out.extend([2, 3, 5, 10].map(|every| Scheme::Log(ONE, every)));
+            return out;
+        }
         let mut out = Vec::new();
         if self.format == TickFormat::Number {
             out.push(Scheme::Log(EVERY_DIGIT, 1));
@@ -274,7 +289,7 @@ impl Axis {
         let least = |n: usize, log_only: bool| {
             tried
                 .iter()
-                .find(|(s, _, t)| t.len() >= n && (!log_only || matches!(s, Scheme::Log(..))))
+                .find(|(s, _, t)| t.len() >= n && (!log_only || matches!(s, Scheme::Log(..) | Scheme::Nines)))
         };
         let best = match self.log {
             true => least(3, true).or_else(|| least(2, true)).or_else(|| least(2, false)),

@@ -1,22 +1,108 @@
-//! A decided comparison's view: per step and figure a table in the
-//! hand-made comparison's columns (both sides, the difference, "% faster")
-//! with the decision, the ratio B/A and the interval it was decided on,
-//! and the pairs it took; a chart of the ratios with their intervals; then
-//! the count of each verdict, why the run stopped, the method and the
+//! A decided comparison's view: a headline naming which side won where,
+//! then per step and figure a table in the hand-made comparison's columns
+//! (both sides, the difference of their medians) with the decision, the
+//! ratio B/A of the pairs and the interval it was decided on, and the
+//! pairs it took; a chart of the ratios with their intervals; then the
+//! count of each verdict, why the run stopped, the method and the
 //! correction across rows.
+use stackmeter_compare::Direction;
 use stackmeter_results::{percent_words, Decided, DecidedRow, Decision};
 
 use crate::chart::{Axis, Chart, Kind, Trace};
 use crate::view::{percent, Block, Col, Table, View};
 
-/// The decision cell: "4.6% slower", "equivalent within +/-2%",
-/// "inconclusive (est. 1.2% faster)".
+/// How much better B is than A at the ratio `r`, in percent of A
+/// (negative: worse), as `DecidedRow::percent` is from the row's ratio.
+fn better_by(r: f64, direction: Direction) -> f64 {
+    match direction {
+        Direction::LowerIsBetter => (1.0 - r) * 100.0,
+        Direction::HigherIsBetter => (r - 1.0) * 100.0,
+    }
+}
+
+/// What the interval says of a row not decided: which way, when it
+/// leaves out 1 ("slower by 0.7-10.8% (not settled against +/-5%)"), or
+/// that it could be either ("not settled: 2.1% faster to 3.0% slower").
+fn open_words(r: &DecidedRow, tolerance: f64) -> String {
+    let band = percent(tolerance);
+    let Some((lo, hi)) = r.interval else {
+        return "not settled (too few pairs for an interval)".into();
+    };
+    let (a, b) = (better_by(lo, r.direction), better_by(hi, r.direction));
+    let (least, most) = (a.min(b), a.max(b));
+    if least > 0.0 {
+        format!("faster by {least:.1}-{most:.1}% (not settled against +/-{band}%)")
+    } else if most < 0.0 {
+        format!("slower by {:.1}-{:.1}% (not settled against +/-{band}%)", -most, -least)
+    } else {
+        format!("not settled: {} to {}", percent_words(most), percent_words(least))
+    }
+}
+
+/// The decision cell: "4.6% slower", "equivalent within +/-2%", or what
+/// the interval of a row not decided says.
 fn words(r: &DecidedRow, tolerance: f64) -> String {
     match r.verdict {
         Decided::Faster | Decided::Slower => percent_words(r.percent),
         Decided::Equivalent => format!("equivalent within +/-{}%", percent(tolerance)),
-        Decided::Inconclusive => format!("inconclusive (est. {})", percent_words(r.percent)),
+        Decided::Inconclusive => open_words(r, tolerance),
     }
+}
+
+/// "1 B:1 MiB by 17.4%" for each row, joined.
+fn by_list(rows: &[&DecidedRow]) -> String {
+    let each: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{} by {:.1}%", r.label, r.percent.abs()))
+        .collect();
+    each.join(", ")
+}
+
+/// The headline: which side won where, in words ("c is slower than rust
+/// on 2 of 8 sizes (1 B:1 MiB by 17.4%, ...); equivalent within +/-5% on
+/// 4; 2 not settled: budget of 30s spent").
+fn headline(d: &Decision) -> String {
+    let rows: Vec<&DecidedRow> = d.rows.iter().collect();
+    let noun = match rows.first() {
+        Some(f) if rows.iter().all(|r| r.test.row_label() == f.test.row_label()) => {
+            format!("{}s", f.test.row_label().to_lowercase())
+        }
+        _ => "rows".into(),
+    };
+    let of = |v: Decided| -> Vec<&DecidedRow> { rows.iter().copied().filter(|r| r.verdict == v).collect() };
+    let (faster, slower, same, open) = (
+        of(Decided::Faster),
+        of(Decided::Slower),
+        of(Decided::Equivalent),
+        of(Decided::Inconclusive),
+    );
+    let n = rows.len();
+    let mut parts = Vec::new();
+    for (list, way) in [(&faster, "faster"), (&slower, "slower")] {
+        if list.is_empty() {
+            continue;
+        }
+        // The first clause names A and the rows; the second is short.
+        parts.push(match parts.is_empty() {
+            true => format!("{way} than {} on {} of {n} {noun} ({})", d.a, list.len(), by_list(list)),
+            false => format!("{way} on {} ({})", list.len(), by_list(list)),
+        });
+    }
+    let mut line = match parts.is_empty() {
+        true => format!("{} is neither faster nor slower than {} on any of {n} {noun}", d.b, d.a),
+        false => format!("{} is {}", d.b, parts.join(" and ")),
+    };
+    if !same.is_empty() {
+        line += &format!(
+            "; equivalent within +/-{}% on {}",
+            percent(d.settings.tolerance),
+            same.len()
+        );
+    }
+    if !open.is_empty() {
+        line += &format!("; {} not settled ({})", open.len(), d.stop);
+    }
+    line
 }
 
 /// One table's rows share a figure: test, step, series, stat.
@@ -50,9 +136,9 @@ fn table(d: &Decision, rows: &[&DecidedRow]) -> Table {
             Col::text(rows[0].test.row_label(), 0),
             Col::num(&format!("A: {} ({unit})", d.a), 0),
             Col::num(&format!("B: {} ({unit})", d.b), 0),
-            Col::num(&format!("Difference ({unit})"), 0),
+            Col::num(&format!("Difference of medians ({unit})"), 0),
             Col::text("B vs A", 0),
-            Col::num("B/A", 0),
+            Col::num("B/A of pairs", 0),
             Col::num("interval of B/A", 0),
             Col::num("pairs", 0),
         ],
@@ -123,6 +209,7 @@ impl crate::format::Render for Decision {
             "stackmeter decide: A = {} (baseline), B = {}",
             self.a, self.b
         )));
+        v.line(headline(self));
         let mut i = 0;
         while i < self.rows.len() {
             let first = &self.rows[i];

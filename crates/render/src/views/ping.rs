@@ -39,7 +39,7 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
                     l.up, l.down, l.down_late, l.unknown
                 ));
             }
-            (None, false) if r.lost > 0 => {
+            (None, false) if r.lost > 0 && r.received > 0 => {
                 v.line(" loss each way not known: this responder did not count the datagrams it received (an older responder; docs/protocol.md 4.4)");
             }
             _ => {}
@@ -61,6 +61,10 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         }
         if let Some(s) = &r.rtt_us {
             counts.push(s.count);
+        }
+        // Nothing answered: no table of nothing, no rate of none.
+        if table.rows.is_empty() {
+            continue;
         }
         v.push(Block::Table(table));
         v.blank();

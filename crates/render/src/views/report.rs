@@ -20,10 +20,13 @@ impl crate::format::Render for RunReport {
             "Generated {} by stackmeter {}. Latency charts merge every repetition's full histogram (HdrHistogram, 3 significant digits).",
             self.generated, self.version
         )));
-        if !self.comparisons.is_empty() {
+        if !self.comparisons.is_empty() || !self.decisions.is_empty() {
             v.push(Block::Heading("Comparison".into()));
             for c in &self.comparisons {
                 v.extend(nested(c.view(style)));
+            }
+            for d in &self.decisions {
+                v.extend(nested(d.view(style)));
             }
         }
         let lat = latency_charts(&self.sources);

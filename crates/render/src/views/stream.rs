@@ -5,7 +5,7 @@ use stackmeter_results::StreamParams;
 use stackmeter_results::StreamSummary;
 
 use crate::view::{Block, Col, Table, View};
-use stackmeter_results::{bit_rate, packet_rate, Units};
+use stackmeter_results::{bit_rate, message_rate, packet_rate, Units};
 
 /// The columns of the interval table: TCP ones, or UDP ones.
 fn interval_cols(udp: bool, plain: bool) -> Vec<Col> {
@@ -35,11 +35,16 @@ fn interval_cols(udp: bool, plain: bool) -> Vec<Col> {
 }
 
 /// The rate cells of a row: bits and messages per second, each way and
-/// in total.
-fn rate_cells(mbps: [f64; 3], kpps: [f64; 3], u: Units) -> Vec<String> {
+/// in total; UDP's messages are datagrams (pps), TCP's are writes (msg/s:
+/// TCP segments do not follow them one for one).
+fn rate_cells(mbps: [f64; 3], kpps: [f64; 3], udp: bool, u: Units) -> Vec<String> {
+    let per = |k: f64| match udp {
+        true => packet_rate(k * 1e3),
+        false => message_rate(k * 1e3),
+    };
     mbps.iter()
         .zip(kpps)
-        .flat_map(|(&m, k)| [bit_rate(m, u), packet_rate(k * 1e3)])
+        .flat_map(|(&m, k)| [bit_rate(m, u), per(k)])
         .collect()
 }
 
@@ -49,6 +54,7 @@ pub fn interval_cells(i: &Interval, u: Units) -> Vec<String> {
     c.extend(rate_cells(
         [i.sent_mbps, i.recv_mbps, i.total_mbps],
         [i.sent_kpps, i.recv_kpps, i.total_kpps],
+        i.udp.is_some(),
         u,
     ));
     match &i.udp {
@@ -132,6 +138,7 @@ pub(crate) fn view(
         row.extend(rate_cells(
             [s.sent_mbps, s.recv_mbps, s.total_mbps],
             [s.sent_kpps, s.recv_kpps, s.total_kpps],
+            p.udp,
             u,
         ));
         row.extend([String::new(), String::new(), String::new()]);

@@ -169,7 +169,7 @@ impl crate::TestBody for RrulBody {
     fn figures(&self, f: &mut crate::Figures) {
         figures(f, &self.phases, &self.induced);
     }
-    fn warnings(&self, _why: &str) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
         warnings(&self.phases, self.clock.as_ref())
     }
 }
