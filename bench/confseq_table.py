@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference values in crates/compare/src/sequential.rs, from the
+"""The reference values in crates/statistics/src/sequential.rs, from the
 `confseq` Python package (Howard, Ramdas et al.'s own implementation of
 the normal-mixture boundary), so the Rust boundary can be checked against
 it again. Prints (alpha, v_opt, v, bound) rows as the test's constant.

@@ -24,7 +24,7 @@ use crate::window::OneWay;
 use stackmeter_proto::auth::MAC_LEN;
 use stackmeter_proto::pattern;
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS, HEADER_LEN};
-use stackmeter_stats::owd::Stamps;
+use stackmeter_recorder::owd::Stamps;
 use stackmeter_sys::monotonic_ns;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{SocketAddr, UdpSocket};

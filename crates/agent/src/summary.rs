@@ -5,8 +5,8 @@
 //! reported like any other result. Samples are nanoseconds; rows are in
 //! microseconds as everywhere in the results.
 
+use stackmeter_recorder::{bimodal, Recorder, Summary};
 use stackmeter_results::{Body, Levels, PingParams, PingResult, RrParams, RrResult, SizePair, Slow};
-use stackmeter_stats::{bimodal, Recorder, Summary};
 
 /// Slow answers listed one by one in a ping row (as `stackmeter ping`).
 const SLOW_LISTED: usize = 10;

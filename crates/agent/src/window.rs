@@ -21,7 +21,7 @@
 //! [`SLACK_NS`] margin empties the window, and the estimate starts again
 //! from that probe.
 
-use stackmeter_stats::owd::{self, Clock, Stamps};
+use stackmeter_recorder::owd::{self, Clock, Stamps};
 use std::collections::VecDeque;
 
 /// Probes the window holds: about a minute at the default interval.

@@ -8,8 +8,8 @@ use crate::handshake::{answer, read_status};
 use crate::outcome::{summary_us, Outcome, RowHistogram};
 use crate::sockets::{connect, lost, recv_exact, send_all, tcp_socket, AlignedBuf, CHUNK};
 use stackmeter_proto::header::{Mode, SessionHeader};
+use stackmeter_recorder::Recorder;
 use stackmeter_results::{CrrParams, CrrResult};
-use stackmeter_stats::Recorder;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,8 @@
 //! its intervals and summary); and the helpers every timed loop shares to
 //! turn samples into a row's figures.
 
+use stackmeter_recorder::{bimodal, Recorder, Summary};
 use stackmeter_results::{Interval, Levels, StreamSummary};
-use stackmeter_stats::{bimodal, Recorder, Summary};
 
 /// Rows a test finished, and the error that stopped it, if one did.
 #[derive(Debug)]

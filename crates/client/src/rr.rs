@@ -9,8 +9,8 @@ use crate::sockets::{lost, recv_exact, send_all, tcp_connect, AlignedBuf, CHUNK}
 use crate::stamps::Collector;
 use stackmeter_proto::header::{Mode, SessionHeader, FLAG_STAMPS};
 use stackmeter_proto::stamps::{Block, BLOCK_LEN};
+use stackmeter_recorder::Recorder;
 use stackmeter_results::{RrParams, RrResult, SizePair};
-use stackmeter_stats::Recorder;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};

@@ -6,15 +6,15 @@
 //! clock, the responder's receive and send on its own), and an optional
 //! TCP probe thread does 1:1 request/response on its own connection on
 //! the same schedule. The stamps become phases, one-way delays and induced
-//! latency in `stackmeter_stats::phases::assemble` (pure).
+//! latency in `stackmeter_recorder::phases::assemble` (pure).
 
 use crate::endpoint::Endpoint;
 use crate::error::{is_timeout, ClientError};
 use crate::outcome::RowHistogram;
 use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_proto::udp::{self, Header, Kind, FLAG_SERVER_TS};
+use stackmeter_recorder::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_results::{Flow, Interval, RrulParams, StreamParams};
-use stackmeter_stats::phases::{assemble, Assembled, RawPhase, RawProbe, RawRrul};
 use stackmeter_sys::monotonic_ns;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, UdpSocket};

@@ -15,8 +15,8 @@
 
 use crate::error::ClientError;
 use stackmeter_proto::stamps::Block;
+use stackmeter_recorder::split::{estimate_offset, Exchange, Split};
 use stackmeter_results::{SplitUs, StampParams, Timestamps};
-use stackmeter_stats::split::{estimate_offset, Exchange, Split};
 use stackmeter_sys::tstamp::{self, Kind};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;

@@ -1,5 +1,5 @@
 //! udp-max: the highest UDP rate at a loss goal, by MLRsearch-style trials
-//! (`stackmeter_stats::mlr` decides; this file runs the trials).
+//! (`stackmeter_recorder::mlr` decides; this file runs the trials).
 //!
 //! One control session and one UDP stream for the whole search. A trial:
 //! Snapshot, send paced datagrams for the trial duration, wait the drain
@@ -19,8 +19,8 @@ use crate::error::ClientError;
 use crate::sockets::udp_socket;
 use crate::throughput::udp_sender::{StreamFrames, UdpTx};
 use crate::throughput::workers::Counter;
+use stackmeter_recorder::mlr::{Goal, Next, Search};
 use stackmeter_results::{Trial, UdpMaxParams, UdpMaxResult, SHORT_SEND};
-use stackmeter_stats::mlr::{Goal, Next, Search};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -46,8 +46,8 @@ pub fn udp_max(
     let r = search(endpoint, p, cpu, live, &mut trials);
     let overhead = 8 + if endpoint.addr.is_ipv6() { 40 } else { 20 } + 14;
     let any = !trials.is_empty();
-    let result = move |a: Option<stackmeter_stats::mlr::Answer>, converged: bool| {
-        let a = a.unwrap_or(stackmeter_stats::mlr::Answer {
+    let result = move |a: Option<stackmeter_recorder::mlr::Answer>, converged: bool| {
+        let a = a.unwrap_or(stackmeter_recorder::mlr::Answer {
             lower: 0.0,
             upper: None,
             conditional: 0.0,
@@ -79,7 +79,7 @@ pub fn udp_max(
     }
 }
 
-type Partial = (Option<stackmeter_stats::mlr::Answer>, ClientError);
+type Partial = (Option<stackmeter_recorder::mlr::Answer>, ClientError);
 
 /// Which trial of the search.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,7 +101,7 @@ fn search(
     cpu: Option<usize>,
     live: &mut dyn FnMut(usize, &Trial),
     trials: &mut Vec<Trial>,
-) -> Result<(stackmeter_stats::mlr::Answer, bool), Partial> {
+) -> Result<(stackmeter_recorder::mlr::Answer, bool), Partial> {
     let timeout = Duration::from_millis(p.timeout_ms);
     if let Some(c) = cpu {
         let _ = stackmeter_sys::pin_current_thread(c);

@@ -123,7 +123,7 @@ fn relative_to(raw: Vec<Raw>, reference: &str) -> Result<(Vec<Raw>, Vec<Skipped>
             let Some(b) = base.runs.iter().find(|b| b.run_id == run.run_id) else {
                 return false;
             };
-            let median = stackmeter_compare::median(&b.values).unwrap_or(f64::NAN);
+            let median = stackmeter_statistics::median(&b.values).unwrap_or(f64::NAN);
             for (i, v) in run.values.iter_mut().enumerate() {
                 *v /= b.values.get(i).copied().unwrap_or(median);
             }
@@ -331,7 +331,7 @@ impl std::fmt::Display for Unjudged {
 fn judge_one(r: Raw, s: &Settings) -> Result<HistorySeries, Unjudged> {
     let mut runs = r.runs;
     for run in &mut runs {
-        run.median = stackmeter_compare::median(&run.values).unwrap_or(f64::NAN);
+        run.median = stackmeter_statistics::median(&run.values).unwrap_or(f64::NAN);
     }
     let series = Series::from_runs(&runs.iter().map(|r| r.values.as_slice()).collect::<Vec<_>>())
         .map_err(|e| Unjudged::Other(e.to_string()))?;

@@ -10,7 +10,8 @@
 //!   [`knobs`]: the real-time knobs applied to the measuring thread for one
 //!   test, read back and undone; [`secret`]: the shared secret from a file
 //!   or the environment;
-//! - [`sizes`], [`rate`]: the size and rate syntax of flags and plans;
+//! - [`sizes`], [`rate`], [`time`]: the size, rate and time syntax of
+//!   flags and plans;
 //!   [`located`]: an error in a plan or fleet file at its line and column;
 //! - [`execute`]: one specification against one target, as one typed
 //!   [`execute::Measured`] (document, histograms, error); [`single`] wraps
@@ -52,5 +53,6 @@ pub mod spec;
 pub mod stored;
 pub mod suite;
 pub mod target;
+pub mod time;
 
 pub use error::Error;

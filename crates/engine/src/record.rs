@@ -67,8 +67,8 @@ pub fn histograms(h: &[RowHistogram]) -> Vec<Histogram> {
             row: h.row,
             metric: h.metric.to_string(),
             unit: "ns".into(),
-            encoding: stackmeter_stats::serial::ENCODING.into(),
-            data: stackmeter_stats::serial::encode(h.ns.histogram()),
+            encoding: stackmeter_recorder::serial::ENCODING.into(),
+            data: stackmeter_recorder::serial::encode(h.ns.histogram()),
         })
         .collect()
 }

@@ -68,11 +68,11 @@ fn source(store: &Store, name: String, tests: Vec<StoredTest>) -> Result<ReportS
     for t in tests {
         let figs = stackmeter_results::figures(&t.doc);
         for h in store.histograms(t.id)? {
-            if h.encoding != stackmeter_stats::serial::ENCODING {
+            if h.encoding != stackmeter_recorder::serial::ENCODING {
                 continue;
             }
-            let hist =
-                stackmeter_stats::serial::decode(&h.data).map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
+            let hist = stackmeter_recorder::serial::decode(&h.data)
+                .map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
             let key = HistKey {
                 test: t.doc.body.kind(),
                 step: t.step.clone(),

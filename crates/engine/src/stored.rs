@@ -357,17 +357,17 @@ pub fn spectrum(store: &Store, id: i64) -> Result<Spectrum, Error> {
     for t in store.tests_of_run(run.id)? {
         let figs = figures(&t.doc);
         for h in store.histograms(t.id)? {
-            if h.encoding != stackmeter_stats::serial::ENCODING {
+            if h.encoding != stackmeter_recorder::serial::ENCODING {
                 continue;
             }
-            let hist =
-                stackmeter_stats::serial::decode(&h.data).map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
+            let hist = stackmeter_recorder::serial::decode(&h.data)
+                .map_err(|e| Error::Local(format!("test {}: {e}", t.id)))?;
             // A run in which nothing completed stores an empty histogram:
             // it has no percentiles.
             if hist.is_empty() {
                 continue;
             }
-            let points = stackmeter_stats::serial::spectrum(&hist, 1)
+            let points = stackmeter_recorder::serial::spectrum(&hist, 1)
                 .into_iter()
                 .map(|p| SpectrumPoint {
                     percentile: 100.0 * p.quantile,
@@ -411,7 +411,28 @@ pub fn export(store: &Store, runs: &[i64], label: Option<&str>, format: Export) 
             "no run {id} in the store (see `stackmeter runs`)"
         )));
     }
-    let mut csv = String::from("run,test_id,time,label,test,step,repetition,row,row_label,series,stat,unit,value\n");
+    // The csv crate quotes what needs it (a comma, a quote, a CR or LF).
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let head = [
+        "run",
+        "test_id",
+        "time",
+        "label",
+        "test",
+        "step",
+        "repetition",
+        "row",
+        "row_label",
+        "series",
+        "stat",
+        "unit",
+        "value",
+    ];
+    let write = |w: &mut csv::Writer<Vec<u8>>, row: &[String]| {
+        w.write_record(row)
+            .map_err(|e| Error::Local(format!("cannot write the CSV export: {e}")))
+    };
+    write(&mut csv, &head.map(String::from))?;
     let mut json_runs = Vec::new();
     for r in all.iter().filter(|r| runs.is_empty() || runs.contains(&r.id)) {
         let tests: Vec<StoredTest> = store
@@ -424,20 +445,19 @@ pub fn export(store: &Store, runs: &[i64], label: Option<&str>, format: Export) 
                 let row = [
                     r.id.to_string(),
                     t.id.to_string(),
-                    csv_field(&t.doc.env.time),
-                    csv_field(&t.label),
+                    t.doc.env.time.clone(),
+                    t.label.clone(),
                     t.doc.body.test_name().to_string(),
-                    csv_field(&t.step),
+                    t.step.clone(),
                     t.repetition.to_string(),
                     f.row.to_string(),
-                    csv_field(&f.row_label),
+                    f.row_label,
                     f.series,
                     f.stat,
-                    csv_field(&f.unit),
+                    f.unit,
                     f.value.to_string(),
                 ];
-                csv.push_str(&row.join(","));
-                csv.push('\n');
+                write(&mut csv, &row)?;
             }
         }
         let tests: Vec<serde_json::Value> = tests
@@ -456,17 +476,15 @@ pub fn export(store: &Store, runs: &[i64], label: Option<&str>, format: Export) 
         json_runs.push(info);
     }
     Ok(match format {
-        Export::Csv => csv,
+        Export::Csv => {
+            let bytes = csv
+                .into_inner()
+                .map_err(|e| Error::Local(format!("cannot write the CSV export: {e}")))?;
+            // Cannot fail: every field written is a String.
+            String::from_utf8(bytes).expect("the CSV of UTF-8 fields is UTF-8")
+        }
         Export::Json => stackmeter_render::json::pretty(
             &serde_json::json!({ "schema": stackmeter_results::SCHEMA, "runs": json_runs }),
         ),
     })
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }

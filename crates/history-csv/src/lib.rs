@@ -7,7 +7,8 @@
 //! repetitions share its start time); [`RunGrouping`] can make every row a run
 //! instead, or group by another column. Parsing only: the caller reads
 //! the file. Fields follow RFC 4180 (quotes, doubled quotes inside them,
-//! line breaks in quoted fields, CRLF or LF); blank lines are skipped.
+//! line breaks in quoted fields, CRLF or LF), read by the `csv` crate;
+//! blank lines are skipped.
 //! Every error names the line (1-based, where the record starts) and,
 //! where one is at fault, the column.
 //!
@@ -18,8 +19,8 @@
 //! bench/history.sh runs against Apache Otava on the same files.
 
 use serde::{Deserialize, Serialize};
-use stackmeter_compare::Direction;
 use stackmeter_history::Series;
+use stackmeter_statistics::Direction;
 use thiserror::Error;
 
 /// Which rows are one run.
@@ -170,58 +171,46 @@ struct Record {
     fields: Vec<String>,
 }
 
-/// Splits `text` into records (RFC 4180), skipping blank lines.
+/// Splits `text` into records with the `csv` crate (RFC 4180: quotes,
+/// doubled quotes, line breaks in quoted fields, CRLF or LF), skipping
+/// blank lines; each record with the line it starts on. The crate reads
+/// an unclosed quote to the end of the file as one field; an odd number
+/// of quotes in all says that happened, and the last record is where.
 fn records(text: &str, delimiter: u8) -> Result<Vec<Record>, CsvError> {
-    let delimiter = char::from(delimiter);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(text.as_bytes());
     let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    let mut line = 1;
-    while chars.peek().is_some() {
-        let start = line;
-        let mut fields = Vec::new();
-        let mut field = String::new();
-        let mut quoted_field = false;
-        loop {
-            match chars.next() {
-                None => break,
-                Some('"') if field.is_empty() && !quoted_field => {
-                    quoted_field = true;
-                    loop {
-                        match chars.next() {
-                            None => return Err(CsvError::UnclosedQuote { line: start }),
-                            Some('"') if chars.peek() == Some(&'"') => {
-                                chars.next();
-                                field.push('"');
-                            }
-                            Some('"') => break,
-                            Some(c) => {
-                                if c == '\n' {
-                                    line += 1;
-                                }
-                                field.push(c);
-                            }
-                        }
-                    }
-                }
-                Some(c) if c == delimiter => {
-                    fields.push(std::mem::take(&mut field));
-                    quoted_field = false;
-                }
-                Some('\r') if chars.peek() == Some(&'\n') => {}
-                Some('\n') => {
-                    line += 1;
-                    break;
-                }
-                Some(c) => field.push(c),
-            }
+    for r in reader.records() {
+        // Cannot fail on a &str: the only errors are I/O and UTF-8.
+        let Ok(r) = r else { continue };
+        let line = r.position().map_or(1, |p| line_at(text, p.byte() as usize));
+        let fields: Vec<String> = r.iter().map(str::to_string).collect();
+        if fields.len() == 1 && fields[0].trim().is_empty() {
+            continue;
         }
-        let blank = fields.is_empty() && field.trim().is_empty() && !quoted_field;
-        if !blank {
-            fields.push(field);
-            out.push(Record { line: start, fields });
-        }
+        out.push(Record { line, fields });
+    }
+    if text.bytes().filter(|&b| b == b'"').count() % 2 == 1 {
+        return Err(CsvError::UnclosedQuote {
+            line: out.last().map_or(1, |r| r.line),
+        });
     }
     Ok(out)
+}
+
+/// The line (1-based) of the record the `csv` crate says starts at byte
+/// `at`: it points at the end of what came before (a line break, or the
+/// blank lines it skipped), so the record starts at the first byte after
+/// them.
+fn line_at(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let start = (at..bytes.len())
+        .find(|&i| bytes[i] != b'\r' && bytes[i] != b'\n')
+        .unwrap_or(bytes.len());
+    1 + bytes[..start].iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Reads every metric of `text` as a series.

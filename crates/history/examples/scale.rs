@@ -7,8 +7,8 @@
 //! cargo run --release -p stackmeter-history --example scale [SERIES RUNS REPS THREADS]
 //! ```
 
-use stackmeter_compare::rng::Rng;
 use stackmeter_history::{analyze, Direction, Series, Settings, Tracker};
+use stackmeter_statistics::rng::Rng;
 use std::time::Instant;
 
 fn main() {

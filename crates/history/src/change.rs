@@ -6,7 +6,7 @@ use crate::detect::Found;
 use crate::model::{median_in_place, Prepared};
 use crate::settings::Settings;
 use serde::{Deserialize, Serialize};
-use stackmeter_compare::dist::t_quantile;
+use stackmeter_statistics::dist::t_quantile;
 
 /// One change in a series.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -158,7 +158,7 @@ fn mark_episodes(cps: &mut [ChangePoint], mut local: impl FnMut(usize, usize) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stackmeter_compare::Direction;
+    use stackmeter_statistics::Direction;
 
     /// Change points at `at` between segments at `levels`, each level with
     /// a variance of `var` (1e-4: a 2% interval of a ratio); which are

@@ -45,5 +45,5 @@ pub use change::ChangePoint;
 pub use error::HistoryError;
 pub use series::Series;
 pub use settings::{Settings, ALPHA, MAX_EPISODE, MIN_SEGMENT, TOLERANCE};
-pub use stackmeter_compare::Direction;
+pub use stackmeter_statistics::Direction;
 pub use tracker::Tracker;

@@ -8,7 +8,7 @@
 //! so one wild run moves no segment's level by more than 2 of its own
 //! standard deviations.
 
-pub use stackmeter_compare::median_in_place;
+pub use stackmeter_statistics::median_in_place;
 
 /// One run as the method sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -172,7 +172,7 @@ fn robust_sd(xs: &mut [f64]) -> f64 {
     let mut dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
     let mad = median_in_place(&mut dev);
     if mad > 0.0 {
-        return stackmeter_compare::MAD_TO_SD * mad;
+        return stackmeter_statistics::MAD_TO_SD * mad;
     }
     // Mean absolute deviation of a normal is sd * sqrt(2 / pi).
     dev.iter().sum::<f64>() / dev.len() as f64 * (std::f64::consts::FRAC_PI_2).sqrt()
@@ -322,7 +322,7 @@ pub fn winsorised(center: &[f64], var: &[f64], i: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stackmeter_compare::rng::Rng;
+    use stackmeter_statistics::rng::Rng;
 
     fn summaries(rng: &mut Rng, n: usize, reps: usize, tau: f64, sigma: f64) -> Vec<RunSummary> {
         let mut scratch = Vec::new();

@@ -6,7 +6,7 @@
 //! Plus the conversion of a statistic whose scale was estimated from few
 //! runs into the normal statistic it is worth.
 
-use stackmeter_compare::dist::normal_cdf;
+use stackmeter_statistics::dist::normal_cdf;
 
 /// Two-sided p-value of `b`, the largest |z| over the split positions of
 /// a segment of `n` runs where each side keeps at least `m` runs: the
@@ -80,7 +80,7 @@ pub fn normal_equivalent(t: f64, df: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stackmeter_compare::rng::Rng;
+    use stackmeter_statistics::rng::Rng;
 
     #[test]
     fn one_position_is_the_two_sided_normal_tail() {

@@ -4,7 +4,7 @@
 
 use crate::error::HistoryError;
 use serde::{Deserialize, Serialize};
-use stackmeter_compare::Direction;
+use stackmeter_statistics::Direction;
 
 /// Default [`Settings::tolerance`]: a change smaller than 5% is reported
 /// but is neither a regression nor an improvement.

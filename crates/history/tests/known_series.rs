@@ -2,8 +2,8 @@
 //! runs with repetitions, between-run and within-run noise, wild
 //! repetitions and wild runs, shifts of 5%, 10% and 25% either way.
 
-use stackmeter_compare::rng::Rng;
 use stackmeter_history::{analyze, ChangePoint, Direction, HistoryError, Series, Settings, Tracker};
+use stackmeter_statistics::rng::Rng;
 
 /// How a synthetic series is made.
 #[derive(Clone, Copy)]

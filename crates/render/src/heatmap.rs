@@ -3,7 +3,7 @@
 //! draws it as inline SVG; text and Markdown print it as a table
 //! (`render::heatmap_table`).
 
-use stackmeter_compare::Direction;
+use stackmeter_statistics::Direction;
 
 use crate::chart::{esc, text_width, wrap, Anchor, Text, ASCENT, DESCENT, FONT};
 use stackmeter_results::num;

@@ -8,8 +8,8 @@ use crate::doc::figures;
 use crate::doc::Document;
 use crate::kind::TestKind;
 use serde::Serialize;
-use stackmeter_compare::fdr::Correction;
-use stackmeter_compare::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA};
+use stackmeter_statistics::fdr::Correction;
+use stackmeter_statistics::{compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA};
 
 /// How the verdicts were reached, printed under every comparison.
 pub const METHOD: &str = "each repetition gives one figure per row; A and B are the medians over repetitions; \
@@ -67,7 +67,7 @@ pub struct Section {
     /// Unit of the values.
     pub unit: String,
     /// True for times.
-    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[serde(rename = "lower_is_better", with = "stackmeter_statistics::as_lower_is_better")]
     #[schemars(with = "bool")]
     pub direction: Direction,
     /// The rows.
@@ -234,7 +234,7 @@ impl Comparison {
         if !judged {
             out.push(format!(
                 "{} against {}: no row could be judged (each needs {} or more repetitions on both sides, and a figure both have)",
-                self.b, self.a, stackmeter_compare::MIN_REPETITIONS
+                self.b, self.a, stackmeter_statistics::MIN_REPETITIONS
             ));
         }
         for s in &self.sections {

@@ -6,7 +6,7 @@
 //!
 //! Each row (a step's figure of one size, as `compare` has them) keeps a
 //! confidence sequence of ln(B/A) over the pairs
-//! ([`stackmeter_compare::sequential`]) and stops on its own when the
+//! ([`stackmeter_statistics::sequential`]) and stops on its own when the
 //! sequence lies wholly outside the band of +/-tolerance (faster or
 //! slower), wholly inside it (equivalent), or never (inconclusive when the
 //! budget is spent). Every row is judged at alpha / k for k rows (the
@@ -17,8 +17,8 @@
 use crate::doc::{figures, Document};
 use crate::kind::TestKind;
 use serde::{Deserialize, Serialize};
-use stackmeter_compare::sequential::{Call, ConfSeq, MIN_PAIRS};
-use stackmeter_compare::Direction;
+use stackmeter_statistics::sequential::{Call, ConfSeq, MIN_PAIRS};
+use stackmeter_statistics::Direction;
 
 /// Above this lag-1 autocorrelation of a row's pairs, its error rate may
 /// exceed alpha (the targets carry state from block to block): said, for
@@ -72,7 +72,7 @@ pub struct DecidedRow {
     /// Unit of the figure.
     pub unit: String,
     /// True for times.
-    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[serde(rename = "lower_is_better", with = "stackmeter_statistics::as_lower_is_better")]
     #[schemars(with = "bool")]
     pub direction: Direction,
     /// Pairs the row was judged on (up to its decision).
@@ -300,8 +300,8 @@ impl Decider {
             unit: r.unit.clone(),
             direction: r.direction,
             pairs: r.seq.len(),
-            median_a: stackmeter_compare::median(&r.a).unwrap_or(f64::NAN),
-            median_b: stackmeter_compare::median(&r.b).unwrap_or(f64::NAN),
+            median_a: stackmeter_statistics::median(&r.a).unwrap_or(f64::NAN),
+            median_b: stackmeter_statistics::median(&r.b).unwrap_or(f64::NAN),
             ratio,
             interval: interval.map(|(lo, hi)| (lo.exp(), hi.exp())),
             percent,

@@ -5,7 +5,7 @@
 
 use crate::latency::LatencyUs;
 use serde::{Deserialize, Serialize};
-use stackmeter_compare::Direction;
+use stackmeter_statistics::Direction;
 
 /// One number from one row of a document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -23,7 +23,7 @@ pub struct Figure {
     /// The figure.
     pub value: f64,
     /// True for times and losses, false for rates.
-    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[serde(rename = "lower_is_better", with = "stackmeter_statistics::as_lower_is_better")]
     #[schemars(with = "bool")]
     pub direction: Direction,
     /// True for the figures `compare` sets side by side by default.

@@ -17,9 +17,9 @@ use crate::doc::{figures, Document};
 use crate::figures::Figure;
 use crate::TestKind;
 use serde::Serialize;
-use stackmeter_compare::fdr::{adjust, Correction};
-use stackmeter_compare::twoway::{col_p, median_polish, row_p};
-use stackmeter_compare::{compare, median, Direction, RowStats, Verdict, ALPHA};
+use stackmeter_statistics::fdr::{adjust, Correction};
+use stackmeter_statistics::twoway::{col_p, median_polish, row_p};
+use stackmeter_statistics::{compare, median, Direction, RowStats, Verdict, ALPHA};
 
 /// One stored test of a fleet run.
 #[derive(Clone, Debug)]
@@ -86,7 +86,7 @@ pub struct Matrix {
     /// Its unit.
     pub unit: String,
     /// True for times and losses.
-    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[serde(rename = "lower_is_better", with = "stackmeter_statistics::as_lower_is_better")]
     #[schemars(with = "bool")]
     pub direction: Direction,
     /// Median over the matrix's cells.
@@ -270,7 +270,7 @@ fn significant(mut all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
 /// The modified z-score of `x` among `all` (which holds it): infinite
 /// when the others agree exactly and `x` is above them.
 fn outlier_z(x: f64, all: &[f64]) -> f64 {
-    let Some((mad, med)) = stackmeter_compare::mad(all) else {
+    let Some((mad, med)) = stackmeter_statistics::mad(all) else {
         return 0.0;
     };
     match mad > 0.0 {
@@ -533,7 +533,7 @@ impl FleetComparison {
             let groups: Vec<(&[f64], &[f64])> = both.iter().map(|(_, a, b)| (&a[..], &b[..])).collect();
             // Centred on the shift every pair shares: load on the whole
             // machine (or fleet) in one run is no pair's change.
-            let moderated = stackmeter_compare::moderated::moderated_t(&groups, true);
+            let moderated = stackmeter_statistics::moderated::moderated_t(&groups, true);
             for ((pair, va, vb), m) in both.into_iter().zip(moderated) {
                 let Some(mut stats) = compare(va, vb, dir) else {
                     continue;

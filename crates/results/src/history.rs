@@ -5,8 +5,8 @@
 //! renderers, the JSON output and a regression gate.
 
 use serde::Serialize;
-use stackmeter_compare::Direction;
 use stackmeter_history::ChangePoint;
+use stackmeter_statistics::Direction;
 use std::collections::BTreeMap;
 
 /// The whole output of one `history` command.
@@ -63,7 +63,7 @@ pub struct HistorySeries {
     /// Its unit.
     pub unit: String,
     /// Which way is better.
-    #[serde(rename = "lower_is_better", with = "stackmeter_compare::as_lower_is_better")]
+    #[serde(rename = "lower_is_better", with = "stackmeter_statistics::as_lower_is_better")]
     #[schemars(with = "bool")]
     pub direction: Direction,
     /// The runs in order; `shown` marks those in the window.

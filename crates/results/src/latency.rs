@@ -2,12 +2,12 @@
 //! levels of a bimodal distribution, and the columns they print in.
 
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::Summary;
+use stackmeter_recorder::Summary;
 
 /// Latency figures in microseconds (a [`Summary`] of nanoseconds / 1000).
 pub type LatencyUs = Summary;
 
-/// Two levels in one distribution (see `stackmeter_stats::modality`).
+/// Two levels in one distribution (see `stackmeter_recorder::modality`).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Levels {
     /// Centre of the lower level, microseconds.

@@ -67,7 +67,7 @@ pub use rrul::{ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulBody, RrulP
 pub use runs::{ListedRun, RunList};
 pub use spectrum::{Spectrum, SpectrumPoint, SpectrumRow};
 pub use split::{Share, SplitUs, StampParams, Timestamps};
-pub use stackmeter_compare::Direction;
+pub use stackmeter_statistics::Direction;
 pub use stream::{
     CpuShare, CpuUse, Flow, Interval, SenderBytes, Spread, StreamBody, StreamParams, StreamSummary, UdpFigures,
     Zerocopy,

@@ -5,7 +5,7 @@ use crate::figures::Figures;
 use crate::latency::LatencyUs;
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::MeanCi;
+use stackmeter_recorder::MeanCi;
 
 /// load parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]

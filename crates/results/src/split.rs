@@ -5,8 +5,8 @@
 
 use crate::latency::LatencyUs;
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::split::Split;
-use stackmeter_stats::Summary;
+use stackmeter_recorder::split::Split;
+use stackmeter_recorder::Summary;
 
 /// What `--timestamps` and `--clock` asked for (ping and rr parameters).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -85,7 +85,7 @@ pub struct SplitUs {
     pub unbalanced: u64,
 }
 
-fn us(r: &stackmeter_stats::Recorder) -> Option<LatencyUs> {
+fn us(r: &stackmeter_recorder::Recorder) -> Option<LatencyUs> {
     Summary::of(r).map(|s| s.scaled(1000.0))
 }
 

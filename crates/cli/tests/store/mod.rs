@@ -128,6 +128,17 @@ fn a_measured_run_is_stored_and_shown_again_exactly() {
     let all = json_of(&ok(sm(&db, &["export", "--format", "json"])));
     assert_eq!(all["runs"].as_array().unwrap().len(), 2);
     assert_eq!(all["runs"][1]["tests"][0]["document"]["test"], "ping");
+    // A label holding a comma, a quote, a CR and an LF comes back whole
+    // through the CSV (RFC 4180 quoting, read with the csv crate).
+    let odd = "board, \"rev B\"\r\nlab";
+    ok(sm(&db, &["ping", "-c", "20", "--label", odd]));
+    let csv = stdout(&ok(sm(&db, &["export", "--format", "csv", "--label", odd])));
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let labels: Vec<String> = r.records().map(|rec| rec.unwrap()[3].to_string()).collect();
+    assert!(
+        !labels.is_empty() && labels.iter().all(|l| l == odd),
+        "{labels:?} in:\n{csv}"
+    );
 }
 
 #[test]

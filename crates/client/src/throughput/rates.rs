@@ -98,7 +98,7 @@ impl Moved {
 pub(crate) fn spread(intervals: &[Interval]) -> Spread {
     let mut totals: Vec<f64> = intervals.iter().filter(|i| !i.omitted).map(|i| i.total_mbps).collect();
     totals.sort_by(f64::total_cmp);
-    match (totals.first(), stackmeter_compare::median(&totals), totals.last()) {
+    match (totals.first(), stackmeter_statistics::median(&totals), totals.last()) {
         (Some(&min), Some(median), Some(&max)) => Spread { min, median, max },
         _ => Spread::default(),
     }

@@ -4,6 +4,7 @@
 //! these flags into the agent's configuration.
 
 use crate::flags::DbFlags;
+use crate::time::{Millis, Secs};
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,11 +54,11 @@ pub struct AgentArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// Time between two probes of one kind to one peer (spread over it across the peers).
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_INTERVAL.as_millis() as u64)]
-    pub interval_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(DEFAULT_INTERVAL.as_millis() as u64))]
+    pub interval_ms: Millis,
     /// A probe with no answer within this is lost (at most 10000).
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT.as_millis() as u64)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(DEFAULT_TIMEOUT.as_millis() as u64))]
+    pub timeout_ms: Millis,
     /// The probes, comma-separated: ping, rr, stream (throughput, one at a time).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "ping,rr")]
     pub tests: Vec<Probe>,
@@ -65,11 +66,11 @@ pub struct AgentArgs {
     #[arg(long, value_name = "FLEET")]
     pub stream_locks: Option<String>,
     /// With stream: seconds between two throughput probes of this agent.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_STREAM_EVERY.as_secs())]
-    pub stream_every_s: u64,
+    #[arg(long, value_name = "S", default_value_t = Secs(DEFAULT_STREAM_EVERY.as_secs_f64()))]
+    pub stream_every_s: Secs,
     /// Seconds of probes summarised into one stored ping and one rr document per pair.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_STORE_EVERY.as_secs())]
-    pub store_every_s: u64,
+    #[arg(long, value_name = "S", default_value_t = Secs(DEFAULT_STORE_EVERY.as_secs_f64()))]
+    pub store_every_s: Secs,
     #[command(flatten)]
     pub db: DbFlags,
     /// Do not store the summaries (metrics only).

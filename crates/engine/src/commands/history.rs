@@ -30,8 +30,8 @@ pub struct HistoryArgs {
     /// still reads every run before them).
     #[arg(long, value_name = "N", conflicts_with = "since")]
     pub last: Option<usize>,
-    /// Show and gate only the runs since TIME: UTC RFC 3339 or a prefix
-    /// of it (2026-11-27), or an age: 12h, 7d, 4w.
+    /// Show and gate only the runs since TIME: a UTC date (2026-11-27), an
+    /// RFC 3339 time (2026-11-27T09:00:00Z), or an age: 12h, 7d, 4w, 1h30m.
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
     /// Order the runs by this attribute (commit, firmware, kernel, ...;
@@ -90,7 +90,11 @@ impl HistoryArgs {
         if self.last == Some(0) {
             return Err(Error::flag("--last 0: give at least 1 run"));
         }
-        let since = self.since.as_deref().map(|s| since(s, now_unix)).transpose()?;
+        let since = self
+            .since
+            .as_deref()
+            .map(|s| crate::time::since(s, now_unix).map_err(|e| Error::flag(e.to_string())))
+            .transpose()?;
         Ok(Query {
             labels: self.labels.clone(),
             test: self.test.clone(),
@@ -140,34 +144,5 @@ pub fn history(a: &HistoryArgs) -> Result<(History, Option<stackmeter_store::Sto
             let store = crate::record::open(&a.db)?;
             Ok((history::from_store(&store, &q)?, Some(store)))
         }
-    }
-}
-
-/// `--since`: a time (RFC 3339 or a prefix: compared as text, as the
-/// store's UTC times sort) or an age (12h, 7d, 4w) before `now_unix`.
-fn since(s: &str, now_unix: u64) -> Result<String, Error> {
-    let bad = || {
-        Error::flag(format!(
-            "--since '{s}': expected a UTC time like 2026-11-27 or 2026-11-27T09:00:00Z, or an age like 12h, 7d or 4w"
-        ))
-    };
-    let unit = match s.chars().last() {
-        Some('h') => 3600.0,
-        Some('d') => 86_400.0,
-        Some('w') => 7.0 * 86_400.0,
-        _ => 0.0,
-    };
-    if unit > 0.0 {
-        let n: f64 = s[..s.len() - 1].parse().map_err(|_| bad())?;
-        if !(n.is_finite() && n >= 0.0) {
-            return Err(bad());
-        }
-        let back = (n * unit).min(now_unix as f64) as u64;
-        return Ok(stackmeter_sys::utc_rfc3339(now_unix - back));
-    }
-    let date_like = s.len() >= 4 && s.chars().all(|c| c.is_ascii_digit() || "-T:Z.+".contains(c));
-    match date_like && s.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
-        true => Ok(s.to_string()),
-        false => Err(bad()),
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::error::Error;
 use crate::sizes::ObjectSizes;
+use crate::time::{Micros, Millis, Secs};
 use clap::Args;
 use stackmeter_proto::admit::{Advertised, Cidr};
 use stackmeter_proto::auth::Key;
@@ -28,11 +29,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value_t = limits::MAX_MSG, value_parser = crate::sizes::size)]
     pub max_msg: u32,
     /// Time a client has to send its whole session header.
-    #[arg(long, value_name = "MS", default_value_t = limits::HEADER_TIMEOUT_MS)]
-    pub header_timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(limits::HEADER_TIMEOUT_MS))]
+    pub header_timeout_ms: Millis,
     /// Time a session may wait for the next byte before it is closed (0: no limit).
-    #[arg(long, value_name = "MS", default_value_t = limits::IDLE_TIMEOUT_MS)]
-    pub idle_timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(limits::IDLE_TIMEOUT_MS))]
+    pub idle_timeout_ms: Millis,
     /// Pin every responder thread to this CPU.
     #[arg(long, value_name = "CPU")]
     pub affinity: Option<usize>,
@@ -53,8 +54,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub knobs: crate::flags::KnobFlags,
     /// Longest test in seconds (advertised; sessions end that long plus 5 s after acceptance; 0: none).
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub max_test_seconds: u32,
+    #[arg(long, value_name = "S", default_value_t = Secs(0.0))]
+    pub max_test_seconds: Secs,
     /// Highest rate of a test in bits/s, K M G = 10^3.. (advertised; sources are paced to it; 0: none).
     #[arg(long, value_name = "RATE", default_value = "0", value_parser = rate_bits)]
     pub max_source_rate: u64,
@@ -71,8 +72,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_connects_per_second: u32,
     /// The event loop keeps looking for events this long after its last one instead of sleeping (no wake-up per request; a core busy while traffic lasts); small-message sessions then all stay on the loop. 0: sleep at once.
-    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub spin_us: u64,
+    #[arg(long, value_name = "US", default_value_t = Micros(0))]
+    pub spin_us: Micros,
 }
 
 fn cidr(s: &str) -> Result<Cidr, String> {
@@ -122,6 +123,11 @@ pub fn start(a: ServeArgs, secret: Option<Key>) -> Result<Responder, Error> {
     // Kept for the life of the process: never undone.
     // Never undone: dropping what apply changed keeps it.
     drop(crate::knobs::apply(&no_poll)?);
+    if a.spin_us.0 > 1_000_000 {
+        return Err(Error::flag(format!("--spin-us {}: at most 1000000 (1 s)", a.spin_us)));
+    }
+    let max_test_s = u32::try_from(a.max_test_seconds.0.round() as u64)
+        .map_err(|_| Error::flag(format!("--max-test-seconds {}: too long", a.max_test_seconds)))?;
     let mut cfg = Config {
         listen,
         max_sessions: a
@@ -129,8 +135,8 @@ pub fn start(a: ServeArgs, secret: Option<Key>) -> Result<Responder, Error> {
             .map_or(stackmeter_responder::DEFAULT_MAX_SESSIONS, |n| n as usize),
         threads: a.threads,
         max_msg: a.max_msg,
-        header_timeout: Duration::from_millis(a.header_timeout_ms),
-        idle_timeout: Duration::from_millis(a.idle_timeout_ms),
+        header_timeout: Duration::from_millis(a.header_timeout_ms.0),
+        idle_timeout: Duration::from_millis(a.idle_timeout_ms.0),
         cpu: a.affinity,
         log: if a.quiet { Log::Quiet } else { Log::Stderr },
         objects: match a.objects_dir {
@@ -141,14 +147,14 @@ pub fn start(a: ServeArgs, secret: Option<Key>) -> Result<Responder, Error> {
         udp_batch: a.udp_batch as usize,
         secret,
         limits: Advertised {
-            max_test_s: a.max_test_seconds,
+            max_test_s,
             max_tests_per_client: a.max_tests_per_client,
             max_rate_bps: a.max_source_rate,
         },
         max_idle_per_client: a.max_idle_per_client,
         max_connects_per_second: a.max_connects_per_second,
         allow: a.allow,
-        spin: Duration::from_micros(a.spin_us),
+        spin: Duration::from_micros(a.spin_us.0),
     };
     if cfg.secret.is_some() {
         cfg.log

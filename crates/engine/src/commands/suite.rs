@@ -34,8 +34,8 @@ pub struct SuiteArgs {
     /// `repeat`: the fixed design.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub until: Option<Until>,
-    /// How long a run until decided may measure: a time (60s, 2m) or a
-    /// number of pairs (200) [default: 60s; 30s with --quick].
+    /// How long a run until decided may measure: a time with its units
+    /// (60s, 2m, 1h30m) or a number of pairs (200) [default: 60s; 30s with --quick].
     #[arg(long, value_name = "TIME|PAIRS")]
     pub budget: Option<String>,
     /// The seed of the random A/B order of each pair [default: from the clock; stored with the run].

@@ -4,6 +4,7 @@
 
 use super::common::{at_least_one, scale_count, Options, Ran, SpecError, TIMEOUT_MS};
 use super::{Measure, Measures};
+use crate::time::Millis;
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -27,8 +28,8 @@ pub struct CrrOptions {
     #[arg(long, value_name = "REQ:RESP", default_value = SIZE)]
     pub size: String,
     /// Bound on every network wait, connect included.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
     /// Plain TCP echo server (RFC 862; default port 7): no session header, the response is the request
     /// (equal --size; default 1:1).
     #[arg(long)]
@@ -76,7 +77,7 @@ impl Options for CrrOptions {
             warmup: self.warmup,
             req_bytes: pair.req,
             resp_bytes: pair.resp,
-            timeout_ms: self.timeout_ms,
+            timeout_ms: self.timeout_ms.0,
         })
     }
 

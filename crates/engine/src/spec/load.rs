@@ -4,6 +4,7 @@
 
 use super::common::{at_least_one, within, Options, Ran, SpecError};
 use super::Measures;
+use crate::time::Millis;
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -33,8 +34,8 @@ pub struct LoadOptions {
     #[arg(long, default_value_t = REPEAT)]
     pub repeat: u32,
     /// Bound on every network wait.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
 }
 
 super::common::defaults_from_flags!(LoadOptions);
@@ -49,7 +50,7 @@ impl Options for LoadOptions {
             clients: within("clients", self.clients, 1, MAX_CLIENTS)?,
             fetch_each: at_least_one("fetch_each", self.fetch_each)?,
             repeat: within("repeat", self.repeat, 1, MAX_REPEAT)?,
-            timeout_ms: self.timeout_ms,
+            timeout_ms: self.timeout_ms.0,
             objects: Vec::new(),
         })
     }

@@ -6,6 +6,7 @@ use super::common::{
     UDP_MAX, UDP_MIN,
 };
 use super::{Measure, Measures};
+use crate::time::{Micros, Millis};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -34,14 +35,14 @@ pub struct PingOptions {
     #[arg(long, default_value_t = WARMUP)]
     pub warmup: u64,
     /// Microseconds between sends; 0 = back to back, one outstanding.
-    #[arg(long, value_name = "US", default_value_t = 0)]
-    pub interval_us: u64,
+    #[arg(long, value_name = "US", default_value_t = Micros(0))]
+    pub interval_us: Micros,
     /// Answers slower than this are counted and the first 10 listed.
-    #[arg(long, value_name = "US", default_value_t = SLOW_US)]
-    pub slow_us: u64,
+    #[arg(long, value_name = "US", default_value_t = Micros(SLOW_US))]
+    pub slow_us: Micros,
     /// A datagram with no answer after this is lost.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
     /// Plain UDP echo server (RFC 862; default port 7): the client's own 24-byte header (sequence, send time)
     /// starts each datagram, and every reply must equal its request byte for byte.
     #[arg(long)]
@@ -88,9 +89,9 @@ impl Options for PingOptions {
             echo: self.echo,
             count: at_least_one("count", self.count)?,
             warmup: self.warmup,
-            interval_us: self.interval_us,
-            slow_us: self.slow_us,
-            timeout_ms: self.timeout_ms,
+            interval_us: self.interval_us.0,
+            slow_us: self.slow_us.0,
+            timeout_ms: self.timeout_ms.0,
             timestamps,
         })
     }

@@ -6,6 +6,7 @@ use super::common::{
     at_least_one, resolve_clock, scale_count, stamp_params, ClockKind, Options, Ran, SpecError, StampKind, TIMEOUT_MS,
 };
 use super::{Measure, Measures};
+use crate::time::{Millis, Secs};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -47,8 +48,8 @@ pub struct RrOptions {
     #[arg(long, default_value_t = WARMUP)]
     pub warmup: u64,
     /// Bound on every network wait.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
     /// Open loop: send this many requests per second (all connections together) on a schedule, whatever the replies do.
     #[arg(long, value_name = "PER_S")]
     pub rate: Option<f64>,
@@ -56,8 +57,8 @@ pub struct RrOptions {
     #[arg(long, value_name = "N", default_value_t = CONNECTIONS)]
     pub connections: u32,
     /// Open loop: seconds of schedule per size pair.
-    #[arg(long, value_name = "S", default_value_t = OPEN_LOOP_SECONDS)]
-    pub time: f64,
+    #[arg(long, value_name = "S", default_value_t = Secs(OPEN_LOOP_SECONDS))]
+    pub time: Secs,
     /// Open loop: evenly spaced sends, or Poisson arrivals.
     #[arg(long, value_enum, default_value_t = Arrival::Fixed)]
     pub arrival: Arrival,
@@ -139,14 +140,14 @@ impl Options for RrOptions {
             iterations: at_least_one("iterations", self.iterations)?,
             warmup: self.warmup,
             nodelay: true,
-            timeout_ms: self.timeout_ms,
+            timeout_ms: self.timeout_ms.0,
         })
     }
 
     fn quick(&mut self) {
         self.iterations = scale_count(self.iterations);
         if self.rate.is_some() {
-            self.time = (self.time / 10.0).max(1.0).min(self.time);
+            self.time.0 = (self.time.0 / 10.0).max(1.0).min(self.time.0);
         }
     }
 }
@@ -173,7 +174,7 @@ impl RrOptions {
                 format!("{rate}: must be a positive number of requests per second"),
             ));
         }
-        let time = super::common::seconds("time", self.time, false)?;
+        let time = super::common::seconds("time", self.time.0, false)?;
         let connections = super::common::within("connections", self.connections, 1, MAX_CONNECTIONS)?;
         if rate * time < connections as f64 {
             return Err(SpecError::new(
@@ -239,7 +240,7 @@ mod tests {
     #[test]
     fn open_loop_needs_a_rate() {
         let o = RrOptions {
-            time: 1.0,
+            time: crate::time::Secs(1.0),
             ..RrOptions::default()
         };
         assert!(o.params().unwrap_err().to_string().contains("give --rate too"));

@@ -3,6 +3,7 @@
 
 use super::common::{seconds, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
 use super::{Measure, Measures};
+use crate::time::{FracMillis, Millis, Secs};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -45,8 +46,8 @@ pub struct RrulOptions {
     #[arg(long, value_name = "LIST", default_value = PHASES)]
     pub phases: String,
     /// Seconds per phase.
-    #[arg(long, value_name = "S", default_value_t = PHASE_TIME)]
-    pub phase_time: f64,
+    #[arg(long, value_name = "S", default_value_t = Secs(PHASE_TIME))]
+    pub phase_time: Secs,
     /// TCP streams per loaded direction.
     #[arg(long, short = 'P', default_value_t = PARALLEL)]
     pub parallel: u32,
@@ -55,8 +56,8 @@ pub struct RrulOptions {
     #[serde(deserialize_with = "size_or_text")]
     pub length: String,
     /// Milliseconds between UDP latency probes.
-    #[arg(long, value_name = "MS", default_value_t = PROBE_INTERVAL_MS)]
-    pub probe_interval_ms: f64,
+    #[arg(long, value_name = "MS", default_value_t = FracMillis(PROBE_INTERVAL_MS))]
+    pub probe_interval_ms: FracMillis,
     /// UDP probe size in bytes (the 40-byte header included).
     #[arg(long, value_name = "BYTES", default_value_t = PROBE_SIZE)]
     pub probe_size: u32,
@@ -67,8 +68,8 @@ pub struct RrulOptions {
     #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
     pub clock: ClockArg,
     /// A probe with no answer after this is lost; also bounds every network wait.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
 }
 
 fn size_or_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -99,8 +100,8 @@ impl Options for RrulOptions {
                 format!("{}: at most {MAX_PHASES} phases", phases.len()),
             ));
         }
-        let phase_s = seconds("phase_time", self.phase_time, false)?;
-        let interval = self.probe_interval_ms;
+        let phase_s = seconds("phase_time", self.phase_time.0, false)?;
+        let interval = self.probe_interval_ms.0;
         if !(interval.is_finite() && (0.1..=10_000.0).contains(&interval)) {
             return Err(SpecError::new(
                 "probe_interval_ms",
@@ -127,12 +128,12 @@ impl Options for RrulOptions {
                 ClockArg::Synced => "synced",
             }
             .into(),
-            timeout_ms: self.timeout_ms.max(1),
+            timeout_ms: self.timeout_ms.0.max(1),
         })
     }
 
     fn quick(&mut self) {
-        self.phase_time = (self.phase_time / 5.0).max(1.0).min(self.phase_time);
+        self.phase_time.0 = (self.phase_time.0 / 5.0).max(1.0).min(self.phase_time.0);
     }
 }
 
@@ -178,7 +179,7 @@ mod tests {
             "--phases 'storm': each phase is idle, down, up or bidir"
         );
         let o = RrulOptions {
-            probe_interval_ms: 0.0,
+            probe_interval_ms: crate::time::FracMillis(0.0),
             ..RrulOptions::default()
         };
         assert!(o.params().unwrap_err().to_string().starts_with("--probe-interval-ms 0"));

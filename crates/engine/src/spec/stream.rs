@@ -3,6 +3,7 @@
 
 use super::common::{seconds, within, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use super::{Measure, Measures};
+use crate::time::{Millis, Secs};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -65,17 +66,17 @@ pub struct StreamOptions {
     #[serde(deserialize_with = "super::common::size_text")]
     pub length: Option<String>,
     /// Seconds measured (after --omit).
-    #[arg(long, short = 't', value_name = "S", default_value_t = TIME)]
+    #[arg(long, short = 't', value_name = "S", default_value_t = Secs(TIME))]
     #[serde(alias = "time_s")]
-    pub time: f64,
+    pub time: Secs,
     /// Seconds per interval row.
-    #[arg(long, short = 'i', value_name = "S", default_value_t = INTERVAL)]
+    #[arg(long, short = 'i', value_name = "S", default_value_t = Secs(INTERVAL))]
     #[serde(alias = "interval_s")]
-    pub interval: f64,
+    pub interval: Secs,
     /// Seconds at the start shown but left out of the summary (TCP slow start).
-    #[arg(long, short = 'O', value_name = "S", default_value_t = 0.0)]
+    #[arg(long, short = 'O', value_name = "S", default_value_t = Secs(0.0))]
     #[serde(alias = "omit_s")]
-    pub omit: f64,
+    pub omit: Secs,
     /// Paced UDP, client to target, instead of TCP.
     #[arg(long, short = 'u')]
     pub udp: bool,
@@ -94,8 +95,8 @@ pub struct StreamOptions {
     #[arg(long, value_name = "N", default_value_t = super::common::UDP_BATCH)]
     pub udp_batch: u32,
     /// Bound on every network wait.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
     /// Plain TCP discard server (RFC 863; default port 9): TCP up, no control session; the client counts what it
     /// sent and what the target's TCP acknowledged.
     #[arg(long)]
@@ -171,9 +172,9 @@ impl Options for StreamOptions {
                 format!("{length}: a UDP datagram holds {UDP_MIN} to {UDP_MAX} bytes"),
             ));
         }
-        let time_s = seconds("time", self.time, false)?;
-        let interval_s = seconds("interval", self.interval, false)?;
-        let omit_s = seconds("omit", self.omit, true)?;
+        let time_s = seconds("time", self.time.0, false)?;
+        let interval_s = seconds("interval", self.interval.0, false)?;
+        let omit_s = seconds("omit", self.omit.0, true)?;
         if (time_s + omit_s) / interval_s > MAX_INTERVALS {
             return Err(SpecError::new(
                 "interval",
@@ -204,7 +205,7 @@ impl Options for StreamOptions {
                 Nodelay::Off => false,
                 Nodelay::Auto => !self.udp && length >= stackmeter_proto::limits::NODELAY_FROM,
             },
-            timeout_ms: self.timeout_ms,
+            timeout_ms: self.timeout_ms.0,
             batch: super::common::udp_batch(self.udp_batch)?,
             discard: self.discard,
             iperf2: self.iperf2,
@@ -212,7 +213,7 @@ impl Options for StreamOptions {
     }
 
     fn quick(&mut self) {
-        self.time = (self.time / 10.0).max(0.5).min(self.time);
+        self.time.0 = (self.time.0 / 10.0).max(0.5).min(self.time.0);
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::common::{at_least_one, scale_count, within, Options, Ran, SpecError, UDP_MAX, UDP_MIN};
 use super::{Measure, Measures};
+use crate::time::Millis;
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::{Body, Live, TestKind, UdpBurstBody, UdpBurstParams};
@@ -36,8 +37,8 @@ pub struct UdpBurstOptions {
     #[arg(long, default_value_t = WARMUP)]
     pub warmup: u64,
     /// A reply not back this long after its burst's last send is lost.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
 }
 
 super::common::defaults_from_flags!(UdpBurstOptions);
@@ -68,7 +69,7 @@ impl Options for UdpBurstOptions {
             bursts,
             rounds: at_least_one("rounds", self.rounds)?,
             warmup: self.warmup,
-            timeout_ms: within("timeout_ms", self.timeout_ms, 1, 60_000)?,
+            timeout_ms: within("timeout_ms", self.timeout_ms.0, 1, 60_000)?,
         })
     }
 

@@ -4,6 +4,7 @@
 
 use super::common::{seconds, Options, Ran, SpecError, TIMEOUT_MS, UDP_MAX, UDP_MIN};
 use super::{Measure, Measures};
+use crate::time::{Millis, Secs};
 use serde::Deserialize;
 use stackmeter_client::Endpoint;
 use stackmeter_results::TestKind;
@@ -33,13 +34,13 @@ pub struct UdpMaxOptions {
     #[arg(long, value_name = "RATIO", default_value_t = 0.0)]
     pub loss: f64,
     /// Seconds per trial.
-    #[arg(long, value_name = "S", default_value_t = TRIAL)]
+    #[arg(long, value_name = "S", default_value_t = Secs(TRIAL))]
     #[serde(alias = "trial_s")]
-    pub trial: f64,
+    pub trial: Secs,
     /// Trial seconds per load before it is classified (FD.io CSIT uses 21).
-    #[arg(long, value_name = "S", default_value_t = DURATION_SUM)]
+    #[arg(long, value_name = "S", default_value_t = Secs(DURATION_SUM))]
     #[serde(alias = "duration_sum_s")]
-    pub duration_sum: f64,
+    pub duration_sum: Secs,
     /// Relative width at which the search stops: (upper - lower) / upper.
     #[arg(long, value_name = "RATIO", default_value_t = WIDTH)]
     pub width: f64,
@@ -49,11 +50,11 @@ pub struct UdpMaxOptions {
     /// Seconds of a final trial at the answer (MLRsearch's final trial duration): a queue on the path
     /// can hide excess load from short trials, not from a long one; if it fails, the search goes on
     /// below it. 0: none.
-    #[arg(long, value_name = "S", default_value_t = FINAL_TRIAL)]
-    pub final_trial: f64,
+    #[arg(long, value_name = "S", default_value_t = Secs(FINAL_TRIAL))]
+    pub final_trial: Secs,
     /// Wait after each trial for datagrams still in flight.
-    #[arg(long, value_name = "MS", default_value_t = DRAIN_MS)]
-    pub drain_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(DRAIN_MS))]
+    pub drain_ms: Millis,
     /// Stop after this many trials, converged or not.
     #[arg(long, default_value_t = MAX_TRIALS)]
     pub max_trials: u32,
@@ -62,8 +63,8 @@ pub struct UdpMaxOptions {
     #[arg(long, value_name = "N", default_value_t = super::common::UDP_BATCH)]
     pub udp_batch: u32,
     /// Bound on every network wait.
-    #[arg(long, value_name = "MS", default_value_t = TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    #[arg(long, value_name = "MS", default_value_t = Millis(TIMEOUT_MS))]
+    pub timeout_ms: Millis,
 }
 
 super::common::defaults_from_flags!(UdpMaxOptions);
@@ -89,8 +90,8 @@ impl Options for UdpMaxOptions {
                 format!("{}: a ratio between 0 and 1", self.width),
             ));
         }
-        let trial_s = seconds("trial", self.trial, false)?;
-        let duration_sum_s = seconds("duration_sum", self.duration_sum, false)?;
+        let trial_s = seconds("trial", self.trial.0, false)?;
+        let duration_sum_s = seconds("duration_sum", self.duration_sum.0, false)?;
         if duration_sum_s < trial_s {
             return Err(SpecError::new(
                 "duration_sum",
@@ -113,19 +114,19 @@ impl Options for UdpMaxOptions {
             exceed_ratio: EXCEED_RATIO,
             width: self.width,
             max_pps,
-            drain_ms: self.drain_ms,
-            timeout_ms: self.timeout_ms,
+            drain_ms: self.drain_ms.0,
+            timeout_ms: self.timeout_ms.0,
             max_trials: super::common::at_least_one("max_trials", self.max_trials)?,
-            final_trial_s: seconds("final_trial", self.final_trial, true)?,
+            final_trial_s: seconds("final_trial", self.final_trial.0, true)?,
             batch: super::common::udp_batch(self.udp_batch)?,
         })
     }
 
     fn quick(&mut self) {
-        self.trial = (self.trial / 5.0).max(0.2);
-        self.duration_sum = (self.duration_sum / 5.0).max(self.trial);
+        self.trial.0 = (self.trial.0 / 5.0).max(0.2);
+        self.duration_sum.0 = (self.duration_sum.0 / 5.0).max(self.trial.0);
         self.width = self.width.max(0.1);
-        self.final_trial = self.final_trial.min(1.0);
+        self.final_trial.0 = self.final_trial.0.min(1.0);
     }
 }
 
@@ -162,8 +163,8 @@ mod tests {
         };
         assert!(o.params().unwrap_err().to_string().starts_with("--loss 1.5"));
         let o = UdpMaxOptions {
-            trial: 2.0,
-            duration_sum: 1.0,
+            trial: crate::time::Secs(2.0),
+            duration_sum: crate::time::Secs(1.0),
             ..UdpMaxOptions::default()
         };
         assert!(o

@@ -12,8 +12,8 @@
 
 use super::shared::{end, measure, Budget, Done, SuiteConfig, SuiteEvent, SuiteRun};
 use stackmeter_client::ClientError;
-use stackmeter_compare::rng::Rng;
 use stackmeter_results::{DecideSettings, Decided, DecidedRow, Decider};
+use stackmeter_statistics::rng::Rng;
 use stackmeter_store::{RunKey, Writer};
 use std::time::Instant;
 

@@ -113,25 +113,26 @@ pub enum Budget {
 }
 
 impl Budget {
-    /// `--budget`: `60s`, `2m`, `500ms`, or a number of pairs (`200`,
-    /// `200pairs`); above zero.
+    /// `--budget`: a number of pairs (`200`, `200pairs`), or a length of
+    /// time with its units (`60s`, `2m`, `1h30m`, `500ms`: the one time
+    /// parser of every flag, [`crate::time`]); above zero.
     pub fn parse(s: &str) -> Result<Budget, Error> {
         let bad = |why: &str| Error::flag(format!("--budget '{s}': {why}"));
         let t = s.trim();
-        let (num, unit) = t.split_at(t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len()));
-        let v: f64 = num
-            .parse()
-            .map_err(|_| bad("expected a time (60s, 2m, 500ms) or a number of pairs (200)"))?;
-        if !(v.is_finite() && v > 0.0) {
-            return Err(bad("must be above zero"));
+        let pairs = t.strip_suffix("pairs").unwrap_or(t).trim();
+        if let Ok(n) = pairs.parse::<usize>() {
+            return match n {
+                0 => Err(bad("must be above zero")),
+                n => Ok(Budget::Pairs(n)),
+            };
         }
-        let secs = |x: f64| Ok(Budget::Time(std::time::Duration::from_secs_f64(x)));
-        match unit.trim() {
-            "s" => secs(v),
-            "m" | "min" => secs(v * 60.0),
-            "ms" => secs(v / 1000.0),
-            "" | "pairs" if v.fract() == 0.0 => Ok(Budget::Pairs(v as usize)),
-            _ => Err(bad("expected a time (60s, 2m, 500ms) or a whole number of pairs (200)")),
+        // A bare number is pairs (above); anything else must have units.
+        match humantime::parse_duration(t) {
+            Ok(d) if d.is_zero() => Err(bad("must be above zero")),
+            Ok(d) => Ok(Budget::Time(d)),
+            Err(_) => Err(bad(
+                "expected a time with its units (60s, 2m, 1h30m, 500ms) or a whole number of pairs (200)",
+            )),
         }
     }
 

@@ -144,7 +144,7 @@ mod tests {
                 .map(|i| (0..n).map(|j| Some((i * n + j) as f64 + 0.25)).collect())
                 .collect(),
             unit: "us".into(),
-            direction: stackmeter_compare::Direction::LowerIsBetter,
+            direction: stackmeter_statistics::Direction::LowerIsBetter,
             center: 400.0,
             marked_rows: vec![3],
             marked_cols: vec![],

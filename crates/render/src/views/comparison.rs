@@ -9,8 +9,8 @@ use stackmeter_results::Section;
 
 use crate::chart::{Axis, Chart, Kind, Trace};
 use crate::view::{Block, Col, Table, View};
-use stackmeter_compare::{RowStats, Verdict};
 use stackmeter_results::TestKind;
+use stackmeter_statistics::{RowStats, Verdict};
 
 /// The B vs A cell: the percentage, or "~ no significant difference".
 fn verdict_words(r: &RowStats) -> String {
@@ -20,7 +20,7 @@ fn verdict_words(r: &RowStats) -> String {
         Verdict::TooFewRepetitions => format!(
             "est. {} (no verdict: n < {})",
             percent_words(r.percent),
-            stackmeter_compare::MIN_REPETITIONS
+            stackmeter_statistics::MIN_REPETITIONS
         ),
     }
 }
@@ -40,7 +40,7 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         } else if s.rows > 0
             && c.sections
                 .iter()
-                .any(|x| x.direction == stackmeter_compare::Direction::HigherIsBetter)
+                .any(|x| x.direction == stackmeter_statistics::Direction::HigherIsBetter)
         {
             (
                 s.geomean_ratio,
@@ -73,7 +73,7 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         let words = match (judged, spans) {
             (false, _) => format!(
                 "no verdict (no row has {} or more repetitions a side); {estimate}",
-                stackmeter_compare::MIN_REPETITIONS
+                stackmeter_statistics::MIN_REPETITIONS
             ),
             (true, true) => format!("~ no significant difference; {estimate}"),
             (true, false) => percent_words(s.geomean_percent),

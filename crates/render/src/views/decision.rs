@@ -5,8 +5,8 @@
 //! pairs it took; a chart of the ratios with their intervals; then the
 //! count of each verdict, why the run stopped, the method and the
 //! correction across rows.
-use stackmeter_compare::Direction;
 use stackmeter_results::{percent_words, Decided, DecidedRow, Decision};
+use stackmeter_statistics::Direction;
 
 use crate::chart::{Axis, Chart, Kind, Trace};
 use crate::view::{percent, Block, Col, Table, View};

@@ -5,8 +5,8 @@ use stackmeter_results::fleet::{
 };
 
 use crate::view::{Block, Col, Heatmap, Table, View};
-use stackmeter_compare::Direction;
 use stackmeter_results::num;
+use stackmeter_statistics::Direction;
 
 /// A matrix as a heatmap: clients down, targets across; the rows and
 /// columns of the nodes in `marked` (for this figure) outlined.

@@ -179,7 +179,7 @@ fn chart(s: &HistorySeries) -> Chart {
     let mut level = Vec::new();
     for w in bounds.windows(2) {
         let medians: Vec<f64> = s.runs[w[0]..w[1]].iter().map(|r| r.median).collect();
-        if let Some(m) = stackmeter_compare::median(&medians) {
+        if let Some(m) = stackmeter_statistics::median(&medians) {
             level.push((w[0] as f64 - 0.5, m));
             level.push((w[1] as f64 - 0.5, m));
         }

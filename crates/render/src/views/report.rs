@@ -88,7 +88,7 @@ fn latency_charts(sources: &[ReportSource]) -> View {
         let pct: Vec<Trace> = hs
             .iter()
             .map(|(i, name, h)| {
-                let spectrum = stackmeter_stats::serial::spectrum(h, 5);
+                let spectrum = stackmeter_recorder::serial::spectrum(h, 5);
                 let points = by_percentile(spectrum.iter().map(|p| (p.quantile, p.value as f64 / 1000.0)));
                 qmax = points.iter().fold(qmax, |m, p| m.max(p.0));
                 Trace::line(format!("{name} (n={})", h.len()), *i, points)

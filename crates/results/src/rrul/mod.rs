@@ -5,7 +5,7 @@
 //! idle baseline.
 //!
 //! This file holds the types a document carries and builds them from what
-//! `stackmeter_stats::phases::assemble` computed (the clock, each phase's
+//! `stackmeter_recorder::phases::assemble` computed (the clock, each phase's
 //! distributions, the induced latency: pure, and tested there);
 //! `figures.rs` says which of its numbers are figures. Its view is the
 //! render crate's (`views/rrul.rs`).
@@ -16,8 +16,8 @@ pub(crate) use figures::figures;
 
 use crate::latency::{latency_text, LatencyUs};
 use serde::{Deserialize, Serialize};
-use stackmeter_stats::phases::{Assembled, ClockFrom, ClockUsed};
-use stackmeter_stats::Summary;
+use stackmeter_recorder::phases::{Assembled, ClockFrom, ClockUsed};
+use stackmeter_recorder::Summary;
 
 /// rrul parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -207,7 +207,7 @@ impl RrulRows {
     /// The rows of `a`, in microseconds and seconds since `origin_ns`.
     pub fn build(a: &Assembled, origin_ns: u64) -> RrulRows {
         let secs = |ns: u64| ns.saturating_sub(origin_ns) as f64 / 1e9;
-        let us = |r: &stackmeter_stats::Recorder| Summary::of(r).map(|s| s.scaled(1e3));
+        let us = |r: &stackmeter_recorder::Recorder| Summary::of(r).map(|s| s.scaled(1e3));
         let phases: Vec<Phase> = a
             .phases
             .iter()

@@ -56,7 +56,7 @@ impl Direction {
 
 /// A [`Direction`] kept as the boolean `lower_is_better`, for a field
 /// declared `#[serde(rename = "lower_is_better", with =
-/// "stackmeter_compare::as_lower_is_better")]`: the JSON and the store
+/// "stackmeter_statistics::as_lower_is_better")]`: the JSON and the store
 /// stay as they were while the code says which way is better by name.
 pub mod as_lower_is_better {
     use super::Direction;

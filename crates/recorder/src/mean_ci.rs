@@ -1,6 +1,6 @@
 //! Mean and 95% confidence interval of a few repeated figures (runs of a
 //! load test), from Student's t distribution (its quantile is
-//! `stackmeter_compare::dist`'s, the one every crate uses).
+//! `stackmeter_statistics::dist`'s, the one every crate uses).
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +35,7 @@ pub fn mean_ci95(xs: &[f64]) -> Option<MeanCi> {
         });
     }
     let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
-    let t = stackmeter_compare::dist::t_quantile(0.975, (n - 1) as f64);
+    let t = stackmeter_statistics::dist::t_quantile(0.975, (n - 1) as f64);
     let half = t * (var / n as f64).sqrt();
     Some(MeanCi {
         n,
