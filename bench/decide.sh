@@ -10,15 +10,25 @@
 #   diff5   B's responses through a tbf path 5% slower than A's (38 vs
 #           40 Mbit/s, a 16 KiB response): should be decided "slower".
 #   diff10  the same 10% slower (36.4 vs 40 Mbit/s).
+#   aa-loaded  A against A as a user starts it by hand: two `serve`
+#           processes and the client, none pinned, rr 64:64 and 1:1K,
+#           budget 20s, with a compile running beside it (the C responder
+#           built again and again, -j2) besides the busy loop; any row
+#           called faster or slower is an error. Every TRIALS_OFF_EVERY-th
+#           trial (default 2) is followed by one without the rules that a
+#           call held over the run (STACKMETER_DECIDE_RULES=off:
+#           "aa-loaded-off"), the before beside the after.
 #
-# Each trial is one `stackmeter suite` (client on CPU 1, responders on CPU 0)
+# Each trial is one `stackmeter suite` (client on CPU 1, responders on CPU 0,
+# but in aa-loaded)
 # with its own budget; the busy loop is a shell loop, unpinned, on for 0.5-3 s
 # and off for 0.5-3 s at random. Prints a Markdown report on stdout (per
 # scenario: the verdicts with the share and its 95% interval, the time to a
 # decision); progress on stderr.
 #
 # Environment: TRIALS_AA (100), TRIALS_DIFF (30), BUDGET_AA (10s),
-# BUDGET_5 (60s), BUDGET_10 (20s), SM (target/release/stackmeter).
+# BUDGET_5 (60s), BUDGET_10 (20s), TRIALS_LOADED (100), BUDGET_LOADED
+# (20s), TRIALS_OFF_EVERY (2), SM (target/release/stackmeter).
 # Usage: bench/decide.sh [SCENARIO...]   (default: aa diff5 diff10)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,31 +52,52 @@ cleanup() {
 trap cleanup EXIT INT TERM
 export HOME=$WORK STACKMETER_DB=$WORK/results.db
 
-# trial SCENARIO N BUDGET PLAN A B: one decided suite; appends
-# "scenario verdict seconds pairs" to $WORK/trials.
+# trial SCENARIO N BUDGET PLAN A B [PIN]: one decided suite (the client
+# on CPU 1 unless PIN is "no"); appends "scenario verdict seconds pairs
+# ratio spells" to $WORK/trials: the verdict is "faster" or "slower" when
+# any row was called so, else "equivalent" when every row was, else
+# "inconclusive"; pairs and ratio are of the row farthest from 1; spells
+# counts the rows that named one.
 trial() {
-    local scenario=$1 n=$2 budget=$3 plan=$4 a=$5 b=$6 start end
+    local scenario=$1 n=$2 budget=$3 plan=$4 a=$5 b=$6 pin=${7:-yes} start end
+    local run=("$SM" suite "$plan" --target "a=$a" --target "b=$b" --budget "$budget" --seed "$n" --no-store --json)
+    [[ $pin == no ]] || run=(taskset -c 1 "${run[@]}")
     start=$(date +%s.%N)
-    taskset -c 1 "$SM" suite "$plan" --target "a=$a" --target "b=$b" --budget "$budget" \
-        --seed "$n" --no-store --json >"$WORK/out.json" 2>"$WORK/err" || true
+    "${run[@]}" >"$WORK/out.json" 2>"$WORK/err" || true
     end=$(date +%s.%N)
     python3 - "$scenario" "$start" "$end" "$WORK/out.json" >>"$WORK/trials" <<'EOF'
-import json, sys
+import json, math, sys
 scenario, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 try:
-    d = json.load(open(sys.argv[4]))["decision"]
-    r = d["rows"][0]
-    print(scenario, r["verdict"], f"{end - start:.2f}", r["pairs"], f"{r['ratio']:.4f}")
+    rows = json.load(open(sys.argv[4]))["decision"]["rows"]
+    verdicts = [r["verdict"] for r in rows]
+    called = [v for v in verdicts if v in ("faster", "slower")]
+    verdict = called[0] if called else ("equivalent" if all(v == "equivalent" for v in verdicts) else "inconclusive")
+    far = max(rows, key=lambda r: abs(math.log(r["ratio"])))
+    spells = sum(1 for r in rows if r.get("spell"))
+    print(scenario, verdict, f"{end - start:.2f}", far["pairs"], f"{far['ratio']:.4f}", spells)
 except Exception:  # a failed run is a trial too, and shows
-    print(scenario, "error", f"{end - start:.2f}", 0, "nan")
+    print(scenario, "error", f"{end - start:.2f}", 0, "nan", 0)
 EOF
     note "$scenario $n: $(tail -n 1 "$WORK/trials")"
+}
+
+# compile_load: builds a copy of the C responder again and again (-j2),
+# until killed: a compile's mix of short processes, disk and CPU.
+compile_load() {
+    local copy=$WORK/compile
+    rm -rf "$copy"
+    cp -r "$ROOT/c-responder" "$copy"
+    trap 'exit 0' TERM
+    while :; do make -s -B -j2 -C "$copy" >/dev/null 2>&1 || sleep 1; done
 }
 
 scenarios=("$@")
 ((${#scenarios[@]})) || scenarios=(aa diff5 diff10)
 plan_aa=$WORK/aa.toml
 printf '[[step]]\nname = "rr"\ntest = "rr"\nsizes = "1:1K"\niterations = 200\n' >"$plan_aa"
+plan_loaded=$WORK/loaded.toml
+printf '[[step]]\nname = "rr"\ntest = "rr"\nsizes = "64:64,1:1K"\niterations = 200\n' >"$plan_loaded"
 plan_diff=$WORK/diff.toml
 printf '[[step]]\nname = "rr"\ntest = "rr"\nsizes = "1:16K"\niterations = 40\n' >"$plan_diff"
 : >"$WORK/trials"
@@ -85,6 +116,24 @@ for s in "${scenarios[@]}"; do
             b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/aa2.log" | head -n 1)
             for n in $(seq "$TRIALS_AA"); do trial aa "$n" "${BUDGET_AA:-10s}" "$plan_aa" "$a" "$b"; done
             ;;
+        aa-loaded)
+            for side in 1 2; do
+                "$SM" serve --listen 127.0.0.1:0 2>"$WORK/loaded$side.log" &
+                PIDS+=("$!")
+                for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/loaded$side.log" && break; sleep 0.05; done
+            done
+            a=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/loaded1.log" | head -n 1)
+            b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/loaded2.log" | head -n 1)
+            compile_load &
+            PIDS+=("$!")
+            every=${TRIALS_OFF_EVERY:-2}
+            for n in $(seq "${TRIALS_LOADED:-100}"); do
+                trial aa-loaded "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
+                if ((every > 0 && n % every == 0)); then
+                    STACKMETER_DECIDE_RULES=off trial aa-loaded-off "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
+                fi
+            done
+            ;;
         diff5 | diff10)
             ip netns list | grep -qw "$NS" || two_paths "$NS" smd 198.18.61 198.18.62 24750 "$SM" "$WORK/serve-ns.log"
             path_rate "$NS" smd-a1 40
@@ -95,13 +144,13 @@ for s in "${scenarios[@]}"; do
                 trial "$s" "$n" "$budget" "$plan_diff" 198.18.61.2:24750 198.18.62.2:24750
             done
             ;;
-        *) die "unknown scenario '$s' (aa, diff5, diff10)" ;;
+        *) die "unknown scenario '$s' (aa, diff5, diff10, aa-loaded)" ;;
     esac
 done
 
 echo "# suite --until decided: error rate and time to a decision"
 echo
-echo "$(machine_line); a busy loop switching on and off at random (0.5-3 s each) under every trial; client on CPU 1, responders on CPU 0; alpha 0.05, tolerance +/-2%."
+echo "$(machine_line); a busy loop switching on and off at random (0.5-3 s each) under every trial; client on CPU 1, responders on CPU 0 (aa-loaded: nothing pinned, and a compile beside it); alpha 0.05, tolerance +/-2%; a trial's verdict is any row's call."
 echo
 python3 - "$WORK/trials" <<'EOF'
 import math, sys
@@ -119,19 +168,20 @@ def q(v, f):
     v = sorted(v)
     return v[min(len(v) - 1, int(f * (len(v) - 1) + 0.5))] if v else float("nan")
 
-print("| scenario | trials | faster | slower | equivalent | inconclusive | errors | share that matters (95% CI) | seconds to a decision p50 / p90 / max | B/A (median of trials) |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-for s in ("aa", "diff5", "diff10"):
+print("| scenario | trials | faster | slower | equivalent | inconclusive | errors | share that matters (95% CI) | seconds to a decision p50 / p90 / max | B/A (median of trials) | rows naming a spell |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for s in ("aa", "aa-loaded", "aa-loaded-off", "diff5", "diff10"):
     t = [r for r in rows if r[0] == s]
     if not t:
         continue
     n = len(t)
     c = {k: sum(1 for r in t if r[1] == k) for k in ("faster", "slower", "equivalent", "inconclusive", "error")}
-    k = c["faster"] + c["slower"] if s == "aa" else c["slower"]
-    what = "called faster or slower" if s == "aa" else "decided slower"
+    aa = s.startswith("aa")
+    k = c["faster"] + c["slower"] if aa else c["slower"]
+    what = "called faster or slower" if aa else "decided slower"
     lo, hi = wilson(k, n)
     secs = [float(r[2]) for r in t if r[1] in ("faster", "slower", "equivalent")]
     print(f"| {s} | {n} | {c['faster']} | {c['slower']} | {c['equivalent']} | {c['inconclusive']} | {c['error']} | "
           f"{what}: {k}/{n} = {k / n:.1%} ({lo:.1%}-{hi:.1%}) | {q(secs, 0.5):.1f} / {q(secs, 0.9):.1f} / {max(secs) if secs else float('nan'):.1f} | "
-          f"{q([float(r[4]) for r in t if r[4] != 'nan'], 0.5):.3f} |")
+          f"{q([float(r[4]) for r in t if r[4] != 'nan'], 0.5):.3f} | {sum(int(r[5]) for r in t if len(r) > 5)} |")
 EOF

@@ -4,20 +4,26 @@
 #
 # Each trial: a fleet of NODES responders on loopback (one `serve` each,
 # on CPU 0), every node a client of every other (rr 1 B:1 KiB, 200
-# transactions, 5 repetitions); run "a" on a quiet machine, run "b" with a
-# busy loop beside it (BUSY=steady, the default: on all along, the fleet
-# test's and the issue's case; BUSY=switching: on and off at random for
-# 0.5-3 s, which loads some pairs' repetitions and not others'); then
+# transactions, 5 repetitions), the NODES clients running at once as on a
+# real fleet; run "a" on a quiet machine, run "b" with a busy loop beside
+# it (BUSY=switching, the default: on and off at random for 0.5-3 s, which
+# loads some rounds and not others; BUSY=steady: on all along); then
 # `fleet compare a b --tolerance 50` (each figure of every pair by the
-# moderated t, the false discovery rate held at 5% over all of them). A
-# trial that flags any pair is a false alarm: the goal is at most 5% of
-# trials. Prints a Markdown report.
+# moderated t, each repetition a block, the false discovery rate held at
+# 5% over all of them). A trial that flags any pair is a false alarm: the
+# goal is at most 5% of trials. ORDER=rounds (the default: each
+# repetition a round of every pair, the clients waiting for each other) or
+# ORDER=fixed (pairs in file order, no waiting: runs made before rounds).
+# Prints a Markdown report.
 #
-# Environment: TRIALS (20), NODES (4), SM (target/release/stackmeter).
+# Environment: TRIALS (40), NODES (4), BUSY (switching), ORDER (rounds),
+# SM (target/release/stackmeter).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SM=${SM:-$ROOT/target/release/stackmeter}
-TRIALS=${TRIALS:-20}
+TRIALS=${TRIALS:-40}
+BUSY=${BUSY:-switching}
+ORDER=${ORDER:-rounds}
 NODES=${NODES:-4}
 [[ -x $SM ]] || { echo "bench/fleet-aa.sh: build first (cargo build --release -p stackmeter)" >&2; exit 1; }
 source "$ROOT/bench/lib.sh"
@@ -51,17 +57,20 @@ for t in $(seq "$TRIALS"); do
     for run in a b; do
         if [[ $run == b ]]; then
             RANDOM=$t
-            if [[ ${BUSY:-steady} == steady ]]; then
+            if [[ $BUSY == steady ]]; then
                 sh -c 'while :; do :; done' &
             else
                 busy_toggler &
             fi
             TOGGLER=$!
         fi
+        clients=()
         for i in $(seq "$NODES"); do
-            taskset -c 1 "$SM" fleet run "$fleet" --node "n$i" --run "$run" --db "$db" \
-                --lock-dir "$WORK/locks" >/dev/null 2>>"$WORK/err"
+            taskset -c 1 "$SM" fleet run "$fleet" --node "n$i" --run "$run" --db "$db" --order "$ORDER" \
+                --lock-dir "$WORK/locks" >/dev/null 2>>"$WORK/err" &
+            clients+=("$!")
         done
+        for c in "${clients[@]}"; do wait "$c" || true; done
         if [[ $run == b ]]; then
             kill "$TOGGLER" 2>/dev/null || true
             wait "$TOGGLER" 2>/dev/null || true
@@ -78,7 +87,7 @@ EOF
 done
 echo "# fleet compare when nothing changed but the load"
 echo
-echo "$(machine_line); $NODES nodes on loopback (responders on CPU 0, clients on CPU 1), rr 1 B:1 KiB x 5 repetitions per pair; run b with a busy loop beside it (${BUSY:-steady}); \`fleet compare a b --tolerance 50\`."
+echo "$(machine_line); $NODES nodes on loopback (responders on CPU 0, the $NODES clients at once on CPU 1), rr 1 B:1 KiB x 5 repetitions per pair, order $ORDER; run b with a busy loop beside it ($BUSY); \`fleet compare a b --tolerance 50\`."
 echo
 python3 - "$WORK/trials" <<'EOF'
 import math, sys

@@ -54,7 +54,7 @@ while IFS= read -r t; do all+=(--target "$t"); done <"$WORK/targets"
 awk '/^\[\[step\]\]/ { if (block != "" && block !~ /test = "udp-max"/) printf "%s", block; block = "" }
      { block = block $0 "\n" }
      END { if (block !~ /test = "udp-max"/) printf "%s", block }' \
-    "$REPO_ROOT/crates/engine/plans/lab.toml" >"$WORK/lab-no-udp-max.toml"
+    "$REPO_ROOT/crates/spec/plans/lab.toml" >"$WORK/lab-no-udp-max.toml"
 
 suite() { # NAME ARGS...: a suite run, its Markdown kept
     local name=$1

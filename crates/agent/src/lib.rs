@@ -28,6 +28,7 @@
 //! a peers file edited into a bad one) is one log line (`log.rs`) and the
 //! agent goes on.
 
+mod args;
 mod ctx;
 mod discover;
 mod error;
@@ -49,11 +50,11 @@ pub use error::{PeersFile, Setting, StartError};
 pub use exposition::{negotiate, to_text, Format};
 pub use metrics::{buckets, Metrics};
 pub use peers::PeerSource;
+pub use store::Db;
 pub use stream::{Exclusive, FleetLocks, ThisAgentOnly};
 
 use ctx::Ctx;
 use mesh::{Mesh, Plan, Stop};
-use stackmeter_engine::flags::DbFlags;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -61,9 +62,8 @@ use std::time::Duration;
 use summary::Probing;
 
 /// The defaults `stackmeter agent`'s flags show (declared with the flags).
-pub use stackmeter_engine::commands::agent::{
-    DEFAULT_INTERVAL, DEFAULT_STORE_EVERY, DEFAULT_STREAM_EVERY, DEFAULT_TIMEOUT,
-};
+pub use args::{AgentArgs, Probe, DEFAULT_INTERVAL, DEFAULT_STORE_EVERY, DEFAULT_STREAM_EVERY, DEFAULT_TIMEOUT};
+
 /// Longest probe timeout (the top histogram bucket is about 10 s).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(10);
 /// Shortest and longest interval.
@@ -98,7 +98,7 @@ pub struct Config {
     /// Time between two throughput probes of this agent.
     pub stream_every: Duration,
     /// The results store (`None`: `--no-store`).
-    pub store: Option<DbFlags>,
+    pub store: Option<Db>,
     /// Summary period.
     pub store_every: Duration,
     /// The shared secret: its responder asks for it, its probes prove it.
@@ -163,7 +163,7 @@ pub fn run(cfg: Config, class: Box<dyn Exclusive>, until: impl Fn() -> bool) -> 
     if let Some(db) = &cfg.store {
         // A store address that is not one stops here; one that cannot be
         // opened now is tried again every period.
-        stackmeter_engine::record::location(db).map_err(StartError::Store)?;
+        stackmeter_engine::record::location(db.0.as_deref()).map_err(StartError::Store)?;
     }
     let (server, metrics_at) = http::bind(cfg.metrics)?;
     let mut rcfg = cfg.responder.clone();

@@ -18,7 +18,6 @@ use crate::mesh::{lock, Pair};
 use crate::stream::Finished;
 use crate::summary::{PingTally, RrTally};
 use stackmeter_client::RowHistogram;
-use stackmeter_engine::flags::DbFlags;
 use stackmeter_recorder::Recorder;
 use stackmeter_results::{Body, Document, Knobs, Placement, Target, TargetKind};
 use stackmeter_store::Writer;
@@ -33,8 +32,13 @@ struct Summary {
     histograms: Vec<RowHistogram>,
 }
 
+/// Where the agent stores its summaries: `--db`, or (none) the default
+/// store.
+#[derive(Clone, Debug, Default)]
+pub struct Db(pub Option<std::path::PathBuf>);
+
 /// Runs until the stop, storing at the end of every period and at the stop.
-pub(crate) fn run(ctx: Arc<Ctx>, db: Option<DbFlags>, every: Duration, streams: Receiver<Finished>) {
+pub(crate) fn run(ctx: Arc<Ctx>, db: Option<Db>, every: Duration, streams: Receiver<Finished>) {
     let mut store: Option<Writer> = None;
     let mut start = (Instant::now(), stackmeter_sys::unix_now());
     loop {
@@ -93,14 +97,14 @@ fn summary(label: &str, pair: &Pair, body: Body, h: Vec<(&'static str, Recorder)
         body,
         placement: Placement::default(),
         knobs: Knobs::default(),
-        env: stackmeter_engine::execute::env(unix),
+        env: stackmeter_engine::execute::env(unix * 1000),
         complete: unanswered.is_none(),
         error: unanswered.map(|e| format!("{}: {e}", pair.addr)),
         warnings: Vec::new(),
         not_measured: Vec::new(),
     };
     doc.not_measured = doc.body.not_measured();
-    doc.warnings = stackmeter_results::warnings::derive(&doc);
+    doc.warnings = doc.derive_warnings();
     Summary {
         label: label.to_string(),
         doc,
@@ -113,12 +117,12 @@ fn summary(label: &str, pair: &Pair, body: Body, h: Vec<(&'static str, Recorder)
 
 /// Stores `docs`, opening the store first if it is not open; one warning
 /// line for whatever fails, one line when anything went to the spool.
-fn write(db: &DbFlags, store: &mut Option<Writer>, docs: &[Summary]) {
+fn write(db: &Db, store: &mut Option<Writer>, docs: &[Summary]) {
     if docs.is_empty() {
         return;
     }
     if store.is_none() {
-        let opened = stackmeter_engine::record::location(db)
+        let opened = stackmeter_engine::record::location(db.0.as_deref())
             .and_then(|at| Writer::open(&at, stackmeter_engine::record::spool()).map_err(Into::into));
         match opened {
             Ok(w) => *store = Some(w),

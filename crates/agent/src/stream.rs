@@ -118,11 +118,11 @@ pub(crate) struct Finished {
 }
 
 /// The engine's stream test as a throughput probe.
-pub fn spec() -> Result<stackmeter_engine::spec::Spec, stackmeter_engine::spec::KeyError> {
+pub fn spec() -> Result<stackmeter_spec::Spec, stackmeter_spec::KeyError> {
     let mut t = toml::Table::new();
     t.insert("time".into(), toml::Value::Float(SECONDS));
     t.insert("interval".into(), toml::Value::Float(1.0));
-    stackmeter_engine::spec::from_table(TestKind::Stream, t, false)
+    stackmeter_spec::from_table(TestKind::Stream, t, false)
 }
 
 /// Runs until the stop: one test every `every`, to the peers in turn.
@@ -187,7 +187,7 @@ pub(crate) fn run(ctx: Arc<Ctx>, every: Duration, mut class: Box<dyn Exclusive>,
     }
 }
 
-fn one(spec: &stackmeter_engine::spec::Spec, pair: &Pair, secret: Option<stackmeter_proto::auth::Key>) -> Measured {
+fn one(spec: &stackmeter_spec::Spec, pair: &Pair, secret: Option<stackmeter_proto::auth::Key>) -> Measured {
     let target = Target {
         name: pair.label.clone(),
         address: pair.addr.to_string(),
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn the_probe_is_a_short_stream_test_the_engine_accepts() {
-        let Ok(stackmeter_engine::spec::Spec::Stream(p)) = spec() else {
+        let Ok(stackmeter_spec::Spec::Stream(p)) = spec() else {
             panic!("a stream spec")
         };
         assert_eq!(p.time_s, SECONDS);

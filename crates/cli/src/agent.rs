@@ -1,10 +1,10 @@
-//! `stackmeter agent`: its flags (`stackmeter_engine::commands::agent`)
+//! `stackmeter agent`: its flags (`stackmeter_agent::args`)
 //! wired to `stackmeter_agent::run` (docs/fleet.md, "Agent mesh"). It
 //! checks what only the binary can and prints; the agent is the library.
 
 use crate::out::fail;
+use stackmeter_agent::{AgentArgs, Probe};
 use stackmeter_agent::{Config, Exclusive, FleetLocks, PeerSource, ThisAgentOnly};
-use stackmeter_engine::commands::agent::{AgentArgs, Probe};
 use std::time::Duration;
 
 pub fn run(a: AgentArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
@@ -16,7 +16,7 @@ pub fn run(a: AgentArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         },
         (None, None) => return fail(2, "--peers FILE or --peers-dns NAME:PORT"),
     };
-    if a.no_store && a.db.db.is_some() {
+    if a.no_store && a.db.is_some() {
         return fail(2, "--db and --no-store exclude each other");
     }
     let class: Box<dyn Exclusive> = match &a.stream_locks {
@@ -25,7 +25,7 @@ pub fn run(a: AgentArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
             return fail(2, "--stream-locks: throughput probes only (--tests ...,stream)")
         }
         Some(fleet) => {
-            let at = match stackmeter_engine::record::location(&a.db) {
+            let at = match stackmeter_engine::record::location(a.db.as_deref()) {
                 Ok(at) => at,
                 Err(e) => return fail(2, format!("--stream-locks {fleet}: {e}")),
             };
@@ -56,7 +56,7 @@ pub fn run(a: AgentArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         rr: a.tests.contains(&Probe::Rr),
         stream: a.tests.contains(&Probe::Stream),
         stream_every: a.stream_every_s.duration(),
-        store: (!a.no_store).then_some(a.db),
+        store: (!a.no_store).then_some(stackmeter_agent::Db(a.db)),
         store_every: a.store_every_s.duration(),
         secret,
         responder,

@@ -1,14 +1,12 @@
 //! `stackmeter fleet ...`: a fleet file's plan printed, one client node's
 //! part run, a fleet run's report and comparison, the fleet as Kubernetes
-//! manifests; the work is the engine's
-//! (`stackmeter_engine::fleet`) and the plan crate's (`stackmeter_fleet`,
-//! whose `k8s` module renders the manifests: here only flags and printing).
+//! manifests. A node's part is `stackmeter_fleet_node`'s, reading a run
+//! back is `stackmeter_query`'s, the plan is `stackmeter_fleet`'s and the
+//! manifests `stackmeter_k8s`'s: here only flags and printing.
 
+use crate::flags::fleet::{k8s_options, prepare_node, FleetAction, FleetArgs, K8sArgs, NodeArgs, NodeSetup};
 use crate::out::{fail, finish};
-use stackmeter_engine::commands::fleet::{
-    k8s_options, prepare_node, FleetAction, FleetArgs, K8sArgs, NodeArgs, NodeSetup,
-};
-use stackmeter_engine::fleet::{FleetEvent, NodeRun};
+use stackmeter_fleet_node::{FleetEvent, NodeRun};
 use stackmeter_k8s as k8s;
 use stackmeter_render::render;
 use std::time::Duration;
@@ -17,19 +15,21 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     match a.action {
         FleetAction::Plan { file, quick, output } => {
             let format = crate::out::usage_or!(output.format());
-            match stackmeter_engine::fleet::load(&file, quick) {
+            match stackmeter_fleet_node::load(&file, quick) {
                 Ok(l) => finish(&render(&l.plan, format, &output.style())),
-                Err(e) => crate::out::error(&e),
+                Err(e) => crate::out::error(e),
             }
         }
         FleetAction::Run(n) => run_node(n, secret),
         FleetAction::Report { run, db, output } => {
             let format = crate::out::usage_or!(output.format());
-            let tests = match stackmeter_engine::record::open(&db)
-                .and_then(|s| stackmeter_engine::fleet::stored_tests(&s, &run))
-            {
+            let store = match stackmeter_engine::record::open(db.db.as_deref()) {
+                Ok(s) => s,
+                Err(e) => return crate::out::error(e),
+            };
+            let tests = match stackmeter_query::fleet::stored_tests(&store, &run) {
                 Ok(t) => t,
-                Err(e) => return crate::out::error(&e),
+                Err(e) => return crate::out::error(e),
             };
             let r = stackmeter_results::fleet::FleetReport::build(&run, &tests);
             finish(&render(&r, format, &output.style()))
@@ -42,9 +42,13 @@ pub fn run(a: FleetArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
             output,
         } => {
             let format = crate::out::usage_or!(output.format());
-            match stackmeter_engine::fleet::compare(&db, &a, &b, tolerance) {
+            let store = match stackmeter_engine::record::open(db.db.as_deref()) {
+                Ok(s) => s,
+                Err(e) => return crate::out::error(e),
+            };
+            match stackmeter_query::fleet::compare(&store, &a, &b, tolerance) {
                 Ok(c) => finish(&render(&c, format, &output.style())),
-                Err(e) => crate::out::error(&e),
+                Err(e) => crate::out::error(e),
             }
         }
         FleetAction::K8s(a) => k8s(*a),
@@ -56,13 +60,13 @@ fn k8s(a: K8sArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(2, format!("cannot read fleet file {}: {e}", a.file)),
     };
-    let loaded = match stackmeter_engine::fleet::parse(&a.file, &text, false) {
+    let loaded = match stackmeter_fleet_node::parse(&a.file, &text, false) {
         Ok(l) => l,
-        Err(e) => return crate::out::error(&e),
+        Err(e) => return crate::out::error(e),
     };
     let o = match k8s_options(&a, &loaded.plan.fleet) {
         Ok(o) => o,
-        Err(e) => return crate::out::error(&e),
+        Err(e) => return crate::out::error(e),
     };
     match k8s::render(&loaded.plan, &text, &o) {
         Ok(m) => {
@@ -90,9 +94,10 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         loaded,
         mut store,
         mut locks,
+        rounds,
     } = match prepare_node(&a) {
         Ok(s) => s,
-        Err(e) => return crate::out::error(&e),
+        Err(e) => return crate::out::error(e),
     };
     let (node, run_name) = (a.node.as_str(), a.run_name.as_str());
     let lock_wait = a.lock_wait;
@@ -106,6 +111,7 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
         lock_wait: Duration::from_secs_f64(lock_wait),
         secret,
         attrs: store.as_ref().map(|r| r.attrs.clone()).unwrap_or_default(),
+        rounds,
     };
     eprintln!(
         "stackmeter fleet {}: run {run_name}, node {node}: {} test(s); {}",
@@ -115,10 +121,10 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     );
     let fleet = loaded.plan.fleet.clone();
     let writer = store.as_mut().map(|r| &mut r.writer);
-    let outcome = stackmeter_engine::fleet::run_node(&r, locks.as_mut(), writer, &mut |ev| match ev {
+    let outcome = stackmeter_fleet_node::run_node(&r, locks.as_mut(), writer, &mut |ev| match ev {
         FleetEvent::Waiting(_) => {}
         FleetEvent::Done(item, doc) => {
-            let line = stackmeter_engine::fleet::FleetLine {
+            let line = stackmeter_fleet_node::FleetLine {
                 fleet: &fleet,
                 run: run_name,
                 item,
@@ -144,6 +150,6 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
                 Some(code) => fail(code, format!("{} of node {node}'s tests did not complete", o.failed)),
             }
         }
-        Err(e) => crate::out::error(&e),
+        Err(e) => crate::out::error(e),
     }
 }

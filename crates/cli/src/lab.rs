@@ -17,7 +17,7 @@ pub fn run(a: LabArgs) -> i32 {
             let secret = match secret_file.as_deref().map(|p| stackmeter_engine::secret::load(Some(p))) {
                 None => None,
                 Some(Ok(k)) => k,
-                Some(Err(e)) => return crate::out::error(&stackmeter_engine::Error::flag(e.to_string())),
+                Some(Err(e)) => return crate::out::error(stackmeter_engine::Error::flag(e.to_string())),
             };
             match lab::up(&lab::bin_dir(bin_dir), cpu, &stacks, secret) {
                 Ok(up) => {

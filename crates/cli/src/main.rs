@@ -12,6 +12,8 @@
 //! interrupted (Ctrl-C).
 
 mod agent;
+mod error;
+mod flags;
 mod fleet;
 mod history;
 mod lab;
@@ -44,34 +46,34 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a responder (TCP and UDP on each address) until killed.
-    Serve(stackmeter_engine::commands::serve::ServeArgs),
+    Serve(crate::flags::serve::ServeArgs),
     /// Run a responder that also probes its peers (ping, rr) and serves each pair's latency and loss on /metrics for Prometheus.
-    Agent(stackmeter_engine::commands::agent::AgentArgs),
+    Agent(stackmeter_agent::AgentArgs),
     #[command(flatten)]
-    Measure(stackmeter_engine::spec::TestCommand),
+    Measure(crate::flags::test::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,
     /// and print the comparison. No --target: compares responders it starts itself.
-    Suite(stackmeter_engine::commands::suite::SuiteArgs),
+    Suite(crate::flags::suite::SuiteArgs),
     /// Compare stored results: A is the baseline, B the candidate (labels or run ids).
-    Compare(stackmeter_engine::commands::store::CompareArgs),
+    Compare(crate::flags::store::CompareArgs),
     /// List the stored runs.
-    Runs(stackmeter_engine::commands::store::RunsArgs),
+    Runs(crate::flags::store::RunsArgs),
     /// Print a stored run again, as its command printed it.
-    Show(stackmeter_engine::commands::store::ShowArgs),
+    Show(crate::flags::store::ShowArgs),
     /// Write stored results as CSV or JSON.
-    Export(stackmeter_engine::commands::store::ExportArgs),
+    Export(crate::flags::store::ExportArgs),
     /// Look after the results store: `store check` (integrity), `store copy SRC DST`
     /// (SQLite and PostgreSQL, either way), `store flush` (send what was spooled).
-    Store(stackmeter_engine::commands::store::StoreArgs),
+    Store(crate::flags::store::StoreArgs),
     /// Write one self-contained report (HTML with charts by default) of stored results.
-    Report(stackmeter_engine::commands::store::ReportArgs),
+    Report(crate::flags::store::ReportArgs),
     /// Every stored run of a target as a series per figure, with its change
     /// points: when a figure moved, by how much, and with which attributes
     /// (docs/history.md). Exit 9 with --fail-on-regression and a
     /// regression in the window.
-    History(stackmeter_engine::commands::history::HistoryArgs),
+    History(crate::flags::history::HistoryArgs),
     /// Many machines: a fleet file's plan of pairs (docs/fleet.md).
-    Fleet(stackmeter_engine::commands::fleet::FleetArgs),
+    Fleet(crate::flags::fleet::FleetArgs),
     /// Local lab: lwIP (raw and sockets API) and smoltcp on TAP devices, lwIP on AF_XDP, the C responder on the kernel stack, or its microcontroller firmware in QEMU (root).
     Lab(stackmeter_lab::LabArgs),
     /// Print a shell completion script: stackmeter completions bash > /etc/bash_completion.d/stackmeter
@@ -96,7 +98,7 @@ enum Command {
 /// filled in: the built-in plans' names come from the plan list.
 fn cli_command() -> clap::Command {
     Cli::command().mut_subcommand("suite", |s| {
-        s.mut_arg("plan", |a| a.help(stackmeter_engine::commands::suite::plan_help()))
+        s.mut_arg("plan", |a| a.help(crate::flags::suite::plan_help()))
     })
 }
 
@@ -153,11 +155,16 @@ fn run() -> i32 {
     }
 }
 
-/// One output's JSON Schema, or the list of them.
+/// `stackmeter schema [NAME]`: one output's JSON Schema, or the names of
+/// them all, one per line (clap has checked the name).
 fn schema(name: Option<&str>) -> i32 {
-    match stackmeter_engine::commands::schema(name) {
-        Ok(text) => out::finish(&text),
-        Err(e) => out::error(&e),
+    let names = stackmeter_results::schema::NAMES;
+    match name {
+        None => out::finish(&(names.join("\n") + "\n")),
+        Some(n) => match stackmeter_results::schema::schemas().iter().find(|(k, _)| *k == n) {
+            Some((_, s)) => out::finish(&stackmeter_render::json::pretty(s)),
+            None => out::fail(2, format!("no schema '{n}' ({})", names.join(", "))),
+        },
     }
 }
 

@@ -3,9 +3,9 @@
 //! finish during the test (stream intervals, udp-max trials) are printed
 //! as they come: as table rows in text, as JSON lines with --json-lines.
 
+use crate::flags::test::TestCommand;
 use crate::out::{fail, print};
 use stackmeter_engine::execute::Event;
-use stackmeter_engine::spec::TestCommand;
 use stackmeter_proto::auth::Key;
 use stackmeter_render::view::{Block, Table};
 use stackmeter_render::{json, text};
@@ -15,21 +15,22 @@ use stackmeter_results::Document;
 pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     let planned = match cmd.plan() {
         Ok(p) => p,
-        Err(e) => return crate::out::error(&e),
+        Err(e) => return crate::out::error(e),
     };
-    let format = crate::out::usage_or!(planned.flags.output.format());
+    let output = &cmd.run_flags().output;
+    let format = crate::out::usage_or!(output.format());
     if let Err(e) = crate::signal::catch() {
         return fail(1, e);
     }
     let what = format!(
         "{} {}",
         planned.spec.name(),
-        planned.flags.target.as_deref().unwrap_or("(embedded responder)")
+        planned.setup.target.as_deref().unwrap_or("(embedded responder)")
     );
     let mut live = LivePrinter {
         format,
-        style: planned.flags.output.format.style(),
-        json_lines: planned.flags.output.json_lines,
+        style: output.format.style(),
+        json_lines: output.json_lines,
         head: None,
         table: None,
         progress: crate::progress::Progress::test(format != Format::Json, what, planned.spec.planned_seconds()),
@@ -38,7 +39,7 @@ pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     live.progress.finish();
     let single = match single {
         Ok(s) => s,
-        Err(e) => return crate::out::error(&e),
+        Err(e) => return crate::out::error(e),
     };
     let m = single.measured;
     if let Err(code) = print(&live.end(&m.doc)) {

@@ -10,8 +10,9 @@ pub fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     code
 }
 
-/// Reports an engine error with its exit code.
-pub fn error(e: &stackmeter_engine::Error) -> i32 {
+/// Reports a command's error with its exit code.
+pub fn error(e: impl Into<crate::error::Error>) -> i32 {
+    let e = e.into();
     fail(e.exit_code(), e)
 }
 

@@ -1,8 +1,8 @@
 //! `stackmeter serve`: the responder the engine starts from the flags
-//! (`stackmeter_engine::commands::serve`), kept alive until the process is
+//! (`crate::flags::serve`), kept alive until the process is
 //! killed.
 
-use stackmeter_engine::commands::serve::{start, ServeArgs};
+use crate::flags::serve::{start, ServeArgs};
 use stackmeter_proto::auth::Key;
 
 pub fn run(a: ServeArgs, secret: Option<Key>) -> i32 {
@@ -10,6 +10,6 @@ pub fn run(a: ServeArgs, secret: Option<Key>) -> i32 {
         Ok(_responder) => loop {
             std::thread::park();
         },
-        Err(e) => crate::out::error(&e),
+        Err(e) => crate::out::error(e),
     }
 }

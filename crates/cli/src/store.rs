@@ -1,23 +1,21 @@
 //! The commands that read the results store: `compare`, `runs`, `show`,
 //! `export`, `report`, and `store check`, `store copy`, `store flush`. The
-//! engine and the store crate do the work; this chooses the format and
-//! where the output goes.
+//! query and store crates do the work; this chooses the format and where
+//! the output goes.
 
-use crate::out::{fail, finish};
-use stackmeter_engine::commands::store::{
+use crate::flags::store::{
     CompareArgs, ExportArgs, ExportFormat, ReportArgs, RunsArgs, ShowArgs, StoreArgs, StoreCommand,
 };
-use stackmeter_engine::flags::DbFlags;
-use stackmeter_engine::stored::{self, Export};
+use crate::flags::DbFlags;
+use crate::out::{fail, finish};
+use stackmeter_query::stored::{self, Export};
 use stackmeter_render::{render, Format, Style};
 use stackmeter_store::Store;
 
 /// Runs `f` on the store `db` names; an error is reported with its code.
-fn with_store(db: &DbFlags, f: impl FnOnce(&Store) -> Result<i32, stackmeter_engine::Error>) -> i32 {
-    match stackmeter_engine::record::open(db).and_then(|s| f(&s)) {
-        Ok(code) => code,
-        Err(e) => crate::out::error(&e),
-    }
+fn with_store(db: &DbFlags, f: impl FnOnce(&Store) -> Result<i32, crate::error::Error>) -> i32 {
+    let run = || f(&stackmeter_engine::record::open(db.db.as_deref())?);
+    run().unwrap_or_else(crate::out::error)
 }
 
 pub fn compare(a: CompareArgs) -> i32 {
@@ -26,12 +24,8 @@ pub fn compare(a: CompareArgs) -> i32 {
     }
     with_store(&a.db, |s| {
         let (side_a, side_b) = (stored::resolve(s, &a.a)?, stored::resolve(s, &a.b)?);
-        let (text, failures) = match stored::compared(
-            s,
-            &side_a,
-            &side_b,
-            a.metric.map(stackmeter_engine::flags::MetricArg::name),
-        )? {
+        let (text, failures) = match stored::compared(s, &side_a, &side_b, a.metric.map(crate::flags::MetricArg::name))?
+        {
             stored::Compared::Fresh(c) => (
                 render(&*c, a.format.into(), &Style::default()),
                 a.gate.failures(std::slice::from_ref(&*c)),
@@ -61,9 +55,26 @@ pub fn show(a: ShowArgs) -> i32 {
         let style = a.output.style();
         Ok(finish(&match a.percentiles {
             true => render(&stored::spectrum(s, a.run)?, format, &style),
-            false => stored::show(s, a.run, format, &style)?,
+            false => shown(&stored::show(s, a.run)?, a.run, format, &style),
         }))
     })
+}
+
+/// A stored run as its command printed it; the user's attributes head
+/// text and Markdown (JSON carries them in `export`).
+fn shown(s: &stored::Shown, id: i64, format: Format, style: &Style) -> String {
+    let head = match format {
+        Format::Text | Format::Md if !s.attrs.is_empty() => {
+            let list: Vec<String> = s.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("run {id}: {}\n\n", list.join(" "))
+        }
+        _ => String::new(),
+    };
+    let body = match &s.what {
+        stored::ShownRun::Suite(o) => render(&**o, format, style),
+        stored::ShownRun::Tests(docs) => docs.iter().map(|d| render(d, format, style)).collect(),
+    };
+    head + &body
 }
 
 pub fn export(a: ExportArgs) -> i32 {
@@ -82,8 +93,7 @@ pub fn export(a: ExportArgs) -> i32 {
 
 pub fn report(a: ReportArgs) -> i32 {
     with_store(&a.db, |s| {
-        let r =
-            stackmeter_engine::report::build(s, &a.sources, a.metric.map(stackmeter_engine::flags::MetricArg::name))?;
+        let r = stackmeter_query::report::build(s, &a.sources, a.metric.map(crate::flags::MetricArg::name))?;
         let code = write(&a.output, &render(&r, a.format.into(), &Style::default()));
         if code == 0 {
             eprintln!("stackmeter: wrote {}", a.output.display());
@@ -102,12 +112,14 @@ pub fn store(a: StoreArgs) -> i32 {
 
 fn check(db: &DbFlags) -> i32 {
     // Opening creates a missing file (or the tables): a check of nothing must not.
-    let at = stackmeter_engine::record::location(db);
-    match at.as_ref().map(|at| (at, Store::exists(at))) {
-        Ok((at, Ok(false))) => return fail(1, format!("no results store at {at}")),
-        Ok((_, Err(e))) => return crate::out::error(&e.into()),
+    let at = match stackmeter_engine::record::location(db.db.as_deref()) {
+        Ok(at) => at,
         Err(e) => return crate::out::error(e),
-        Ok((_, Ok(true))) => {}
+    };
+    match Store::exists(&at) {
+        Ok(false) => return fail(1, format!("no results store at {at}")),
+        Err(e) => return crate::out::error(e),
+        Ok(true) => {}
     }
     with_store(db, |s| {
         let c = s.check()?;
@@ -125,20 +137,16 @@ fn check(db: &DbFlags) -> i32 {
 }
 
 fn copy(src: &std::path::Path, dst: &std::path::Path) -> i32 {
-    let parse = |p: &std::path::Path| {
-        stackmeter_engine::record::location(&DbFlags {
-            db: Some(p.to_path_buf()),
-        })
-    };
-    let run = || -> Result<i32, stackmeter_engine::Error> {
+    let parse = |p: &std::path::Path| stackmeter_engine::record::location(Some(p));
+    let run = || -> Result<i32, crate::error::Error> {
         let (from, to) = (parse(src)?, parse(dst)?);
         if from == to {
-            return Err(stackmeter_engine::Error::conflict(format!(
+            return Err(crate::error::Error::conflict(format!(
                 "store copy: SRC and DST are the same store ({from})"
             )));
         }
         if !Store::exists(&from)? {
-            return Err(stackmeter_engine::Error::Local(format!("no results store at {from}")));
+            return Err(crate::error::Error::local(format!("no results store at {from}")));
         }
         let source = Store::open(&from)?;
         let mut dest = Store::open(&to)?;
@@ -148,14 +156,14 @@ fn copy(src: &std::path::Path, dst: &std::path::Path) -> i32 {
             c.runs, c.tests, c.already
         )))
     };
-    run().unwrap_or_else(|e| crate::out::error(&e))
+    run().unwrap_or_else(crate::out::error)
 }
 
 fn flush(db: &DbFlags) -> i32 {
-    let run = || -> Result<i32, stackmeter_engine::Error> {
-        let to = stackmeter_engine::record::location(db)?;
+    let run = || -> Result<i32, crate::error::Error> {
+        let to = stackmeter_engine::record::location(db.db.as_deref())?;
         let spool = stackmeter_engine::record::spool()
-            .ok_or_else(|| stackmeter_engine::Error::Local("no spool folder: set HOME or XDG_DATA_HOME".into()))?;
+            .ok_or_else(|| crate::error::Error::local("no spool folder: set HOME or XDG_DATA_HOME"))?;
         if spool.is_empty()? {
             return Ok(finish(&format!("nothing spooled in {}\n", spool.dir().display())));
         }
@@ -172,7 +180,7 @@ fn flush(db: &DbFlags) -> i32 {
             sent.already
         )))
     };
-    run().unwrap_or_else(|e| crate::out::error(&e))
+    run().unwrap_or_else(crate::out::error)
 }
 
 fn write(path: &std::path::Path, text: &str) -> i32 {

@@ -3,8 +3,8 @@
 //! bar on a terminal, Ctrl-C that keeps what finished, and the outcome
 //! rendered at the end.
 
+use crate::flags::suite::{checks, config, SuiteArgs};
 use crate::out::{fail, finish};
-use stackmeter_engine::commands::suite::{checks, config, SuiteArgs};
 use stackmeter_engine::suite::{SuiteConfig, SuiteEvent};
 use stackmeter_engine::target::LocalResponders;
 use stackmeter_proto::auth::Key;
@@ -23,9 +23,10 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     // The flags and the plan first, then the store (a bad --db costs no
     // measurement), then the targets.
     let checked = checks(&a);
-    let store = match checked.and_then(|c| Ok((c, stackmeter_engine::record::open_for_measuring(&a.store)?))) {
+    let store = match checked.and_then(|c| Ok((c, stackmeter_engine::record::open_for_measuring(&a.store.storing())?)))
+    {
         Ok(s) => s,
-        Err(e) => return crate::out::error(&e),
+        Err(e) => return crate::out::error(e),
     };
     // The Ctrl-C watcher and the progress bar's thread start before
     // `config` pins this thread, so neither shares the client's CPU.
@@ -38,7 +39,7 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
         Ok((cfg, responders)) => execute(&a, format, store, cfg, responders, progress),
         Err(e) => {
             progress.finish();
-            crate::out::error(&e)
+            crate::out::error(e)
         }
     }
 }
@@ -54,7 +55,7 @@ fn execute(
     if let Some(n) = &cfg.note {
         progress.print_err(&format!("stackmeter: warning: {n}"));
     }
-    let env = stackmeter_engine::execute::env(stackmeter_sys::unix_now());
+    let env = stackmeter_engine::execute::env(stackmeter_sys::unix_now_ms());
     let run = match store
         .as_mut()
         .map(|s| stackmeter_engine::suite::begin_run(s, &cfg, &env))
@@ -62,7 +63,7 @@ fn execute(
         Some(Ok(key)) => Some(key),
         Some(Err(e)) => {
             progress.finish();
-            return crate::out::error(&e);
+            return crate::out::error(e);
         }
         None => None,
     };

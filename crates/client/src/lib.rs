@@ -79,3 +79,7 @@ pub use stream::stream;
 pub use target::resolve;
 pub use udp_burst::udp_burst;
 pub use udp_max::{udp_max, UdpMaxOutcome};
+
+/// The protocol's shared secret and its port, as the measuring side takes
+/// them (a crate above the client needs no other part of the protocol).
+pub use stackmeter_proto::{auth, DEFAULT_PORT};

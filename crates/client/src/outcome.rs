@@ -69,6 +69,17 @@ pub struct RowHistogram {
     pub ns: Recorder,
 }
 
+impl RowHistogram {
+    /// The samples as the store keeps them: the encoding's name and the
+    /// bytes (HdrHistogram's V2 log encoding, `stackmeter_recorder::serial`).
+    pub fn encoded(&self) -> (&'static str, Vec<u8>) {
+        (
+            stackmeter_recorder::serial::ENCODING,
+            stackmeter_recorder::serial::encode(self.ns.histogram()),
+        )
+    }
+}
+
 /// Runs `one` for every size pair, one row and one RTT histogram each;
 /// stops at the first error, keeping the rows already measured (rr, both
 /// closed and open loop).

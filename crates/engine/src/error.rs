@@ -32,7 +32,7 @@ pub enum Usage {
     /// A test's setting (a flag or a plan key) out of range or not fitting
     /// the others.
     #[error("{0}")]
-    Setting(#[from] crate::spec::SpecError),
+    Setting(#[from] stackmeter_spec::SpecError),
     /// Any other flag's or argument's value: malformed or out of range.
     #[error("{0}")]
     Flag(String),
@@ -89,5 +89,12 @@ impl From<stackmeter_store::StoreError> for Error {
             true => Error::flag(e.to_string()),
             false => Error::Local(e.to_string()),
         }
+    }
+}
+
+impl From<stackmeter_spec::SpecError> for Error {
+    /// A bad setting is a usage error (exit 2), named as a flag.
+    fn from(e: stackmeter_spec::SpecError) -> Error {
+        Error::Usage(Usage::Setting(e))
     }
 }

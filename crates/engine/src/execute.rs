@@ -4,10 +4,10 @@
 //! error that stopped it. The single measuring commands and every step of
 //! a suite run through here, so a document is assembled in one place.
 
-use crate::spec::Spec;
+use stackmeter_client::auth::Key;
 use stackmeter_client::{ClientError, Endpoint, RowHistogram};
-use stackmeter_proto::auth::Key;
 use stackmeter_results::{Document, Env, KnobRequest, Knobs, Live, Placement, Target};
+use stackmeter_spec::Spec;
 use std::net::SocketAddr;
 
 /// What a running test reports before it ends.
@@ -55,7 +55,7 @@ pub fn execute(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut
             requested: how.knobs,
             client: None,
         },
-        env: env(stackmeter_sys::unix_now()),
+        env: env(stackmeter_sys::unix_now_ms()),
         complete: false,
         error: None,
         warnings: Vec::new(),
@@ -81,13 +81,15 @@ pub fn execute(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut
     };
     on(Event::Started(&doc));
     let endpoint = Endpoint::new(addr, how.secret);
-    let ran = spec.run(&endpoint, doc.placement.client_cpu, &mut |row| on(Event::Row(row)));
+    let ran = crate::run::run(spec, &endpoint, doc.placement.client_cpu, &mut |row| {
+        on(Event::Row(row));
+    });
     doc.knobs.client = Some(crate::knobs::in_force());
     crate::knobs::undo(applied);
     doc.body = ran.body;
     doc.complete = ran.error.is_none();
     doc.error = ran.error.as_ref().map(std::string::ToString::to_string);
-    doc.warnings = stackmeter_results::warnings::derive(&doc);
+    doc.warnings = doc.derive_warnings();
     doc.warnings.extend(ran.warnings);
     Measured {
         doc,
@@ -96,17 +98,18 @@ pub fn execute(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut
     }
 }
 
-/// The host, tool and command line, at `time` (Unix seconds).
-pub fn env(time: u64) -> Env {
+/// The host, tool and command line, at `unix_ms` (Unix milliseconds).
+pub fn env(unix_ms: u64) -> Env {
     let h = stackmeter_sys::host();
     Env {
         tool: "stackmeter".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        time: stackmeter_sys::utc_rfc3339(time),
+        time: stackmeter_sys::utc_rfc3339(unix_ms / 1000),
         hostname: h.hostname,
         kernel: h.kernel,
         cpu_model: h.cpu_model,
         cpus: h.cpus,
         command: std::env::args().collect(),
+        time_ms: Some(unix_ms),
     }
 }

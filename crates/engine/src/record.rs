@@ -5,15 +5,56 @@
 //! document, and marking a run cut short as partial.
 
 use crate::error::Error;
-use crate::flags::{DbFlags, StoreFlags};
 use stackmeter_client::RowHistogram;
 use stackmeter_results::Document;
 use stackmeter_store::{Histogram, Location, NewTest, Run, Spool, Store, StoreError, Writer};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
-/// The store from `--db`, `$STACKMETER_DB` or the user's data folder.
-pub fn location(a: &DbFlags) -> Result<Location, Error> {
-    let parsed = match &a.db {
+/// `KEY=VALUE` values of `--attr`: a key of letters, digits, `_`, `-` and
+/// `.` (at most 64), a value of at most 1024 bytes, each key once.
+pub fn parse_attrs(list: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for a in list {
+        let Some((k, v)) = a.split_once('=') else {
+            return Err(format!("--attr '{a}': expected KEY=VALUE, e.g. commit=3f2a1c"));
+        };
+        let key_ok = !k.is_empty()
+            && k.len() <= 64
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !key_ok {
+            return Err(format!(
+                "--attr '{a}': the key must be 1 to 64 letters, digits, '_', '-' or '.'"
+            ));
+        }
+        if v.len() > 1024 {
+            return Err(format!("--attr '{k}=...': the value is longer than 1024 bytes"));
+        }
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(format!("--attr '{k}' given twice"));
+        }
+    }
+    Ok(out)
+}
+
+/// Where a measuring command stores its results, as its flags say
+/// (`--db`, `--label`, `--no-store`, `--attr`).
+#[derive(Clone, Debug, Default)]
+pub struct Storing {
+    /// `--db`: an SQLite file or a PostgreSQL URL; none: the default.
+    pub db: Option<PathBuf>,
+    /// `--label`.
+    pub label: Option<String>,
+    /// `--no-store`.
+    pub no_store: bool,
+    /// `--attr KEY=VALUE`, as given.
+    pub attrs: Vec<String>,
+}
+
+/// The store from `--db` (`db`), `$STACKMETER_DB` or the user's data folder.
+pub fn location(db: Option<&Path>) -> Result<Location, Error> {
+    let parsed = match db {
         Some(p) => Location::parse(p.as_os_str()),
         None => stackmeter_store::default_location(|k| std::env::var(k).ok()).ok_or_else(|| {
             Error::Local(
@@ -30,8 +71,8 @@ pub fn spool() -> Option<Spool> {
 }
 
 /// Opens the store for reading or writing.
-pub fn open(a: &DbFlags) -> Result<Store, Error> {
-    Ok(Store::open(&location(a)?)?)
+pub fn open(db: Option<&Path>) -> Result<Store, Error> {
+    Ok(Store::open(&location(db)?)?)
 }
 
 /// Where a measuring command stores its results, with the attributes of
@@ -48,27 +89,30 @@ pub struct Recording {
 /// an unknown database) or a bad `--attr` costs no measurement; a
 /// PostgreSQL server that cannot be reached is not an error: the results
 /// go to the spool.
-pub fn open_for_measuring(a: &StoreFlags) -> Result<Option<Recording>, Error> {
+pub fn open_for_measuring(a: &Storing) -> Result<Option<Recording>, Error> {
     if a.no_store {
         return Ok(None);
     }
     if matches!(&a.label, Some(l) if l.trim().is_empty()) {
         return Err(Error::flag("--label must not be empty"));
     }
-    let attrs = a.attrs()?;
-    let writer = Writer::open(&location(&a.db)?, spool())?;
+    let attrs = parse_attrs(&a.attrs).map_err(Error::flag)?;
+    let writer = Writer::open(&location(a.db.as_deref())?, spool())?;
     Ok(Some(Recording { writer, attrs }))
 }
 
 /// The histograms as the store keeps them.
 pub fn histograms(h: &[RowHistogram]) -> Vec<Histogram> {
     h.iter()
-        .map(|h| Histogram {
-            row: h.row,
-            metric: h.metric.to_string(),
-            unit: "ns".into(),
-            encoding: stackmeter_recorder::serial::ENCODING.into(),
-            data: stackmeter_recorder::serial::encode(h.ns.histogram()),
+        .map(|h| {
+            let (encoding, data) = h.encoded();
+            Histogram {
+                row: h.row,
+                metric: h.metric.to_string(),
+                unit: "ns".into(),
+                encoding: encoding.into(),
+                data,
+            }
         })
         .collect()
 }

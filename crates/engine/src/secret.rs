@@ -8,7 +8,7 @@
 //! once and hands it on, to `serve`'s responder, and to every test
 //! (`run::How::secret`) and the embedded responder it measures.
 
-use stackmeter_proto::auth::{trim_secret, Key, MAX_SECRET_LEN};
+use stackmeter_client::auth::{trim_secret, Key, MAX_SECRET_LEN};
 use std::path::{Path, PathBuf};
 
 /// The variable naming a secret file.
@@ -52,11 +52,11 @@ pub enum LoadError {
         /// The file.
         path: PathBuf,
         /// What the key check said.
-        why: stackmeter_proto::auth::SecretError,
+        why: stackmeter_client::auth::SecretError,
     },
     /// `STACKMETER_SECRET`'s text is not a usable secret.
     #[error("{ENV_SECRET}: {0}")]
-    BadEnv(stackmeter_proto::auth::SecretError),
+    BadEnv(stackmeter_client::auth::SecretError),
 }
 
 /// The secret from the flag or the environment; `Ok(None)` when neither

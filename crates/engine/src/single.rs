@@ -4,9 +4,11 @@
 
 use crate::error::Error;
 use crate::execute::{execute, Event, Measured};
-use crate::spec::Planned;
-use stackmeter_proto::auth::Key;
+use crate::record::Storing;
+use stackmeter_client::auth::Key;
+use stackmeter_responder::ObjectSource;
 use stackmeter_results::Placement;
+use stackmeter_spec::Spec;
 
 /// A measured single command, and what to tell the user beside it.
 pub struct Single {
@@ -20,15 +22,42 @@ pub struct Single {
     pub spooled: Option<String>,
 }
 
+/// How a single measuring command runs, as its flags say.
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// TARGET, as given; none: an embedded responder.
+    pub target: Option<String>,
+    /// `--affinity`: the measuring thread's CPU.
+    pub affinity: Option<usize>,
+    /// `--responder-affinity`: the embedded responder's CPU.
+    pub responder_affinity: Option<usize>,
+    /// `--priority`, `--mlock`, `--busy-poll`.
+    pub knobs: stackmeter_results::KnobRequest,
+    /// Where the result is stored.
+    pub storing: Storing,
+}
+
+/// A measurement ready to run: how, what, and the embedded responder's
+/// catalogue (object mode is off unless the test fetches objects).
+#[derive(Debug)]
+pub struct Planned {
+    /// How to run.
+    pub setup: Setup,
+    /// What to measure.
+    pub spec: Spec,
+    /// Objects of an embedded responder.
+    pub objects: ObjectSource,
+}
+
 /// Runs a planned measurement against a target that asks for `secret`
 /// (the embedded responder too); `on` sees its start and live rows.
 pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Result<Single, Error> {
-    let f = &p.flags;
-    let mut store = crate::record::open_for_measuring(&f.store)?;
+    let f = &p.setup;
+    let mut store = crate::record::open_for_measuring(&f.storing)?;
     // Refused knobs stop the command before anything starts; applied only
     // for the test, after the embedded responder's threads exist, so they
     // do not inherit the client's priority.
-    let knobs = f.knobs.request();
+    let knobs = f.knobs.clone();
     crate::knobs::check(&knobs)?;
     let chosen = crate::target::choose(
         f.target.as_deref(),
@@ -68,7 +97,7 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
     let not_stored = match store.as_mut().filter(|_| !plain) {
         Some(r) => crate::record::save_single(
             &mut r.writer,
-            f.store.label.as_deref(),
+            f.storing.label.as_deref(),
             &r.attrs,
             &measured.doc,
             &measured.histograms,

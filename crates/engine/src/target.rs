@@ -4,11 +4,11 @@
 //! binary found on this machine.
 
 use crate::error::Error;
-use stackmeter_proto::auth::Key;
+use stackmeter_client::auth::Key;
 use stackmeter_responder::{Log, ObjectSource, Responder};
 use stackmeter_results::{Target, TargetKind};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ pub fn choose(
     kind: TargetKind,
     secret: Option<Key>,
 ) -> Result<Chosen, Error> {
-    let flag = crate::spec::plain::flag(kind);
+    let flag = stackmeter_spec::plain::flag(kind);
     if let Some(t) = target {
         check_port(t)?;
         if responder_cpu.is_some() {
@@ -42,7 +42,7 @@ pub fn choose(
                 "--responder-affinity applies only to the embedded responder (give no TARGET)",
             ));
         }
-        let addr = match crate::spec::plain::default_port(kind) {
+        let addr = match stackmeter_spec::plain::default_port(kind) {
             Some(port) => stackmeter_client::resolve(t, port)?,
             None => {
                 let addr = stackmeter_client::resolve(t, 0)?;
@@ -66,7 +66,7 @@ pub fn choose(
         });
     }
     if kind.is_plain() {
-        let port = crate::spec::plain::default_port(kind)
+        let port = stackmeter_spec::plain::default_port(kind)
             .map(|p| format!(", port {p} unless it names one"))
             .unwrap_or_else(|| ", with its port".into());
         return Err(Error::conflict(format!(
@@ -145,101 +145,6 @@ pub fn raise_fd_limit(log: Log, want: usize) -> Option<u64> {
 /// epoll instances, files, and a connection beyond the limit refused `Busy`.
 pub const FD_ROOM: usize = 64;
 
-/// The C responder built with this binary (empty when there was no C
-/// compiler), carried inside it so it is found after `cargo install`.
-const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/c-responder.bin"));
-
-/// Where the C responder binary is, first found of:
-/// `$STACKMETER_C_RESPONDER`; `stackmeter-responder` beside this
-/// executable (an installed pair); `c-responder/stackmeter-responder` in a
-/// folder above this executable or the current directory (the source tree,
-/// after `make -C c-responder`); the copy carried inside this binary,
-/// written once to the user's cache. `None` when there is none at all;
-/// a usage error (`Usage::Flag`) for a wrong `$STACKMETER_C_RESPONDER`, `Error::Local`
-/// when the carried copy cannot be written out.
-pub fn c_responder() -> Result<Option<PathBuf>, Error> {
-    if let Some(p) = std::env::var_os("STACKMETER_C_RESPONDER").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        return match p.is_file() {
-            true => Ok(Some(p)),
-            false => Err(Error::flag(format!(
-                "STACKMETER_C_RESPONDER={}: no such file",
-                p.display()
-            ))),
-        };
-    }
-    let exe = std::env::current_exe().ok();
-    if let Some(p) = exe
-        .as_ref()
-        .and_then(|e| e.parent())
-        .map(|d| d.join("stackmeter-responder"))
-    {
-        if p.is_file() {
-            return Ok(Some(p));
-        }
-    }
-    let cwd = std::env::current_dir().ok();
-    for base in exe.iter().chain(cwd.iter()) {
-        for dir in base.ancestors() {
-            let p = dir.join("c-responder").join("stackmeter-responder");
-            if p.is_file() {
-                return Ok(Some(p));
-            }
-        }
-    }
-    if EMBEDDED.is_empty() {
-        return Ok(None);
-    }
-    unpack(EMBEDDED).map(Some)
-}
-
-/// Writes the carried C responder to the user's cache (once per content)
-/// and returns its path. The folder is the user's own
-/// (`$XDG_CACHE_HOME/stackmeter`, `~/.cache/stackmeter`, else a private
-/// folder in the temporary directory), and an existing file is used only
-/// if it holds exactly these bytes.
-fn unpack(bytes: &[u8]) -> Result<PathBuf, Error> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let dir = env("XDG_CACHE_HOME")
-        .or_else(|| env("HOME").map(|h| h.join(".cache")))
-        .map(|d| d.join("stackmeter"))
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("stackmeter-{}", stackmeter_sys::uid())));
-    let fail = |what: &str, e: std::io::Error| {
-        Error::Local(format!("cannot {what} the C responder in {}: {e}", dir.display()))
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| fail("unpack", e))?;
-    // A folder someone else owns or may write to could have the file
-    // swapped between the check below and its start: not used.
-    let meta = std::fs::metadata(&dir).map_err(|e| fail("unpack", e))?;
-    if meta.uid() != stackmeter_sys::uid() || meta.mode() & 0o022 != 0 {
-        return Err(fail(
-            "unpack",
-            std::io::Error::other("the folder is not this user's own (owner or group/other write permission)"),
-        ));
-    }
-    // FNV-1a of the content names the file: a new build gets a new file.
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    let path = dir.join(format!(
-        "stackmeter-responder-{}-{hash:016x}",
-        env!("CARGO_PKG_VERSION")
-    ));
-    if std::fs::read(&path).is_ok_and(|have| have == bytes) {
-        return Ok(path);
-    }
-    let tmp = dir.join(format!(".stackmeter-responder.{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| fail("write", e))?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).map_err(|e| fail("mark executable", e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| fail("place", e))?;
-    Ok(path)
-}
-
 /// Responder processes started for a suite; killed by [`kill_all`]
 /// (also from another thread, on Ctrl-C) and on drop.
 ///
@@ -293,11 +198,11 @@ impl LocalResponders {
         };
         // A carried copy that cannot be written out is reported like a
         // missing one: the suite still runs, and says loudly what it compares.
-        let c = match c_responder() {
+        let c = match stackmeter_cresponder::c_responder() {
             Ok(Some(c)) => Ok(c),
             Ok(None) => Err("this binary was built without a C compiler and none was found beside it, in c-responder/ or at $STACKMETER_C_RESPONDER".to_string()),
-            Err(Error::Local(why)) => Err(why),
-            Err(e) => return Err(e),
+            Err(e @ stackmeter_cresponder::Error::Unpack { .. }) => Err(e.to_string()),
+            Err(e) => return Err(Error::flag(e.to_string())),
         };
         match c {
             Ok(c) => {
@@ -325,7 +230,7 @@ impl LocalResponders {
             stackmeter_sys::pin_current_thread(cpu)
                 .map_err(|e| Error::Local(format!("cannot pin to CPU {cpu}: {e}")))?;
         }
-        if let Ok(Some(c)) = c_responder() {
+        if let Ok(Some(c)) = stackmeter_cresponder::c_responder() {
             let addr = self.spawn(&c, &[])?;
             return Ok(Local {
                 label: "c".into(),

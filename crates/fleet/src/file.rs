@@ -28,6 +28,24 @@ pub struct Fleet {
     /// Tests that never share a node with another test: by default the
     /// throughput tests.
     pub exclusive: Vec<TestKind>,
+    /// How repetitions are ordered (`fleet run --order`).
+    pub order: Order,
+}
+
+/// How a fleet run orders its repetitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Each repetition is a round that visits every pair once, its pairs
+    /// in a random order of its own, and every client waits for the
+    /// round's tests before the next (`fleet compare` then takes each
+    /// round as a block): a spell of load lands on a round, not on one
+    /// pair's repetitions.
+    #[default]
+    Rounds,
+    /// Pairs in file order every repetition, and no waiting between them:
+    /// how runs were made before rounds (to compare with them).
+    Fixed,
 }
 
 /// One node: a host or a board with a responder on it.
@@ -225,6 +243,7 @@ impl Fleet {
             pairs,
             steps,
             exclusive,
+            order: Order::default(),
         })
     }
 

@@ -26,7 +26,7 @@ mod locks;
 mod pairs;
 mod schedule;
 
-pub use file::{Fleet, Node, PairRule, Selection, StepSource, DEFAULT_PORT, MAX_REPEAT};
+pub use file::{Fleet, Node, Order, PairRule, Selection, StepSource, DEFAULT_PORT, MAX_REPEAT};
 pub use locks::{lock_key, LockMode};
 pub use pairs::{choose, Chosen};
 pub use schedule::{FleetPlan, Item, Skipped, StepInfo, Wave};

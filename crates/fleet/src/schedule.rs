@@ -1,7 +1,10 @@
 //! What runs where and in which order: the fleet plan.
 //!
 //! For each repetition, for each test step, the chosen pairs are cut into
-//! waves. A step of the exclusive class is cut into rounds in which no
+//! waves. In [`Order::Rounds`] (the default) each repetition takes the
+//! pairs in an order of its own, drawn from the fleet's name and the
+//! repetition (so every client plans the same), and the repetitions are
+//! rounds that follow each other (the clients wait: `fleet-node`). A step of the exclusive class is cut into rounds in which no
 //! node appears twice (a greedy matching, in pair order); any other step
 //! is one wave of every pair. Each client runs its own items in wave
 //! order, one at a time, and takes its item's locks first
@@ -10,7 +13,7 @@
 //! clients on many hosts run at their own pace. Deterministic: the same
 //! file and steps give the same plan.
 
-use crate::file::{Fleet, Node};
+use crate::file::{Fleet, Node, Order};
 use crate::locks::LockMode;
 use crate::pairs::choose;
 use serde::Serialize;
@@ -81,6 +84,8 @@ pub struct FleetPlan {
     pub steps: Vec<StepInfo>,
     /// Repetitions.
     pub repeat: usize,
+    /// How the repetitions are ordered.
+    pub order: Order,
     /// The pairs measured, (client, target).
     pub pairs: Vec<(String, String)>,
     /// Pairs named by the rule that cannot be measured.
@@ -97,6 +102,10 @@ impl Fleet {
         let name = |i: usize| self.nodes[i].name.clone();
         let mut waves = Vec::new();
         for repetition in 0..self.repeat {
+            let pairs = match self.order {
+                Order::Fixed => chosen.pairs.clone(),
+                Order::Rounds => shuffled(&chosen.pairs, seed(&self.name, repetition)),
+            };
             for s in steps {
                 let exclusive = self.exclusive.contains(&s.test);
                 let item = |&(c, t): &(usize, usize)| Item {
@@ -112,8 +121,8 @@ impl Fleet {
                     },
                 };
                 let rounds = match exclusive {
-                    true => matchings(&chosen.pairs, self.nodes.len()),
-                    false => vec![chosen.pairs.clone()],
+                    true => matchings(&pairs, self.nodes.len()),
+                    false => vec![pairs.clone()],
                 };
                 for (round, pairs) in rounds.into_iter().enumerate() {
                     waves.push(Wave {
@@ -132,6 +141,7 @@ impl Fleet {
             nodes: self.nodes.clone(),
             steps: steps.to_vec(),
             repeat: self.repeat,
+            order: self.order,
             pairs: chosen.pairs.iter().map(|&(c, t)| (name(c), name(t))).collect(),
             skipped: chosen
                 .skipped
@@ -145,6 +155,26 @@ impl Fleet {
             waves,
         }
     }
+}
+
+/// The seed of repetition `repetition`'s order in fleet `name` (FNV-1a of
+/// the name, then the repetition): the same on every client.
+fn seed(name: &str, repetition: usize) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes().chain((repetition as u64).to_le_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// `pairs` in a random order drawn from `seed` (Fisher-Yates).
+fn shuffled(pairs: &[(usize, usize)], seed: u64) -> Vec<(usize, usize)> {
+    let mut rng = stackmeter_statistics::rng::Rng::new(seed);
+    let mut out = pairs.to_vec();
+    for i in (1..out.len()).rev() {
+        out.swap(i, rng.index(i + 1));
+    }
+    out
 }
 
 /// Cuts `pairs` into rounds in which no node appears twice: each round

@@ -12,7 +12,7 @@ pub fn plan(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let [full, quick] = [false, true].map(|q| stackmeter_engine::plan::parse(text, q));
+    let [full, quick] = [false, true].map(|q| stackmeter_spec::plan::parse(text, q));
     if let Ok(p) = &full {
         assert!(!p.steps.is_empty(), "a plan without steps was accepted");
     }
@@ -21,7 +21,7 @@ pub fn plan(data: &[u8]) {
         let shown = e.show("fuzz.toml", text);
         assert!(shown.starts_with("fuzz.toml"), "{shown}");
     }
-    // engine::plan: "whether a plan is valid does not depend on --quick".
+    // spec::plan: "whether a plan is valid does not depend on --quick".
     assert_eq!(
         full.is_ok(),
         quick.is_ok(),
@@ -37,7 +37,7 @@ pub fn document(data: &[u8]) {
         return;
     };
     let _ = stackmeter_results::figures(&doc);
-    let _ = stackmeter_results::warnings::derive(&doc);
+    let _ = doc.derive_warnings();
     for f in [Format::Text, Format::Md, Format::Html, Format::Json] {
         let _ = render(&doc, f, &Style::default());
     }

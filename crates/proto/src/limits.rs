@@ -13,6 +13,13 @@
 /// responder's default; `serve` defaults to its open-files limit); one more
 /// than a responder's limit is refused with `Busy`.
 pub const MAX_SESSIONS: usize = 1024;
+/// Most bytes of synthetic objects a responder materialises (its object
+/// catalogue in all).
+pub const MAX_SYNTHETIC_BYTES: u64 = 1 << 30;
+/// The header a client puts in each datagram it sends a plain UDP echo
+/// server (magic, run tag, sequence, send time: `stackmeter_client`'s
+/// plain ping), so the smallest such datagram.
+pub const PLAIN_ECHO_HEADER_LEN: usize = 24;
 /// Largest request, response or source write size; larger is `TooLarge`.
 pub const MAX_MSG: u32 = 64 << 20;
 /// The whole session header must arrive within this, else `HeaderTimeout`.

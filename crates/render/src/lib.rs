@@ -18,6 +18,7 @@
 pub mod chart;
 mod format;
 pub mod heatmap;
+pub mod units;
 pub mod view;
 mod views;
 

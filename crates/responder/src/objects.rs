@@ -38,7 +38,7 @@ pub enum ObjectSource {
 pub const DEFAULT_SIZES: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 8800 << 10];
 
 /// Most bytes of synthetic objects a responder materialises.
-pub const MAX_SYNTHETIC_BYTES: u64 = 1 << 30;
+pub use stackmeter_proto::limits::MAX_SYNTHETIC_BYTES;
 
 enum Content {
     Pattern(stackmeter_sys::AlignedBuf),

@@ -1,8 +1,10 @@
-//! A comparison that runs until it knows, as a typed value, and the pure
-//! machine that builds it pair by pair: the engine feeds each pair of
+//! A comparison that runs until it knows, as a typed value, and what
+//! builds it pair by pair from documents: the engine feeds each pair of
 //! blocks (one document of A, one of B, measured back to back in random
 //! order) as it finishes and asks whether to go on; `show` feeds the
-//! stored documents again and gets the same value.
+//! stored documents again and gets the same value. The arithmetic is the
+//! statistics crate's ([`stackmeter_statistics::decide`]); here, which
+//! figures make the rows and what their verdicts are called.
 //!
 //! Each row (a step's figure of one size, as `compare` has them) keeps a
 //! confidence sequence of ln(B/A) over the pairs
@@ -17,7 +19,8 @@
 use crate::doc::{figures, Document};
 use crate::kind::TestKind;
 use serde::{Deserialize, Serialize};
-use stackmeter_statistics::sequential::{Call, ConfSeq, MIN_PAIRS};
+use stackmeter_statistics::decide::{Floor, Rows, Verdict};
+use stackmeter_statistics::sequential::MIN_PAIRS;
 use stackmeter_statistics::Direction;
 
 /// Above this lag-1 autocorrelation of a row's pairs, its error rate may
@@ -40,6 +43,12 @@ pub struct DecideSettings {
     pub budget: String,
     /// The seed of the A/B order of each pair.
     pub seed: u64,
+    /// No call before the pairs span this (a quarter of the budget), and
+    /// the rules that a call held over the run
+    /// ([`stackmeter_statistics::decide`]); absent in runs stored before
+    /// the rules, which are replayed without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<Floor>,
 }
 
 /// A row's outcome.
@@ -94,6 +103,27 @@ pub struct DecidedRow {
     pub decided_at: Option<usize>,
     /// Lag-1 autocorrelation of the row's pairs (bias-corrected).
     pub serial: f64,
+    /// A difference that held over some of the row's pairs only (a row not
+    /// decided faster or slower): not stationary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spell: Option<SpellNote>,
+}
+
+/// A spell of difference in a row's pairs: where it was, which way, how
+/// much.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SpellNote {
+    /// Its first and last pair (from 1).
+    pub pairs: (usize, usize),
+    /// The row's other pairs, which did not differ beyond the band.
+    pub not: (usize, usize),
+    /// Which way B went over it.
+    pub verdict: Decided,
+    /// exp(mean ln(B/A)) over it.
+    pub ratio: f64,
+    /// When it was, seconds from the start of the first pair (when the
+    /// documents say).
+    pub seconds: Option<(f64, f64)>,
 }
 
 /// One pair of blocks of one step: which went first, and each row's
@@ -108,6 +138,10 @@ pub struct PairRecord {
     pub first: String,
     /// (row index, ln(B/A)) for every row this pair fed.
     pub ratios: Vec<(usize, f64)>,
+    /// When the pair's later block started, milliseconds from the start of
+    /// the first pair (when the documents say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
 }
 
 /// A decided comparison of B against the baseline A.
@@ -136,18 +170,21 @@ pub struct Decision {
 /// What identifies a row: test, step, series, stat, row label.
 type RowKey = (TestKind, String, String, String, String);
 
-struct RowState {
+/// A row's identity and how its figure reads; its numbers are the
+/// statistics crate's ([`Rows`], same index).
+struct RowInfo {
     key: RowKey,
     unit: String,
     direction: Direction,
-    seq: ConfSeq,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    decided: Option<Reached>,
 }
 
-/// A row's decision: the pair it came at, the verdict, the interval.
-type Reached = (usize, Decided, Option<(f64, f64)>);
+/// A compared figure of one document.
+struct Compared {
+    key: RowKey,
+    unit: String,
+    direction: Direction,
+    value: f64,
+}
 
 /// Builds a [`Decision`] one pair at a time.
 pub struct Decider {
@@ -155,10 +192,11 @@ pub struct Decider {
     b: String,
     settings: DecideSettings,
     metric: String,
-    rows: Vec<RowState>,
-    /// Rows after the first pair: what alpha is split over.
-    split: usize,
+    info: Vec<RowInfo>,
+    rows: Rows,
     history: Vec<PairRecord>,
+    /// When the first pair's first block started, unix ms.
+    origin_ms: Option<u64>,
 }
 
 impl Decider {
@@ -168,21 +206,18 @@ impl Decider {
         Decider {
             a: a.into(),
             b: b.into(),
+            rows: Rows::new(settings.alpha, settings.tolerance, settings.floor),
             settings,
             metric: metric.into(),
-            rows: Vec::new(),
-            split: 0,
+            info: Vec::new(),
             history: Vec::new(),
+            origin_ms: None,
         }
-    }
-
-    fn band(&self) -> f64 {
-        (1.0 + self.settings.tolerance).ln()
     }
 
     /// Each row's alpha: the family's split evenly over the rows.
     pub fn row_alpha(&self) -> f64 {
-        self.settings.alpha / self.split.max(self.rows.len()).max(1) as f64
+        self.rows.row_alpha()
     }
 
     /// Feeds pair `pair` (from 1) of `step`: A's and B's documents and
@@ -193,76 +228,61 @@ impl Decider {
         if !(a.complete && b.complete) {
             return Vec::new();
         }
-        let fa = self.compared(a);
         let fb = self.compared(b);
+        let started = a.env.time_ms.zip(b.env.time_ms).map(|(x, y)| (x.min(y), x.max(y)));
+        if self.origin_ms.is_none() {
+            self.origin_ms = started.map(|s| s.0);
+        }
+        let at_ms = started.zip(self.origin_ms).map(|(s, o)| s.1.saturating_sub(o));
         let mut record = PairRecord {
             pair,
             step: step.into(),
             first: if a_first { "A" } else { "B" }.into(),
             ratios: Vec::new(),
+            at_ms,
         };
-        for (key, unit, direction, va) in fa {
-            let Some((.., vb)) = fb.iter().find(|f| f.0 == key) else {
+        for fa in self.compared(a) {
+            let Some(vb) = fb.iter().find(|f| f.key == fa.key).map(|f| f.value) else {
                 continue;
             };
-            let x = (vb / va).ln();
-            if !x.is_finite() {
+            if !(vb / fa.value).ln().is_finite() {
                 continue;
             }
-            let key = (key.0, step.to_string(), key.2, key.3, key.4);
-            let i = match self.rows.iter().position(|r| r.key == key) {
+            let key = (fa.key.0, step.to_string(), fa.key.2, fa.key.3, fa.key.4);
+            let i = match self.info.iter().position(|r| r.key == key) {
                 Some(i) => i,
                 None => {
-                    self.rows.push(RowState {
+                    self.info.push(RowInfo {
                         key,
-                        unit,
-                        direction,
-                        seq: ConfSeq::new(),
-                        a: Vec::new(),
-                        b: Vec::new(),
-                        decided: None,
+                        unit: fa.unit,
+                        direction: fa.direction,
                     });
-                    self.rows.len() - 1
+                    self.rows.add(fa.direction)
                 }
             };
-            let r = &mut self.rows[i];
-            if r.decided.is_some() {
-                continue;
+            if let Some(x) = self.rows.observe(i, fa.value, vb) {
+                record.ratios.push((i, x));
             }
-            r.seq.push(x);
-            r.a.push(va);
-            r.b.push(*vb);
-            record.ratios.push((i, x));
         }
         if pair == 1 {
-            self.split = self.rows.len();
+            self.rows.fix_split();
         }
-        let (alpha, band) = (self.row_alpha(), self.band());
-        let mut decided = Vec::new();
-        for &(i, _) in &record.ratios {
-            let r = &mut self.rows[i];
-            let call = r.seq.call(alpha, band);
-            let verdict = match (call, r.direction) {
-                (Call::Open, _) => continue,
-                (Call::Within, _) => Decided::Equivalent,
-                (Call::Lower, Direction::LowerIsBetter) | (Call::Higher, Direction::HigherIsBetter) => Decided::Faster,
-                (Call::Lower, Direction::HigherIsBetter) | (Call::Higher, Direction::LowerIsBetter) => Decided::Slower,
-            };
-            r.decided = Some((pair, verdict, r.seq.interval(alpha)));
-            decided.push(i);
-        }
+        let fed: Vec<usize> = record.ratios.iter().map(|&(i, _)| i).collect();
+        let decided = self.rows.settle(pair, at_ms, &fed);
         self.history.push(record);
         decided
     }
 
-    /// The compared figures of a document: (key, unit, which way is better, value).
-    fn compared(&self, d: &Document) -> Vec<(RowKey, String, Direction, f64)> {
+    /// The compared figures of a document.
+    fn compared(&self, d: &Document) -> Vec<Compared> {
         figures(d)
             .into_iter()
             .filter(|f| f.compared && (f.stat == self.metric || f.stat == "value"))
-            .map(|f| {
-                let key = (d.body.kind(), String::new(), f.series, f.stat, f.row_label);
-                (key, f.unit, f.direction, f.value)
+            .map(|f| Compared {
+                key: (d.body.kind(), String::new(), f.series, f.stat, f.row_label),
+                unit: f.unit,
+                direction: f.direction,
+                value: f.value,
             })
             .collect()
     }
@@ -270,26 +290,28 @@ impl Decider {
     /// Whether every row of `step` seen so far is decided (a step with no
     /// row yet is not).
     pub fn step_done(&self, step: &str) -> bool {
-        let mut rows = self.rows.iter().filter(|r| r.key.1 == step).peekable();
-        rows.peek().is_some() && rows.all(|r| r.decided.is_some())
+        let mut rows = (0..self.info.len()).filter(|&i| self.info[i].key.1 == step).peekable();
+        rows.peek().is_some() && rows.all(|i| self.rows.is_decided(i))
     }
 
     /// Whether every row is decided.
     pub fn all_done(&self) -> bool {
-        !self.rows.is_empty() && self.rows.iter().all(|r| r.decided.is_some())
+        !self.rows.is_empty() && (0..self.rows.len()).all(|i| self.rows.is_decided(i))
     }
 
     /// Row `i` as it stands (decided, or its interval now).
     pub fn row(&self, i: usize) -> DecidedRow {
-        let r = &self.rows[i];
-        let (verdict, decided_at, interval) = match r.decided {
-            Some((at, v, iv)) => (v, Some(at), iv),
-            None => (Decided::Inconclusive, None, r.seq.interval(self.row_alpha())),
+        let r = &self.info[i];
+        let s = self.rows.state(i);
+        let verdict = match s.reached.map(|d| d.verdict) {
+            None => Decided::Inconclusive,
+            Some(Verdict::Within) => Decided::Equivalent,
+            Some(Verdict::Better) => Decided::Faster,
+            Some(Verdict::Worse) => Decided::Slower,
         };
-        let ratio = r.seq.mean().exp();
         let percent = match r.direction {
-            Direction::LowerIsBetter => (1.0 - ratio) * 100.0,
-            Direction::HigherIsBetter => (ratio - 1.0) * 100.0,
+            Direction::LowerIsBetter => (1.0 - s.ratio) * 100.0,
+            Direction::HigherIsBetter => (s.ratio - 1.0) * 100.0,
         };
         DecidedRow {
             test: r.key.0,
@@ -299,16 +321,42 @@ impl Decider {
             label: r.key.4.clone(),
             unit: r.unit.clone(),
             direction: r.direction,
-            pairs: r.seq.len(),
-            median_a: stackmeter_statistics::median(&r.a).unwrap_or(f64::NAN),
-            median_b: stackmeter_statistics::median(&r.b).unwrap_or(f64::NAN),
-            ratio,
-            interval: interval.map(|(lo, hi)| (lo.exp(), hi.exp())),
+            pairs: s.pairs,
+            median_a: s.median_a,
+            median_b: s.median_b,
+            ratio: s.ratio,
+            interval: s.interval,
             percent,
             verdict,
-            decided_at,
-            serial: r.seq.serial(),
+            decided_at: s.reached.map(|d| d.pair),
+            serial: s.serial,
+            spell: s.spell.map(|sp| SpellNote {
+                pairs: sp.pairs,
+                not: sp.not,
+                verdict: match sp.verdict {
+                    Verdict::Better => Decided::Faster,
+                    Verdict::Worse => Decided::Slower,
+                    Verdict::Within => Decided::Equivalent,
+                },
+                ratio: sp.ratio,
+                seconds: self.seconds(i, sp.pairs),
+            }),
         }
+    }
+
+    /// When row `i`'s pairs `from..=to` (counted in the row's own pairs)
+    /// were measured, seconds from the first pair's start, when the
+    /// documents say.
+    fn seconds(&self, i: usize, (from, to): (usize, usize)) -> Option<(f64, f64)> {
+        let at: Vec<Option<u64>> = self
+            .history
+            .iter()
+            .filter(|p| p.ratios.iter().any(|&(r, _)| r == i))
+            .map(|p| p.at_ms)
+            .collect();
+        let start = at.get(from.checked_sub(1)?).copied().flatten()?;
+        let end = at.get(to.checked_sub(1)?).copied().flatten()?;
+        Some((start as f64 / 1000.0, end as f64 / 1000.0))
     }
 
     /// Rows so far.
@@ -326,7 +374,20 @@ impl Decider {
     pub fn finish(self, stop: &str) -> Decision {
         let rows: Vec<DecidedRow> = (0..self.rows.len()).map(|i| self.row(i)).collect();
         let pairs = self.history.iter().map(|p| p.pair).max().unwrap_or(0);
-        let k = self.split.max(self.rows.len()).max(1);
+        let k = self.rows.family();
+        let hold = match self.settings.floor {
+            None => String::new(),
+            Some(f) => format!(
+                "; and only when the difference held over the run: its pairs span {}, number at least \
+                 {MIN_PAIRS} times their autocorrelation time (and {}), and each half of them, alone, lies \
+                 on the side of the band the call is on",
+                match f {
+                    Floor::Millis(ms) => format!("{} s (a quarter of the budget)", ms as f64 / 1000.0),
+                    Floor::Pairs(n) => format!("{n} pairs (a quarter of the budget)"),
+                },
+                2 * MIN_PAIRS
+            ),
+        };
         Decision {
             a: self.a,
             b: self.b,
@@ -334,7 +395,7 @@ impl Decider {
                 "pairs of blocks (one of A, one of B, order random per pair, seed {}); per row a confidence \
                  sequence of ln(B/A) valid at every look (normal mixture, Howard et al. 2021, variance \
                  estimated: asymptotic, Waudby-Smith et al. 2024), no call before {MIN_PAIRS} pairs; \
-                 decided when it lies wholly outside +/-{}% (faster or slower) or wholly inside (equivalent)",
+                 decided when it lies wholly outside +/-{}% (faster or slower) or wholly inside (equivalent){hold}",
                 self.settings.seed,
                 (self.settings.tolerance * 1000.0).round() / 10.0
             ),

@@ -89,9 +89,28 @@ pub struct Env {
     pub cpus: usize,
     /// The command line, one argument per element.
     pub command: Vec<String>,
+    /// When the test started, unix milliseconds (`time` to the second is
+    /// for people; this orders and spaces the blocks of a decided suite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
 }
 
 impl Document {
+    /// Every warning the document's figures call for, in row order.
+    pub fn derive_warnings(&self) -> Vec<String> {
+        self.body.warnings(&crate::warnings::RunContext {
+            pinned: self.pinned(),
+            plain: self.target.kind != crate::TargetKind::Stackmeter,
+        })
+    }
+
+    /// True when the measuring thread was pinned and so was the responder
+    /// (as far as stackmeter knows: an external responder's placement is
+    /// its own).
+    fn pinned(&self) -> bool {
+        self.placement.client_cpu.is_some() && (self.placement.responder_cpu.is_some() || !self.target.embedded)
+    }
+
     /// The first line of every test's text: test, target, placement.
     pub fn first_line(&self) -> String {
         let target = if self.target.embedded {

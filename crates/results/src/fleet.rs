@@ -17,8 +17,8 @@ use crate::doc::{figures, Document};
 use crate::figures::Figure;
 use crate::TestKind;
 use serde::Serialize;
-use stackmeter_statistics::fdr::{adjust, Correction};
-use stackmeter_statistics::twoway::{col_p, median_polish, row_p};
+use stackmeter_statistics::fdr::Correction;
+use stackmeter_statistics::twoway;
 use stackmeter_statistics::{compare, median, Direction, RowStats, Verdict, ALPHA};
 
 /// One stored test of a fleet run.
@@ -187,7 +187,7 @@ pub struct NodeEffect {
 
 /// Node effects of one matrix: `cells` (client, target, value on a log
 /// scale where larger is worse) fitted by median polish; one candidate
-/// per node and role, with its p-value.
+/// per node and role, with its p-value ([`twoway::effects`]).
 fn node_effects(figure: &str, nodes: &[String], cells: &[(String, String, f64)]) -> Vec<NodeEffect> {
     let clients: Vec<&String> = nodes.iter().filter(|n| cells.iter().any(|c| &c.0 == *n)).collect();
     let targets: Vec<&String> = nodes.iter().filter(|n| cells.iter().any(|c| &c.1 == *n)).collect();
@@ -200,84 +200,54 @@ fn node_effects(figure: &str, nodes: &[String], cells: &[(String, String, f64)])
                 .collect()
         })
         .collect();
-    if clients.len() < 3 || targets.len() < 3 {
-        return Vec::new();
-    }
-    let fit = median_polish(&grid);
-    let count = |role: Role, k: usize| match role {
-        Role::Client => grid[k].iter().flatten().count(),
-        Role::Target => grid.iter().filter(|r| r[k].is_some()).count(),
-    };
-    let mut out = Vec::new();
-    for (role, names, effects) in [(Role::Client, &clients, &fit.rows), (Role::Target, &targets, &fit.cols)] {
-        for (k, name) in names.iter().enumerate() {
-            let p = match role {
-                Role::Client => row_p(&grid, &fit, k),
-                Role::Target => col_p(&grid, &fit, k),
+    twoway::effects(&grid)
+        .into_iter()
+        .map(|e| {
+            let (role, name) = match e.side {
+                twoway::Side::Row => (Role::Client, clients[e.index]),
+                twoway::Side::Col => (Role::Target, targets[e.index]),
             };
-            let Some(p) = p else { continue };
-            out.push(NodeEffect {
-                node: (*name).clone(),
+            NodeEffect {
+                node: name.clone(),
                 role,
                 figure: figure.to_string(),
-                factor: effects[k].exp(),
-                pairs: count(role, k),
-                p_value: p,
+                factor: e.factor,
+                pairs: e.cells,
+                p_value: e.p_value,
                 q_value: f64::NAN,
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
-/// How far a node's effect must stand from the other nodes' (same figure
-/// and role) to be an outlier: Iglewicz and Hoaglin's modified z-score,
-/// 0.6745 (x - median) / MAD, whose usual cut is 3.5.
-pub const OUTLIER_Z: f64 = 3.5;
-
-/// Of every candidate, those whose adjusted p-value is below [`ALPHA`],
-/// whose pairs are worse by at least `factor`, and whose effect stands out
-/// among the nodes' ([`OUTLIER_Z`]), worst first. The last rule keeps a
-/// node that load made a little slower, as it made others, from being
-/// named beside the one that is broken: a fault is an outlier among the
-/// nodes, not only a significant effect.
-fn significant(mut all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
-    let q = adjust(&all.iter().map(|e| e.p_value).collect::<Vec<_>>());
-    for (e, q) in all.iter_mut().zip(q) {
-        e.q_value = q;
-    }
-    let z: Vec<f64> = all
+/// Of every candidate, those that stand out ([`twoway::standing_out`]:
+/// adjusted p-value below [`ALPHA`], pairs worse by at least `factor`,
+/// an outlier among the nodes of the same figure and role), worst first:
+/// a fault is an outlier among the nodes, not only a significant effect.
+fn significant(all: Vec<NodeEffect>, factor: f64) -> Vec<NodeEffect> {
+    let mut groups: Vec<(&str, Role)> = Vec::new();
+    let candidates: Vec<twoway::Candidate> = all
         .iter()
         .map(|e| {
-            let peers: Vec<f64> = all
-                .iter()
-                .filter(|o| o.figure == e.figure && o.role == e.role)
-                .map(|o| o.factor.ln())
-                .collect();
-            outlier_z(e.factor.ln(), &peers)
+            let g = (e.figure.as_str(), e.role);
+            let group = groups.iter().position(|x| *x == g).unwrap_or_else(|| {
+                groups.push(g);
+                groups.len() - 1
+            });
+            twoway::Candidate {
+                group,
+                factor: e.factor,
+                p_value: e.p_value,
+            }
         })
         .collect();
-    let mut out: Vec<NodeEffect> = all
+    twoway::standing_out(&candidates, ALPHA, factor)
         .into_iter()
-        .zip(z)
-        .filter(|(e, z)| e.q_value < ALPHA && e.factor >= factor && *z >= OUTLIER_Z)
-        .map(|(e, _)| e)
-        .collect();
-    out.sort_by(|a, b| b.factor.total_cmp(&a.factor));
-    out
-}
-
-/// The modified z-score of `x` among `all` (which holds it): infinite
-/// when the others agree exactly and `x` is above them.
-fn outlier_z(x: f64, all: &[f64]) -> f64 {
-    let Some((mad, med)) = stackmeter_statistics::mad(all) else {
-        return 0.0;
-    };
-    match mad > 0.0 {
-        true => 0.6745 * (x - med) / mad,
-        false if x > med => f64::INFINITY,
-        false => 0.0,
-    }
+        .map(|(i, q)| NodeEffect {
+            q_value: q,
+            ..all[i].clone()
+        })
+        .collect()
 }
 
 /// A value on the log scale where larger is worse.
@@ -342,8 +312,17 @@ fn badness(value: f64, median: f64, direction: Direction, unit: &str) -> f64 {
 /// Per figure key, per pair: (unit, which way is better, values by repetition).
 type Collected = Vec<(FigureKey, String, Direction, Vec<((String, String), Vec<f64>)>)>;
 
-fn collect(tests: &[PairTest]) -> Collected {
+/// Every chosen figure of `tests`, per pair, in test order. With
+/// `by_round`, each value is taken relative to its round: divided by the
+/// median over the pairs of the same figure and repetition (a round of
+/// every pair: `fleet run --order rounds`), times the median of those
+/// medians, so load that lands on a whole round moves no pair; a round of
+/// fewer than three pairs, or a figure with a value of 0 or less, is left
+/// as measured.
+fn collect(tests: &[PairTest], by_round: bool) -> Collected {
     let mut out: Collected = Vec::new();
+    // Where each value went (figure, pair, index) and its round.
+    let mut placed: Vec<(usize, usize, usize, usize)> = Vec::new();
     for t in tests {
         let figs = figures(&t.doc);
         for f in chosen(&figs) {
@@ -363,9 +342,43 @@ fn collect(tests: &[PairTest]) -> Collected {
             };
             let pair = (t.client.clone(), t.target.clone());
             let cells = &mut out[i].3;
-            match cells.iter_mut().find(|c| c.0 == pair) {
-                Some(c) => c.1.push(f.value),
-                None => cells.push((pair, vec![f.value])),
+            let c = match cells.iter().position(|c| c.0 == pair) {
+                Some(c) => c,
+                None => {
+                    cells.push((pair, Vec::new()));
+                    cells.len() - 1
+                }
+            };
+            cells[c].1.push(f.value);
+            placed.push((i, c, cells[c].1.len() - 1, t.repetition));
+        }
+    }
+    if by_round {
+        for (i, entry) in out.iter_mut().enumerate() {
+            let mine: Vec<&(usize, usize, usize, usize)> = placed.iter().filter(|p| p.0 == i).collect();
+            if mine.iter().any(|&&(_, c, k, _)| entry.3[c].1[k] <= 0.0) {
+                continue;
+            }
+            let mut rounds: Vec<usize> = mine.iter().map(|p| p.3).collect();
+            rounds.sort_unstable();
+            rounds.dedup();
+            let level = |r: usize| -> Option<f64> {
+                let logs: Vec<f64> = mine
+                    .iter()
+                    .filter(|p| p.3 == r)
+                    .map(|&&(_, c, k, _)| entry.3[c].1[k].ln())
+                    .collect();
+                (logs.len() >= 3).then(|| median(&logs)).flatten()
+            };
+            let levels: Vec<(usize, f64)> = rounds.iter().filter_map(|&r| level(r).map(|l| (r, l))).collect();
+            let Some(overall) = median(&levels.iter().map(|l| l.1).collect::<Vec<_>>()) else {
+                continue;
+            };
+            for &&(_, c, k, r) in &mine {
+                if let Some(&(_, l)) = levels.iter().find(|l| l.0 == r) {
+                    let v = &mut entry.3[c].1[k];
+                    *v = (v.ln() - l + overall).exp();
+                }
             }
         }
     }
@@ -385,7 +398,7 @@ impl FleetReport {
         }
         nodes.sort_by_key(|n| natural(n));
         let mut matrices = Vec::new();
-        for (key, unit, direction, cells) in collect(tests) {
+        for (key, unit, direction, cells) in collect(tests, false) {
             let medians: Vec<f64> = cells.iter().map(|(_, v)| median(v).unwrap_or(f64::NAN)).collect();
             let m = median(&medians).unwrap_or(f64::NAN);
             matrices.push(Matrix {
@@ -516,8 +529,9 @@ pub struct FleetComparison {
 impl FleetComparison {
     /// Every pair and figure of `b` against `a`.
     pub fn build(a: &str, a_tests: &[PairTest], b: &str, b_tests: &[PairTest], tolerance_pct: f64) -> FleetComparison {
-        let ca = collect(a_tests);
-        let cb = collect(b_tests);
+        // Each round a block: a pair against the other pairs of its round.
+        let ca = collect(a_tests, true);
+        let cb = collect(b_tests, true);
         let mut changes = Vec::new();
         let mut too_few = 0;
         for (key, unit, dir, cells) in &ca {
@@ -576,7 +590,7 @@ impl FleetComparison {
         // alone, whatever the number of pairs.
         if let Some(c) = correction.as_mut() {
             c.method = format!(
-                "moderated t (variance pooled across each figure's pairs, Smyth 2004), then {}",
+                "each repetition a block (a pair's values relative to the median pair of the same round), moderated t (variance pooled across each figure's pairs, Smyth 2004), then {}",
                 c.method
             );
             c.alone_cannot_pass = false;

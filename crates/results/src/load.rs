@@ -2,8 +2,8 @@
 //! checked (the proxy load). Its parameters, runs, summary and view.
 
 use crate::figures::Figures;
+use crate::label::format_size;
 use crate::latency::LatencyUs;
-use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 use stackmeter_recorder::MeanCi;
 

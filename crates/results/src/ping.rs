@@ -3,9 +3,9 @@
 //! parameters, row and view.
 
 use crate::figures::Figures;
+use crate::label::format_size;
 use crate::latency::{LatencyUs, Levels};
 use crate::split::{SplitUs, StampParams, Timestamps};
-use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 
 /// ping parameters.

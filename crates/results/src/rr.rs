@@ -3,9 +3,9 @@
 //! schedule. Its parameters, rows and view.
 
 use crate::figures::Figures;
+use crate::label::format_size;
 use crate::latency::{LatencyUs, Levels};
 use crate::split::{SplitUs, StampParams, Timestamps};
-use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 
 /// One request/response size pair.

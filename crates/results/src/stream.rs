@@ -10,7 +10,7 @@
 //! difference (bytes in flight at the end of the window) is visible.
 
 use crate::figures::Figures;
-use crate::units::format_size;
+use crate::label::format_size;
 use serde::{Deserialize, Serialize};
 
 /// Which way the payload flows.

@@ -22,6 +22,88 @@ pub struct SuiteTarget {
     /// default when the suite has no variants.
     #[serde(default, skip_serializing_if = "crate::KnobRequest::is_default")]
     pub knobs: crate::KnobRequest,
+    /// A target on this host that the suite did not start: the process
+    /// listening on its address, and where it may run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<TargetProcess>,
+}
+
+/// The process behind a local target, as /proc showed it when the suite
+/// began.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TargetProcess {
+    /// Its process id.
+    pub pid: u32,
+    /// Its command name.
+    pub command: String,
+    /// The CPUs its threads may run on.
+    pub cpus: Vec<usize>,
+    /// The CPUs its threads ran on last.
+    pub last_cpus: Vec<usize>,
+}
+
+impl TargetProcess {
+    /// "pid 4242 stackmeter, CPUs 0-1".
+    pub fn describe(&self) -> String {
+        format!("pid {} {}, CPUs {}", self.pid, self.command, cpu_list(&self.cpus))
+    }
+}
+
+/// CPUs as the kernel lists them: `0-3,6`.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(match j > i {
+            true => format!("{}-{}", cpus[i], cpus[j]),
+            false => cpus[i].to_string(),
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+/// The warning a suite's local targets call for: two targets' processes
+/// that may run on one CPU, or one that may run where the client does
+/// (`client`: the CPUs the measuring thread may run on, of `online`). A
+/// difference between them may then be where the scheduler put them.
+pub fn shared_cpu_warning(targets: &[SuiteTarget], client: &[usize], online: usize) -> Option<String> {
+    let local: Vec<(&SuiteTarget, &TargetProcess)> = targets
+        .iter()
+        .filter_map(|t| t.process.as_ref().map(|p| (t, p)))
+        .collect();
+    let mut shared = Vec::new();
+    for (i, (a, pa)) in local.iter().enumerate() {
+        for (b, pb) in &local[i + 1..] {
+            if pa.pid != pb.pid && pa.cpus.iter().any(|c| pb.cpus.contains(c)) {
+                shared.push(format!("{} and {} may share a CPU", a.label, b.label));
+            }
+        }
+        let both: Vec<usize> = pa.cpus.iter().copied().filter(|c| client.contains(c)).collect();
+        match (both.is_empty(), client.len() >= online) {
+            (true, _) => {}
+            (false, true) => shared.push(format!(
+                "{} may run where the client does (the client is not pinned)",
+                a.label
+            )),
+            (false, false) => shared.push(format!(
+                "{} may run on the client's CPUs ({})",
+                a.label,
+                cpu_list(&both)
+            )),
+        }
+    }
+    if shared.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "placement: {}: a difference may be where the scheduler put them, not the stacks; pin each responder to a CPU of its own (taskset -c, serve --affinity) and the client to another (--affinity), or give no --target and let the suite start and pin its own",
+        shared.join("; ")
+    ))
 }
 
 /// What a suite ran: stored with its run, read back by `show`.

@@ -3,7 +3,7 @@
 //! at 0% loss"). Its parameters, answer, trials and view.
 
 use crate::figures::Figures;
-use crate::units::format_size;
+use crate::label::format_size;
 use serde::{Deserialize, Serialize};
 
 /// udp-max parameters.

@@ -2,7 +2,6 @@
 //! trusting its figures. Computed once, stored in `Document::warnings`, so
 //! the text and the JSON say the same.
 
-use crate::doc::Document;
 use crate::latency::Levels;
 
 /// What of a run bears on how its figures read: whether both sides were
@@ -15,14 +14,6 @@ pub struct RunContext {
     pub pinned: bool,
     /// The target was a plain server (echo, raw, discard, iperf 2).
     pub plain: bool,
-}
-
-/// Every warning `doc`'s figures call for, in row order.
-pub fn derive(doc: &Document) -> Vec<String> {
-    doc.body.warnings(&RunContext {
-        pinned: pinned(doc),
-        plain: doc.target.kind != crate::TargetKind::Stackmeter,
-    })
 }
 
 /// The delayed-ACK timer's steps: Linux acknowledges a lone segment after
@@ -84,12 +75,6 @@ pub(crate) fn split_warning(
     None
 }
 
-/// True when the measuring thread was pinned and so was the responder (as
-/// far as stackmeter knows: an external responder's placement is its own).
-fn pinned(doc: &Document) -> bool {
-    doc.placement.client_cpu.is_some() && (doc.placement.responder_cpu.is_some() || !doc.target.embedded)
-}
-
 #[cfg(test)]
 mod tests {
     use crate::*;
@@ -137,8 +122,8 @@ mod tests {
 
     #[test]
     fn lag_beyond_the_interval_is_a_warning() {
-        assert!(super::derive(&ping_doc(50.0, None, None)).is_empty());
-        let w = super::derive(&ping_doc(150.0, None, None));
+        assert!(ping_doc(50.0, None, None).derive_warnings().is_empty());
+        let w = ping_doc(150.0, None, None).derive_warnings();
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("fell behind") && w[0].contains("150 us"), "{w:?}");
     }
@@ -150,9 +135,9 @@ mod tests {
             high_us: 6.5,
             low_share: 0.6,
         });
-        let unpinned = super::derive(&ping_doc(0.0, l, None));
+        let unpinned = ping_doc(0.0, l, None).derive_warnings();
         assert!(unpinned[0].contains("may have shared a CPU"), "{unpinned:?}");
-        let pinned = super::derive(&ping_doc(0.0, l, Some(1)));
+        let pinned = ping_doc(0.0, l, Some(1)).derive_warnings();
         assert!(pinned[0].contains("both sides were pinned"), "{pinned:?}");
         // A step of the delayed-ACK timer is Nagle's, however placed: the
         // 1 MiB echo through socat, 3.1 ms and 45.5 ms.
@@ -162,7 +147,7 @@ mod tests {
             low_share: 0.51,
         });
         for cpu in [None, Some(1)] {
-            let w = super::derive(&ping_doc(0.0, nagle, cpu));
+            let w = ping_doc(0.0, nagle, cpu).derive_warnings();
             assert!(w[0].contains("delayed-ACK") && !w[0].contains("CPU"), "{w:?}");
         }
     }

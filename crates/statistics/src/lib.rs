@@ -20,8 +20,10 @@
 //!
 //! A comparison that runs until it knows uses [`sequential`]: a confidence
 //! sequence of the paired log-ratios that stays valid however often it is
-//! looked at, and its call against a tolerance band.
+//! looked at, and its call against a tolerance band; [`decide`] runs
+//! many such rows together, each stopping on its own.
 
+pub mod decide;
 pub mod dist;
 pub mod fdr;
 mod median;

@@ -108,6 +108,113 @@ pub fn col_p(cells: &[Vec<Option<f64>>], fit: &Polish, col: usize) -> Option<f64
     mann_whitney_u(&mine, &rest)
 }
 
+/// Which margin of the matrix an effect belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A row (a node as a client).
+    Row,
+    /// A column (a node as a target).
+    Col,
+}
+
+/// One row's or column's effect, fitted and tested.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Effect {
+    /// Row or column.
+    pub side: Side,
+    /// Its index on that side.
+    pub index: usize,
+    /// exp(effect): how many times worse its cells are than the others',
+    /// the other side's effects removed (cells on a log scale).
+    pub factor: f64,
+    /// Its cells.
+    pub cells: usize,
+    /// Mann-Whitney p-value of its cells against every other cell.
+    pub p_value: f64,
+}
+
+/// Every row's and column's effect in `cells` (a log scale where larger
+/// is worse), with its p-value ([`row_p`], [`col_p`]); none when the
+/// matrix has fewer than three rows or three columns.
+pub fn effects(cells: &[Vec<Option<f64>>]) -> Vec<Effect> {
+    let cols = cells.first().map_or(0, Vec::len);
+    if cells.len() < 3 || cols < 3 {
+        return Vec::new();
+    }
+    let fit = median_polish(cells);
+    let mut out = Vec::new();
+    for (side, effects) in [(Side::Row, &fit.rows), (Side::Col, &fit.cols)] {
+        for (k, e) in effects.iter().enumerate() {
+            let (p, n) = match side {
+                Side::Row => (row_p(cells, &fit, k), cells[k].iter().flatten().count()),
+                Side::Col => (col_p(cells, &fit, k), cells.iter().filter(|r| r[k].is_some()).count()),
+            };
+            let Some(p) = p else { continue };
+            out.push(Effect {
+                side,
+                index: k,
+                factor: e.exp(),
+                cells: n,
+                p_value: p,
+            });
+        }
+    }
+    out
+}
+
+/// How far an effect must stand from the others of its group to be an
+/// outlier: Iglewicz and Hoaglin's modified z-score, 0.6745 (x - median)
+/// / MAD, whose usual cut is 3.5.
+pub const OUTLIER_Z: f64 = 3.5;
+
+/// One candidate for [`standing_out`]: its group (the effects it is
+/// weighed against: same figure and side), its factor and p-value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// Its group.
+    pub group: usize,
+    /// How many times worse.
+    pub factor: f64,
+    /// Its p-value.
+    pub p_value: f64,
+}
+
+/// Of `all`, those whose p-value adjusted across all of them
+/// (Benjamini-Hochberg) is below `alpha`, whose factor is at least
+/// `factor`, and whose effect stands out among its group's
+/// ([`OUTLIER_Z`]): as (index into `all`, adjusted p-value), worst first.
+/// The last rule keeps an effect that load gave many nodes a little of
+/// from being named beside the one that is broken.
+pub fn standing_out(all: &[Candidate], alpha: f64, factor: f64) -> Vec<(usize, f64)> {
+    let q = crate::fdr::adjust(&all.iter().map(|c| c.p_value).collect::<Vec<_>>());
+    let mut out: Vec<(usize, f64)> = (0..all.len())
+        .filter(|&i| {
+            let peers: Vec<f64> = all
+                .iter()
+                .filter(|o| o.group == all[i].group)
+                .map(|o| o.factor.ln())
+                .collect();
+            q[i] < alpha && all[i].factor >= factor && outlier_z(all[i].factor.ln(), &peers) >= OUTLIER_Z
+        })
+        .map(|i| (i, q[i]))
+        .collect();
+    out.sort_by(|a, b| all[b.0].factor.total_cmp(&all[a.0].factor));
+    out
+}
+
+/// The modified z-score of `x` among `all` (which holds it): infinite
+/// when the others agree exactly and `x` is above them.
+fn outlier_z(x: f64, all: &[f64]) -> f64 {
+    let Some((mad, med)) = crate::mad(all) else {
+        return 0.0;
+    };
+    match mad > 0.0 {
+        true => 0.6745 * (x - med) / mad,
+        false if x > med => f64::INFINITY,
+        false => 0.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

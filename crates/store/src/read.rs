@@ -117,6 +117,20 @@ impl Store {
             .transpose()
     }
 
+    /// How many tests of repetition `repetition` the runs of kind `kind`
+    /// named `plan` hold together (every client's part of one fleet run):
+    /// what a fleet client waits on between rounds. Reads no document.
+    pub fn count_repetition(&self, kind: &str, plan: &str, repetition: usize) -> Result<usize> {
+        let row = self.conn.query_opt(
+            "SELECT COUNT(*) FROM tests t JOIN runs r ON r.id = t.run_id WHERE r.kind = ?1 AND r.plan = ?2 AND t.repetition = ?3",
+            params![kind, plan, repetition as i64],
+        )?;
+        Ok(match row {
+            Some(r) => r.int(0)? as usize,
+            None => 0,
+        })
+    }
+
     /// Whether a label exists.
     pub fn has_label(&self, label: &str) -> Result<bool> {
         Ok(self

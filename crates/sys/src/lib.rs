@@ -28,6 +28,7 @@ pub mod batch;
 pub mod epoll;
 pub mod interrupt;
 pub mod knobs;
+pub mod listener;
 pub mod tstamp;
 mod wallclock;
 

@@ -15,7 +15,7 @@
 /// | 8 | 8 | sequence number, big-endian |
 /// | 16 | 8 | send stamp: ns since the test's start, big-endian |
 /// | 24 | .. | payload pattern of the sequence number (docs/protocol.md 4.2) |
-pub const ECHO_HEADER_LEN: usize = 24;
+pub const ECHO_HEADER_LEN: usize = stackmeter_proto::limits::PLAIN_ECHO_HEADER_LEN;
 const ECHO_MAGIC: [u8; 4] = *b"SMTE";
 
 /// The client's framing of ping datagrams to a plain echo server: what

@@ -37,7 +37,7 @@ pub(super) fn run(
         if decider.all_done() {
             break "every row decided".to_string();
         }
-        if budget.spent(pair, started) {
+        if super::shared::spent(&budget, pair, started) {
             break format!("budget of {} spent", d.budget);
         }
         pair += 1;

@@ -10,9 +10,7 @@ mod decide;
 mod fixed;
 mod shared;
 
-pub use shared::{
-    begin_run, stored_outcome, targets, with_variants, Budget, Member, SuiteConfig, SuiteEvent, SuiteRun,
-};
+pub use shared::{begin_run, targets, with_variants, Budget, Member, SuiteConfig, SuiteEvent, SuiteRun};
 
 use stackmeter_store::{RunKey, Writer};
 

@@ -6,14 +6,14 @@
 
 use crate::error::Error;
 use crate::execute::Event;
-use crate::plan::Plan;
 use crate::record::Recording;
+use stackmeter_client::auth::Key;
 use stackmeter_client::ClientError;
-use stackmeter_proto::auth::Key;
 use stackmeter_results::{
     DecideSettings, Document, Finished, Placement, SuiteOutcome, SuiteSettings, SuiteTarget, Target,
 };
-use stackmeter_store::{NewTest, Run, RunKey, StoredRun, StoredTest, Writer};
+use stackmeter_spec::plan::Plan;
+use stackmeter_store::{NewTest, Run, RunKey, Writer};
 use std::net::SocketAddr;
 
 /// A target of a suite.
@@ -34,6 +34,7 @@ impl Member {
                 name: name.into(),
                 address: addr.to_string(),
                 knobs: Default::default(),
+                process: None,
             },
             addr,
         }
@@ -103,44 +104,13 @@ pub enum SuiteEvent<'a> {
     Decided(String),
 }
 
-/// How long a decided run may measure.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Budget {
-    /// Wall time (checked between pairs).
-    Time(std::time::Duration),
-    /// Pairs of blocks.
-    Pairs(usize),
-}
+pub use stackmeter_spec::time::Budget;
 
-impl Budget {
-    /// `--budget`: a number of pairs (`200`, `200pairs`), or a length of
-    /// time with its units (`60s`, `2m`, `1h30m`, `500ms`: the one time
-    /// parser of every flag, [`crate::time`]); above zero.
-    pub fn parse(s: &str) -> Result<Budget, Error> {
-        let bad = |why: &str| Error::flag(format!("--budget '{s}': {why}"));
-        let t = s.trim();
-        let pairs = t.strip_suffix("pairs").unwrap_or(t).trim();
-        if let Ok(n) = pairs.parse::<usize>() {
-            return match n {
-                0 => Err(bad("must be above zero")),
-                n => Ok(Budget::Pairs(n)),
-            };
-        }
-        // A bare number is pairs (above); anything else must have units.
-        match humantime::parse_duration(t) {
-            Ok(d) if d.is_zero() => Err(bad("must be above zero")),
-            Ok(d) => Ok(Budget::Time(d)),
-            Err(_) => Err(bad(
-                "expected a time with its units (60s, 2m, 1h30m, 500ms) or a whole number of pairs (200)",
-            )),
-        }
-    }
-
-    pub(super) fn spent(&self, pairs: usize, since: std::time::Instant) -> bool {
-        match *self {
-            Budget::Time(d) => since.elapsed() >= d,
-            Budget::Pairs(n) => pairs >= n,
-        }
+/// Whether `budget` is spent after `pairs` pairs, started at `since`.
+pub(super) fn spent(budget: &Budget, pairs: usize, since: std::time::Instant) -> bool {
+    match *budget {
+        Budget::Time(d) => since.elapsed() >= d,
+        Budget::Pairs(n) => pairs >= n,
     }
 }
 
@@ -288,22 +258,6 @@ pub fn begin_run(rec: &mut Recording, cfg: &SuiteConfig, env: &stackmeter_result
     Ok(rec.writer.begin_run(&run)?)
 }
 
-/// The outcome of a stored suite run, as `suite` printed it.
-pub fn stored_outcome(run: &StoredRun, tests: &[StoredTest]) -> Result<SuiteOutcome, Error> {
-    let settings: SuiteSettings = serde_json::from_value(run.run.settings.clone())
-        .map_err(|e| Error::Local(format!("run {}: unreadable suite settings: {e}", run.id)))?;
-    let done: Vec<Finished> = tests
-        .iter()
-        .map(|t| Finished {
-            label: &t.label,
-            step: &t.step,
-            repetition: t.repetition,
-            doc: &t.doc,
-        })
-        .collect();
-    Ok(SuiteOutcome::build(settings, Some(run.id), &done))
-}
-
 /// `--target LABEL=ADDR` values: two or more (one is enough when the plan
 /// has variants to compare), labels distinct.
 pub fn targets(list: &[String], variants: bool) -> Result<Vec<Member>, Error> {
@@ -317,8 +271,18 @@ pub fn targets(list: &[String], variants: bool) -> Result<Vec<Member>, Error> {
         if out.iter().any(|x| x.info.label == label) {
             return Err(Error::flag(format!("--target '{t}': label '{label}' given twice")));
         }
-        let a = stackmeter_client::resolve(addr, stackmeter_proto::DEFAULT_PORT)?;
-        out.push(Member::new(label, addr, a));
+        let a = stackmeter_client::resolve(addr, stackmeter_client::DEFAULT_PORT)?;
+        let mut m = Member::new(label, addr, a);
+        // A target on this host: whose process, and where it may run.
+        if stackmeter_sys::tstamp::is_local_ip(a.ip()) {
+            m.info.process = stackmeter_sys::listener::listener(a).map(|l| stackmeter_results::TargetProcess {
+                pid: l.pid,
+                command: l.command,
+                cpus: l.cpus,
+                last_cpus: l.last_cpus,
+            });
+        }
+        out.push(m);
     }
     if out.len() == 1 && !variants {
         return Err(Error::conflict(
@@ -332,7 +296,7 @@ pub fn targets(list: &[String], variants: bool) -> Result<Vec<Member>, Error> {
 /// variants sit side by side), each variant's knobs checked here first so
 /// a refusal comes before any measuring. Labels: the variant's name with
 /// one target, `TARGET/VARIANT` with several.
-pub fn with_variants(targets: Vec<Member>, variants: &[crate::plan::Variant]) -> Result<Vec<Member>, Error> {
+pub fn with_variants(targets: Vec<Member>, variants: &[stackmeter_spec::plan::Variant]) -> Result<Vec<Member>, Error> {
     if variants.is_empty() {
         return Ok(targets);
     }

@@ -28,7 +28,7 @@ pub enum Format {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Style {
     /// Bit rates scaled to the value, or in one fixed unit.
-    pub units: stackmeter_results::Units,
+    pub units: crate::units::Units,
 }
 
 /// A value that can be shown: its view (for text, Markdown and HTML), a

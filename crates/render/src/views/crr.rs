@@ -45,7 +45,7 @@ pub(crate) fn view(v: &mut View, p: &CrrParams, rows: &[CrrResult]) -> Vec<u64> 
 }
 
 impl crate::views::TestView for stackmeter_results::CrrBody {
-    fn view(&self, v: &mut View, _units: stackmeter_results::Units) -> Vec<u64> {
+    fn view(&self, v: &mut View, _units: crate::units::Units) -> Vec<u64> {
         view(v, &self.params, &self.results)
     }
 }

@@ -39,6 +39,26 @@ fn open_words(r: &DecidedRow, tolerance: f64) -> String {
     }
 }
 
+/// A row's spell in words: "rr 1 B:1 KiB: not stationary: b was 41.2%
+/// slower over pairs 1-30 (0.0-1.2 s) only, not over pairs 31-500; no call
+/// from a spell".
+fn spell_words(d: &Decision, r: &DecidedRow) -> Option<String> {
+    let s = r.spell.as_ref()?;
+    let how = match s.verdict {
+        Decided::Faster => format!("{:.1}% faster", better_by(s.ratio, r.direction)),
+        Decided::Slower => format!("{:.1}% slower", -better_by(s.ratio, r.direction)),
+        Decided::Equivalent | Decided::Inconclusive => return None,
+    };
+    let when = s
+        .seconds
+        .map(|(a, b)| format!(" ({a:.1}-{b:.1} s)"))
+        .unwrap_or_default();
+    Some(format!(
+        "{} {}: not stationary: {} was {how} over pairs {}-{}{when} only, not over pairs {}-{}; no call from a spell",
+        r.step, r.label, d.b, s.pairs.0, s.pairs.1, s.not.0, s.not.1
+    ))
+}
+
 /// The decision cell: "4.6% slower", "equivalent within +/-2%", or what
 /// the interval of a row not decided says.
 fn words(r: &DecidedRow, tolerance: f64) -> String {
@@ -234,6 +254,11 @@ impl crate::format::Render for Decision {
                 "{} {}: its pairs are autocorrelated (lag-1 r = {:.2}): a target that carries state from one block to the next can make the error rate exceed alpha",
                 r.step, r.label, r.serial
             )));
+        }
+        for r in &self.rows {
+            if let Some(w) = spell_words(self, r) {
+                v.push(Block::Warning(w));
+            }
         }
         v.line(format!("Correction: {}.", self.correction));
         v.line(format!("Method: {}.", self.method));

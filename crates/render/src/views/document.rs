@@ -23,8 +23,7 @@ impl crate::format::Render for Document {
             v.line(format!("nothing measured: {e}"));
             return v;
         }
-        let counts =
-            stackmeter_results::with_body!(&self.body, b => crate::views::TestView::view(b, &mut v, style.units));
+        let counts = crate::views::view_of(&self.body, &mut v, style.units);
         tail_note(&mut v, &counts);
         if !self.not_measured.is_empty() {
             v.blank();

@@ -4,11 +4,11 @@ use stackmeter_results::LoadParams;
 use stackmeter_results::LoadRun;
 use stackmeter_results::LoadSummary;
 
+use crate::units::{bit_rate, byte_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use crate::views::latency::{latency_cells, latency_cols, tails};
 use stackmeter_recorder::MeanCi;
 use stackmeter_results::format_size;
-use stackmeter_results::{bit_rate, byte_rate, Units};
 
 /// load's blocks below the title; returns the sample counts behind them.
 pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&LoadSummary>, u: Units) -> Vec<u64> {

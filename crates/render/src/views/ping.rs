@@ -86,7 +86,7 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
 }
 
 impl crate::views::TestView for stackmeter_results::PingBody {
-    fn view(&self, v: &mut View, _units: stackmeter_results::Units) -> Vec<u64> {
+    fn view(&self, v: &mut View, _units: crate::units::Units) -> Vec<u64> {
         view(v, &self.params, &self.results)
     }
 }

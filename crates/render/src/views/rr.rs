@@ -82,7 +82,7 @@ pub(crate) fn plain_line(echo: bool, raw: bool, prefix: Option<&str>) -> Option<
 }
 
 impl crate::views::TestView for stackmeter_results::RrBody {
-    fn view(&self, v: &mut View, _units: stackmeter_results::Units) -> Vec<u64> {
+    fn view(&self, v: &mut View, _units: crate::units::Units) -> Vec<u64> {
         view(v, &self.params, &self.results)
     }
 }

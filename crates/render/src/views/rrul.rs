@@ -3,10 +3,10 @@
 //! phase, and the induced-latency chart a report draws across runs.
 
 use crate::chart::{by_percentile, Axis, Band, Chart, Trace};
+use crate::units::{bit_rate, Units};
 use crate::view::{Block, Col, Table, View};
 use stackmeter_results::latency_text as num;
 use stackmeter_results::rrul::{phase_label, ClockInfo, Induced, Phase, ProbePoint, RatePoint, RrulParams};
-use stackmeter_results::{bit_rate, Units};
 
 /// The view; returns the probe counts behind its percentiles.
 #[allow(clippy::too_many_arguments)]

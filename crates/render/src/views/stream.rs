@@ -4,8 +4,8 @@ use stackmeter_results::Interval;
 use stackmeter_results::StreamParams;
 use stackmeter_results::StreamSummary;
 
+use crate::units::{bit_rate, message_rate, packet_rate, Units};
 use crate::view::{Block, Col, Table, View};
-use stackmeter_results::{bit_rate, message_rate, packet_rate, Units};
 
 /// The columns of the interval table: TCP ones, or UDP ones.
 fn interval_cols(udp: bool, plain: bool) -> Vec<Col> {

@@ -13,9 +13,16 @@ impl crate::format::Render for SuiteOutcome {
         let targets: Vec<String> = s
             .targets
             .iter()
-            .map(|t| match variants {
-                false => format!("{}={}", t.label, t.address),
-                true => format!("{}={} (knobs: {})", t.label, t.address, t.knobs.describe()),
+            .map(|t| {
+                let process = t
+                    .process
+                    .as_ref()
+                    .map(|p| format!(" ({})", p.describe()))
+                    .unwrap_or_default();
+                match variants {
+                    false => format!("{}={}{process}", t.label, t.address),
+                    true => format!("{}={}{process} (knobs: {})", t.label, t.address, t.knobs.describe()),
+                }
             })
             .collect();
         let mut v = View::new();

@@ -1,8 +1,9 @@
 //! udp-burst's view: per burst size, what was answered and how long a
 //! whole burst took; then the largest burst answered whole.
 
+use crate::units::Units;
 use crate::view::{Block, Col, Table, View};
-use stackmeter_results::{latency_text, UdpBurstBody, Units};
+use stackmeter_results::{latency_text, UdpBurstBody};
 
 impl crate::views::TestView for UdpBurstBody {
     fn view(&self, v: &mut View, _units: Units) -> Vec<u64> {

@@ -4,8 +4,8 @@ use stackmeter_results::UdpMaxParams;
 use stackmeter_results::UdpMaxResult;
 use stackmeter_results::SHORT_SEND;
 
+use crate::units::{bit_rate, packet_rate, Units};
 use crate::view::{Block, Col, Table, View};
-use stackmeter_results::{bit_rate, packet_rate, Units};
 
 /// One trial's cells (also printed live, one line as each ends).
 pub fn trial_cells(n: usize, t: &Trial) -> Vec<String> {
