@@ -132,6 +132,7 @@ impl PingTally {
             timeout_ms: p.timeout_ms,
             echo: false,
             timestamps: None,
+            layers: false,
         };
         let mut h = Vec::new();
         for (metric, rec) in [("rtt_us", &self.rtt), ("server_us", &self.server)] {

@@ -22,6 +22,8 @@ mod agent;
 mod cli;
 #[path = "suite/fleet.rs"]
 mod fleet;
+#[path = "suite/in_kernel.rs"]
+mod in_kernel;
 #[path = "suite/k8s.rs"]
 mod k8s;
 #[path = "suite/k8s_cluster.rs"]
@@ -128,6 +130,57 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Two namespaces joined by one veth pair (client 198.19.NET.1 on
+/// `ifaces[0]`, server 198.19.NET.2 on `ifaces[1]`), named with `tag` and
+/// this process's id so tests running at once do not meet. Removed on
+/// drop (deleting a namespace deletes its end of the pair).
+struct VethPair {
+    names: [String; 2],
+    ifaces: [String; 2],
+}
+
+impl VethPair {
+    fn new(tag: &str, net: u8) -> Option<VethPair> {
+        if netns_unusable().is_some() {
+            return None;
+        }
+        let id = std::process::id() % 100_000;
+        let v = VethPair {
+            names: [format!("smt{tag}c{id}"), format!("smt{tag}s{id}")],
+            ifaces: [format!("vt{tag}c{id}"), format!("vt{tag}s{id}")],
+        };
+        let [c, s] = &v.names;
+        let [vc, vs] = &v.ifaces;
+        let (ac, a_s) = (format!("198.19.{net}.1/24"), format!("198.19.{net}.2/24"));
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["netns", "add", c],
+            vec!["netns", "add", s],
+            vec![
+                "link", "add", vc, "netns", c, "type", "veth", "peer", "name", vs, "netns", s,
+            ],
+            vec!["-n", c, "addr", "add", &ac, "dev", vc],
+            vec!["-n", s, "addr", "add", &a_s, "dev", vs],
+            vec!["-n", c, "link", "set", vc, "up"],
+            vec!["-n", s, "link", "set", vs, "up"],
+            vec!["-n", c, "link", "set", "lo", "up"],
+            vec!["-n", s, "link", "set", "lo", "up"],
+        ];
+        for st in steps {
+            let out = Command::new("ip").args(&st).output().unwrap();
+            assert!(out.status.success(), "ip {st:?}: {}", stderr(&out));
+        }
+        Some(v)
+    }
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "delete", n]).output();
+        }
     }
 }
 

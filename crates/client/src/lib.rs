@@ -47,6 +47,7 @@ mod crr;
 mod endpoint;
 mod error;
 mod handshake;
+pub mod layers;
 mod load;
 mod open_rr;
 mod outcome;

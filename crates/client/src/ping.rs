@@ -23,9 +23,58 @@ use std::time::{Duration, Instant};
 /// How many slow answers are listed one by one.
 pub const SLOW_LISTED: usize = 10;
 
-/// Runs the echo test. A test with no reply at all ends with an error
-/// next to its (complete) row.
+/// Runs the echo test; with `layers`, twice: untraced, then traced layer
+/// by layer (crate::layers). A test with no reply at all ends with an
+/// error next to its (complete) row.
 pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
+    if !spec.layers {
+        return run_once(endpoint, spec);
+    }
+    let untraced = run_once(
+        endpoint,
+        &PingParams {
+            layers: false,
+            ..spec.clone()
+        },
+    );
+    if untraced.error.is_some() {
+        return untraced;
+    }
+    let untraced_p50 = untraced.rows.first().and_then(|r| r.rtt_us.as_ref()).map(|l| l.p50);
+    // This process (the client, and an embedded responder), and the
+    // process listening on the target if it is on this host.
+    let mut tgids = vec![std::process::id()];
+    if stackmeter_sys::tstamp::is_local_ip(endpoint.addr.ip()) {
+        if let Some(l) = stackmeter_sys::listener::listener(endpoint.addr) {
+            tgids.push(l.pid);
+        }
+    }
+    let cfg = stackmeter_bpf::layers::Config {
+        port: endpoint.addr.port(),
+        tgids,
+    };
+    let mut tracer = match stackmeter_bpf::layers::Layers::attach(&cfg) {
+        Ok(t) => t,
+        Err(e) => return Outcome::failed(ClientError::Local(io::Error::other(format!("--layers: {e}")))),
+    };
+    let mut o = run_once(endpoint, spec);
+    let events = tracer.drain();
+    let lost = tracer.lost().unwrap_or(0);
+    drop(tracer);
+    let client = stackmeter_sys::knobs::tid() as u32;
+    if let (Ok(events), Some(row)) = (events, o.rows.first_mut()) {
+        if let Some(rtt) = &row.rtt_us {
+            let mut w = crate::layers::waterfall(&events, client, spec.warmup as usize, rtt.mean, rtt.p50);
+            w.untraced_p50_us = untraced_p50;
+            w.lost_records = lost;
+            row.layers = Some(w);
+        }
+    }
+    o
+}
+
+/// One run of the echo test.
+fn run_once(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
     let mut st = match State::new(endpoint, spec) {
         Ok(s) => s,
         Err(e) => return Outcome::failed(e),

@@ -16,6 +16,7 @@ fn a_plain_echo_document_names_its_target_and_what_it_lacks() {
             timeout_ms: 1000,
             echo: true,
             timestamps: None,
+            layers: false,
         },
         results: vec![stackmeter_results::PingResult::empty(64)],
     });

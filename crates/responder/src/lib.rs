@@ -32,6 +32,7 @@ mod events;
 mod log;
 mod monitor;
 mod objects;
+pub mod plain_echo;
 mod shared;
 mod sources;
 #[cfg(not(target_os = "linux"))]

@@ -26,6 +26,7 @@ mod kind;
 mod knobs;
 mod label;
 mod latency;
+pub mod layers;
 mod live;
 mod load;
 mod ping;

@@ -31,6 +31,10 @@ pub struct PingParams {
     /// Kernel timestamps asked for (`--timestamps`), and the clock method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<StampParams>,
+    /// Each round trip timed layer by layer from the kernel's tracepoints
+    /// (`--layers`, Linux, root).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub layers: bool,
 }
 
 /// A slow answer: a round trip above the `--slow-us` threshold.
@@ -91,6 +95,9 @@ pub struct PingResult {
     /// responder, or a plain echo server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_split: Option<LossSplit>,
+    /// With `--layers`: the round trip layer by layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<crate::layers::Layers>,
 }
 
 /// Timed datagrams lost each way, from the responder's count of what it
@@ -131,6 +138,7 @@ impl PingResult {
             timestamps: None,
             split_us: None,
             loss_split: None,
+            layers: None,
         }
     }
 }

@@ -98,6 +98,7 @@ mod tests {
                     timeout_ms: 1000,
                     echo: false,
                     timestamps: None,
+                    layers: false,
                 },
                 results: vec![PingResult {
                     sent: 1,

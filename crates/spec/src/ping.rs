@@ -50,6 +50,9 @@ pub struct PingOptions {
     /// With --timestamps: how the two ends' clocks relate [default: same for an address of this host, else estimate].
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
+    /// Time each round trip layer by layer from the kernel's tracepoints (Linux, root): the client's and a responder on this host's system calls, device queues, drivers, receive backlogs, stacks and wake-ups. Runs the datagrams twice, untraced first, and prints the tracer's overhead.
+    #[arg(long)]
+    pub layers: bool,
 }
 
 super::common::defaults_from_flags!(PingOptions);
@@ -61,6 +64,12 @@ impl Options for PingOptions {
 
     fn params(&self) -> Result<PingParams, SpecError> {
         let timestamps = stamp_params(self.timestamps, self.clock)?;
+        if self.echo && self.layers {
+            return Err(SpecError::new(
+                "layers",
+                "needs stackmeter's datagrams, whose sequence numbers the tracer reads (not with --echo)",
+            ));
+        }
         if self.echo && timestamps.is_some() {
             return Err(SpecError::new(
                 "timestamps",
@@ -95,6 +104,7 @@ impl Options for PingOptions {
             slow_us: self.slow_us.0,
             timeout_ms: self.timeout_ms.0,
             timestamps,
+            layers: self.layers,
         })
     }
 

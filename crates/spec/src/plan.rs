@@ -116,7 +116,7 @@ pub fn variant_flag(s: &str) -> Result<Variant, String> {
 }
 
 /// The built-in plans: name and TOML text.
-pub const BUILTIN: [(&str, &str); 10] = [
+pub const BUILTIN: [(&str, &str); 12] = [
     ("latency-grid", include_str!("../plans/latency-grid.toml")),
     ("bps", include_str!("../plans/bps.toml")),
     ("link", include_str!("../plans/link.toml")),
@@ -127,6 +127,8 @@ pub const BUILTIN: [(&str, &str); 10] = [
     ("mcu", include_str!("../plans/mcu.toml")),
     ("lab", include_str!("../plans/lab.toml")),
     ("embox-linux", include_str!("../plans/embox-linux.toml")),
+    ("in-kernel-xdp", include_str!("../plans/in-kernel-xdp.toml")),
+    ("in-kernel-sockmap", include_str!("../plans/in-kernel-sockmap.toml")),
 ];
 
 /// A built-in plan; `quick` scales it for demos and CI.

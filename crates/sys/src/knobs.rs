@@ -56,8 +56,10 @@ pub struct Sched {
     pub nice: i32,
 }
 
+/// The calling thread's id (gettid): how the kernel's trace records name
+/// it.
 #[cfg(target_os = "linux")]
-fn tid() -> libc::id_t {
+pub fn tid() -> libc::id_t {
     // SAFETY: gettid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as libc::id_t }
 }

@@ -38,6 +38,6 @@ pub use cpu::{check_cpu, current_cpu, pin_current_thread};
 pub use cputime::{process_cpu, thread_cpu, CpuTime};
 pub use host::{host, Host};
 pub use process::{die_with_parent, raise_nofile, uid};
-pub use socket::{recv_nowait, tcp_info, wait_readable, TcpInfo};
+pub use socket::{recv_nowait, socket_cookie, tcp_info, wait_hangup, wait_readable, TcpInfo, Waited};
 pub use wallclock::{unix_now, unix_now_ms, utc_rfc3339, utc_rfc3339_ms, wall_ns};
 pub use zerocopy::{drain_zerocopy, enable_zerocopy, send_zerocopy, ZerocopyDone};

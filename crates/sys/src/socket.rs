@@ -37,6 +37,47 @@ pub fn wait_readable(fd: std::os::fd::RawFd, wait: std::time::Duration) -> io::R
     }
 }
 
+/// What [`wait_hangup`] saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// Nothing within the wait.
+    Nothing,
+    /// Data to read.
+    Readable,
+    /// The peer closed its side, or the socket has an error.
+    HungUp,
+}
+
+/// Waits until the peer of `fd` hangs up or data arrives, at most `wait`
+/// (`ppoll` for POLLRDHUP and POLLIN).
+#[cfg(target_os = "linux")]
+pub fn wait_hangup(fd: std::os::fd::RawFd, wait: std::time::Duration) -> io::Result<Waited> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN | libc::POLLRDHUP,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: wait.as_secs() as libc::time_t,
+        tv_nsec: wait.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::Interrupted => Ok(Waited::Nothing),
+            _ => Err(e),
+        };
+    }
+    let hup = libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR;
+    Ok(match pfd.revents {
+        0 => Waited::Nothing,
+        r if r & hup != 0 => Waited::HungUp,
+        _ => Waited::Readable,
+    })
+}
+
 /// `recv(fd, buf, MSG_DONTWAIT)`: what has arrived, without waiting.
 /// `WouldBlock` when nothing has; `Ok(0)` at end of stream.
 #[cfg(unix)]
@@ -88,6 +129,28 @@ pub fn tcp_info(fd: std::os::fd::RawFd) -> Option<TcpInfo> {
         rtt_us: ti.tcpi_rtt,
         bytes_acked: ti.tcpi_bytes_acked,
     })
+}
+
+/// The kernel's cookie of socket `fd` (SO_COOKIE): its key in a BPF
+/// socket map.
+#[cfg(target_os = "linux")]
+pub fn socket_cookie(fd: std::os::fd::RawFd) -> std::io::Result<u64> {
+    let mut cookie: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: valid pointers to a u64 and its length.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_COOKIE,
+            &mut cookie as *mut u64 as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    match rc {
+        0 => Ok(cookie),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// TCP_INFO is Linux's; elsewhere there is none.

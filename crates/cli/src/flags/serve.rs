@@ -74,6 +74,39 @@ pub struct ServeArgs {
     /// The event loop keeps looking for events this long after its last one instead of sleeping (no wake-up per request; a core busy while traffic lasts); small-message sessions then all stay on the loop. 0: sleep at once.
     #[arg(long, value_name = "US", default_value_t = Micros(0))]
     pub spin_us: Micros,
+    /// Answer inside the kernel (root): xdp, an XDP program on --interface answers ping's UDP echo (the responder serves the rest); sockmap, a plain TCP echo whose bytes the kernel sends back (measure with rr --echo). Counters are printed on exit.
+    #[arg(long, value_enum, value_name = "HOW", conflicts_with = "plain_echo")]
+    pub in_kernel: Option<InKernel>,
+    /// The interface the XDP program answers on (--in-kernel xdp), e.g. lo or a veth.
+    #[arg(long, value_name = "IF")]
+    pub interface: Option<String>,
+    /// Where the XDP program runs: generic (any interface, loopback included) or native (in the driver; on veth the peer needs an XDP program too).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = XdpMode::Generic)]
+    pub xdp_mode: XdpMode,
+    /// Echo UDP datagrams of any content (ping --echo's), not only stackmeter's (--in-kernel xdp).
+    #[arg(long)]
+    pub xdp_plain: bool,
+    /// A plain TCP echo in the application (every byte read is written back; no stackmeter protocol): the application side of --in-kernel sockmap.
+    #[arg(long)]
+    pub plain_echo: bool,
+}
+
+/// `serve --in-kernel`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InKernel {
+    /// An XDP program answers stackmeter's UDP echo at the driver.
+    Xdp,
+    /// A sockmap's verdict program echoes TCP data inside the kernel.
+    Sockmap,
+}
+
+/// `serve --xdp-mode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XdpMode {
+    /// The generic path: any interface.
+    Generic,
+    /// In the driver.
+    Native,
 }
 
 fn cidr(s: &str) -> Result<Cidr, String> {

@@ -259,55 +259,9 @@ fn timestamp_flags_are_checked_by_name() {
     );
 }
 
-/// Two namespaces joined by one veth pair (client 198.19.7.1, server
-/// 198.19.7.2). Removed on drop.
-struct VethPair {
-    names: [String; 2],
-}
-
-impl VethPair {
-    fn new() -> Option<VethPair> {
-        if super::netns_unusable().is_some() {
-            return None;
-        }
-        let id = std::process::id() % 100_000;
-        let v = VethPair {
-            names: [format!("smtsc{id}"), format!("smtss{id}")],
-        };
-        let [c, s] = &v.names;
-        let (vc, vs) = (format!("vtc{id}"), format!("vts{id}"));
-        let steps: Vec<Vec<&str>> = vec![
-            vec!["netns", "add", c],
-            vec!["netns", "add", s],
-            vec![
-                "link", "add", &vc, "netns", c, "type", "veth", "peer", "name", &vs, "netns", s,
-            ],
-            vec!["-n", c, "addr", "add", "198.19.7.1/24", "dev", &vc],
-            vec!["-n", s, "addr", "add", "198.19.7.2/24", "dev", &vs],
-            vec!["-n", c, "link", "set", &vc, "up"],
-            vec!["-n", s, "link", "set", &vs, "up"],
-            vec!["-n", c, "link", "set", "lo", "up"],
-            vec!["-n", s, "link", "set", "lo", "up"],
-        ];
-        for st in steps {
-            let out = Command::new("ip").args(&st).output().unwrap();
-            assert!(out.status.success(), "ip {st:?}: {}", stderr(&out));
-        }
-        Some(v)
-    }
-}
-
-impl Drop for VethPair {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "delete", n]).output();
-        }
-    }
-}
-
 #[test]
 fn split_adds_up_across_a_veth_pair_between_namespaces() {
-    let Some(net) = VethPair::new() else {
+    let Some(net) = crate::VethPair::new("s", 7) else {
         crate::missing(
             "split_adds_up_across_a_veth_pair_between_namespaces",
             &crate::netns_unusable().unwrap_or_default(),

@@ -7,6 +7,7 @@ pub mod document;
 pub mod fleet;
 pub mod history;
 pub mod latency;
+pub mod layers;
 pub mod live;
 pub mod load;
 pub mod ping;

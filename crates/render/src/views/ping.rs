@@ -81,6 +81,9 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         if let Some(ts) = &r.timestamps {
             crate::views::split::view(v, "", ts, r.split_us.as_ref());
         }
+        if let Some(l) = &r.layers {
+            crate::views::layers::view(v, l);
+        }
     }
     counts
 }
