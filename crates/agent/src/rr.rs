@@ -31,7 +31,7 @@ use stackmeter_client::Endpoint;
 use stackmeter_proto::header::{Mode, SessionHeader};
 use stackmeter_sys::monotonic_ns;
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -160,16 +160,12 @@ fn open(pair: &Pair, ctx: &Ctx) -> Result<TcpStream, String> {
     Ok(s)
 }
 
-/// The timed exchange: nothing between the two clock reads but the send
-/// and the receive.
+/// The timed exchange, 1 byte each way: the client's own
+/// (`stackmeter_client::rr::timed_exchange`), nothing between the two
+/// clock reads but the send and the receive.
 fn exchange(s: &mut TcpStream) -> io::Result<u64> {
-    let req = [0u8; 1];
-    let mut resp = [0u8; 1];
-    let t0 = monotonic_ns();
-    s.write_all(&req)?;
-    s.read_exact(&mut resp)?;
-    let t1 = monotonic_ns();
-    Ok(t1.saturating_sub(t0))
+    let mut rx = [0u8; 1];
+    stackmeter_client::rr::timed_exchange(s, &[0u8; 1], 1, &mut rx)
 }
 
 /// The peer closed the connection (rather than not answering).

@@ -53,7 +53,7 @@ mod open_rr;
 mod outcome;
 mod ping;
 mod plain;
-mod rr;
+pub mod rr;
 mod rrul;
 mod sockets;
 mod stamps;

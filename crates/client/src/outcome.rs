@@ -44,7 +44,7 @@ pub struct StreamOutcome {
     pub drain_timeout: bool,
     /// What the reader must know that only the run could tell (a plain
     /// target that sent no report).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<stackmeter_results::warnings::Warning>,
 }
 
 impl StreamOutcome {

@@ -445,7 +445,7 @@ impl<'a> State<'a> {
             b.prev_tx = b.prev_tx.map(|(id, ns)| (id.wrapping_sub(self.base), ns));
         }
         let intact = n == self.spec.size && h.kind == Kind::EchoReply as u8 && payload;
-        if let (Some((_, timed)), Some((id, received))) = (self.count_ids, count) {
+        if let (Some((_, timed)), Some(udp::ReplyCount { id, received })) = (self.count_ids, count) {
             let later = self.counted.is_none_or(|(s, _)| h.seq > s);
             if id == timed && h.seq >= self.spec.warmup && later {
                 self.counted = Some((h.seq, received));

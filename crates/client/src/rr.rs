@@ -120,6 +120,18 @@ impl Exchange for Buffers<'_> {
 
 /// A request of `len` bytes: `prefix` (a plain target's; empty for a
 /// responder), then the payload pattern.
+/// One timed request/response on an established session: the clock read
+/// right before the request is handed to the kernel and right after the
+/// last byte of the response, nothing else between them (the loop of
+/// `rr`, for one exchange: the agent's rr probe). Returns the round trip,
+/// ns; `rx` is scratch for the response.
+pub fn timed_exchange(s: &mut TcpStream, req: &[u8], resp: u64, rx: &mut [u8]) -> io::Result<u64> {
+    let t0 = stackmeter_sys::monotonic_ns();
+    send_all(s, req)?;
+    recv_exact(s, resp, rx)?;
+    Ok(stackmeter_sys::monotonic_ns().saturating_sub(t0))
+}
+
 pub(crate) fn request(len: u32, prefix: &[u8]) -> Vec<u8> {
     let mut req = vec![0u8; len as usize];
     stackmeter_proto::pattern::fill(0, &mut req);

@@ -287,7 +287,7 @@ impl UdpProbe {
                     if p.reply.is_none() && c_rx.saturating_sub(p.c_tx) <= timeout.as_nanos() as u64 {
                         p.reply = Some((h.server_rx, h.server_tx, c_rx));
                     }
-                    if let Some((id, received)) = udp::reply_count(&rx[..n], false) {
+                    if let Some(udp::ReplyCount { id, received }) = udp::reply_count(&rx[..n], false) {
                         if id == count_id {
                             p.counted = Some(received);
                         }

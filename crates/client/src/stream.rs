@@ -176,34 +176,40 @@ fn udp_stream(
 /// time cut to its longest test (less the omitted seconds and a second
 /// for the set up), a UDP rate cut to its highest rate; one line per cut,
 /// naming the limit.
-fn fit(p: &StreamParams, l: &stackmeter_proto::admit::Advertised, notes: &mut Vec<String>) -> StreamParams {
+fn fit(
+    p: &StreamParams,
+    l: &stackmeter_proto::admit::Advertised,
+    notes: &mut Vec<stackmeter_results::warnings::Warning>,
+) -> StreamParams {
     let mut q = p.clone();
     if l.max_test_s > 0 {
         let room = (l.max_test_s as f64 - p.omit_s - 1.0).max(1.0);
         if p.time_s > room {
             q.time_s = room;
-            notes.push(format!(
-                "the responder allows at most {} s per test; measured {room} s of the {} asked",
-                l.max_test_s, p.time_s
-            ));
+            notes.push(stackmeter_results::warnings::Warning::ResponderTimeLimit {
+                max_s: l.max_test_s,
+                measured_s: room,
+                asked_s: p.time_s,
+            });
         }
     }
     if l.max_rate_bps > 0 && p.udp {
         let max_pps = l.max_rate_bps as f64 / (p.length.max(1) as f64 * 8.0);
         if p.rate_pps.is_none_or(|r| r > max_pps) {
             q.rate_pps = Some(max_pps);
-            notes.push(format!(
-                "the responder allows at most {} Mbit/s per test; sent {max_pps:.0} datagrams/s instead of {}",
-                l.max_rate_bps as f64 / 1e6,
-                p.rate.clone().unwrap_or_else(|| "as fast as possible".into())
-            ));
+            notes.push(stackmeter_results::warnings::Warning::ResponderRateLimit {
+                max_mbps: l.max_rate_bps as f64 / 1e6,
+                sent_pps: Some(max_pps),
+                asked: p.rate.clone(),
+            });
         }
     }
     if l.max_rate_bps > 0 && !p.udp && p.direction.down() {
-        notes.push(format!(
-            "the responder sends at most {} Mbit/s per test (its highest rate)",
-            l.max_rate_bps as f64 / 1e6
-        ));
+        notes.push(stackmeter_results::warnings::Warning::ResponderRateLimit {
+            max_mbps: l.max_rate_bps as f64 / 1e6,
+            sent_pps: None,
+            asked: None,
+        });
     }
     q
 }

@@ -90,7 +90,7 @@ pub fn execute(spec: &Spec, target: Target, addr: SocketAddr, how: How, on: &mut
     doc.complete = ran.error.is_none();
     doc.error = ran.error.as_ref().map(std::string::ToString::to_string);
     doc.warnings = doc.derive_warnings();
-    doc.warnings.extend(ran.warnings);
+    doc.warnings.extend(ran.warnings.iter().map(ToString::to_string));
     Measured {
         doc,
         histograms: ran.histograms,

@@ -20,7 +20,7 @@ pub struct Ran {
     /// The samples behind the rows' figures.
     pub histograms: Vec<RowHistogram>,
     /// Warnings only the run itself can know (not derived from figures).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<stackmeter_results::warnings::Warning>,
 }
 
 impl Ran {
@@ -135,10 +135,8 @@ fn stream(p: &StreamParams, endpoint: &Endpoint, cpu: Option<usize>, live: &mut 
     );
     ran.warnings.extend(o.warnings);
     if o.drain_timeout {
-        ran.warnings.push(
-        "the responder's data sessions had not all ended 2 s after Stop: its final counts may miss their last bytes"
-            .into(),
-    );
+        ran.warnings
+            .push(stackmeter_results::warnings::Warning::StreamDrainTimeout);
     }
     ran
 }

@@ -169,6 +169,15 @@ pub struct Local {
     pub addr: SocketAddr,
 }
 
+/// The default suite's responders, and what the reader must know about
+/// them (the C responder missing).
+pub struct Started {
+    /// The responders, baseline first.
+    pub locals: Vec<Local>,
+    /// Said beside the outcome.
+    pub note: Option<String>,
+}
+
 impl LocalResponders {
     /// Stops every responder started so far.
     pub fn kill_all(&self) {
@@ -186,7 +195,7 @@ impl LocalResponders {
     /// Rust ones (A against A) when no C responder is found, with a note
     /// saying so. The calling thread is pinned to `responder_cpu` while it
     /// starts them (they inherit it, whatever binary they are).
-    pub fn start(&self, responder_cpu: Option<usize>) -> Result<(Vec<Local>, Option<String>), Error> {
+    pub fn start(&self, responder_cpu: Option<usize>) -> Result<Started, Error> {
         if let Some(cpu) = responder_cpu {
             stackmeter_sys::pin_current_thread(cpu)
                 .map_err(|e| Error::Local(format!("cannot pin to CPU {cpu}: {e}")))?;
@@ -208,15 +217,18 @@ impl LocalResponders {
             Ok(c) => {
                 let a = self.spawn(&me, &["serve", "--quiet"])?;
                 let b = self.spawn(&c, &[])?;
-                Ok((vec![local("rust", a), local("c", b)], None))
+                Ok(Started {
+                    locals: vec![local("rust", a), local("c", b)],
+                    note: None,
+                })
             }
             Err(why) => {
                 let a = self.spawn(&me, &["serve", "--quiet"])?;
                 let b = self.spawn(&me, &["serve", "--quiet"])?;
-                Ok((
-                    vec![local("rust-a", a), local("rust-b", b)],
-                    Some(format!("THE C RESPONDER IS MISSING: {why}; comparing two Rust responder processes instead (A against A, which should show no significant difference)")),
-                ))
+                Ok(Started {
+                    locals: vec![local("rust-a", a), local("rust-b", b)],
+                    note: Some(format!("THE C RESPONDER IS MISSING: {why}; comparing two Rust responder processes instead (A against A, which should show no significant difference)")),
+                })
             }
         }
     }

@@ -337,10 +337,19 @@ pub fn ask_count(d: &mut [u8], id: u32) -> bool {
     true
 }
 
-/// The count a reply carries, as (count id, received), when the responder
-/// counted (flags bit 3 and the block's magic). `stamps_asked` says whether
-/// the request asked for a stamp block (the count block then follows it).
-pub fn reply_count(d: &[u8], stamps_asked: bool) -> Option<(u32, u64)> {
+/// The count block of a reply (docs/protocol.md 4.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplyCount {
+    /// Which count: the id the client asked for it under.
+    pub id: u32,
+    /// The datagrams of that id the responder had received.
+    pub received: u64,
+}
+
+/// The count a reply carries, when the responder counted (flags bit 3 and
+/// the block's magic). `stamps_asked` says whether the request asked for
+/// a stamp block (the count block then follows it).
+pub fn reply_count(d: &[u8], stamps_asked: bool) -> Option<ReplyCount> {
     if d.len() < HEADER_LEN || d[7] & FLAG_COUNT == 0 {
         return None;
     }
@@ -350,7 +359,10 @@ pub fn reply_count(d: &[u8], stamps_asked: bool) -> Option<(u32, u64)> {
         return None;
     }
     let id = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
-    Some((id, be64(b, 8)))
+    Some(ReplyCount {
+        id,
+        received: be64(b, 8),
+    })
 }
 
 fn rule(d: &mut [u8], rx_ns: u64, stamps: bool) -> Answer {
@@ -589,7 +601,13 @@ mod tests {
         assert_eq!(answer(&mut d, 1000), Answer::Reply(64));
         put_count(&mut d, ask, 3);
         assert_eq!(d[7], FLAG_SERVER_TS | FLAG_COUNT);
-        assert_eq!(reply_count(&d, false), Some((0xabcd, 3)));
+        assert_eq!(
+            reply_count(&d, false),
+            Some(ReplyCount {
+                id: 0xabcd,
+                received: 3
+            })
+        );
         assert_eq!(d[56..64], payload[..], "the rest of the payload is echoed");
         // Too short to hold it: asks for nothing.
         let mut short = request(50, 1);

@@ -761,7 +761,8 @@ fn object_requests_are_answered_in_order_even_when_pipelined() {
         assert_eq!(r[3], (8, b"cannot read the object: it vanished".to_vec()));
         assert_eq!(r[4], (0, b"hello".to_vec()));
         assert_eq!(r[5], (10, "no object named 'x\u{FFFD}'".as_bytes().to_vec()));
-        assert_eq!(p.s.objects_served(), (6, 4096 + 5));
+        let served = p.s.objects_served();
+        assert_eq!((served.requests, served.bytes), (6, 4096 + 5));
         // BadRequest: answered, then the session closes.
         p.send(&[2, 0, 1, 0]);
         assert_eq!(p.run(), Stop::Closed);

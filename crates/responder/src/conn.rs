@@ -783,7 +783,7 @@ impl<'a> Conn<'a> {
         if let Some(key) = self.link.held.source.take() {
             self.shared.sources.remove(key);
         }
-        let (requests, bytes) = s.objects_served();
+        let stackmeter_proto::machine::Served { requests, bytes } = s.objects_served();
         if requests > 0 {
             let c = &self.shared.counters;
             c.object_requests

@@ -102,7 +102,7 @@ impl Body {
     }
 
     /// The body's warnings (see [`TestBody::warnings`]).
-    pub(crate) fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String> {
+    pub(crate) fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         self.test().warnings(run)
     }
 }

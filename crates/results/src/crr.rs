@@ -96,7 +96,7 @@ impl crate::TestBody for CrrBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         Vec::new()
     }
     fn target_kind(p: &CrrParams) -> crate::TargetKind {

@@ -96,12 +96,17 @@ pub struct Env {
 }
 
 impl Document {
-    /// Every warning the document's figures call for, in row order.
+    /// Every warning the document's figures call for, in row order, as
+    /// the document stores them.
     pub fn derive_warnings(&self) -> Vec<String> {
-        self.body.warnings(&crate::warnings::RunContext {
-            pinned: self.pinned(),
-            plain: self.target.kind != crate::TargetKind::Stackmeter,
-        })
+        self.body
+            .warnings(&crate::warnings::RunContext {
+                pinned: self.pinned(),
+                plain: self.target.kind != crate::TargetKind::Stackmeter,
+            })
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     /// True when the measuring thread was pinned and so was the responder

@@ -8,7 +8,7 @@ use stackmeter_recorder::Summary;
 pub type LatencyUs = Summary;
 
 /// Two levels in one distribution (see `stackmeter_recorder::modality`).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Levels {
     /// Centre of the lower level, microseconds.
     pub low_us: f64,

@@ -149,18 +149,16 @@ impl crate::TestBody for LoadBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         warnings(&self.results)
     }
 }
 
 /// load's warnings: failed requests.
-fn warnings(results: &[LoadRun]) -> Vec<String> {
+fn warnings(results: &[LoadRun]) -> Vec<crate::warnings::Warning> {
     let errors: u64 = results.iter().map(|r| r.errors).sum();
     match errors {
         0 => Vec::new(),
-        _ => vec![format!(
-            "{errors} request(s) failed (wrong bytes, an error answer, or a broken connection): the rates count only what arrived"
-        )],
+        _ => vec![crate::warnings::Warning::LoadFailed { errors }],
     }
 }

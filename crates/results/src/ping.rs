@@ -186,7 +186,7 @@ impl crate::TestBody for PingBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         warnings(&self.params, &self.results, run)
     }
     fn target_kind(p: &PingParams) -> crate::TargetKind {
@@ -233,20 +233,24 @@ fn not_measured(kind: crate::TargetKind) -> Vec<crate::NotMeasured> {
 
 /// ping's warnings: two levels, the timestamp split, a schedule the
 /// client could not keep.
-fn warnings(params: &PingParams, results: &[PingResult], run: &crate::warnings::RunContext) -> Vec<String> {
+fn warnings(
+    params: &PingParams,
+    results: &[PingResult],
+    run: &crate::warnings::RunContext,
+) -> Vec<crate::warnings::Warning> {
     let mut out = Vec::new();
     for r in results {
         out.extend(crate::warnings::levels("rtt".into(), r.levels, run));
         out.extend(crate::warnings::split_warning(
-            "",
+            None,
             r.timestamps.as_ref(),
             r.split_us.as_ref(),
         ));
         if params.interval_us > 0 && r.max_send_lag_us > params.interval_us as f64 {
-            out.push(format!(
-                "the client fell behind its schedule (a datagram left up to {:.0} us after its due time, more than the {} us interval)",
-                r.max_send_lag_us, params.interval_us
-            ));
+            out.push(crate::warnings::Warning::PingBehindSchedule {
+                lag_us: r.max_send_lag_us,
+                interval_us: params.interval_us,
+            });
         }
     }
     out

@@ -162,7 +162,7 @@ impl crate::TestBody for RrBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.results);
     }
-    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         warnings(&self.results, run)
     }
     fn target_kind(p: &RrParams) -> crate::TargetKind {
@@ -187,13 +187,13 @@ impl RrParams {
 
 /// rr's warnings: two levels, a timestamp split that does not hold, an
 /// open loop that fell behind its schedule.
-fn warnings(results: &[RrResult], run: &crate::warnings::RunContext) -> Vec<String> {
+fn warnings(results: &[RrResult], run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
     let mut out = Vec::new();
     for r in results {
         let name = r.pair().label();
         out.extend(crate::warnings::levels(name.clone(), r.levels, run));
         out.extend(crate::warnings::split_warning(
-            &format!("{name}: "),
+            Some(name.clone()),
             r.timestamps.as_ref(),
             r.split_us.as_ref(),
         ));
@@ -203,23 +203,18 @@ fn warnings(results: &[RrResult], run: &crate::warnings::RunContext) -> Vec<Stri
 }
 
 /// An open-loop rr row whose client fell behind its schedule.
-fn behind_schedule(name: &str, r: &RrResult) -> Option<String> {
+fn behind_schedule(name: &str, r: &RrResult) -> Option<crate::warnings::Warning> {
     let (req, got) = (r.requested_rate?, r.achieved_rate?);
     let late = r.late_sends.unwrap_or(0);
     if got >= 0.99 * req && late * 100 <= r.samples {
         return None;
     }
-    let lag = r
-        .send_lag_us
-        .map(|l| format!(", send lag p99 {:.0} us, max {:.0} us", l.p99, l.max))
-        .unwrap_or_default();
-    let lower = if got < 0.99 * req {
-        " and the load was lower than asked"
-    } else {
-        ""
-    };
-    Some(format!(
-        "{name}: the client fell behind its schedule (requested {req:.0}/s, achieved {got:.0}/s; {late} of {} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}",
-        r.samples
-    ))
+    Some(crate::warnings::Warning::RrBehindSchedule {
+        row: name.to_string(),
+        requested: req,
+        achieved: got,
+        late,
+        samples: r.samples,
+        lag_us: r.send_lag_us.as_ref().map(|l| (l.p99, l.max)),
+    })
 }

@@ -319,7 +319,7 @@ impl crate::TestBody for StreamBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.params, self.summary.as_deref());
     }
-    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         warnings(&self.params, self.summary.as_deref())
     }
     fn target_kind(p: &StreamParams) -> crate::TargetKind {
@@ -370,15 +370,13 @@ fn not_measured(params: &StreamParams, kind: crate::TargetKind) -> Vec<crate::No
 }
 
 /// A stream's warnings: a paced UDP stream the client could not offer.
-fn warnings(p: &StreamParams, s: Option<&StreamSummary>) -> Vec<String> {
+fn warnings(p: &StreamParams, s: Option<&StreamSummary>) -> Vec<crate::warnings::Warning> {
     let mut out = Vec::new();
     let Some(s) = s else { return out };
     if let (Some(u), Some(want)) = (&s.udp, p.rate_pps) {
         let offered = u.sent_datagrams as f64 / (s.duration_s.max(1e-9));
         if offered < 0.95 * want {
-            out.push(format!(
-                "the client offered {offered:.0} datagrams/s, below the {want:.0}/s asked for: the client (or its socket buffer) was the limit, not the target"
-            ));
+            out.push(crate::warnings::Warning::StreamUnderOffered { offered, wanted: want });
         }
     }
     out

@@ -28,7 +28,7 @@ pub trait TestBody: Sized {
     /// Things the reader must know to trust the figures; `run` says what
     /// of the run bears on them (where client and responder ran, and what
     /// kind of target it was: see [`crate::warnings::levels`]).
-    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String>;
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning>;
 
     /// The kind of target parameters `p` measure: a stackmeter responder
     /// unless the test also measures plain servers.
@@ -57,7 +57,7 @@ pub trait AnyBody {
     /// Every figure, row by row.
     fn figures(&self, f: &mut Figures);
     /// Things the reader must know to trust the figures.
-    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String>;
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning>;
     /// The kind of target the test measured, from its parameters.
     fn target_kind(&self) -> TargetKind;
     /// What a plain target cannot give.
@@ -73,7 +73,7 @@ impl<B: TestBody> AnyBody for B {
     fn figures(&self, f: &mut Figures) {
         TestBody::figures(self, f);
     }
-    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         TestBody::warnings(self, run)
     }
     fn target_kind(&self) -> TargetKind {

@@ -121,24 +121,18 @@ impl crate::TestBody for UdpBurstBody {
             f.rate(i, &label, "delivered", "%", r.delivered_pct(), true);
         }
     }
-    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         let mut out = Vec::new();
         let mismatched: u64 = self.results.iter().map(|r| r.mismatched).sum();
         if mismatched > 0 {
-            out.push(format!(
-                "{mismatched} reply(ies) were not an intact answer to their burst (wrong bytes, or late for an earlier burst): raise --timeout-ms if they were late"
-            ));
+            out.push(crate::warnings::Warning::BurstMismatched { replies: mismatched });
         }
         let drops: u64 = self.results.iter().filter_map(|r| r.client_drops).sum();
         if drops > 0 {
-            out.push(format!(
-                "the client's own receive queue dropped {drops} reply(ies) (the kernel's count for its socket): that loss is this host's, not the target's; raise net.core.rmem_max"
-            ));
+            out.push(crate::warnings::Warning::BurstClientDrops { replies: drops });
         }
         if self.results.iter().any(|r| r.client_drops.is_none() && r.lost > 0) {
-            out.push(
-                "the client's own drops could not be read (no /proc/net/udp line for its socket, as under an LD_PRELOAD stack): part of the loss may be this host's".into(),
-            );
+            out.push(crate::warnings::Warning::BurstClientDropsUnknown);
         }
         out
     }

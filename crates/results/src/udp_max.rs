@@ -150,14 +150,14 @@ impl crate::TestBody for UdpMaxBody {
     fn figures(&self, f: &mut Figures) {
         figures(f, &self.params, self.result.as_ref());
     }
-    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         self.result.as_ref().map(warnings).unwrap_or_default()
     }
 }
 
 /// What a reader must know about a udp-max search: short sends, queues
 /// that held datagrams, final trials that failed, no convergence.
-fn warnings(r: &UdpMaxResult) -> Vec<String> {
+fn warnings(r: &UdpMaxResult) -> Vec<crate::warnings::Warning> {
     let mut out = Vec::new();
     let short = r
         .trials
@@ -165,9 +165,7 @@ fn warnings(r: &UdpMaxResult) -> Vec<String> {
         .filter(|t| !t.warmup && t.achieved_pps < SHORT_SEND * t.offered_pps)
         .count();
     if short > 0 {
-        out.push(format!(
-            "{short} trial(s) could not send their load (the client was busy, or a full socket buffer held it back) and counted as failing: the answer is a lower bound of what the target forwards; run with the client pinned and nothing else on its CPU"
-        ));
+        out.push(crate::warnings::Warning::UdpMaxShortSend { trials: short });
     }
     // Datagrams that arrived only after the sending stopped sat
     // in a queue: a passing short trial may owe its pass to it.
@@ -180,12 +178,11 @@ fn warnings(r: &UdpMaxResult) -> Vec<String> {
         .collect();
     if !held.is_empty() {
         let most = held.iter().fold(0.0f64, |m, s| m.max(*s));
-        out.push(format!(
-            "in {} trial(s) more than {:.1}% of the datagrams arrived only after sending had stopped (up to {:.1}%): a queue on the path held them, and a queue can make a short trial pass a load the link cannot carry; the final trial (--final-trial) is what confirms the answer",
-            held.len(),
-            100.0 * LATE_SHARE,
-            100.0 * most
-        ));
+        out.push(crate::warnings::Warning::UdpMaxHeld {
+            trials: held.len(),
+            share: LATE_SHARE,
+            most,
+        });
     }
     let failed: Vec<&Trial> = r
         .trials
@@ -193,20 +190,18 @@ fn warnings(r: &UdpMaxResult) -> Vec<String> {
         .filter(|t| t.final_trial && t.loss > r.loss_goal)
         .collect();
     if let Some(t) = failed.first() {
-        out.push(format!(
-            "{} final trial(s) of {:.0} s lost more than the goal where shorter trials had passed (the first at {:.2} kpps lost {:.3}%): loss appeared only late, as a queue filled; the search went on below",
-            failed.len(),
-            t.duration_s,
-            t.offered_pps / 1e3,
-            100.0 * t.loss
-        ));
+        out.push(crate::warnings::Warning::UdpMaxFinalFailed {
+            trials: failed.len(),
+            duration_s: t.duration_s,
+            kpps: t.offered_pps / 1e3,
+            loss: t.loss,
+        });
     }
     if !r.converged {
-        out.push(format!(
-            "the search did not reach its width goal: the answer lies between {:.2} kpps and {} kpps; give it more time (--max-trials) or a wider --width",
-            r.lower_kpps,
-            r.upper_kpps.map(|u| format!("{u:.2}")).unwrap_or_else(|| "?".into())
-        ));
+        out.push(crate::warnings::Warning::UdpMaxNotConverged {
+            lower_kpps: r.lower_kpps,
+            upper_kpps: r.upper_kpps,
+        });
     }
     out
 }

@@ -34,7 +34,7 @@ mod row;
 pub mod sequential;
 pub mod twoway;
 
-pub use median::{hodges_lehmann, mad, median, median_in_place, MAD_TO_SD};
+pub use median::{hodges_lehmann, mad, median, median_in_place, Spread, MAD_TO_SD};
 pub use mwu::mann_whitney_u;
 pub use row::{
     as_lower_is_better, compare, geomean_interval, summarize, Direction, Overall, RowStats, Verdict, ALPHA,

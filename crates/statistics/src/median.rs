@@ -38,14 +38,27 @@ pub fn median_in_place(xs: &mut [f64]) -> f64 {
     }
 }
 
+/// A sample's centre and spread, robustly: its median and the median
+/// absolute deviation from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// The median absolute deviation from the median.
+    pub mad: f64,
+    /// The median.
+    pub median: f64,
+}
+
 /// The median absolute deviation from the median, and the median itself;
 /// `None` when empty. Times [`MAD_TO_SD`] it estimates a normal's standard
 /// deviation; Iglewicz and Hoaglin's modified z-score is 0.6745 (x -
 /// median) / MAD.
-pub fn mad(xs: &[f64]) -> Option<(f64, f64)> {
+pub fn mad(xs: &[f64]) -> Option<Spread> {
     let med = median(xs)?;
     let mut dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
-    Some((median_in_place(&mut dev), med))
+    Some(Spread {
+        mad: median_in_place(&mut dev),
+        median: med,
+    })
 }
 
 /// The median absolute deviation's consistency factor for the normal:
@@ -68,7 +81,10 @@ mod tests {
         for xs in [vec![3.0, 1.0, 2.0], vec![4.0, 1.0, 3.0, 2.0], vec![5.0]] {
             assert_eq!(median_in_place(&mut xs.clone()), median(&xs).unwrap());
         }
-        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0]), Some((1.0, 3.0)));
+        assert_eq!(
+            mad(&[1.0, 2.0, 3.0, 4.0, 100.0]),
+            Some(Spread { mad: 1.0, median: 3.0 })
+        );
         assert_eq!(mad(&[]), None);
     }
 

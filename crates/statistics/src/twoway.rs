@@ -205,7 +205,7 @@ pub fn standing_out(all: &[Candidate], alpha: f64, factor: f64) -> Vec<(usize, f
 /// The modified z-score of `x` among `all` (which holds it): infinite
 /// when the others agree exactly and `x` is above them.
 fn outlier_z(x: f64, all: &[f64]) -> f64 {
-    let Some((mad, med)) = crate::mad(all) else {
+    let Some(crate::Spread { mad, median: med }) = crate::mad(all) else {
         return 0.0;
     };
     match mad > 0.0 {

@@ -139,14 +139,19 @@ pub fn config(
         // Variants compare client configurations against one responder.
         let started = match plan.variants.is_empty() {
             true => responders.start(placement.responder_cpu),
-            false => responders.start_one(placement.responder_cpu).map(|l| (vec![l], None)),
+            false => responders
+                .start_one(placement.responder_cpu)
+                .map(|l| stackmeter_engine::target::Started {
+                    locals: vec![l],
+                    note: None,
+                }),
         };
         if let Some(cpu) = placement.client_cpu {
             stackmeter_sys::pin_current_thread(cpu).map_err(|e| {
                 crate::error::Error::local(format!("cannot pin the measuring thread to CPU {cpu}: {e}"))
             })?;
         }
-        let (locals, note) = started?;
+        let stackmeter_engine::target::Started { locals, note } = started?;
         let members = locals
             .iter()
             .map(|l| Member::new(&l.label, &l.addr.to_string(), l.addr))

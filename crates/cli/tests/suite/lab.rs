@@ -233,10 +233,12 @@ fn lab_up_measure_down_leaves_nothing() {
         let out = String::from_utf8(up.stdout.clone()).unwrap();
         let targets: Vec<(&str, &str)> = out.lines().filter_map(|l| l.split_once('=')).collect();
         let labels: Vec<&str> = targets.iter().map(|t| t.0).collect();
+        // lab up says on stderr why a stack did not start.
         assert_eq!(
             labels,
             ["kernel-c", "lwip-raw", "lwip-sock", "smoltcp", "lwip-xdp"],
-            "{out}"
+            "{out}\n{}",
+            stderr(&up)
         );
         for (label, addr) in &targets {
             wire_vectors(label, addr);

@@ -97,10 +97,10 @@ pub fn stream_plain(
         let datagrams = join(senders, &mut client_cpu).1;
         let drained = drain(&socks);
         if !p.iperf2 && drained.returned > 0 {
-            out.warnings.push(format!(
-                "the target sent {} bytes back: it is not a discard server (an echo server?), and its replies, which the client does not read while it sends, fill both ends' buffers until the stream stalls (the rates above fall toward 0); measure an echo server with rr --echo",
-                drained.returned
-            ));
+            out.warnings
+                .push(stackmeter_results::warnings::Warning::DiscardReturned {
+                    bytes: drained.returned,
+                });
         }
         let acked_end = drained.acked;
         let wall = w.start.elapsed().as_secs_f64();
@@ -117,11 +117,10 @@ pub fn stream_plain(
         let reports: Vec<ServerReport> = std::mem::take(&mut *reports.lock().unwrap_or_else(PoisonError::into_inner));
         let udp = (p.udp && !reports.is_empty()).then(|| udp_figures(&reports, datagrams));
         if p.udp && reports.len() < p.parallel as usize {
-            out.warnings.push(format!(
-                "the iperf 2 server reported on {} of {} UDP stream(s) (none after 10 FINs): what those streams delivered is unknown (is it an iperf 2 server?)",
-                reports.len(),
-                p.parallel
-            ));
+            out.warnings.push(stackmeter_results::warnings::Warning::Iperf2Reports {
+                reported: reports.len(),
+                streams: p.parallel as usize,
+            });
         }
         let tcp = !p.udp;
         let moved = moved(p, &first, &last);

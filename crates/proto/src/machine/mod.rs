@@ -74,6 +74,6 @@ mod text;
 pub use config::Config;
 pub use objects::{Catalogue, Lookup, NoObjects};
 pub use registry::{CpuTime, Full, Registry, ReportInputs, TcpFigures, TestRef, UdpCount};
-pub use session::Session;
+pub use session::{Served, Session};
 pub use step::{Deadline, Event, Failure, Next, Outgoing, ReportDue, Service, Source, ANY};
 pub use text::Reason;

@@ -169,7 +169,7 @@ impl crate::TestBody for RrulBody {
     fn figures(&self, f: &mut crate::Figures) {
         figures(f, &self.phases, &self.induced);
     }
-    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<String> {
+    fn warnings(&self, _run: &crate::warnings::RunContext) -> Vec<crate::warnings::Warning> {
         warnings(&self.phases, self.clock.as_ref())
     }
 }
@@ -327,17 +327,15 @@ pub fn phase_label(i: usize, name: &str) -> String {
 }
 
 /// rrul's warnings: lost probes, no one-way delays.
-fn warnings(phases: &[Phase], clock: Option<&ClockInfo>) -> Vec<String> {
+fn warnings(phases: &[Phase], clock: Option<&ClockInfo>) -> Vec<crate::warnings::Warning> {
     let mut out = Vec::new();
     let lost: u64 = phases.iter().map(|p| p.probes_lost).sum();
     let sent: u64 = phases.iter().map(|p| p.probes_sent).sum();
     if sent > 0 && lost * 100 > sent {
-        out.push(format!(
-            "{lost} of {sent} latency probes were lost: the latency figures describe the probes that came back, and a queue that drops probes hides its worst delays"
-        ));
+        out.push(crate::warnings::Warning::RrulProbesLost { lost, sent });
     }
     if clock.is_some_and(|c| c.method == "none") {
-        out.push("no probe came back with the responder's stamps: no one-way delays".into());
+        out.push(crate::warnings::Warning::RrulNoStamps);
     }
     out
 }

@@ -21,4 +21,5 @@ mod input;
 mod poll;
 mod state;
 
+pub use poll::Served;
 pub use state::Session;

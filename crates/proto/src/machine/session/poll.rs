@@ -160,8 +160,11 @@ impl<R: Deref<Target = Registry>> Session<R> {
     }
 
     /// Object requests answered and object bytes sent so far.
-    pub fn objects_served(&self) -> (u64, u64) {
-        (self.requests, self.object_bytes)
+    pub fn objects_served(&self) -> Served {
+        Served {
+            requests: self.requests,
+            bytes: self.object_bytes,
+        }
     }
 
     /// Ends the session: a data session adds the CPU time its thread spent
@@ -212,6 +215,15 @@ pub(super) fn paced(registry: &Registry, cfg: &Config, t: TestRef, now: u64) -> 
     let due = opened as u128 + sent as u128 * 8 * 1_000_000_000 / rate as u128;
     let due = due.min(u64::MAX as u128) as u64;
     (due > now).then_some(due)
+}
+
+/// An object session's totals so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Served {
+    /// Object requests answered.
+    pub requests: u64,
+    /// Object bytes sent.
+    pub bytes: u64,
 }
 
 /// The status record "accepted".
