@@ -35,21 +35,10 @@ fn number_after(line: &str, word: &str) -> u64 {
 #[test]
 fn xdp_on_a_veth_answers_ping_and_counts_what_it_answered() {
     let test = "xdp_on_a_veth_answers_ping_and_counts_what_it_answered";
-    if !is_root() {
-        return missing(test, "needs root (XDP)");
-    }
-    if let Some(why) = not_built() {
-        return missing(test, &why);
-    }
-    let Some(net) = VethPair::new("x", 9) else {
-        return missing(test, &crate::netns_unusable().unwrap_or_default());
+    let Some((net, serve)) = xdp_on_a_veth(test, "x", 9) else {
+        return;
     };
-    let [c, s] = &net.names;
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", s, BIN, "serve", "--listen", "198.19.9.2:24680"])
-        .args(["--in-kernel", "xdp", "--interface", &net.ifaces[1]]);
-    let serve = Server::spawn(cmd);
-    serve.expect_log(&["XDP answers UDP port 24680"]);
+    let c = &net.names[0];
     let out = Command::new("ip")
         .args([
             "netns",
@@ -128,6 +117,31 @@ fn sockmap_echoes_every_size_and_the_application_reads_nothing() {
     );
 }
 
+/// Two namespaces joined by a veth pair (198.19.`net`.0/24, names with
+/// `tag`), and `serve --in-kernel xdp` on the server's end, its program
+/// attached; none when the test cannot run here (said as skipped).
+fn xdp_on_a_veth(test: &str, tag: &str, net: u8) -> Option<(VethPair, Server)> {
+    if !is_root() {
+        missing(test, "needs root (XDP)");
+        return None;
+    }
+    if let Some(why) = not_built() {
+        missing(test, &why);
+        return None;
+    }
+    let Some(pair) = VethPair::new(tag, net) else {
+        missing(test, &crate::netns_unusable().unwrap_or_default());
+        return None;
+    };
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", &pair.names[1], BIN, "serve"])
+        .args(["--listen", &format!("198.19.{net}.2:24680")])
+        .args(["--in-kernel", "xdp", "--interface", &pair.ifaces[1]]);
+    let serve = Server::spawn(cmd);
+    serve.expect_log(&["XDP answers UDP port 24680"]);
+    Some((pair, serve))
+}
+
 /// `ip -d link show dev IF` in namespace `ns`: whether an XDP program is
 /// attached.
 fn xdp_attached(ns: &str, iface: &str) -> bool {
@@ -141,21 +155,10 @@ fn xdp_attached(ns: &str, iface: &str) -> bool {
 #[test]
 fn nothing_stays_attached_after_the_loader_is_killed() {
     let test = "nothing_stays_attached_after_the_loader_is_killed";
-    if !is_root() {
-        return missing(test, "needs root (XDP)");
-    }
-    if let Some(why) = not_built() {
-        return missing(test, &why);
-    }
-    let Some(net) = VethPair::new("k", 10) else {
-        return missing(test, &crate::netns_unusable().unwrap_or_default());
+    let Some((net, mut serve)) = xdp_on_a_veth(test, "k", 10) else {
+        return;
     };
     let s = &net.names[1];
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", s, BIN, "serve", "--listen", "198.19.10.2:24680"])
-        .args(["--in-kernel", "xdp", "--interface", &net.ifaces[1]]);
-    let mut serve = Server::spawn(cmd);
-    serve.expect_log(&["XDP answers"]);
     assert!(xdp_attached(s, &net.ifaces[1]), "attached while it runs");
     let _ = serve.child.kill();
     let _ = serve.child.wait();

@@ -81,7 +81,7 @@ fn readme_examples_have_the_current_output_shape() {
     // decided): its title, table head and closing lines as a short decided
     // run of the same two local responders prints them.
     let ex = example("suite");
-    let out = run(&["suite", "--quick", "--budget", "10", "--no-store"]);
+    let out = run(&["suite", "--quick", "--budget", "2s", "--no-store"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let now: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
