@@ -259,7 +259,9 @@ fn an_installed_binary_carries_the_c_responder() {
     // The binary alone, away from the source tree (as after `cargo
     // install`): the default suite still compares Rust against C, with the
     // C responder unpacked from the binary into the user's cache.
-    let dir = std::env::temp_dir().join(format!("stackmeter-installed-{}", std::process::id()));
+    // Not under $TMPDIR: scripts/test points it into target/, inside the
+    // source tree, where the binary would find the built C responder.
+    let dir = std::path::Path::new("/tmp").join(format!("stackmeter-installed-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     let bin = dir.join("bin/stackmeter");
