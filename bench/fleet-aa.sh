@@ -16,8 +16,11 @@
 # ORDER=fixed (pairs in file order, no waiting: runs made before rounds).
 # Prints a Markdown report.
 #
+# CLIENTS=sequential (with ORDER=fixed only) runs the clients one after
+# another, as this bench did before rounds (bench/results/2026-11-27-fleet-aa.md).
+#
 # Environment: TRIALS (40), NODES (4), BUSY (switching), ORDER (rounds),
-# SM (target/release/stackmeter).
+# CLIENTS (concurrent), SM (target/release/stackmeter).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SM=${SM:-$ROOT/target/release/stackmeter}
@@ -25,6 +28,9 @@ TRIALS=${TRIALS:-40}
 BUSY=${BUSY:-switching}
 ORDER=${ORDER:-rounds}
 NODES=${NODES:-4}
+CLIENTS=${CLIENTS:-concurrent}
+[[ $CLIENTS == concurrent || ($CLIENTS == sequential && $ORDER == fixed) ]] ||
+    { echo "bench/fleet-aa.sh: CLIENTS=$CLIENTS: concurrent, or sequential with ORDER=fixed (in rounds a client waits for the others)" >&2; exit 2; }
 [[ -x $SM ]] || { echo "bench/fleet-aa.sh: build first (cargo build --release -p stackmeter)" >&2; exit 1; }
 source "$ROOT/bench/lib.sh"
 WORK=$(mktemp -d)
@@ -69,8 +75,9 @@ for t in $(seq "$TRIALS"); do
             taskset -c 1 "$SM" fleet run "$fleet" --node "n$i" --run "$run" --db "$db" --order "$ORDER" \
                 --lock-dir "$WORK/locks" >/dev/null 2>>"$WORK/err" &
             clients+=("$!")
+            [[ $CLIENTS == concurrent ]] || wait "$!" || true
         done
-        for c in "${clients[@]}"; do wait "$c" || true; done
+        for c in "${clients[@]}"; do wait "$c" 2>/dev/null || true; done
         if [[ $run == b ]]; then
             kill "$TOGGLER" 2>/dev/null || true
             wait "$TOGGLER" 2>/dev/null || true
@@ -87,7 +94,7 @@ EOF
 done
 echo "# fleet compare when nothing changed but the load"
 echo
-echo "$(machine_line); $NODES nodes on loopback (responders on CPU 0, the $NODES clients at once on CPU 1), rr 1 B:1 KiB x 5 repetitions per pair, order $ORDER; run b with a busy loop beside it ($BUSY); \`fleet compare a b --tolerance 50\`."
+echo "$(machine_line); $NODES nodes on loopback (responders on CPU 0, the $NODES clients on CPU 1, $CLIENTS), rr 1 B:1 KiB x 5 repetitions per pair, order $ORDER; run b with a busy loop beside it ($BUSY); \`fleet compare a b --tolerance 50\`."
 echo
 python3 - "$WORK/trials" <<'EOF'
 import math, sys
