@@ -189,7 +189,7 @@ for p in parts:
 print()
 for t in ["embox", "linux-a9"]:
     r = splits[t]["rtt_us"]
-    print(f"{t}: the round trip with stamps asked for, p50 {r['p50']:.1f} us (mean {r['mean']:.1f}), against {table[t]['p50']:.1f} without (table 1): the stamping costs its share, on the board (Linux reads each send stamp back from the socket's error queue) and on the host.")
+    print(f"{t}: the round trip with stamps asked for, p50 {r['p50']:.1f} us (mean {r['mean']:.1f}), against {table[t]['p50']:.1f} without (table 1) (stamping adds work on the board, where Linux reads each send stamp back from the socket's error queue, and on the host; the two runs are also minutes apart, and a difference of a few microseconds either way is theirs).")
 for t in ["embox", "linux-a9"]:
     s = splits[t]["split_us"]
     board = s["responder_stack_in"]["p50"] + s["responder_app"]["p50"] + s["responder_stack_out"]["p50"]
