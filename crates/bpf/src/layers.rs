@@ -187,22 +187,14 @@ impl Layers {
             }
         }
         for (prog, category, name) in TRACEPOINTS {
-            let p: &mut TracePoint = ebpf
-                .program_mut(prog)
-                .ok_or_else(|| Error::kernel_missing(prog))?
-                .try_into()
-                .map_err(|e| Error::kernel(format!("loading {prog}"), e))?;
+            let p: &mut TracePoint = crate::object::program(&mut ebpf, prog)?;
             p.load()
                 .map_err(|e| Error::kernel(format!("the verifier on {prog}"), e))?;
             p.attach(category, name)
                 .map_err(|e| Error::kernel(format!("attaching to tracepoint {category}:{name}"), e))?;
         }
         for (prog, name) in [("raw_sys_enter", "sys_enter"), ("raw_sys_exit", "sys_exit")] {
-            let p: &mut RawTracePoint = ebpf
-                .program_mut(prog)
-                .ok_or_else(|| Error::kernel_missing(prog))?
-                .try_into()
-                .map_err(|e| Error::kernel(format!("loading {prog}"), e))?;
+            let p: &mut RawTracePoint = crate::object::program(&mut ebpf, prog)?;
             p.load()
                 .map_err(|e| Error::kernel(format!("the verifier on {prog}"), e))?;
             p.attach(name)

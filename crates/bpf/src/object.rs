@@ -74,6 +74,18 @@ impl Object {
     }
 }
 
+/// Program `name` of `ebpf` as its kind `P` (Xdp, SkSkb, TracePoint...),
+/// not yet loaded; a missing or mistyped program is the object's fault.
+pub(crate) fn program<'a, P>(ebpf: &'a mut aya::Ebpf, name: &str) -> Result<&'a mut P, Error>
+where
+    &'a mut P: TryFrom<&'a mut aya::programs::Program, Error = aya::programs::ProgramError>,
+{
+    ebpf.program_mut(name)
+        .ok_or_else(|| Error::kernel_missing(name))?
+        .try_into()
+        .map_err(|e| Error::kernel(format!("loading {name}"), e))
+}
+
 /// The sum over CPUs of slot `i` of per-CPU array `name` of `ebpf`.
 pub(crate) fn per_cpu_sum(ebpf: &aya::Ebpf, name: &str, i: u32) -> Result<u64, Error> {
     let map = ebpf.map(name).ok_or_else(|| Error::Kernel {

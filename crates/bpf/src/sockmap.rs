@@ -72,11 +72,7 @@ impl SockmapEcho {
             socks.fd().try_clone().map_err(|e| Error::kernel("the sockhash", e))?
         };
         for name in ["echo_parser", "echo_verdict"] {
-            let prog: &mut SkSkb = ebpf
-                .program_mut(name)
-                .ok_or_else(|| Error::kernel_missing(name))?
-                .try_into()
-                .map_err(|e| Error::kernel(format!("loading {name}"), e))?;
+            let prog: &mut SkSkb = crate::object::program(&mut ebpf, name)?;
             prog.load()
                 .map_err(|e| Error::kernel(format!("the verifier on {name}"), e))?;
             prog.attach(&map_fd)

@@ -83,14 +83,7 @@ impl XdpEcho {
             .set_global("cfg_plain", &u8::from(plain), true)
             .load(bytes)
             .map_err(|e| Error::kernel("loading the XDP program", e))?;
-        let prog: &mut Xdp = ebpf
-            .program_mut("xdp_echo")
-            .ok_or_else(|| Error::Kernel {
-                what: "loading the XDP program".into(),
-                why: "no program xdp_echo in the object".into(),
-            })?
-            .try_into()
-            .map_err(|e| Error::kernel("loading the XDP program", e))?;
+        let prog: &mut Xdp = crate::object::program(&mut ebpf, "xdp_echo")?;
         prog.load()
             .map_err(|e| Error::kernel("the verifier on the XDP program", e))?;
         let flags = match mode {

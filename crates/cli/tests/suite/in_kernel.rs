@@ -7,10 +7,18 @@
 use crate::{is_root, json_of, missing, stderr, Server, VethPair, BIN};
 use std::process::Command;
 
-/// Why this stackmeter lacks its BPF programs (built without clang), if
-/// it does.
-fn not_built() -> Option<String> {
-    stackmeter_bpf::not_built()
+/// Whether `test` cannot run here: not root (it needs root for `what`)
+/// or a stackmeter built without its BPF programs; says which, as a skip.
+fn cannot_run(test: &str, what: &str) -> bool {
+    if !is_root() {
+        missing(test, &format!("needs root ({what})"));
+        return true;
+    }
+    if let Some(why) = stackmeter_bpf::not_built() {
+        missing(test, &why);
+        return true;
+    }
+    false
 }
 
 /// Sends SIGINT to `pid` (the serve command prints its counters then).
@@ -76,11 +84,8 @@ fn xdp_on_a_veth_answers_ping_and_counts_what_it_answered() {
 #[test]
 fn sockmap_echoes_every_size_and_the_application_reads_nothing() {
     let test = "sockmap_echoes_every_size_and_the_application_reads_nothing";
-    if !is_root() {
-        return missing(test, "needs root (sockmap)");
-    }
-    if let Some(why) = not_built() {
-        return missing(test, &why);
+    if cannot_run(test, "sockmap") {
+        return;
     }
     let serve = Server::start(&["--in-kernel", "sockmap"]);
     let out = Command::new(BIN)
@@ -121,12 +126,7 @@ fn sockmap_echoes_every_size_and_the_application_reads_nothing() {
 /// `tag`), and `serve --in-kernel xdp` on the server's end, its program
 /// attached; none when the test cannot run here (said as skipped).
 fn xdp_on_a_veth(test: &str, tag: &str, net: u8) -> Option<(VethPair, Server)> {
-    if !is_root() {
-        missing(test, "needs root (XDP)");
-        return None;
-    }
-    if let Some(why) = not_built() {
-        missing(test, &why);
+    if cannot_run(test, "XDP") {
         return None;
     }
     let Some(pair) = VethPair::new(tag, net) else {
@@ -287,11 +287,8 @@ fn check_layers(out: &std::process::Output, what: &str) {
 #[test]
 fn ping_layers_add_up_on_loopback_and_between_namespaces() {
     let test = "ping_layers_add_up_on_loopback_and_between_namespaces";
-    if !is_root() {
-        return missing(test, "needs root (tracepoints)");
-    }
-    if let Some(why) = not_built() {
-        return missing(test, &why);
+    if cannot_run(test, "tracepoints") {
+        return;
     }
     let out = Command::new(BIN)
         .args(["ping", "--layers", "--count", "300", "--json", "--no-store"])
