@@ -399,7 +399,17 @@ fn eight_namespace_nodes_run_the_manifests_command_lines_and_a_slowed_node_stand
             )
         })
         .collect();
-    assert!(others.is_empty(), "only node {SLOW}'s pairs: {others:?}");
+    // Benjamini-Hochberg at 5% bounds the expected share of false flags
+    // among the flagged rows, not their number in one run: with about 20
+    // of node 8's rows flagged, one other row is flagged in a fair share
+    // of runs (bench/results/2026-11-29-fleet-rounds.md: 1 trial in 40
+    // flagged an unchanged pair). A tenth of the flagged rows is allowed;
+    // a method that names pairs at random would flag far more.
+    assert!(
+        others.len() * 10 <= flagged.len(),
+        "node {SLOW}'s pairs, and at most a tenth of {} flags besides: {others:?}",
+        flagged.len()
+    );
     // Every pair that node 8 answers is flagged (its responses go out the
     // slowed way); those it asks from are not slowed past the tolerance.
     for i in 1..NODES {
