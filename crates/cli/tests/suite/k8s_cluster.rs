@@ -115,6 +115,40 @@ impl Cluster {
         serde_json::from_str(&self.ok(&all)).unwrap()
     }
 
+    /// Waits up to five minutes for `what` (`daemonset/NAME`,
+    /// `deployment/NAME`) in namespace `ns` to be rolled out. When it is
+    /// not, fails with what the pods and the namespace's events say (a
+    /// first pod can wait minutes on a busy fresh machine; why it waited
+    /// is what a reader of the failure needs).
+    fn rollout(&self, ns: &str, what: &str) {
+        let started = Instant::now();
+        let wait = run_for(
+            Command::new(&self.kubectl)
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args(["-n", ns, "rollout", "status", what, "--timeout=300s"]),
+            330,
+        );
+        match wait {
+            Ok(o) if o.status.success() => {
+                eprintln!("{what} rolled out ({:.0} s)", started.elapsed().as_secs_f64());
+            }
+            other => {
+                let why = match other {
+                    Ok(o) => format!("{}{}", text(&o.stdout), text(&o.stderr)),
+                    Err(e) => e,
+                };
+                let pods = self.kubectl(&["-n", ns, "get", "pods", "-o", "wide"]);
+                let events = self.kubectl(&["-n", ns, "get", "events", "--sort-by=.lastTimestamp"]);
+                panic!(
+                    "{what} not rolled out: {why}\n$ kubectl get pods -o wide\n{}\n$ kubectl get events\n{}",
+                    text(&pods.stdout),
+                    text(&events.stdout)
+                );
+            }
+        }
+    }
+
     /// `kubectl apply -f -` of `yaml` (ARGS before it): stdout and stderr.
     fn apply(&self, yaml: &str, args: &[&str]) -> Output {
         let file = self.dir.join(format!("apply-{}.yaml", yaml.len()));
@@ -199,14 +233,7 @@ fn render(c: &Cluster, file: &Path, run: &str, extra: &[&str]) -> String {
 fn run_fleet(c: &Cluster, yaml: &str, run: &str, jobs: usize) {
     let o = c.apply(yaml, &["-l", "app.kubernetes.io/component!=client"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    c.ok(&[
-        "-n",
-        "stackmeter",
-        "rollout",
-        "status",
-        "daemonset/stackmeter-responder",
-        "--timeout=180s",
-    ]);
+    c.rollout("stackmeter", "daemonset/stackmeter-responder");
     let o = c.apply(yaml, &["-l", "app.kubernetes.io/component=client"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let selector = format!("stackmeter/run={run}");
@@ -492,14 +519,7 @@ fn a_local_cluster_runs_the_fleet_the_chart_and_prometheus_and_goes_away_without
     let prom_image = c.image.replace("/stackmeter:local", "/prometheus:0.316.0");
     let o = c.apply(&prometheus_yaml(&prom_image), &[]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    c.ok(&[
-        "-n",
-        "monitoring",
-        "rollout",
-        "status",
-        "deployment/prometheus",
-        "--timeout=180s",
-    ]);
+    c.rollout("monitoring", "deployment/prometheus");
     let prom_ip = c.ok(&[
         "-n",
         "monitoring",
