@@ -2,13 +2,13 @@
 //! the spread of its repetitions, and a variance-components fit over the
 //! series. The pooled within-run spread comes from each run's median
 //! absolute deviation, so repetitions thrown far off by a burst of load
-//! (one in five, in most runs) do not make every run look noisy. A run's centre varies around its segment's level by a
-//! between-run part (tau^2: what changes from run to run, load and
-//! placement) plus a within-run part (the repetitions' variance over
-//! their count, larger for a median than for a mean); its weight is one
-//! over the sum. Centres are then winsorised against a running median,
-//! so one wild run moves no segment's level by more than 2 of its own
-//! standard deviations.
+//! (one in five, in most runs) do not make every run look noisy. A run's
+//! centre varies around its segment's level by a between-run part (tau^2:
+//! what changes from run to run, load and placement) plus a within-run
+//! part (the repetitions' variance over their count, larger for a median
+//! than for a mean); its weight is one over the sum. Centres are then
+//! winsorised against a running median, so one wild run moves no
+//! segment's level by more than 2 of its own standard deviations.
 
 pub use stackmeter_statistics::median_in_place;
 
