@@ -51,10 +51,10 @@ note "building the lab's programs, both firmwares and the floors"
 C=$REPO_ROOT/c-responder
 make -s -C "$C" all lwip xdp mcu mcu-smoltcp >&2
 FLOOR_ELF=$C/mcu/build/stackmeter-mcu-floor.elf
-cc -std=c99 -O2 -I"$C/src" -o "$WORK/nic_echo" "$REPO_ROOT/bench/floor/nic_echo.c" \
-    "$REPO_ROOT/bench/floor/frame_echo.c" "$C/src/smr_nic_tap.c" || die "could not build bench/floor/nic_echo.c"
-cc -std=c99 -O2 -DFL_XDP -I"$C/src" -o "$WORK/nic_echo_xdp" "$REPO_ROOT/bench/floor/nic_echo.c" \
-    "$REPO_ROOT/bench/floor/frame_echo.c" "$C/src/smr_nic_xdp.c" -lxdp -lbpf ||
+cc -std=c99 -O2 -I"$C/src" -I"$C/floor" -o "$WORK/nic_echo" "$REPO_ROOT/bench/floor/nic_echo.c" \
+    "$C/floor/frame_echo.c" "$C/src/smr_nic_tap.c" || die "could not build bench/floor/nic_echo.c"
+cc -std=c99 -O2 -DFL_XDP -I"$C/src" -I"$C/floor" -o "$WORK/nic_echo_xdp" "$REPO_ROOT/bench/floor/nic_echo.c" \
+    "$C/floor/frame_echo.c" "$C/src/smr_nic_xdp.c" -lxdp -lbpf ||
     die "could not build bench/floor/nic_echo.c for AF_XDP"
 
 # Every target: label=addr, and the path it is on.

@@ -7,7 +7,7 @@
  * responder. This program is the path alone, as lwip_raw.c is lwIP alone:
  * it pulls each frame through the lab's own controller interface
  * (c-responder/src/smr_nic.h: the TAP driver, or the AF_XDP one when built
- * with -DFL_XDP), and frame_echo.c answers it in place: ARP for its
+ * with -DFL_XDP), and c-responder/floor/frame_echo.c answers it in place: ARP for its
  * address, and a UDP datagram to its port that carries a version 1 echo
  * request turned into the echo reply (kind 2, both responder times the
  * receive time; the addresses and ports swapped, the IPv4 header's sum
@@ -16,7 +16,7 @@
  * beside the stacks on the same kind of path; the firmwares' twins are
  * firmware/mcu-smoltcp's `floor` binary (the LM3S6965) and
  * c-responder/a9/floor (the Cortex-A9 with a LAN9118), the latter built
- * from the same frame_echo.c.
+ * from the same c-responder/floor/frame_echo.c.
  *
  * Usage: nic_echo DEV IP CPU [HOST_IF]
  *   DEV      the TAP device (or, -DFL_XDP, the veth end to bind)
@@ -28,9 +28,9 @@
  * It runs until killed, and exits by itself when its parent is gone.
  *
  * Build (bench/path-floors.sh does):
- *   cc -std=c99 -O2 -Ic-responder/src bench/floor/nic_echo.c bench/floor/frame_echo.c \
+ *   cc -std=c99 -O2 -Ic-responder/src -Ic-responder/floor bench/floor/nic_echo.c c-responder/floor/frame_echo.c \
  *       c-responder/src/smr_nic_tap.c
- *   cc -std=c99 -O2 -DFL_XDP -Ic-responder/src bench/floor/nic_echo.c bench/floor/frame_echo.c \
+ *   cc -std=c99 -O2 -DFL_XDP -Ic-responder/src -Ic-responder/floor bench/floor/nic_echo.c c-responder/floor/frame_echo.c \
  *       c-responder/src/smr_nic_xdp.c -lxdp -lbpf
  */
 #define _GNU_SOURCE /* sched_setaffinity */

@@ -7,7 +7,7 @@
  * LAN9118, the TAP device and the host, plus its stack and responder.
  * This is the first part alone: each frame is pulled through the board's
  * NIC (lan9118.c, behind smr_nic.h) and answered in place by the same
- * frame logic as the lab's other floors (bench/floor/frame_echo.c, which
+ * frame logic as the lab's other floors (c-responder/floor/frame_echo.c, which
  * bench/floor/nic_echo.c uses on the TAP and AF_XDP paths; the LM3S6965's
  * twin is firmware/mcu-smoltcp's `floor`): ARP for its address, a version
  * 1 echo request to its UDP port 24680 turned into the reply, both

@@ -5,7 +5,7 @@
 #                  answered with no stack on QEMU's vexpress-a9 (Cortex-A9, SMSC
 #                  LAN9118), the path floor of a firmware on that board
 #                  (a9/floor/floor.c), built from the same frame logic as the
-#                  lab's other floors (../bench/floor/frame_echo.c); it polls
+#                  lab's other floors (floor/frame_echo.c); it polls
 #                  the NIC
 #   a9-floor-irq   a9/build/stackmeter-a9-floor-irq.elf: the same floor built
 #                  with -DA9_FLOOR_IRQ: it sleeps in WFI until the NIC's receive
@@ -30,11 +30,11 @@ A9_FLOOR_IRQ_ELF = $(A9_BUILD)/stackmeter-a9-floor-irq.elf
 A9_FLOOR_CPU = -mcpu=cortex-a9 -marm -mfloat-abi=soft -mno-unaligned-access
 A9_FLOOR_OPT = -O2 -g -ffreestanding -nostdlib -fno-tree-loop-distribute-patterns \
 	-ffunction-sections -fdata-sections
-A9_FLOOR_INC = -Isrc -Ia9/floor -I../bench/floor
+A9_FLOOR_INC = -Isrc -Ia9/floor -Ifloor
 A9_FLOOR_SRC = a9/floor/start.S a9/floor/board.c a9/floor/libc.c a9/floor/lan9118.c \
-	a9/floor/floor.c ../bench/floor/frame_echo.c
+	a9/floor/floor.c floor/frame_echo.c
 A9_FLOOR_DEPS = $(A9_FLOOR_SRC) a9/floor/a9.h a9/floor/a9.ld a9/floor/floor.mk src/smr_nic.h \
-	../bench/floor/frame_echo.h flags.mk
+	floor/frame_echo.h flags.mk
 # What selects the build: nothing (polling), -DA9_FLOOR_IRQ (interrupts).
 A9_FLOOR_MODE =
 $(A9_FLOOR_IRQ_ELF): A9_FLOOR_MODE = -DA9_FLOOR_IRQ

@@ -3,7 +3,7 @@
  * stackmeter's UDP echo answered in place, with no stack.
  *
  * Why this exists: it is the one copy of the rules every C floor answers
- * by, the hosted one (nic_echo.c, on the lab's TAP and AF_XDP drivers)
+ * by, the hosted one (bench/floor/nic_echo.c, on the lab's TAP and AF_XDP drivers)
  * and the bare-metal one (c-responder/a9/floor, on QEMU's LAN9118), so a
  * difference between their figures is their paths', never their code's.
  * C99 with string.h and stdint.h only, bytes only (a board running with
