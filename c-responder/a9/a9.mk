@@ -17,6 +17,11 @@
 # Toolchains: Debian's gcc-arm-none-eabi (Embox, the floor) and
 # gcc-arm-linux-gnueabihf (the Linux responder); cpio.
 A9_OUT = a9/build
+# The addresses built into the images (EMBOX_IP, EMBOX_GW, EMBOX_MAC):
+# the lab's board table's, generated into boards.mk; a command line or the
+# environment may give others (the lab then refuses the image).
+include boards.mk
+export EMBOX_IP EMBOX_GW EMBOX_MAC
 
 include a9/floor/floor.mk
 
@@ -24,7 +29,7 @@ include a9/floor/floor.mk
 # our Embox files (or Embox's source itself), the Linux init.
 A9_EMBOX_ELF = $(A9_OUT)/stackmeter-embox.elf
 A9_LINUX = $(A9_OUT)/linux-a9/initramfs.gz
-A9_EMBOX_DEPS = $(DEPS) $(shell find a9/embox -type f) $(wildcard $(STACKMETER_EMBOX_SRC))
+A9_EMBOX_DEPS = $(DEPS) boards.mk $(shell find a9/embox -type f) $(wildcard $(STACKMETER_EMBOX_SRC))
 
 .PHONY: embox linux-a9
 embox: $(A9_EMBOX_ELF)

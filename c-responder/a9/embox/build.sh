@@ -19,8 +19,8 @@
 #   OUT_DIR/embox-size.txt         its sections, and the build's time
 # Environment:
 #   STACKMETER_EMBOX_SRC  Embox's source: a .tar.xz/.tar.gz or a folder
-#   EMBOX_IP EMBOX_GW EMBOX_MAC  the board's address (198.18.18.2), its
-#                         gateway (198.18.18.1) and MAC (02:53:4d:00:00:07)
+#   EMBOX_IP EMBOX_GW EMBOX_MAC  the board's address, its gateway and MAC
+#                         (make gives the lab's, from c-responder/boards.mk)
 #   JOBS                  make -j (the number of CPUs)
 set -euo pipefail
 
@@ -34,9 +34,12 @@ flags_mk=$(cd "$here/../.." && pwd)/flags.mk
 out=${1:?usage: build.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-EMBOX_IP=${EMBOX_IP:-198.18.18.2}
-EMBOX_GW=${EMBOX_GW:-198.18.18.1}
-EMBOX_MAC=${EMBOX_MAC:-02:53:4d:00:00:07}
+for v in EMBOX_IP EMBOX_GW EMBOX_MAC; do
+    [ -n "${!v:-}" ] || {
+        echo "embox: $v is not set (make -C c-responder embox sets it from c-responder/boards.mk)" >&2
+        exit 1
+    }
+done
 JOBS=${JOBS:-$(nproc)}
 
 how="get it with: git clone https://github.com/embox/embox && git -C embox checkout $EMBOX_COMMIT, then STACKMETER_EMBOX_SRC=\$PWD/embox make -C c-responder embox (docs/lab.md, \"Embox and Linux on one Cortex-A9\")"

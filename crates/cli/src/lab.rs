@@ -1,4 +1,4 @@
-//! `stackmeter lab up|status|down`: the lab itself is its own crate
+//! `stackmeter lab up|status|boards|down`: the lab itself is its own crate
 //! (`stackmeter_lab`); this parses the flags and prints what it made.
 
 use stackmeter_lab::{LabAction, LabArgs};
@@ -30,6 +30,10 @@ pub fn run(a: LabArgs) -> i32 {
             }
         }
         LabAction::Status => crate::out::finish(&lab::status_text()),
+        LabAction::Boards { bin_dir, make } => crate::out::finish(&match make {
+            true => lab::boards::make_fragment(),
+            false => lab::boards::table(&lab::bin_dir(bin_dir)),
+        }),
         LabAction::ServeSmoltcp { tap, addr, port, cpu } => {
             let Err(e) = stackmeter_smoltcp::serve(&stackmeter_smoltcp::Options { tap, addr, port, cpu });
             crate::out::fail(1, e)

@@ -2,7 +2,7 @@
 //! its own flags and no other command's); the binary hands them to
 //! [`crate::up`], [`crate::status_text`] and [`crate::down`].
 
-use crate::Group;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -16,9 +16,9 @@ pub struct LabArgs {
 pub enum LabAction {
     /// Create the TAP devices, start the responders, print LABEL=ADDR:PORT once each answers.
     Up {
-        /// Which stacks, one or more: the Linux ones (default), a board in QEMU (a microcontroller firmware, Embox or Linux on a Cortex-A9), or all.
-        #[arg(value_enum, default_values = ["linux"], num_args = 1..)]
-        stacks: Vec<Group>,
+        /// Which stacks, one or more: the Linux ones (default), a board in QEMU (a microcontroller firmware, Embox or Linux on a Cortex-A9), or all (`stackmeter lab boards` lists them).
+        #[arg(default_values = ["linux"], num_args = 1.., value_parser = words())]
+        stacks: Vec<String>,
         /// Folder with stackmeter-responder, lwip-raw, lwip-sock, lwip-xdp, mcu/build/ (the Cortex-M3 firmwares) and a9/build/ (Embox, Linux for the Cortex-A9) (smoltcp's hosted responder is this binary) (default: $STACKMETER_RESPONDER_DIR, else c-responder/ of this source tree).
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
@@ -31,6 +31,15 @@ pub enum LabAction {
     },
     /// List the lab's targets and whether each answers.
     Status,
+    /// List every board of the lab: its `lab up` word, device, address, and whether it is built.
+    Boards {
+        /// Folder of the binaries, as for `up`.
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+        /// Print the addresses built into the images instead, as c-responder/boards.mk holds them.
+        #[arg(long)]
+        make: bool,
+    },
     /// Stop every responder and QEMU, and remove every device the lab made.
     Down,
     /// The smoltcp responder on a TAP device `lab up` made (started by `lab up`; runs until killed).
@@ -47,4 +56,13 @@ pub enum LabAction {
         #[arg(long, value_name = "CPU")]
         cpu: Option<usize>,
     },
+}
+
+/// The words `lab up` takes, with their help: the board table's groups.
+fn words() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        crate::boards::groups()
+            .into_iter()
+            .map(|(word, help)| PossibleValue::new(word).help(help)),
+    )
 }

@@ -15,6 +15,10 @@ pub enum LabError {
     /// A lab is up already (its state folder holds a state file).
     #[error("a lab is already up ({}); run `stackmeter lab down` first", .0.display())]
     AlreadyUp(PathBuf),
+    /// A word of `lab up` that names no board (clap checks the words
+    /// first; the library checks again).
+    #[error("lab up: no board or group '{0}' (stackmeter lab boards lists them)")]
+    NoSuchBoard(String),
     /// `--secret-file` with a set that has no firmware to provision.
     #[error("lab up: a secret is provisioned into a firmware only (lab up mcu|mcu-smoltcp --secret-file FILE)")]
     SecretWithoutFirmware,

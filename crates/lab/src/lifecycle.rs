@@ -1,86 +1,28 @@
 //! `up`, `status` and `down`: the lab as a whole, made or removed all at
-//! once (a failed or interrupted `up` removes what it made).
+//! once (a failed or interrupted `up` removes what it made); which boards
+//! a word of `lab up` names, and how each starts, is the table's
+//! (`boards.rs`).
 
-use crate::a9;
+use crate::boards::{boards_of, Board, Runs, System};
 use crate::error::LabError;
 use crate::linux::build;
-use crate::mcu::{guest as mcu_guest, Firmware, MCU, MCU_SMOLTCP};
 use crate::probe::rr_answers;
 use crate::qemu::{boot, Guest, QEMU};
 use crate::shell::sh;
 use crate::state::{is_root, read_state, runs, state_dir};
+use crate::{a9, mcu};
 use stackmeter_proto::auth::Key;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A group of stacks `up` starts, as named on its command line: the
-/// Linux ones (kernel-c, lwip-raw, lwip-sock, smoltcp, lwip-xdp), one
-/// board in QEMU (a microcontroller firmware: the C engine on lwIP, or
-/// the Rust core on smoltcp; Embox or Linux on a Cortex-A9), or all of
-/// them (`all`: the boards that are built).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Group {
-    /// kernel-c, lwip-raw, lwip-sock, smoltcp and lwip-xdp (when built: `make -C c-responder xdp`).
-    Linux,
-    /// The C responder's firmware (lwIP) on an emulated Cortex-M3 board (QEMU lm3s6965evb).
-    Mcu,
-    /// The Rust protocol core on smoltcp as firmware for the same board (make -C c-responder mcu-smoltcp).
-    McuSmoltcp,
-    /// Embox RTOS with the C responder on an emulated Cortex-A9 (QEMU vexpress-a9; make -C c-responder embox).
-    Embox,
-    /// Linux with the C responder on the same emulated Cortex-A9 (linux-a9, and linux-a9-rt under SCHED_FIFO; make -C c-responder linux-a9).
-    LinuxA9,
-    /// All of them (the boards that are built).
-    All,
-}
-
-/// One emulated board of the lab.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Board {
-    Mcu(&'static Firmware),
-    Embox,
-    LinuxA9,
-}
-
-impl Board {
-    const ALL: [Board; 4] = [Board::Mcu(&MCU), Board::Mcu(&MCU_SMOLTCP), Board::Embox, Board::LinuxA9];
-
-    fn label(self) -> &'static str {
-        match self {
-            Board::Mcu(fw) => fw.label,
-            Board::Embox => "embox",
-            Board::LinuxA9 => "linux-a9",
-        }
-    }
-
-    /// It as QEMU boots it, or why it cannot be (not built).
-    fn guest(self, dir: &Path, secret: Option<&Key>) -> Result<Guest, LabError> {
-        match self {
-            Board::Mcu(fw) if !dir.join(fw.file).is_file() => Err(LabError::NotBuilt {
-                path: dir.join(fw.file),
-                make: fw.make,
-            }),
-            Board::Mcu(fw) => mcu_guest(fw, dir, secret),
-            Board::Embox => a9::embox(dir),
-            Board::LinuxA9 => a9::linux(dir),
-        }
-    }
-}
-
-impl Group {
-    /// The boards this group boots, and whether they must (a board named
-    /// by itself must; `all` goes on without those not built).
-    fn boards(self) -> (Vec<Board>, bool) {
-        match self {
-            Group::Linux => (vec![], false),
-            Group::Mcu => (vec![Board::Mcu(&MCU)], true),
-            Group::McuSmoltcp => (vec![Board::Mcu(&MCU_SMOLTCP)], true),
-            Group::Embox => (vec![Board::Embox], true),
-            Group::LinuxA9 => (vec![Board::LinuxA9], true),
-            Group::All => (Board::ALL.to_vec(), false),
-        }
+/// The board `b` as QEMU boots it, or why it cannot be (not built).
+fn guest(b: &'static Board, system: System, dir: &Path, secret: Option<&Key>) -> Result<Guest, LabError> {
+    match system {
+        System::Firmware => mcu::guest(b, dir, secret),
+        System::Embox => a9::embox(b, dir),
+        System::LinuxA9 => a9::linux(b, dir),
     }
 }
 
@@ -100,12 +42,24 @@ pub fn bin_dir(flag: Option<PathBuf>) -> PathBuf {
 }
 
 /// Brings the lab up with the binaries in `dir`, every responder pinned to
-/// `cpu` (default: the last one), the microcontroller firmware
-/// provisioned with `secret` (no other stack takes one here); returns one
-/// `LABEL=ADDR:PORT` per target. On failure (or Ctrl-C) everything made
-/// so far is removed.
-pub fn up(dir: &Path, cpu: Option<usize>, groups: &[Group], secret: Option<Key>) -> Result<Up, LabError> {
-    let firmware_only = groups.iter().all(|g| matches!(g, Group::Mcu | Group::McuSmoltcp));
+/// `cpu` (default: the last one), the boards the words of `lab up` name
+/// (`words`: a group of the table, or `all`), the microcontroller
+/// firmware provisioned with `secret` (no other stack takes one here);
+/// returns one `LABEL=ADDR:PORT` per target. On failure (or Ctrl-C)
+/// everything made so far is removed.
+pub fn up(dir: &Path, cpu: Option<usize>, words: &[String], secret: Option<Key>) -> Result<Up, LabError> {
+    // Each board once, required when any word that names it requires it.
+    let mut wanted: Vec<(&'static Board, bool)> = Vec::new();
+    for w in words {
+        let boards = boards_of(w).ok_or_else(|| LabError::NoSuchBoard(w.clone()))?;
+        for (b, required) in boards {
+            match wanted.iter_mut().find(|(x, _)| std::ptr::eq(*x, b)) {
+                Some(x) => x.1 |= required,
+                None => wanted.push((b, required)),
+            }
+        }
+    }
+    let firmware_only = wanted.iter().all(|(b, _)| b.runs == Runs::Qemu(System::Firmware));
     if secret.is_some() && !firmware_only {
         return Err(LabError::SecretWithoutFirmware);
     }
@@ -116,26 +70,22 @@ pub fn up(dir: &Path, cpu: Option<usize>, groups: &[Group], secret: Option<Key>)
     if sd.join("state").exists() {
         return Err(LabError::AlreadyUp(sd));
     }
-    let has_linux = groups.iter().any(|g| matches!(g, Group::Linux | Group::All));
-    // Each board once, required when any group that names it requires it.
-    let mut wanted: Vec<(Board, bool)> = Vec::new();
-    for g in groups {
-        let (boards, required) = g.boards();
-        for b in boards {
-            match wanted.iter_mut().find(|(w, _)| *w == b) {
-                Some(w) => w.1 |= required,
-                None => wanted.push((b, required)),
-            }
-        }
-    }
     fs::create_dir_all(&sd).map_err(LabError::file(&sd))?;
     let no_qemu = Command::new(QEMU).arg("--version").output().is_err();
+    let mut hosted = Vec::new();
     let mut guests = Vec::new();
     let mut skipped = Vec::new();
     for (b, required) in wanted {
+        let system = match b.runs {
+            Runs::Qemu(s) => s,
+            Runs::Kernel | Runs::Tap(_) | Runs::Xdp => {
+                hosted.push(b);
+                continue;
+            }
+        };
         let g = match no_qemu {
             true => Err(LabError::NoQemu(QEMU)),
-            false => b.guest(dir, secret.as_ref()),
+            false => guest(b, system, dir, secret.as_ref()),
         };
         match g {
             Ok(g) => guests.push(g),
@@ -143,7 +93,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, groups: &[Group], secret: Option<Key>)
                 let _ = fs::remove_dir_all(&sd);
                 return Err(why);
             }
-            Err(why) => skipped.push(format!("{}: not started: {why}", b.label())),
+            Err(why) => skipped.push(format!("{}: not started: {why}", b.label)),
         }
     }
     // Ctrl-C during `up` tears down whatever was made so far.
@@ -151,8 +101,12 @@ pub fn up(dir: &Path, cpu: Option<usize>, groups: &[Group], secret: Option<Key>)
     let cpu = cpu.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
     let mut made = Up::default();
     let r = (|| {
-        if has_linux {
-            (made.targets, made.notes) = build(dir, cpu)?;
+        if !hosted.is_empty() {
+            let (targets, notes) = build(dir, cpu, &hosted)?;
+            if targets.is_empty() && guests.is_empty() {
+                return Err(LabError::NothingUp(notes));
+            }
+            (made.targets, made.notes) = (targets, notes);
         }
         for g in &guests {
             let (targets, note) = boot(g, cpu, secret)?;

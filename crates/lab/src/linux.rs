@@ -5,6 +5,7 @@
 //! the kernel-bypass path, when it is built and the kernel allows it) and
 //! the C responder on the kernel stack.
 
+use crate::boards::{Board, Runs, TapStack, PORT};
 use crate::error::LabError;
 use crate::probe::wait_answers;
 use crate::shell::{sh, spawn_cmd};
@@ -17,51 +18,35 @@ use std::path::Path;
 /// (c-responder/src/smr_netif.c), not Debian's tapif, which overruns its
 /// receive buffers on frames over 592 bytes (docs/lab.md says why).
 pub(crate) const TAP_MTU: &str = "1500";
-/// Port of the user-space stacks' responders.
-pub(crate) const PORT: u16 = 24680;
-/// The kernel-stack C responder's address (a port of its own, so a
-/// `stackmeter serve` on the default port keeps running beside it).
-pub(crate) const KERNEL_ADDR: &str = "127.0.0.1:24690";
-
-/// One user-space stack: label, responder binary, TAP name, subnet number.
-pub(crate) const STACKS: [(&str, &str, &str, u8); 3] = [
-    ("lwip-raw", "lwip-raw", "smlab1", 1),
-    ("lwip-sock", "lwip-sock", "smlab2", 2),
-    ("smoltcp", SMOLTCP, "smlab4", 4),
-];
 
 /// The smoltcp responder's "binary": this program, `stackmeter lab
 /// serve-smoltcp TAP ADDR` (smoltcp is a crate of this workspace, so there
 /// is nothing else to build or find).
-pub(crate) const SMOLTCP: &str = "stackmeter";
+const SMOLTCP: &str = "stackmeter";
 
-/// The kernel-bypass stack: lwIP (the raw API responder) on an AF_XDP
-/// socket on one end of a veth pair, the host's address on the other:
-/// label, binary, the host's end (the XDP end is its name and `x`),
-/// subnet number.
-const XDP: (&str, &str, &str, u8) = ("lwip-xdp", "lwip-xdp", "smlab5", 5);
-
-/// Creates the devices, starts the responders, waits for each to answer;
-/// returns the targets and, for each stack that could not come up on this
-/// machine (its program not built, no TAP device, no answer), a line
-/// naming it and why: the rest still come up. Fails only when none did.
-pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>), LabError> {
+/// Creates the devices and starts the responders of `boards` (rows of
+/// the table run by this file: the kernel's, the TAP stacks', lwip-xdp),
+/// waits for each to answer; returns the targets and, for each stack that
+/// could not come up on this machine (its program not built, no TAP
+/// device, no answer), a line naming it and why: the rest still come up.
+pub(crate) fn build(dir: &Path, cpu: usize, boards: &[&'static Board]) -> Result<(Vec<String>, Vec<String>), LabError> {
     let cpu_s = cpu.to_string();
     let mut notes = Vec::new();
     let mut started = Vec::new();
-    match start_kernel(dir, &cpu_s) {
-        Ok(s) => started.push(s),
-        Err(why) => notes.push(format!("kernel-c: not started: {why}")),
-    }
-    for stack in STACKS {
-        match start_stack(dir, stack, &cpu_s) {
+    for b in boards {
+        let s = match b.runs {
+            Runs::Kernel => start_kernel(dir, b, &cpu_s),
+            Runs::Tap(stack) => start_stack(dir, b, stack, &cpu_s),
+            Runs::Xdp | Runs::Qemu(_) => continue,
+        };
+        match s {
             Ok(s) => started.push(s),
-            Err(why) => notes.push(format!("{}: not started: {why}", stack.0)),
+            Err(why) => notes.push(format!("{}: not started: {why}", b.label)),
         }
     }
     let mut lines = Vec::new();
     for s in started {
-        if let Err(e) = answers(&s.addr) {
+        if let Err(e) = wait_answers(s.addr) {
             s.undo();
             notes.push(format!("{}: not started: {e}", s.label));
             continue;
@@ -70,31 +55,20 @@ pub(crate) fn build(dir: &Path, cpu: usize) -> Result<(Vec<String>, Vec<String>)
         record(&format!("target {line}"))?;
         lines.push(line);
     }
-    match xdp(dir, &cpu_s) {
-        Ok(line) => lines.push(line),
-        Err(why) => notes.push(format!("{}: not started: {why}", XDP.0)),
-    }
-    if lines.is_empty() {
-        return Err(LabError::NothingUp(notes));
+    for b in boards.iter().filter(|b| b.runs == Runs::Xdp) {
+        match xdp(dir, b, &cpu_s) {
+            Ok(line) => lines.push(line),
+            Err(why) => notes.push(format!("{}: not started: {why}", b.label)),
+        }
     }
     Ok((lines, notes))
-}
-
-/// Waits for the responder at `addr` (one of this file's addresses) to
-/// answer.
-fn answers(addr: &str) -> Result<(), LabError> {
-    let a: SocketAddr = addr.parse().map_err(|e: std::net::AddrParseError| LabError::NoAnswer {
-        addr: addr.to_string(),
-        why: e.to_string(),
-    })?;
-    wait_answers(a)
 }
 
 /// A responder started and not yet known to answer: what to remove if it
 /// never does.
 struct Started {
     label: &'static str,
-    addr: String,
+    addr: SocketAddr,
     pid: String,
     tap: Option<&'static str>,
 }
@@ -110,66 +84,65 @@ impl Started {
     }
 }
 
-/// The C responder on the kernel's stack.
-fn start_kernel(dir: &Path, cpu: &str) -> Result<Started, LabError> {
-    let bin = "stackmeter-responder";
-    if !dir.join(bin).is_file() {
-        return Err(LabError::NotBuilt {
-            path: dir.join(bin),
-            make: "make -C c-responder",
-        });
+/// The board's program under `dir`, or that it is not built.
+fn program(dir: &Path, b: &Board) -> Result<std::path::PathBuf, LabError> {
+    let path = dir.join(b.image);
+    match path.is_file() {
+        true => Ok(path),
+        false => Err(LabError::NotBuilt { path, make: b.make }),
     }
+}
+
+/// The C responder on the kernel's stack.
+fn start_kernel(dir: &Path, b: &'static Board, cpu: &str) -> Result<Started, LabError> {
+    let bin = program(dir, b)?;
+    let addr = b.addr();
     let pid = spawn_cmd(
-        &dir.join(bin),
-        bin,
-        "kernel-c",
-        &["--listen", KERNEL_ADDR, "--affinity", cpu],
+        &bin,
+        b.image,
+        b.label,
+        &["--listen", &addr.to_string(), "--affinity", cpu],
     )?;
     Ok(Started {
-        label: "kernel-c",
-        addr: KERNEL_ADDR.to_string(),
+        label: b.label,
+        addr,
         pid,
         tap: None,
     })
 }
 
 /// One user-space stack on a TAP device of its own.
-fn start_stack(
-    dir: &Path,
-    (label, bin, tap, n): (&'static str, &str, &'static str, u8),
-    cpu: &str,
-) -> Result<Started, LabError> {
-    if bin != SMOLTCP && !dir.join(bin).is_file() {
-        return Err(LabError::NotBuilt {
-            path: dir.join(bin),
-            make: "make -C c-responder lwip",
-        });
-    }
-    let host = format!("198.18.{n}.1/24");
-    let stack = format!("198.18.{n}.2");
+fn start_stack(dir: &Path, b: &'static Board, stack: TapStack, cpu: &str) -> Result<Started, LabError> {
+    let bin = match stack {
+        TapStack::Smoltcp => std::env::current_exe().map_err(|err| LabError::Spawn {
+            program: "stackmeter lab serve-smoltcp".into(),
+            err,
+        })?,
+        TapStack::LwipRaw | TapStack::LwipSock => program(dir, b)?,
+    };
+    let link = b.link();
+    let tap = link.device;
+    let host = format!("{}/24", link.host());
+    let stack_ip = link.board().to_string();
     sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
     record(&format!("dev {tap}"))?;
     let spawned = (|| {
         sh("ip", &["addr", "add", &host, "dev", tap])?;
         sh("ip", &["link", "set", tap, "mtu", TAP_MTU, "up"])?;
         let port = PORT.to_string();
-        match bin {
-            "lwip-raw" => spawn_cmd(&dir.join(bin), bin, label, &[tap, &stack, &port, cpu]),
-            SMOLTCP => {
-                let me = std::env::current_exe().map_err(|err| LabError::Spawn {
-                    program: "stackmeter lab serve-smoltcp".into(),
-                    err,
-                })?;
-                let args = ["lab", "serve-smoltcp", tap, &stack, "--port", &port, "--cpu", cpu];
-                spawn_cmd(&me, bin, label, &args)
+        match stack {
+            TapStack::LwipRaw => spawn_cmd(&bin, b.image, b.label, &[tap, &stack_ip, &port, cpu]),
+            TapStack::Smoltcp => {
+                let args = ["lab", "serve-smoltcp", tap, &stack_ip, "--port", &port, "--cpu", cpu];
+                spawn_cmd(&bin, SMOLTCP, b.label, &args)
             }
-            _ => spawn_cmd(&dir.join(bin), bin, label, &[tap, &stack, "--affinity", cpu]),
+            TapStack::LwipSock => spawn_cmd(&bin, b.image, b.label, &[tap, &stack_ip, "--affinity", cpu]),
         }
     })();
     match spawned {
         Ok(pid) => Ok(Started {
-            label,
-            addr: format!("{stack}:{PORT}"),
+            label: b.label,
+            addr: b.addr(),
             pid,
             tap: Some(tap),
         }),
@@ -180,27 +153,32 @@ fn start_stack(
     }
 }
 
-/// Brings lwip-xdp up, or removes what it made and says why not.
-fn xdp(dir: &Path, cpu: &str) -> Result<String, LabError> {
-    let (label, bin, host_if, n) = XDP;
-    if !dir.join(bin).is_file() {
-        return Err(LabError::XdpNotBuilt(dir.join(bin)));
+/// Brings lwip-xdp up (lwIP's raw API responder on an AF_XDP socket on
+/// one end of a veth pair, the host's address on the other: the board's
+/// device and, for the XDP end, its name and `x`), or removes what it
+/// made and says why not.
+fn xdp(dir: &Path, b: &'static Board, cpu: &str) -> Result<String, LabError> {
+    let bin = dir.join(b.image);
+    if !bin.is_file() {
+        return Err(LabError::XdpNotBuilt(bin));
     }
+    let link = b.link();
+    let host_if = link.device;
     let xdp_if = format!("{host_if}x");
-    let stack = format!("198.18.{n}.2");
-    let addr = format!("{stack}:{PORT}");
+    let stack = link.board().to_string();
+    let addr = b.addr();
     sh("ip", &["link", "add", host_if, "type", "veth", "peer", "name", &xdp_if])?;
     record(&format!("dev {host_if}"))?;
     let made = (|| {
-        sh("ip", &["addr", "add", &format!("198.18.{n}.1/24"), "dev", host_if])?;
+        sh("ip", &["addr", "add", &format!("{}/24", link.host()), "dev", host_if])?;
         sh("ip", &["link", "set", host_if, "mtu", TAP_MTU, "up"])?;
         sh("ip", &["link", "set", &xdp_if, "mtu", TAP_MTU, "up"])?;
         let port = PORT.to_string();
-        let pid = spawn_cmd(&dir.join(bin), bin, label, &[&xdp_if, &stack, &port, cpu, host_if])?;
-        answers(&addr).map_err(|e| {
+        let pid = spawn_cmd(&bin, b.image, b.label, &[&xdp_if, &stack, &port, cpu, host_if])?;
+        wait_answers(addr).map_err(|e| {
             let _ = sh("kill", &["-KILL", &pid]);
             // The responder's own last error line says more than the probe.
-            let log = std::fs::read_to_string(state_dir().join(format!("{label}.log"))).unwrap_or_default();
+            let log = std::fs::read_to_string(state_dir().join(format!("{}.log", b.label))).unwrap_or_default();
             match (e, log.lines().rfind(|l| l.contains("error"))) {
                 (LabError::NoAnswer { addr, why }, Some(last)) => LabError::NoAnswer {
                     addr,
@@ -215,7 +193,7 @@ fn xdp(dir: &Path, cpu: &str) -> Result<String, LabError> {
         let _ = sh("ip", &["link", "del", host_if]);
         return Err(e);
     }
-    let line = format!("{label}={addr}");
+    let line = format!("{}={addr}", b.label);
     record(&format!("target {line}"))?;
     Ok(line)
 }

@@ -6,50 +6,15 @@
 //! smoltcp (`mcu-smoltcp`, firmware/mcu-smoltcp); they read the same
 //! block.
 
+use crate::boards::{Board, PORT};
 use crate::error::LabError;
-use crate::linux::PORT;
 use crate::qemu::Guest;
 use crate::state::state_dir;
 use stackmeter_proto::auth::Key;
 use std::fs;
 use std::io::Read;
-use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Duration;
-
-/// One firmware as the lab runs it: its label, its file under the
-/// binaries' folder and how to build it, its TAP device and subnet number,
-/// and the MAC QEMU gives the board (the host's neighbour entry for it is
-/// static, so the first probe needs no ARP round).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Firmware {
-    pub(crate) label: &'static str,
-    pub(crate) file: &'static str,
-    pub(crate) make: &'static str,
-    pub(crate) tap: &'static str,
-    pub(crate) net: u8,
-    pub(crate) mac: &'static str,
-}
-
-/// The C responder's engine on lwIP (c-responder/mcu).
-pub(crate) const MCU: Firmware = Firmware {
-    label: "mcu",
-    file: "mcu/build/stackmeter-mcu.elf",
-    make: "make -C c-responder mcu",
-    tap: "smlab3",
-    net: 16,
-    mac: "02:53:4d:00:00:03",
-};
-
-/// The Rust protocol core on smoltcp (firmware/mcu-smoltcp).
-pub(crate) const MCU_SMOLTCP: Firmware = Firmware {
-    label: "mcu-smoltcp",
-    file: "mcu/build/stackmeter-mcu-smoltcp.elf",
-    make: "make -C c-responder mcu-smoltcp",
-    tap: "smlab6",
-    net: 17,
-    mac: "02:53:4d:00:00:06",
-};
 
 /// The provisioning block's address in flash (the last 1 KiB; its layout
 /// is in c-responder/mcu/smr_mcu.c).
@@ -75,35 +40,37 @@ fn mcu_provision(ip: [u8; 4], port: u16, seed: [u8; 16], secret: Option<&Key>) -
     b
 }
 
-/// The board `fw` boots as: QEMU's lm3s6965evb with the firmware and its
-/// provisioning block (address, port, `seed`, `secret`) written through
-/// QEMU's loader.
-pub(crate) fn guest(fw: &Firmware, dir: &Path, secret: Option<&Key>) -> Result<Guest, LabError> {
-    let ip = [198, 18, fw.net, 2];
+/// The board `b` boots as: QEMU's lm3s6965evb with its firmware and its
+/// provisioning block (its address from the table, the port, `seed`,
+/// `secret`) written through QEMU's loader.
+pub(crate) fn guest(b: &'static Board, dir: &Path, secret: Option<&Key>) -> Result<Guest, LabError> {
+    let elf = dir.join(b.image);
+    if !elf.is_file() {
+        return Err(LabError::NotBuilt {
+            path: elf,
+            make: b.make,
+        });
+    }
+    let ip = b.link().board().octets();
     let mut seed = [0u8; 16];
     fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut seed))
         .map_err(LabError::file("/dev/urandom"))?;
-    let prov = state_dir().join(format!("{}-provision.bin", fw.label));
+    let prov = state_dir().join(format!("{}-provision.bin", b.label));
     fs::write(&prov, mcu_provision(ip, PORT, seed, secret)).map_err(LabError::file(&prov))?;
     let args = [
         "-M".to_string(),
         "lm3s6965evb".into(),
         "-kernel".into(),
-        dir.join(fw.file).display().to_string(),
+        elf.display().to_string(),
         "-device".into(),
         format!("loader,file={},addr={MCU_PROV_ADDR}", prov.display()),
     ];
     Ok(Guest {
-        label: fw.label,
-        tap: fw.tap,
-        ip: Ipv4Addr::from(ip),
-        mac: fw.mac.to_string(),
+        board: b,
         args: args.to_vec(),
         model: None,
         ready: ", ready ",
-        targets: vec![(fw.label, PORT)],
-        what: "LM3S6965",
         boot_wait: MCU_BOOT_WAIT,
     })
 }

@@ -5,41 +5,31 @@
 //! (`a9.rs`) describe their board as a [`Guest`]; this starts it, waits
 //! for it and records it, the same way for all of them.
 
+use crate::boards::Board;
 use crate::error::LabError;
-use crate::linux::PORT;
 use crate::probe::welcome;
 use crate::shell::{sh, spawn_cmd};
 use crate::state::{record, runs, state_dir};
 use stackmeter_proto::auth::Key;
 use std::fs;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 pub(crate) const QEMU: &str = "qemu-system-arm";
 
-/// One board as `up` boots it.
+/// One board as `up` boots it: its row of the table (label, link,
+/// targets), and what its machine's file made of its image.
 pub(crate) struct Guest {
-    /// Its label, the name of its console and log files.
-    pub(crate) label: &'static str,
-    /// Its TAP device.
-    pub(crate) tap: &'static str,
-    /// The board's address; the host's is `.1` of its /24.
-    pub(crate) ip: Ipv4Addr,
-    /// The MAC QEMU gives the board's NIC (the host's neighbour entry for
-    /// it is static, so the first probe needs no ARP round).
-    pub(crate) mac: String,
+    /// Its row.
+    pub(crate) board: &'static Board,
     /// QEMU's arguments before `-serial`, `-nic` (the board, its image).
     pub(crate) args: Vec<String>,
     /// The NIC model (`-nic ...,model=`), or none for the board's own.
     pub(crate) model: Option<&'static str>,
     /// The words on the console that say the responder is listening.
     pub(crate) ready: &'static str,
-    /// The targets it offers, `LABEL=ADDR:PORT` each: label and port.
-    pub(crate) targets: Vec<(&'static str, u16)>,
-    /// What the board is, for the boot note.
-    pub(crate) what: &'static str,
     /// The longest wait for its Welcome, QEMU's start included.
     pub(crate) boot_wait: Duration,
 }
@@ -48,9 +38,10 @@ pub(crate) struct Guest {
 /// the one it was provisioned with, if any); returns its target lines and
 /// a note with the boot times.
 pub(crate) fn boot(g: &Guest, cpu: usize, secret: Option<Key>) -> Result<(Vec<String>, String), LabError> {
-    let o = g.ip.octets();
-    let net = format!("{}.{}.{}.0/24", o[0], o[1], o[2]);
-    let host = format!("{}.{}.{}.1/24", o[0], o[1], o[2]);
+    let b = g.board;
+    let link = b.link();
+    let net = link.net();
+    let host = format!("{}/24", link.host());
     // Another device with this subnet would take the board's traffic.
     let used = Command::new("ip")
         .args(["-o", "addr", "show", "to", &net])
@@ -65,28 +56,19 @@ pub(crate) fn boot(g: &Guest, cpu: usize, secret: Option<Key>) -> Result<(Vec<St
             dev: l.split_whitespace().nth(1).unwrap_or("?").to_string(),
         });
     }
-    let tap = g.tap;
+    let tap = link.device;
     sh("ip", &["tuntap", "add", "dev", tap, "mode", "tap"])?;
     record(&format!("dev {tap}"))?;
     sh("ip", &["addr", "add", &host, "dev", tap])?;
     sh("ip", &["link", "set", tap, "mtu", "1500", "up"])?;
-    let ip = g.ip.to_string();
+    let ip = link.board().to_string();
+    let mac = link.mac.unwrap_or_default();
     sh(
         "ip",
-        &[
-            "neigh",
-            "replace",
-            &ip,
-            "lladdr",
-            &g.mac,
-            "dev",
-            tap,
-            "nud",
-            "permanent",
-        ],
+        &["neigh", "replace", &ip, "lladdr", mac, "dev", tap, "nud", "permanent"],
     )?;
-    let console = state_dir().join(format!("{}.console", g.label));
-    let mut nic = format!("tap,ifname={tap},script=no,downscript=no,mac={}", g.mac);
+    let console = state_dir().join(format!("{}.console", b.label));
+    let mut nic = format!("tap,ifname={tap},script=no,downscript=no,mac={mac}");
     if let Some(m) = g.model {
         nic += &format!(",model={m}");
     }
@@ -97,20 +79,20 @@ pub(crate) fn boot(g: &Guest, cpu: usize, secret: Option<Key>) -> Result<(Vec<St
     args.extend(["-display", "none", "-monitor", "none", "-serial", &serial, "-nic", &nic]);
     let t0 = Instant::now();
     // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
-    let pid = spawn_cmd(Path::new("taskset"), QEMU, g.label, &args)?;
-    let addr = SocketAddr::from((g.ip, g.targets.first().map_or(PORT, |t| t.1)));
+    let pid = spawn_cmd(Path::new("taskset"), QEMU, b.label, &args)?;
+    let addr = b.addr();
     let (ready, welcome_at) = wait_ready(g, addr, secret, &pid, t0, &console)?;
     let mut lines = Vec::new();
-    for (label, port) in &g.targets {
-        let line = format!("{label}={}", SocketAddr::from((g.ip, *port)));
+    for (label, port) in b.targets {
+        let line = format!("{label}={}", SocketAddr::from((link.board(), *port)));
         record(&format!("target {line}"))?;
         lines.push(line);
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let note = format!(
         "{}: {} in QEMU, ready {:.0} ms and first Welcome {:.0} ms after QEMU started",
-        g.label,
-        g.what,
+        b.label,
+        b.what,
         ms(ready.unwrap_or(welcome_at)),
         ms(welcome_at)
     );
@@ -131,7 +113,7 @@ fn wait_ready(
     t0: Instant,
     console: &Path,
 ) -> Result<(Option<Duration>, Duration), LabError> {
-    let label = g.label;
+    let label = g.board.label;
     let log_path = state_dir().join(format!("{label}.log"));
     let mut ready = None;
     let deadline = t0 + g.boot_wait;
