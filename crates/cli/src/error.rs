@@ -58,13 +58,6 @@ impl From<stackmeter_spec::plan::LoadError> for Error {
     }
 }
 
-impl From<stackmeter_spec::time::BudgetError> for Error {
-    /// A `--budget` that does not parse: exit 2.
-    fn from(e: stackmeter_spec::time::BudgetError) -> Error {
-        Error::flag(e.to_string())
-    }
-}
-
 impl From<stackmeter_store::StoreError> for Error {
     fn from(e: stackmeter_store::StoreError) -> Error {
         Error::Engine(e.into())

@@ -19,7 +19,8 @@
 use crate::doc::{figures, Document};
 use crate::kind::TestKind;
 use serde::{Deserialize, Serialize};
-use stackmeter_statistics::decide::{Floor, Rows, Verdict};
+pub use stackmeter_statistics::decide::Decided;
+use stackmeter_statistics::decide::{Effect, Floor, Rows, Settings};
 use stackmeter_statistics::sequential::MIN_PAIRS;
 use stackmeter_statistics::Direction;
 
@@ -31,39 +32,9 @@ pub const SERIAL_WARN: f64 = 0.3;
 /// See [`SERIAL_WARN`].
 pub const SERIAL_PAIRS: usize = 16;
 
-/// How a decided comparison runs: stored with the suite's settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct DecideSettings {
-    /// The chance, over all rows together, that any row's interval ever
-    /// leaves out the truth (0.05).
-    pub alpha: f64,
-    /// The band around no change, as a fraction (0.02: +/-2%).
-    pub tolerance: f64,
-    /// The budget as given ("60s", "200 pairs").
-    pub budget: String,
-    /// The seed of the A/B order of each pair.
-    pub seed: u64,
-    /// No call before the pairs span this (a quarter of the budget), and
-    /// the rules that a call held over the run
-    /// ([`stackmeter_statistics::decide`]); absent in runs stored before
-    /// the rules, which are replayed without them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub floor: Option<Floor>,
-}
-
-/// A row's outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Decided {
-    /// B is better than A by more than the tolerance.
-    Faster,
-    /// B is worse than A by more than the tolerance.
-    Slower,
-    /// B and A differ by less than the tolerance.
-    Equivalent,
-    /// The budget was spent (or the run cut short) before any of these.
-    Inconclusive,
-}
+/// How a decided comparison runs, stored with the suite's settings: the
+/// statistics crate's [`Settings`], every rule's setting in one value.
+pub type DecideSettings = Settings;
 
 /// One row of a decided comparison.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -90,8 +61,15 @@ pub struct DecidedRow {
     pub median_a: f64,
     /// See `median_a`.
     pub median_b: f64,
-    /// exp(mean ln(B/A)): the geometric mean of the pairs' ratios.
+    /// B/A of the typical pair, the effect the row was decided on:
+    /// exp(median ln(B/A)), the median of the pairs' ratios (runs decided
+    /// on the mean: exp(mean ln(B/A)), their geometric mean).
     pub ratio: f64,
+    /// exp(mean ln(B/A)), the geometric mean of the pairs' ratios, when
+    /// the effect is the median (a secondary figure: a few wild blocks
+    /// move it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ratio: Option<f64>,
     /// The confidence sequence's interval of that ratio when the row
     /// stopped (or at the end); none before the minimum of pairs.
     pub interval: Option<(f64, f64)>,
@@ -206,7 +184,7 @@ impl Decider {
         Decider {
             a: a.into(),
             b: b.into(),
-            rows: Rows::new(settings.alpha, settings.tolerance, settings.floor),
+            rows: Rows::new(&settings),
             settings,
             metric: metric.into(),
             info: Vec::new(),
@@ -303,12 +281,7 @@ impl Decider {
     pub fn row(&self, i: usize) -> DecidedRow {
         let r = &self.info[i];
         let s = self.rows.state(i);
-        let verdict = match s.reached.map(|d| d.verdict) {
-            None => Decided::Inconclusive,
-            Some(Verdict::Within) => Decided::Equivalent,
-            Some(Verdict::Better) => Decided::Faster,
-            Some(Verdict::Worse) => Decided::Slower,
-        };
+        let verdict = s.reached.map_or(Decided::Inconclusive, |d| d.decided);
         let percent = match r.direction {
             Direction::LowerIsBetter => (1.0 - s.ratio) * 100.0,
             Direction::HigherIsBetter => (s.ratio - 1.0) * 100.0,
@@ -325,6 +298,7 @@ impl Decider {
             median_a: s.median_a,
             median_b: s.median_b,
             ratio: s.ratio,
+            mean_ratio: (self.settings.effect == Effect::Median).then_some(s.mean_ratio),
             interval: s.interval,
             percent,
             verdict,
@@ -333,11 +307,7 @@ impl Decider {
             spell: s.spell.map(|sp| SpellNote {
                 pairs: sp.pairs,
                 not: sp.not,
-                verdict: match sp.verdict {
-                    Verdict::Better => Decided::Faster,
-                    Verdict::Worse => Decided::Slower,
-                    Verdict::Within => Decided::Equivalent,
-                },
+                verdict: sp.verdict,
                 ratio: sp.ratio,
                 seconds: self.seconds(i, sp.pairs),
             }),
@@ -375,30 +345,10 @@ impl Decider {
         let rows: Vec<DecidedRow> = (0..self.rows.len()).map(|i| self.row(i)).collect();
         let pairs = self.history.iter().map(|p| p.pair).max().unwrap_or(0);
         let k = self.rows.family();
-        let hold = match self.settings.floor {
-            None => String::new(),
-            Some(f) => format!(
-                "; and only when the difference held over the run: its pairs span {}, number at least \
-                 {MIN_PAIRS} times their autocorrelation time (and {}), and each half of them, alone, lies \
-                 on the side of the band the call is on",
-                match f {
-                    Floor::Millis(ms) => format!("{} s (a quarter of the budget)", ms as f64 / 1000.0),
-                    Floor::Pairs(n) => format!("{n} pairs (a quarter of the budget)"),
-                },
-                2 * MIN_PAIRS
-            ),
-        };
         Decision {
             a: self.a,
             b: self.b,
-            method: format!(
-                "pairs of blocks (one of A, one of B, order random per pair, seed {}); per row a confidence \
-                 sequence of ln(B/A) valid at every look (normal mixture, Howard et al. 2021, variance \
-                 estimated: asymptotic, Waudby-Smith et al. 2024), no call before {MIN_PAIRS} pairs; \
-                 decided when it lies wholly outside +/-{}% (faster or slower) or wholly inside (equivalent){hold}",
-                self.settings.seed,
-                (self.settings.tolerance * 1000.0).round() / 10.0
-            ),
+            method: method(&self.settings),
             correction: format!(
                 "alpha {} split evenly over {k} row(s) (Bonferroni: {:.4} each), valid with each row stopping on its own",
                 self.settings.alpha,
@@ -411,6 +361,44 @@ impl Decider {
             history: self.history,
         }
     }
+}
+
+/// The method of a run decided under `s`, in words (the whole of it; the
+/// text view prints its first sentence).
+fn method(s: &Settings) -> String {
+    let sequence = match s.effect {
+        Effect::Median => "per row a confidence sequence of the median of ln(B/A), the typical pair, valid at \
+             every look whatever the distribution (Howard and Ramdas 2022: the count of pairs below it, a \
+             normal mixture at variance 1/4 a pair, alpha/2 each side)"
+            .to_string(),
+        Effect::Mean => "per row a confidence sequence of ln(B/A) valid at every look (normal mixture, Howard \
+             et al. 2021, variance estimated: asymptotic, Waudby-Smith et al. 2024)"
+            .to_string(),
+    };
+    let hold = match s.floor {
+        None => String::new(),
+        Some(f) => format!(
+            "; and only when the difference held over the run: its pairs span {}, number at least \
+             {MIN_PAIRS} times their autocorrelation time (and {}), and each half of them, alone, lies \
+             on the side of the band the call is on{}",
+            match f {
+                Floor::Millis(ms) => format!("{} s (a quarter of the budget)", ms as f64 / 1000.0),
+                Floor::Pairs(n) => format!("{n} pairs (a quarter of the budget)"),
+            },
+            2 * MIN_PAIRS,
+            match s.effect {
+                Effect::Median => ", as do the medians of A's and B's blocks",
+                Effect::Mean => "",
+            }
+        ),
+    };
+    format!(
+        "pairs of blocks (one of A, one of B, order random per pair, seed {}); {sequence}, no call before \
+         {MIN_PAIRS} pairs; decided when it lies wholly outside +/-{}% (faster or slower) or wholly inside \
+         (equivalent){hold}",
+        s.seed,
+        (s.tolerance * 1000.0).round() / 10.0
+    )
 }
 
 impl Decision {

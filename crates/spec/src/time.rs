@@ -166,48 +166,6 @@ impl Secs {
     }
 }
 
-/// How long a run until decided may measure.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Budget {
-    /// Wall time (checked between pairs).
-    Time(Duration),
-    /// Pairs of blocks.
-    Pairs(usize),
-}
-
-impl FromStr for Budget {
-    type Err = BudgetError;
-    /// `--budget`: a number of pairs (`200`, `200pairs`), or a length of
-    /// time with its units (`60s`, `2m`, `1h30m`, `500ms`); above zero.
-    fn from_str(s: &str) -> Result<Budget, BudgetError> {
-        let t = s.trim();
-        let pairs = t.strip_suffix("pairs").unwrap_or(t).trim();
-        if let Ok(n) = pairs.parse::<usize>() {
-            return match n {
-                0 => Err(BudgetError::Zero(s.into())),
-                n => Ok(Budget::Pairs(n)),
-            };
-        }
-        // A bare number is pairs (above); anything else must have units.
-        match humantime::parse_duration(t) {
-            Ok(d) if d.is_zero() => Err(BudgetError::Zero(s.into())),
-            Ok(d) => Ok(Budget::Time(d)),
-            Err(_) => Err(BudgetError::NotABudget(s.into())),
-        }
-    }
-}
-
-/// A `--budget` that does not parse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BudgetError {
-    /// Zero pairs or no time.
-    #[error("--budget '{0}': must be above zero")]
-    Zero(String),
-    /// Neither a time with units nor a whole number of pairs.
-    #[error("--budget '{0}': expected a time with its units (60s, 2m, 1h30m, 500ms) or a whole number of pairs (200)")]
-    NotABudget(String),
-}
-
 /// A point in time or an age as `history --since` takes it: a UTC date
 /// (`2026-11-27`), a time (`2026-11-27T09:00:00Z`, any RFC 3339 offset),
 /// or an age before now (`12h`, `7d`, `4w`, `1h30m`); the UTC RFC 3339

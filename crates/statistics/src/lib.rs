@@ -18,15 +18,18 @@
 //! fleet's pair matrix as one effect per node as a client and one as a
 //! target (median polish), so a slow node is named instead of its pairs.
 //!
-//! A comparison that runs until it knows uses [`sequential`]: a confidence
-//! sequence of the paired log-ratios that stays valid however often it is
-//! looked at, and its call against a tolerance band; [`decide`] runs
-//! many such rows together, each stopping on its own.
+//! A comparison that runs until it knows uses a confidence sequence of the
+//! paired log-ratios that stays valid however often it is looked at, and
+//! its call against a tolerance band: of their median ([`median_seq`],
+//! distribution-free: the typical pair) or, as runs stored before it
+//! did, of their mean ([`sequential`]); [`decide`] runs many such rows
+//! together, each stopping on its own, under one run's settings.
 
 pub mod decide;
 pub mod dist;
 pub mod fdr;
 mod median;
+pub mod median_seq;
 pub mod moderated;
 pub mod mwu;
 pub mod rng;

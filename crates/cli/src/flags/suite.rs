@@ -5,12 +5,12 @@
 
 use crate::flags::{FormatFlags, GateFlags, MetricArg, StoreFlags};
 use clap::Args;
-use stackmeter_engine::suite::{Budget, Member, SuiteConfig};
+use stackmeter_engine::suite::{Member, SuiteConfig};
 use stackmeter_engine::target::LocalResponders;
 use stackmeter_proto::auth::Key;
 use stackmeter_results::DecideSettings;
 use stackmeter_results::Placement;
-use stackmeter_statistics::decide::Floor;
+use stackmeter_statistics::decide::Budget;
 
 #[derive(Args, Debug)]
 pub struct SuiteArgs {
@@ -79,8 +79,8 @@ pub enum Until {
     Repeat,
 }
 
-/// The plan, and the budget of a run until decided.
-pub type Checked = (stackmeter_spec::plan::Plan, Budget);
+/// The plan, and the budget of a run until decided if one was given.
+pub type Checked = (stackmeter_spec::plan::Plan, Option<Budget>);
 
 /// Checks the flags and loads the plan.
 pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::error::Error> {
@@ -100,8 +100,11 @@ pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::error::Error> {
         ));
     }
     let budget = match &a.budget {
-        Some(b) => b.parse::<Budget>()?,
-        None => Budget::Time(std::time::Duration::from_secs(if a.quick { 30 } else { 60 })),
+        Some(b) => Some(
+            b.parse::<Budget>()
+                .map_err(|e| crate::error::Error::flag(e.to_string()))?,
+        ),
+        None => None,
     };
     let mut plan = stackmeter_spec::plan::load(&a.plan, a.quick)?;
     if !a.variants.is_empty() {
@@ -122,7 +125,7 @@ pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::error::Error> {
 pub fn config(
     a: &SuiteArgs,
     plan: stackmeter_spec::plan::Plan,
-    budget: Budget,
+    budget: Option<Budget>,
     secret: Option<Key>,
 ) -> Result<(SuiteConfig, LocalResponders), crate::error::Error> {
     let responders = LocalResponders::default();
@@ -186,12 +189,13 @@ pub fn config(
 }
 
 /// A run until decided: explicitly (`--until decided`, which then needs
-/// two members) or by default with two members and no `--repeat`.
+/// two members) or by default with two members and no `--repeat`; its
+/// settings are the engine's, from the flags.
 fn decide_settings(
     a: &SuiteArgs,
     members: usize,
-    budget: Budget,
-) -> Result<Option<(DecideSettings, Budget)>, crate::error::Error> {
+    budget: Option<Budget>,
+) -> Result<Option<DecideSettings>, crate::error::Error> {
     let asked = a.until == Some(Until::Decided);
     let wanted = asked || (a.until.is_none() && a.repeat.is_none() && members == 2);
     if !wanted {
@@ -215,30 +219,10 @@ fn decide_settings(
             "--until decided compares two members (A and B), this suite has {members}: give two --target LABEL=ADDR (or two variants)"
         )));
     }
-    let tolerance = a.gate.tolerance.unwrap_or(if a.quick { 5.0 } else { 2.0 }) / 100.0;
-    let seed = a.seed.unwrap_or_else(|| stackmeter_sys::wall_ns() as u64);
-    let described = match budget {
-        Budget::Time(d) => format!("{}s", d.as_secs_f64()),
-        Budget::Pairs(n) => format!("{n} pairs"),
-    };
-    Ok(Some((
-        DecideSettings {
-            alpha: 0.05,
-            tolerance,
-            budget: a.budget.clone().unwrap_or(described),
-            seed,
-            // No call before a quarter of the budget, and only when the
-            // difference held (docs/methods.md, "No call from a burst");
-            // STACKMETER_DECIDE_RULES=off decides as runs before the rules
-            // did, for benchmarks that measure what the rules change.
-            floor: match std::env::var("STACKMETER_DECIDE_RULES").as_deref() {
-                Ok("off") => None,
-                _ => Some(match budget {
-                    Budget::Time(d) => Floor::Millis((d.as_millis() / 4) as u64),
-                    Budget::Pairs(n) => Floor::Pairs((n / 4).max(1)),
-                }),
-            },
-        },
+    Ok(Some(stackmeter_engine::suite::decide_settings(
+        a.gate.tolerance.map(|t| t / 100.0),
         budget,
+        a.seed,
+        a.quick,
     )))
 }

@@ -10,18 +10,40 @@
 //! order cancels what being first or second does. docs/methods.md,
 //! "Running until it knows".
 
-use super::shared::{end, measure, Budget, Done, SuiteConfig, SuiteEvent, SuiteRun};
+use super::shared::{end, measure, Done, SuiteConfig, SuiteEvent, SuiteRun};
 use stackmeter_client::ClientError;
 use stackmeter_results::{DecideSettings, Decided, DecidedRow, Decider};
+use stackmeter_statistics::decide::{Budget, Rules};
 use stackmeter_statistics::rng::Rng;
 use stackmeter_store::{RunKey, Writer};
 use std::time::Instant;
 
-/// Runs `cfg` (two members) until decided or `budget` is spent.
+/// How a run until decided is decided: the band `tolerance` (a
+/// fraction; default 5% with `quick`, else 2%), `budget` (default 30 s
+/// with `quick`, else 60 s), the seed of the A/B order (default: from the
+/// clock), and this version's rules, or an older version's when
+/// `STACKMETER_DECIDE_RULES` asks (`mean`: the mean of the pairs, as
+/// before the median; `off`: the mean and the sequence alone, as before
+/// the rules that a call held), for benchmarks that measure what a rule
+/// changes (docs/methods.md).
+pub fn settings(tolerance: Option<f64>, budget: Option<Budget>, seed: Option<u64>, quick: bool) -> DecideSettings {
+    let rules = match std::env::var("STACKMETER_DECIDE_RULES").as_deref() {
+        Ok("off") => Rules::None,
+        Ok("mean") => Rules::Mean,
+        _ => Rules::All,
+    };
+    DecideSettings::new(
+        tolerance.unwrap_or(if quick { 0.05 } else { 0.02 }),
+        budget.unwrap_or_else(|| Budget::time(std::time::Duration::from_secs(if quick { 30 } else { 60 }))),
+        seed.unwrap_or_else(|| stackmeter_sys::wall_ns() as u64),
+        rules,
+    )
+}
+
+/// Runs `cfg` (two members) until decided or its budget is spent.
 pub(super) fn run(
     cfg: &SuiteConfig,
     d: &DecideSettings,
-    budget: Budget,
     mut store: Option<(&mut Writer, RunKey)>,
     on: &mut dyn FnMut(SuiteEvent),
 ) -> SuiteRun {
@@ -37,7 +59,7 @@ pub(super) fn run(
         if decider.all_done() {
             break "every row decided".to_string();
         }
-        if super::shared::spent(&budget, pair, started) {
+        if d.budget.spent(pair, started.elapsed()) {
             break format!("budget of {} spent", d.budget);
         }
         pair += 1;

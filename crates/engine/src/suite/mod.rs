@@ -10,7 +10,8 @@ mod decide;
 mod fixed;
 mod shared;
 
-pub use shared::{begin_run, targets, with_variants, Budget, Member, SuiteConfig, SuiteEvent, SuiteRun};
+pub use decide::settings as decide_settings;
+pub use shared::{begin_run, targets, with_variants, Member, SuiteConfig, SuiteEvent, SuiteRun};
 
 use stackmeter_store::{RunKey, Writer};
 
@@ -19,7 +20,7 @@ use stackmeter_store::{RunKey, Writer};
 /// marked complete or partial at the end.
 pub fn run(cfg: &SuiteConfig, store: Option<(&mut Writer, RunKey)>, on: &mut dyn FnMut(SuiteEvent)) -> SuiteRun {
     match &cfg.decide {
-        Some((d, budget)) => decide::run(cfg, d, *budget, store, on),
+        Some(d) => decide::run(cfg, d, store, on),
         None => fixed::run(cfg, store, on),
     }
 }

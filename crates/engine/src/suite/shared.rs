@@ -1,5 +1,5 @@
 //! What both designs of a suite share: its configuration and members, the
-//! budget of a run until decided, the events it reports, one test
+//! events it reports, one test
 //! measured and stored, and the end of a run (stored, read back, judged
 //! into a typed [`SuiteOutcome`]); also the stored run begun, a stored
 //! run shown again, and `--target` read.
@@ -51,8 +51,9 @@ pub struct SuiteConfig {
     pub repeat: usize,
     /// The plan was scaled down.
     pub quick: bool,
-    /// Run until decided (two members only): how, and the budget.
-    pub decide: Option<(DecideSettings, Budget)>,
+    /// Run until decided (two members only): every rule's setting, the
+    /// budget among them.
+    pub decide: Option<DecideSettings>,
     /// Latency figure compared per repetition.
     pub metric: String,
     /// Something the reader must know.
@@ -75,7 +76,7 @@ impl SuiteConfig {
             confidence: None,
             metric: self.metric.clone(),
             note: self.note.clone(),
-            decide: self.decide.as_ref().map(|(d, _)| d.clone()),
+            decide: self.decide.clone(),
             stop: None,
         }
     }
@@ -102,16 +103,6 @@ pub enum SuiteEvent<'a> {
     },
     /// A row of a decided run was decided: its line.
     Decided(String),
-}
-
-pub use stackmeter_spec::time::Budget;
-
-/// Whether `budget` is spent after `pairs` pairs, started at `since`.
-pub(super) fn spent(budget: &Budget, pairs: usize, since: std::time::Instant) -> bool {
-    match *budget {
-        Budget::Time(d) => since.elapsed() >= d,
-        Budget::Pairs(n) => pairs >= n,
-    }
 }
 
 /// A finished suite.

@@ -1,13 +1,21 @@
 //! Many rows decided together, one pair of blocks at a time: each row
-//! keeps its own confidence sequence of ln(B/A) ([`crate::sequential`])
-//! and stops on its own; the family's alpha is split evenly over the rows
+//! keeps its own confidence sequence of its pairs' ln(B/A) and stops on
+//! its own; the family's alpha is split evenly over the rows
 //! (Bonferroni), which stays valid when each row stops at its own time.
+//! Everything a run is decided by is in its [`Settings`] (this folder's
+//! `settings.rs`), stored with the run so it replays as it was decided.
+//!
+//! **What a row decides on** ([`Effect`]): the median of its pairs'
+//! log-ratios, the typical pair, with a confidence sequence that needs no
+//! variance and that a few wild blocks cannot move
+//! ([`crate::median_seq`]); runs stored before it decided on the mean
+//! ([`crate::sequential`]), and replay so.
 //!
 //! A confidence sequence holds for a difference that stays; a difference
 //! that lasts half a second (a busy loop sharing one side's CPU for a
 //! while) is not one, and a sequence fed only by it can be called before
 //! the spell ends. So a row is called only when the difference held over
-//! the run ([`Rows::settle`]):
+//! the run ([`Rows::settle`]; the rules are `rules.rs`):
 //!
 //! 0. **A quarter of the budget.** No call before the pairs span a
 //!    quarter of the run's budget (its time, or its pairs): a spell that
@@ -16,53 +24,70 @@
 //!    sees it. Nothing in the pairs can tell a spell still going on from a
 //!    difference, so this one bound is a share of what the user gave, not
 //!    a figure of any machine.
-//! 1. **Enough independent pairs.** At least [`MIN_PAIRS`] effectively
+//! 1. **Enough independent pairs.** At least [`crate::sequential::MIN_PAIRS`] effectively
 //!    independent pairs: n >= MIN_PAIRS x tau, tau the integrated
 //!    autocorrelation time of the row's pairs as measured (Geyer's initial
-//!    positive sequence), and never fewer than 2 x MIN_PAIRS. A spell
-//!    makes the pairs autocorrelated, and so asks for more of them.
+//!    positive sequence; on the median, of the pairs with their wild
+//!    values pulled in to three robust standard deviations), and never
+//!    fewer than 2 x MIN_PAIRS. A spell makes the pairs autocorrelated,
+//!    and so asks for more of them.
 //! 2. **Both halves agree.** The first and the second half of the row's
-//!    pairs, each on its own, lie on the side of the band the call is
-//!    on (beyond it for faster or slower, inside it for equivalent). A
-//!    spell that came and went moves one half only: the row then says so
-//!    (a [`Spell`]: which pairs went that way, the others not) and goes on,
-//!    ending inconclusive if the budget runs out first.
+//!    pairs, each on its own (its median, or its mean), lie on the side of
+//!    the band the call is on (beyond it for faster or slower, inside it
+//!    for equivalent). A spell that came and went moves one half only: the
+//!    row then says so (a [`Spell`]: which pairs went that way, the others
+//!    not) and goes on, ending inconclusive if the budget runs out first.
+//! 3. **The medians agree** (on the median only). The ratio of the two
+//!    targets' median blocks lies beyond half the band on the call's side
+//!    (inside the band for equivalent): a call never names a side the
+//!    typical blocks of the two targets deny.
 //!
-//! Both only ever withhold a call the sequence makes, so the sequence's
-//! guarantee for a stationary difference stands; what they cost is time to
-//! a decision, measured in bench/results (docs/methods.md, "No call from
-//! a burst"). A spell that started with the first pair and lasts past
-//! both rules cannot be told from a difference by any rule that looks
-//! only at the pairs; the suite prints where each side's responder ran so
-//! a reader can see a shared CPU.
+//! All of them only ever withhold a call the sequence makes, so the
+//! sequence's guarantee for a stationary difference stands; what they cost
+//! is time to a decision, measured in bench/results (docs/methods.md, "No
+//! call from a burst", "The typical pair"). A spell that started with the
+//! first pair and lasts past the rules cannot be told from a difference by
+//! any rule that looks only at the pairs; the suite prints where each
+//! side's responder ran so a reader can see a shared CPU.
 //!
 //! This is the arithmetic of `suite --until decided`, with no notion of
 //! what a row is: the caller (the results crate's `Decider`) maps its
-//! figures to row indices and its verdicts to words. Pure: no I/O, no
-//! clock.
+//! figures to row indices. Pure: no I/O, no clock.
 
-use crate::sequential::{Call, ConfSeq, MIN_PAIRS};
+mod rules;
+mod settings;
+
+pub use rules::{autocorrelation_time, min_pairs};
+pub use settings::{Budget, BudgetError, Effect, Floor, Limit, Rules, Settings, ALPHA};
+
+use crate::median_seq::MedianSeq;
+use crate::sequential::{Call, ConfSeq};
 use crate::Direction;
 
-/// Which way a decided row went, B against A.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// B better than A by more than the band.
-    Better,
-    /// B worse than A by more than the band.
-    Worse,
-    /// B and A within the band of each other.
-    Within,
+/// A row's decision, B against A: what the run says of it. Faster and
+/// slower are about the row's figure, whichever way it is better (for a
+/// rate, faster is higher).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decided {
+    /// B is better than A by more than the tolerance.
+    Faster,
+    /// B is worse than A by more than the tolerance.
+    Slower,
+    /// B and A differ by less than the tolerance.
+    Equivalent,
+    /// The budget was spent (or the run cut short) before any of these.
+    Inconclusive,
 }
 
-/// A row's decision: the pair it came at, the verdict, and the interval
-/// of ln(B/A) then.
+/// A row's decision when it came: the pair it came at, the decision, and
+/// the interval of the effect (ln(B/A)) then.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reached {
     /// The pair (counted from 1) that decided it.
     pub pair: usize,
-    /// Which way.
-    pub verdict: Verdict,
+    /// Which way (never inconclusive).
+    pub decided: Decided,
     /// The interval of ln(B/A) at that pair.
     pub interval: Option<(f64, f64)>,
 }
@@ -78,7 +103,7 @@ pub struct Spell {
     /// The other pairs, inside it.
     pub not: (usize, usize),
     /// Which way B went over the spell.
-    pub verdict: Verdict,
+    pub verdict: Decided,
     /// exp(mean ln(B/A)) over the spell.
     pub ratio: f64,
 }
@@ -88,8 +113,12 @@ pub struct Spell {
 pub struct RowState {
     /// Pairs it was judged on.
     pub pairs: usize,
-    /// exp(mean ln(B/A)).
+    /// exp(effect): the median (or, by the mean, the geometric mean) of
+    /// the pairs' ratios.
     pub ratio: f64,
+    /// exp(mean ln(B/A)): the geometric mean of the pairs' ratios, a
+    /// secondary figure when the effect is the median.
+    pub mean_ratio: f64,
     /// The interval of B/A: at its decision, or now at the row's alpha.
     pub interval: Option<(f64, f64)>,
     /// Median of A's values, and of B's.
@@ -107,7 +136,11 @@ pub struct RowState {
 
 struct Row {
     direction: Direction,
-    seq: ConfSeq,
+    /// The mean's sequence: the effect by the mean, and the pairs' mean
+    /// and autocorrelation whatever the effect.
+    mean: ConfSeq,
+    /// The median's sequence, when the effect is the median.
+    median: Option<MedianSeq>,
     a: Vec<f64>,
     b: Vec<f64>,
     /// ln(B/A) of each pair, in order.
@@ -115,21 +148,11 @@ struct Row {
     reached: Option<Reached>,
 }
 
-/// Rule 0's bound: the pairs or the time a call waits for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Floor {
-    /// This many pairs of the row.
-    Pairs(usize),
-    /// This many milliseconds from the start of the first pair.
-    Millis(u64),
-}
-
-/// Rows decided pair by pair at family level `alpha` against a band of
-/// +/-`tolerance` (a fraction) around no change.
+/// Rows decided pair by pair under one run's [`Settings`].
 pub struct Rows {
     alpha: f64,
     band: f64,
+    effect: Effect,
     /// The rules that a call held over the run, from this floor; none:
     /// the sequence alone (how runs stored before the rules were decided).
     hold: Option<Floor>,
@@ -139,13 +162,13 @@ pub struct Rows {
 }
 
 impl Rows {
-    /// No rows yet; `hold`: the rules that a call held over the run, with
-    /// rule 0's floor (none: the sequence alone).
-    pub fn new(alpha: f64, tolerance: f64, hold: Option<Floor>) -> Rows {
+    /// No rows yet, to be decided under `settings`.
+    pub fn new(settings: &Settings) -> Rows {
         Rows {
-            alpha,
-            band: (1.0 + tolerance).ln(),
-            hold,
+            alpha: settings.alpha,
+            band: (1.0 + settings.tolerance).ln(),
+            effect: settings.effect,
+            hold: settings.floor,
             rows: Vec::new(),
             split: 0,
         }
@@ -155,7 +178,8 @@ impl Rows {
     pub fn add(&mut self, direction: Direction) -> usize {
         self.rows.push(Row {
             direction,
-            seq: ConfSeq::new(),
+            mean: ConfSeq::new(),
+            median: (self.effect == Effect::Median).then(MedianSeq::new),
             a: Vec::new(),
             b: Vec::new(),
             x: Vec::new(),
@@ -172,7 +196,10 @@ impl Rows {
         if r.reached.is_some() || !x.is_finite() {
             return None;
         }
-        r.seq.push(x);
+        r.mean.push(x);
+        if let Some(m) = &mut r.median {
+            m.push(x);
+        }
         r.a.push(a);
         r.b.push(b);
         r.x.push(x);
@@ -200,38 +227,49 @@ impl Rows {
     /// is decided when its sequence makes a call and, under the rules, the
     /// call held over the run (the module's rules 0 to 2).
     pub fn settle(&mut self, pair: usize, at_ms: Option<u64>, rows: &[usize]) -> Vec<usize> {
-        let (alpha, band, hold) = (self.row_alpha(), self.band, self.hold);
+        let alpha = self.row_alpha();
         let mut decided = Vec::new();
         for &i in rows {
-            let r = &mut self.rows[i];
+            let r = &self.rows[i];
             if r.reached.is_some() {
                 continue;
             }
-            let call = r.seq.call(alpha, band);
-            if call == Call::Open {
+            let call = r.call(alpha, self.band);
+            if call == Call::Open || !self.held(r, call, at_ms) {
                 continue;
             }
-            let verdict = verdict(call, r.direction);
-            if let Some(floor) = hold {
-                let spanned = match floor {
-                    Floor::Pairs(n) => r.x.len() >= n,
-                    Floor::Millis(ms) => at_ms.is_none_or(|t| t >= ms),
-                };
-                if !spanned || r.x.len() < min_pairs(&r.x) {
-                    continue;
-                }
-                if !halves_agree(&r.x, call, band) {
-                    continue;
-                }
-            }
+            let r = &mut self.rows[i];
             r.reached = Some(Reached {
                 pair,
-                verdict,
-                interval: r.seq.interval(alpha),
+                decided: rules::decided(call, r.direction),
+                interval: r.interval(alpha),
             });
             decided.push(i);
         }
         decided
+    }
+
+    /// Whether `call` of row `r` held over the run (the module's rules 0
+    /// to 3; always, for a run decided by the sequence alone).
+    fn held(&self, r: &Row, call: Call, at_ms: Option<u64>) -> bool {
+        let Some(floor) = self.hold else {
+            return true;
+        };
+        let spanned = match floor {
+            Floor::Pairs(n) => r.x.len() >= n,
+            Floor::Millis(ms) => at_ms.is_none_or(|t| t >= ms),
+        };
+        match self.effect {
+            Effect::Mean => {
+                spanned && r.x.len() >= min_pairs(&r.x) && rules::halves_agree(&r.x, call, self.band, rules::mean)
+            }
+            Effect::Median => {
+                spanned
+                    && r.x.len() >= min_pairs(&rules::tamed(&r.x))
+                    && rules::halves_agree(&r.x, call, self.band, rules::median)
+                    && rules::medians_agree(rules::median(&r.a), rules::median(&r.b), call, self.band)
+            }
+        }
     }
 
     /// Whether row `i` is decided.
@@ -244,19 +282,29 @@ impl Rows {
         let r = &self.rows[i];
         let interval = match r.reached {
             Some(d) => d.interval,
-            None => r.seq.interval(self.row_alpha()),
+            None => r.interval(self.row_alpha()),
         };
         RowState {
-            pairs: r.seq.len(),
-            ratio: r.seq.mean().exp(),
+            pairs: r.mean.len(),
+            ratio: match &r.median {
+                Some(m) if !m.is_empty() => m.median().exp(),
+                Some(_) | None => r.mean.mean().exp(),
+            },
+            mean_ratio: r.mean.mean().exp(),
             interval: interval.map(|(lo, hi)| (lo.exp(), hi.exp())),
             median_a: crate::median(&r.a).unwrap_or(f64::NAN),
             median_b: crate::median(&r.b).unwrap_or(f64::NAN),
-            serial: r.seq.serial(),
+            serial: r.mean.serial(),
             reached: r.reached,
-            spell: match r.reached.map(|d| d.verdict) {
-                Some(Verdict::Better | Verdict::Worse) => None,
-                Some(Verdict::Within) | None => spell(&r.x, self.band, r.direction),
+            spell: match r.reached.map(|d| d.decided) {
+                Some(Decided::Faster | Decided::Slower) => None,
+                Some(Decided::Equivalent | Decided::Inconclusive) | None => {
+                    let x = match self.effect {
+                        Effect::Mean => r.x.clone(),
+                        Effect::Median => rules::tamed(&r.x),
+                    };
+                    rules::spell(&x, self.band, r.direction)
+                }
             },
         }
     }
@@ -272,120 +320,47 @@ impl Rows {
     }
 }
 
-/// Which way a call goes for a figure better `direction`.
-fn verdict(call: Call, direction: Direction) -> Verdict {
-    match (call, direction) {
-        (Call::Within | Call::Open, _) => Verdict::Within,
-        (Call::Lower, Direction::LowerIsBetter) | (Call::Higher, Direction::HigherIsBetter) => Verdict::Better,
-        (Call::Lower, Direction::HigherIsBetter) | (Call::Higher, Direction::LowerIsBetter) => Verdict::Worse,
-    }
-}
-
-/// Rule 1: the pairs a call needs, from the pairs' own autocorrelation:
-/// [`MIN_PAIRS`] effectively independent ones, and at least twice
-/// [`MIN_PAIRS`].
-pub fn min_pairs(x: &[f64]) -> usize {
-    let tau = autocorrelation_time(x);
-    ((MIN_PAIRS as f64 * tau).ceil() as usize).max(2 * MIN_PAIRS)
-}
-
-/// The integrated autocorrelation time of `x`, in pairs: 1 + 2 times the
-/// sum of its autocorrelations, summed while successive pairs of them
-/// stay positive (Geyer's initial positive sequence, 1992); 1 for
-/// uncorrelated pairs, and 1 when there are too few to say.
-pub fn autocorrelation_time(x: &[f64]) -> f64 {
-    let n = x.len();
-    if n < 4 {
-        return 1.0;
-    }
-    let mean = x.iter().sum::<f64>() / n as f64;
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
-    if var <= 0.0 {
-        return 1.0;
-    }
-    let rho =
-        |k: usize| -> f64 { (0..n - k).map(|t| (x[t] - mean) * (x[t + k] - mean)).sum::<f64>() / (n as f64 * var) };
-    let mut sum = 0.0;
-    let mut m = 0;
-    // Pairs (rho(2m+1) + rho(2m+2)) while positive, up to lag n/2.
-    while 2 * m + 2 <= n / 2 {
-        let g = rho(2 * m + 1) + rho(2 * m + 2);
-        if g <= 0.0 {
-            break;
-        }
-        sum += g;
-        m += 1;
-    }
-    (1.0 + 2.0 * sum).max(1.0)
-}
-
-/// Rule 2: whether each half of `x`, on its own, lies on the side of the
-/// band that `call` is on.
-fn halves_agree(x: &[f64], call: Call, band: f64) -> bool {
-    let h = x.len() / 2;
-    let holds = |m: f64| match call {
-        Call::Higher => m > band,
-        Call::Lower => m < -band,
-        Call::Within => m.abs() < band,
-        Call::Open => false,
-    };
-    holds(mean(&x[..h])) && holds(mean(&x[h..]))
-}
-
-fn mean(x: &[f64]) -> f64 {
-    x.iter().sum::<f64>() / x.len().max(1) as f64
-}
-
-/// The spell in `x`, if there is one: split at its one change point (the
-/// largest distance of the cumulative sum from its straight line, as a
-/// CUSUM finds it), one side's mean beyond the band and the other's
-/// within half of it, each side at least [`MIN_PAIRS`] / 2 pairs.
-fn spell(x: &[f64], band: f64, direction: Direction) -> Option<Spell> {
-    let n = x.len();
-    let least = MIN_PAIRS / 2;
-    if n < 2 * least {
-        return None;
-    }
-    let total: f64 = x.iter().sum();
-    let (mut sum, mut best, mut at) = (0.0, 0.0, 0);
-    for (k, v) in x.iter().enumerate().take(n - least).skip(least - 1) {
-        sum += v;
-        let d = (sum - total * (k + 1) as f64 / n as f64).abs();
-        if d > best {
-            (best, at) = (d, k + 1);
+impl Row {
+    /// Its sequence's call now.
+    fn call(&self, alpha: f64, band: f64) -> Call {
+        match &self.median {
+            Some(m) => m.call(alpha, band),
+            None => self.mean.call(alpha, band),
         }
     }
-    if at == 0 {
-        return None;
+
+    /// Its sequence's interval of ln(B/A) now.
+    fn interval(&self, alpha: f64) -> Option<(f64, f64)> {
+        match &self.median {
+            Some(m) => m.interval(alpha),
+            None => self.mean.interval(alpha),
+        }
     }
-    let (m1, m2) = (mean(&x[..at]), mean(&x[at..]));
-    let (head, tail) = ((1, at), (at + 1, n));
-    // One side beyond the band, the other nearer no change than the band's
-    // edge: a difference that came and went, not one near the edge.
-    let (pairs, not, m) = match (m1.abs() > band, m2.abs() > band) {
-        (true, false) if m2.abs() < band / 2.0 => (head, tail, m1),
-        (false, true) if m1.abs() < band / 2.0 => (tail, head, m2),
-        _ => return None,
-    };
-    let call = if m > 0.0 { Call::Higher } else { Call::Lower };
-    Some(Spell {
-        pairs,
-        not,
-        verdict: verdict(call, direction),
-        ratio: m.exp(),
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sequential::MIN_PAIRS;
+
+    /// A run's settings with this band, floor and effect.
+    fn settings(tolerance: f64, floor: Option<Floor>, effect: Effect) -> Settings {
+        Settings {
+            alpha: 0.05,
+            tolerance,
+            budget: "20s".parse().unwrap(),
+            seed: 1,
+            floor,
+            effect,
+        }
+    }
 
     /// A row 10% slower every pair is called worse once the minimum of
     /// pairs is in, and a row of no change within the band later; a row
     /// that went one way takes no more pairs.
     #[test]
     fn rows_stop_on_their_own() {
-        let mut rows = Rows::new(0.05, 0.02, Some(Floor::Pairs(1)));
+        let mut rows = Rows::new(&settings(0.02, Some(Floor::Pairs(1)), Effect::Mean));
         let slow = rows.add(Direction::LowerIsBetter);
         let same = rows.add(Direction::LowerIsBetter);
         let mut at = [None, None];
@@ -401,11 +376,11 @@ mod tests {
             }
         }
         let s = rows.state(slow);
-        assert_eq!(s.reached.map(|r| r.verdict), Some(Verdict::Worse));
+        assert_eq!(s.reached.map(|r| r.decided), Some(Decided::Slower));
         assert_eq!(at[slow], Some(2 * MIN_PAIRS), "uncorrelated pairs: the floor");
         assert_eq!(s.pairs, 2 * MIN_PAIRS);
         assert!((s.ratio - 1.10).abs() < 0.01, "{}", s.ratio);
-        assert_eq!(rows.state(same).reached.map(|r| r.verdict), Some(Verdict::Within));
+        assert_eq!(rows.state(same).reached.map(|r| r.decided), Some(Decided::Equivalent));
         assert!(at[same].unwrap() > at[slow].unwrap());
         assert_eq!(rows.observe(slow, 1.0, 2.0), None);
         assert!((rows.row_alpha() - 0.025).abs() < 1e-12);
@@ -414,9 +389,9 @@ mod tests {
     /// Row `r` of B 40% slower over pairs `spell`, A and B alike
     /// otherwise, 40 ms a pair, decided under `hold`: the verdict, and the
     /// spell the rules named.
-    fn spell_run(spell: std::ops::RangeInclusive<usize>, hold: Option<Floor>) -> (Option<Verdict>, Option<Spell>) {
+    fn spell_run(spell: std::ops::RangeInclusive<usize>, hold: Option<Floor>) -> (Option<Decided>, Option<Spell>) {
         let mut rng = crate::rng::Rng::new(7);
-        let mut rows = Rows::new(0.05, 0.05, hold);
+        let mut rows = Rows::new(&settings(0.05, hold, Effect::Mean));
         let r = rows.add(Direction::LowerIsBetter);
         for pair in 1..=500 {
             let noise = 1.0 + 0.02 * (rng.unit() - 0.5);
@@ -430,7 +405,7 @@ mod tests {
             }
         }
         let s = rows.state(r);
-        (s.reached.map(|d| d.verdict), s.spell)
+        (s.reached.map(|d| d.decided), s.spell)
     }
 
     /// A spell at the start shorter than an eighth of the budget (20 s:
@@ -441,17 +416,17 @@ mod tests {
     #[test]
     fn a_spell_that_ends_is_not_called() {
         let budget = Some(Floor::Millis(5_000));
-        assert_eq!(spell_run(1..=30, None).0, Some(Verdict::Worse), "the hazard is real");
+        assert_eq!(spell_run(1..=30, None).0, Some(Decided::Slower), "the hazard is real");
         let (verdict, spell) = spell_run(1..=30, budget);
-        assert_ne!(verdict, Some(Verdict::Worse));
+        assert_ne!(verdict, Some(Decided::Slower));
         let spell = spell.expect("the spell is named");
-        assert_eq!((spell.verdict, spell.pairs.0), (Verdict::Worse, 1), "{spell:?}");
+        assert_eq!((spell.verdict, spell.pairs.0), (Decided::Slower, 1), "{spell:?}");
         let (verdict, spell) = spell_run(60..=100, budget);
-        assert_ne!(verdict, Some(Verdict::Worse));
+        assert_ne!(verdict, Some(Decided::Slower));
         assert!(spell.is_some());
         // A difference that stays is still called, after the floor.
         let (verdict, _) = spell_run(1..=500, budget);
-        assert_eq!(verdict, Some(Verdict::Worse));
+        assert_eq!(verdict, Some(Decided::Slower));
     }
 
     /// The autocorrelation time is about 1 for independent pairs and
