@@ -81,15 +81,15 @@ pub enum StartError {
 }
 
 impl StartError {
-    /// The process exit code: 2 for what the user gave, 1 for what the
-    /// system refused.
-    pub fn exit_code(&self) -> i32 {
+    /// Whether it is what the user gave (a setting, the peers file, the
+    /// store's address), not what the system refused.
+    pub fn is_usage(&self) -> bool {
         match self {
-            StartError::Setting(_) | StartError::Peers(_) | StartError::Store(_) => 2,
+            StartError::Setting(_) | StartError::Peers(_) | StartError::Store(_) => true,
             StartError::Metrics { .. }
             | StartError::Responder(_)
             | StartError::PingSocket { .. }
-            | StartError::Thread { .. } => 1,
+            | StartError::Thread { .. } => false,
         }
     }
 }

@@ -67,6 +67,6 @@ pub fn run(a: AgentArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
     }
     match stackmeter_agent::run(cfg, class, stackmeter_sys::interrupt::interrupted) {
         Ok(()) => 0,
-        Err(e) => fail(e.exit_code(), e),
+        Err(e) => crate::out::error(e),
     }
 }

@@ -147,7 +147,10 @@ fn run_node(a: NodeArgs, secret: Option<stackmeter_proto::auth::Key>) -> i32 {
             );
             match o.first_failure {
                 None => 0,
-                Some(code) => fail(code, format!("{} of node {node}'s tests did not complete", o.failed)),
+                Some(e) => fail(
+                    crate::error::Error::from(e).exit_code(),
+                    format!("{} of node {node}'s tests did not complete", o.failed),
+                ),
             }
         }
         Err(e) => crate::out::error(e),

@@ -56,7 +56,7 @@ pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
         .not_stored
         .map(|e| fail(1, format!("the result was printed but not stored: {e}")));
     match m.error {
-        Some(e) => fail(e.exit_code(), e),
+        Some(e) => crate::out::error(e),
         None => stored.unwrap_or(0),
     }
 }

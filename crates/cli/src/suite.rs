@@ -114,7 +114,7 @@ fn execute(
             };
             fail(130, format!("interrupted{kept}"))
         }
-        Some(e) => fail(e.exit_code(), e),
+        Some(e) => crate::out::error(e),
         None if code != 0 => code,
         None => stored.unwrap_or_else(|| crate::out::gate(&a.gate.suite_failures(o))),
     }

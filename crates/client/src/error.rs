@@ -89,20 +89,6 @@ impl Plain {
     }
 }
 
-impl ClientError {
-    /// The process exit code for this error (documented in README.md).
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ClientError::Resolve { .. } | ClientError::Unreachable { .. } => 3,
-            ClientError::Refused { .. } => 4,
-            ClientError::Lost { .. } => 5,
-            ClientError::PlainTarget { .. } => 8,
-            ClientError::Local(_) => 1,
-            ClientError::Interrupted => 130,
-        }
-    }
-}
-
 /// `Err(Interrupted)` once the user asked to stop; loops call it between
 /// transactions, outside the timed span.
 pub(crate) fn check_interrupt() -> Result<(), ClientError> {

@@ -1,32 +1,24 @@
-//! What can stop a command before or while it measures, and the exit code
-//! each maps to (README.md: 1 local, 2 usage, 3 unreachable, 4 refused,
-//! 5 broken off, 7 nothing to compare, 10 too few runs to judge).
+//! What can stop a command before or while it measures: bad input, a local
+//! failure, or the client's error (the binary maps each to its exit code).
 
 use stackmeter_client::ClientError;
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Bad input (a flag, a plan, a file, a name): exit 2.
+    /// Bad input (a flag, a plan, a file, a name).
     #[error(transparent)]
     Usage(#[from] Usage),
-    /// A local failure (store, files, processes): exit 1.
+    /// A local failure (store, files, processes).
     #[error("{0}")]
     Local(String),
-    /// The two sides of a comparison have nothing in common: exit 7.
-    #[error("{0}")]
-    NothingToCompare(String),
-    /// The store holds too few runs for a judgement (`history` on a young
-    /// store): not an error of the command, so not exit 1: exit 10.
-    #[error("{0}")]
-    TooFewRuns(String),
     /// The target could not be reached or the test broke off.
     #[error(transparent)]
     Client(#[from] ClientError),
 }
 
 /// Bad input, by what was wrong. Each is the one line the user reads,
-/// naming the flag, key, file or name to blame; all exit with 2.
+/// naming the flag, key, file or name to blame.
 #[derive(Debug, thiserror::Error)]
 pub enum Usage {
     /// A test's setting (a flag or a plan key) out of range or not fitting
@@ -69,17 +61,6 @@ impl Error {
     /// Something named is not in the store ([`Usage::NotStored`]).
     pub fn not_stored(message: impl Into<String>) -> Error {
         Error::Usage(Usage::NotStored(message.into()))
-    }
-
-    /// The process exit code.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Usage(_) => 2,
-            Error::Local(_) => 1,
-            Error::NothingToCompare(_) => 7,
-            Error::TooFewRuns(_) => 10,
-            Error::Client(e) => e.exit_code(),
-        }
     }
 }
 

@@ -12,10 +12,13 @@
 //! - [`suite`]: plans run against two or more targets, fixed repetitions
 //!   or until decided, with a typed outcome and progress as events;
 //! - [`target`]: the target resolved, or responders started for it (the
-//!   C one from `stackmeter-cresponder`);
+//!   C one from `stackmeter-cresponder`); [`serve`]: the responders a
+//!   user runs (`stackmeter serve`: the responder, and those inside the
+//!   kernel);
 //! - [`record`]: the results store written: a run stored, marked partial
 //!   when cut short;
-//! - [`error`]: what can stop a command, and its exit code.
+//! - [`error`]: what can stop a command (the binary maps it to an exit
+//!   code).
 //!
 //! What to measure is `stackmeter-spec`'s; reading the store back is
 //! `stackmeter-query`'s; a fleet node's part of a run is
@@ -28,6 +31,7 @@ pub mod knobs;
 pub mod record;
 pub mod run;
 pub mod secret;
+pub mod serve;
 pub mod single;
 pub mod suite;
 pub mod target;

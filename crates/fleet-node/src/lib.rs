@@ -7,6 +7,7 @@
 //! the node's items run in waves through the engine, each stored as
 //! `CLIENT->TARGET`. Reading fleet runs back is `stackmeter-query`'s.
 
+use stackmeter_client::ClientError;
 use stackmeter_engine::Error;
 use stackmeter_fleet::{lock_key, Fleet, FleetPlan, Item, LockMode, StepInfo, StepSource};
 use stackmeter_results::{Document, Target};
@@ -253,8 +254,8 @@ pub struct NodeOutcome {
     pub complete: usize,
     /// Tests that stopped early or did not run, and the first error.
     pub failed: usize,
-    /// The exit code of the first failure, if any.
-    pub first_failure: Option<i32>,
+    /// The first failure, if any (the binary maps it to its exit code).
+    pub first_failure: Option<Error>,
     /// The store's run id.
     pub stored_run: Option<i64>,
 }
@@ -295,7 +296,7 @@ pub fn run_node(
     let mut round = 0;
     for item in plan.for_client(r.node) {
         if stackmeter_sys::interrupt::interrupted() {
-            out.first_failure.get_or_insert(130);
+            out.first_failure.get_or_insert(Error::Client(ClientError::Interrupted));
             break;
         }
         if item.repetition > round {
@@ -318,7 +319,7 @@ pub fn run_node(
             Err(e) => {
                 on(FleetEvent::Warning(format!("{pair} {}: {e}", item.step)));
                 out.failed += 1;
-                out.first_failure.get_or_insert(e.exit_code());
+                out.first_failure.get_or_insert(Error::Client(e));
                 continue;
             }
         };
@@ -327,9 +328,10 @@ pub fn run_node(
         let guard = match locks.hold(&keys, item.lock, r.lock_wait) {
             Ok(g) => g,
             Err(e) => {
-                on(FleetEvent::Warning(format!("{pair} {}: not run: {e}", item.step)));
+                let why = format!("{pair} {}: not run: {e}", item.step);
+                on(FleetEvent::Warning(why.clone()));
                 out.failed += 1;
-                out.first_failure.get_or_insert(1);
+                out.first_failure.get_or_insert(Error::Local(why));
                 continue;
             }
         };
@@ -367,14 +369,13 @@ pub fn run_node(
             Some(e) => {
                 on(FleetEvent::Warning(format!("{pair} {}: {e}", item.step)));
                 out.failed += 1;
-                out.first_failure.get_or_insert(e.exit_code());
+                out.first_failure.get_or_insert(Error::Client(e));
             }
         }
     }
     if let (Some(s), Some(run)) = (store, &run_id) {
-        let status = match (out.failed, out.first_failure) {
-            (_, Some(130)) => "partial",
-            (0, _) => "complete",
+        let status = match (out.failed, &out.first_failure) {
+            (0, None) => "complete",
             _ => "partial",
         };
         s.finish_run(run, status, &stackmeter_engine::record::now())?;

@@ -1,6 +1,5 @@
-//! What can stop a command that reads the store, and the exit code each
-//! maps to (README.md: 1 local, 2 bad input, 7 nothing to compare, 10 too
-//! few runs to judge).
+//! What can stop a command that reads the store (the binary maps each to
+//! its exit code: README.md).
 
 /// Why reading the store back failed.
 #[derive(Debug, thiserror::Error)]
@@ -43,16 +42,6 @@ impl Error {
     /// Something named is not in the store ([`Error::NotStored`]).
     pub fn not_stored(message: impl Into<String>) -> Error {
         Error::NotStored(message.into())
-    }
-
-    /// The process exit code.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Flag(_) | Error::File(_) | Error::NotStored(_) => 2,
-            Error::Local(_) => 1,
-            Error::NothingToCompare(_) => 7,
-            Error::TooFewRuns(_) => 10,
-        }
     }
 }
 

@@ -23,12 +23,16 @@
 //! (`conn.rs`, blocking or non-blocking), the event loop (`events.rs`;
 //! `tcp.rs`, a thread per session, where there is no epoll), the UDP echo and
 //! stream counting (`udp.rs`) and the object catalogue (`objects.rs`).
+//! Beside it: a plain TCP echo (`plain_echo.rs`, no protocol) and, on
+//! Linux, the responders inside the kernel (`in_kernel.rs`: XDP and
+//! sockmap, from `stackmeter-bpf`).
 
 mod clients;
 mod config;
 mod conn;
 #[cfg(target_os = "linux")]
 mod events;
+pub mod in_kernel;
 mod log;
 mod monitor;
 mod objects;
@@ -46,6 +50,8 @@ pub use config::{
 pub use log::Log;
 pub use objects::{Files, ObjectSource, Objects, DEFAULT_SIZES, MAX_SYNTHETIC_BYTES};
 pub use shared::Counters;
+/// The types of [`Config`]'s admission fields, for whoever fills one in.
+pub use stackmeter_proto::admit::{Advertised, Cidr};
 
 use shared::{spawn, Shared};
 use socket2::{Domain, Protocol, Socket, Type};

@@ -1,14 +1,12 @@
-//! `stackmeter serve`'s flags and the responder they start: the address
-//! list, the knobs applied to the process before any thread starts (every
-//! responder thread inherits them), the session limit from the open-files
-//! limit, and IPv4 alone when the host has no IPv6.
+//! `stackmeter serve`'s flags, mapped to what the engine starts
+//! (`stackmeter_engine::serve`).
 
 use crate::error::Error;
 use clap::Args;
-use stackmeter_proto::admit::{Advertised, Cidr};
-use stackmeter_proto::auth::Key;
+use stackmeter_engine::serve::{Mode, ServeSpec};
+use stackmeter_proto::admit::Cidr;
 use stackmeter_proto::limits;
-use stackmeter_responder::{Config, Log, ObjectSource, Responder, DEFAULT_SIZES};
+use stackmeter_responder::{ObjectSource, DEFAULT_SIZES};
 use stackmeter_spec::sizes::ObjectSizes;
 use stackmeter_spec::time::{Micros, Millis, Secs};
 use std::net::SocketAddr;
@@ -127,96 +125,42 @@ fn rate_bits(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Starts the responder `a` asks for (with the shared secret, if any);
-/// it serves until the process ends.
-pub fn start(a: ServeArgs, secret: Option<Key>) -> Result<Responder, Error> {
-    let port = stackmeter_proto::DEFAULT_PORT;
-    let defaults = a.listen.is_empty();
-    let listen = match defaults {
-        true => vec![
-            SocketAddr::from(([0, 0, 0, 0], port)),
-            SocketAddr::from(([0u16; 8], port)),
-        ],
-        false => a.listen,
+/// What `a` asks `serve` for, as the engine starts it.
+pub fn spec(a: ServeArgs) -> Result<ServeSpec, Error> {
+    let mode = match (a.in_kernel, a.plain_echo) {
+        (Some(InKernel::Sockmap), _) => Mode::PlainEcho { in_kernel: true },
+        (None, true) => Mode::PlainEcho { in_kernel: false },
+        (Some(InKernel::Xdp), _) => Mode::Xdp {
+            interface: a.interface.ok_or_else(|| {
+                Error::flag("--in-kernel xdp: give the --interface it answers on (lo, a veth, a NIC)")
+            })?,
+            plain: a.xdp_plain,
+            native: a.xdp_mode == XdpMode::Native,
+        },
+        (None, false) => Mode::Responder,
     };
-    if let Some(cpu) = a.affinity {
-        // Checked here so a bad CPU is a usage error, not a log line.
-        if let Err(e) = stackmeter_sys::pin_current_thread(cpu) {
-            return Err(Error::flag(format!("--affinity {cpu}: {e}")));
-        }
-    }
-    // Before any thread starts, so every responder thread inherits the
-    // priority; refused knobs stop here with one line.
-    let knobs = a.knobs.request();
-    let busy_poll_us = knobs.busy_poll_us;
-    let no_poll = stackmeter_results::KnobRequest {
-        busy_poll_us: None,
-        ..knobs
-    };
-    // Kept for the life of the process: never undone.
-    // Never undone: dropping what apply changed keeps it.
-    drop(stackmeter_engine::knobs::apply(&no_poll)?);
-    if a.spin_us.0 > 1_000_000 {
-        return Err(Error::flag(format!("--spin-us {}: at most 1000000 (1 s)", a.spin_us)));
-    }
-    let max_test_s = u32::try_from(a.max_test_seconds.0.round() as u64)
-        .map_err(|_| Error::flag(format!("--max-test-seconds {}: too long", a.max_test_seconds)))?;
-    let mut cfg = Config {
-        listen,
-        max_sessions: a
-            .max_sessions
-            .map_or(stackmeter_responder::DEFAULT_MAX_SESSIONS, |n| n as usize),
+    Ok(ServeSpec {
+        listen: a.listen,
+        max_sessions: a.max_sessions.map(|n| n as usize),
         threads: a.threads,
         max_msg: a.max_msg,
         header_timeout: Duration::from_millis(a.header_timeout_ms.0),
         idle_timeout: Duration::from_millis(a.idle_timeout_ms.0),
-        cpu: a.affinity,
-        log: if a.quiet { Log::Quiet } else { Log::Stderr },
+        affinity: a.affinity,
+        quiet: a.quiet,
         objects: match a.objects_dir {
             Some(d) => ObjectSource::Dir(d),
             None => ObjectSource::Synthetic(a.objects.0),
         },
-        busy_poll_us,
         udp_batch: a.udp_batch as usize,
-        secret,
-        limits: Advertised {
-            max_test_s,
-            max_tests_per_client: a.max_tests_per_client,
-            max_rate_bps: a.max_source_rate,
-        },
+        knobs: a.knobs.request(),
+        max_test_seconds: a.max_test_seconds.0,
+        max_source_rate: a.max_source_rate,
+        max_tests_per_client: a.max_tests_per_client,
         max_idle_per_client: a.max_idle_per_client,
-        max_connects_per_second: a.max_connects_per_second,
         allow: a.allow,
+        max_connects_per_second: a.max_connects_per_second,
         spin: Duration::from_micros(a.spin_us.0),
-    };
-    if cfg.secret.is_some() {
-        cfg.log
-            .line(format_args!("authentication on: clients must prove the shared secret"));
-    }
-    if !no_poll.is_default() {
-        let k = stackmeter_engine::knobs::in_force();
-        cfg.log.line(format_args!("knobs in force: {}", k.describe()));
-    }
-    let room = stackmeter_engine::target::FD_ROOM;
-    let want = a.max_sessions.map_or(0, |n| n as usize);
-    let nofile = stackmeter_engine::target::raise_fd_limit(cfg.log, want);
-    if a.max_sessions.is_none() {
-        if let Some(n) = nofile {
-            cfg.max_sessions = (n as usize).saturating_sub(room).max(1);
-            cfg.log.line(format_args!(
-                "at most {} sessions (the open-files limit {n} less {room})",
-                cfg.max_sessions
-            ));
-        }
-    }
-    let started = match stackmeter_responder::start(cfg.clone()) {
-        // A host without IPv6 still serves IPv4 on the default addresses.
-        Err(e) if defaults => {
-            cfg.log.line(format_args!("warning: {e}; serving IPv4 only"));
-            cfg.listen.truncate(1);
-            stackmeter_responder::start(cfg)
-        }
-        r => r,
-    };
-    started.map_err(|e| Error::local(e.to_string()))
+        mode,
+    })
 }

@@ -14,7 +14,7 @@ fn cannot_run(test: &str, what: &str) -> bool {
         missing(test, &format!("needs root ({what})"));
         return true;
     }
-    if let Some(why) = stackmeter_bpf::not_built() {
+    if let Some(why) = stackmeter_responder::in_kernel::not_built() {
         missing(test, &why);
         return true;
     }
