@@ -10,11 +10,12 @@ address on the TAP network (slots + 8 of them), an rr 64:64 from the first
 address beside it (`stackmeter rr`, when --stackmeter is given), the flood
 dropped, 20 connections sending 16-64 junk bytes instead of a header, 4
 sending 1-13 bytes and then nothing until the header timeout, 500 junk UDP
-datagrams of 1-1472 bytes. With --concurrent the junk TCP, the held
-connections, the junk UDP and a second flood run at the same time (the
-crash needs frames of several kinds in flight together; this finds it
-sooner). After every round: an ICMP ping must be answered and the console
-must show no exception.
+datagrams of 1-1472 bytes (one of 1,471 bytes: a 1,513-byte frame, the
+size whose FCS word Embox's driver wrote into the next buffer). With
+--concurrent the junk TCP, the held connections, the junk UDP and a second
+flood run at the same time (more buffers in use at once, as a loaded
+board has them). After every round: an ICMP echo must be answered within
+10 s and the console must show no exception.
 
 Usage: embox_hostile.py --console FILE [--rounds N] [--concurrent]
          [--stackmeter BIN] [--host 198.18.18.1] [--second 198.18.18.3]
