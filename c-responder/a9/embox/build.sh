@@ -8,10 +8,11 @@
 # script unpacks it into a build folder of ours, adds our files as an
 # Embox "ext_project" (the template in template/, the module Mybuild.in
 # with the responder's sources copied from c-responder/src, smr_embox.h,
-# the driver stamps in stamps/), applies our patch to Embox's LAN9118
-# driver (stamps/lan9118-stamps.patch: the receive and send times of the
-# responder's UDP frames), and runs Embox's build. Nothing is written
-# into the user's tree.
+# the driver stamps in stamps/), applies our fixes to Embox (patches/*.patch,
+# in name order; each says in its header what was wrong and why the fix is
+# right), then our patch to Embox's LAN9118 driver (stamps/lan9118-stamps.patch:
+# the receive and send times of the responder's UDP frames), and runs
+# Embox's build. Nothing is written into the user's tree.
 #
 # Usage: build.sh OUT_DIR
 #   OUT_DIR/stackmeter-embox.elf   the image (QEMU -kernel)
@@ -59,9 +60,11 @@ for tool in arm-none-eabi-gcc cpio make patch; do
     }
 done
 
-# The tree, unpacked once per source (its path and time in a stamp file).
+# The tree, unpacked and patched once per source and set of patches (the
+# source's path and time and the patches' sum in a stamp file).
 tree=$out/embox
-stamp="$src $(stat -c %Y "$src")"
+patches_sum=$(cat "$here"/patches/*.patch "$here/stamps/lan9118-stamps.patch" | sha256sum | cut -c1-16)
+stamp="$src $(stat -c %Y "$src") $patches_sum"
 if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" != "$stamp" ]; then
     rm -rf "$tree"
     mkdir -p "$tree"
@@ -87,6 +90,12 @@ if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" 
         echo "embox: $src does not hold Embox's tree (no Makefile and templates/ at its top)" >&2
         exit 1
     }
+    for p in "$here"/patches/*.patch; do
+        patch -s -d "$tree" -p1 <"$p" || {
+            echo "embox: our fix $(basename "$p") does not apply to $src (written for commit $EMBOX_COMMIT)" >&2
+            exit 1
+        }
+    done
     patch -s -d "$tree" -p1 <"$here/stamps/lan9118-stamps.patch" || {
         echo "embox: our LAN9118 stamps patch does not apply to $src (written for commit $EMBOX_COMMIT)" >&2
         exit 1
