@@ -247,6 +247,7 @@ impl RrTally {
             late_sends: None,
             timestamps: None,
             split_us: None,
+            retransmits: None,
         };
         (
             Body::Rr(stackmeter_results::RrBody {

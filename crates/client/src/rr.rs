@@ -35,7 +35,9 @@ fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult
         let mut s = open_session(endpoint, &h, timeout)?;
         let mut rx = AlignedBuf::new(rx_len(pair));
         let mut x = Buffers::new(&mut s, pair, &[], rx.bytes_mut());
-        return exchanges(endpoint.addr, pair, spec, &mut x);
+        let (mut row, rec) = exchanges(endpoint.addr, pair, spec, &mut x)?;
+        row.retransmits = retransmits(&s);
+        return Ok((row, rec));
     };
     h.flags = FLAG_STAMPS;
     // Kernel timestamps are turned on after the connect and before the
@@ -58,7 +60,14 @@ fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult
     let (ts, split) = x.c.finish();
     row.timestamps = Some(ts);
     row.split_us = split;
+    row.retransmits = retransmits(&s);
     Ok((row, rec))
+}
+
+/// The segments `s`'s TCP retransmitted so far (read once, after a row's
+/// timed loop: a lossy path's cost shows in its slow transactions).
+fn retransmits(s: &TcpStream) -> Option<u32> {
+    stackmeter_sys::tcp_info(s.as_raw_fd()).map(|t| t.total_retrans)
 }
 
 /// One exchange of an rr row, and what is done with its result: the
@@ -260,5 +269,6 @@ fn row(
         late_sends: None,
         timestamps: None,
         split_us: None,
+        retransmits: None,
     })
 }

@@ -105,6 +105,11 @@ pub struct RrResult {
     /// up to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_us: Option<SplitUs>,
+    /// Segments the client's TCP retransmitted on the row's connection,
+    /// warm-up included (TCP_INFO, closed loop; none where it cannot be
+    /// read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retransmits: Option<u32>,
 }
 
 impl SizePair {
@@ -198,6 +203,14 @@ fn warnings(results: &[RrResult], run: &crate::warnings::RunContext) -> Vec<crat
             r.split_us.as_ref(),
         ));
         out.extend(behind_schedule(&name, r));
+        if let Some(n) = r.retransmits.filter(|&n| n > 0) {
+            out.push(crate::warnings::Warning::RrRetransmits {
+                row: name.clone(),
+                retransmits: n,
+                transactions: r.samples + r.warmup,
+                max_us: r.rtt_us.max,
+            });
+        }
     }
     out
 }

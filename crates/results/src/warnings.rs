@@ -64,6 +64,20 @@ pub enum Warning {
         /// The send lag's p99 and max, us, when measured.
         lag_us: Option<(f64, f64)>,
     },
+    /// TCP retransmitted segments on a closed-loop rr row's connection:
+    /// frames were lost on the path (an emulated NIC drops them silently
+    /// when its receive FIFO is full), and each loss costs a
+    /// retransmission timeout that the row's slow transactions carry.
+    RrRetransmits {
+        /// The row.
+        row: String,
+        /// Segments the client's TCP retransmitted (TCP_INFO).
+        retransmits: u32,
+        /// The row's transactions, warm-up included.
+        transactions: u64,
+        /// Its slowest round trip, us.
+        max_us: f64,
+    },
     /// A scheduled ping's client fell behind its schedule.
     PingBehindSchedule {
         /// The latest a datagram left after its due time, us.
@@ -237,6 +251,19 @@ impl std::fmt::Display for Warning {
                     "{row}: the client fell behind its schedule (requested {requested:.0}/s, achieved {achieved:.0}/s; {late} of {samples} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}"
                 )
             }
+            Warning::RrRetransmits {
+                row,
+                retransmits,
+                transactions,
+                max_us,
+            } => write!(
+                f,
+                "{row}: the client's TCP retransmitted {retransmits} segment(s) over {transactions} transactions \
+                 (TCP_INFO): frames were lost between here and the target, and a lost one waits for a \
+                 retransmission timeout (the slowest round trip took {:.1} ms); on an emulated board, its NIC's \
+                 receive buffer overflowed (docs/lab.md)",
+                max_us / 1000.0
+            ),
             Warning::PingBehindSchedule { lag_us, interval_us } => write!(
                 f,
                 "the client fell behind its schedule (a datagram left up to {lag_us:.0} us after its due time, more than the {interval_us} us interval)"
