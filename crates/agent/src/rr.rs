@@ -114,14 +114,31 @@ fn probe(pair: &Pair, ctx: &Ctx) {
             }
             Err(why) => {
                 pair.record(|| m.lost(&pair.label, RR));
-                pair.health(RR, false, || why);
+                pair.health(RR, false, || why.to_string());
             }
         }
     }
 }
 
+/// Why an rr round got no answer (a pair's health line is its text).
+#[derive(Debug, thiserror::Error)]
+enum Missed {
+    /// The session could not be opened.
+    #[error("{0}")]
+    Open(stackmeter_client::ClientError),
+    /// No response in time.
+    #[error("no response within {0} ms")]
+    Timeout(u128),
+    /// The peer closed the connection.
+    #[error("the connection was closed: {0}")]
+    Closed(io::Error),
+    /// Any other failure of the exchange.
+    #[error("exchange failed: {0}")]
+    Failed(io::Error),
+}
+
 /// One round: the connection opened if needed, one timed exchange.
-fn round(pair: &Pair, ctx: &Ctx, conn: &mut Option<(TcpStream, u64)>) -> Result<u64, String> {
+fn round(pair: &Pair, ctx: &Ctx, conn: &mut Option<(TcpStream, u64)>) -> Result<u64, Missed> {
     if conn
         .as_ref()
         .is_some_and(|(_, used)| monotonic_ns().saturating_sub(*used) > REUSE_NS)
@@ -137,9 +154,9 @@ fn round(pair: &Pair, ctx: &Ctx, conn: &mut Option<(TcpStream, u64)>) -> Result<
         Ok(rtt) => rtt,
         Err(e) if reused && closed(&e) => {
             s = open(pair, ctx)?;
-            exchange(&mut s).map_err(|e| failed(&e, ctx))?
+            exchange(&mut s).map_err(|e| failed(e, ctx))?
         }
-        Err(e) => return Err(failed(&e, ctx)),
+        Err(e) => return Err(failed(e, ctx)),
     };
     *conn = Some((s, monotonic_ns()));
     Ok(rtt)
@@ -147,7 +164,7 @@ fn round(pair: &Pair, ctx: &Ctx, conn: &mut Option<(TcpStream, u64)>) -> Result<
 
 /// A new rr session of 1-byte requests and responses, past one untimed
 /// exchange.
-fn open(pair: &Pair, ctx: &Ctx) -> Result<TcpStream, String> {
+fn open(pair: &Pair, ctx: &Ctx) -> Result<TcpStream, Missed> {
     let h = SessionHeader {
         mode: Mode::Rr,
         req_size: 1,
@@ -155,8 +172,8 @@ fn open(pair: &Pair, ctx: &Ctx) -> Result<TcpStream, String> {
         flags: 0,
     };
     let at = Endpoint::new(pair.addr, ctx.secret);
-    let mut s = stackmeter_client::open_session(&at, &h, ctx.timeout).map_err(|e| e.to_string())?;
-    exchange(&mut s).map_err(|e| failed(&e, ctx))?;
+    let mut s = stackmeter_client::open_session(&at, &h, ctx.timeout).map_err(Missed::Open)?;
+    exchange(&mut s).map_err(|e| failed(e, ctx))?;
     Ok(s)
 }
 
@@ -179,12 +196,10 @@ fn closed(e: &io::Error) -> bool {
     )
 }
 
-fn failed(e: &io::Error, ctx: &Ctx) -> String {
+fn failed(e: io::Error, ctx: &Ctx) -> Missed {
     match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            format!("no response within {} ms", ctx.timeout.as_millis())
-        }
-        _ if closed(e) => format!("the connection was closed: {e}"),
-        _ => format!("exchange failed: {e}"),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Missed::Timeout(ctx.timeout.as_millis()),
+        _ if closed(&e) => Missed::Closed(e),
+        _ => Missed::Failed(e),
     }
 }

@@ -50,7 +50,7 @@ enum Command {
     /// Run a responder that also probes its peers (ping, rr) and serves each pair's latency and loss on /metrics for Prometheus.
     Agent(stackmeter_agent::AgentArgs),
     #[command(flatten)]
-    Measure(crate::flags::test::TestCommand),
+    Measure(crate::flags::measuring::TestCommand),
     /// Run a plan of tests against two or more labelled targets, interleaved,
     /// and print the comparison. No --target: compares responders it starts itself.
     Suite(crate::flags::suite::SuiteArgs),

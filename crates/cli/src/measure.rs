@@ -3,7 +3,7 @@
 //! finish during the test (stream intervals, udp-max trials) are printed
 //! as they come: as table rows in text, as JSON lines with --json-lines.
 
-use crate::flags::test::TestCommand;
+use crate::flags::measuring::TestCommand;
 use crate::out::{fail, print};
 use stackmeter_engine::execute::Event;
 use stackmeter_proto::auth::Key;

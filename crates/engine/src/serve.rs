@@ -96,7 +96,7 @@ pub enum Serving {
         stop: Arc<AtomicBool>,
         counts: Arc<EchoCounts>,
         kernel: Option<Arc<SockmapEcho>>,
-        served: JoinHandle<Result<(), String>>,
+        served: JoinHandle<Result<(), Error>>,
         /// The address it listens on (port 0 resolved).
         local: SocketAddr,
     },
@@ -157,8 +157,9 @@ fn echo(listen: &[SocketAddr], in_kernel: bool) -> Result<Serving, Error> {
     let served = {
         let (stop, counts, kernel) = (Arc::clone(&stop), Arc::clone(&counts), kernel.clone());
         std::thread::spawn(move || match kernel {
-            Some(k) => k.serve(listener, &stop).map_err(|e| e.to_string()),
-            None => stackmeter_responder::plain_echo::serve(listener, &stop, &counts).map_err(|e| e.to_string()),
+            Some(k) => k.serve(listener, &stop).map_err(|e| Error::Local(e.to_string())),
+            None => stackmeter_responder::plain_echo::serve(listener, &stop, &counts)
+                .map_err(|e| Error::Local(e.to_string())),
         })
     };
     Ok(Serving::Echo {
@@ -220,7 +221,9 @@ impl Serving {
             } => {
                 let waited = until_signal();
                 stop.store(true, Ordering::Relaxed);
-                let ended = served.join().unwrap_or_else(|_| Err("the echo thread panicked".into()));
+                let ended = served
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::Local("the echo thread panicked".into())));
                 let line = match &kernel {
                     Some(k) => match k.counters() {
                         Ok(c) => format!("in-kernel sockmap: {}", c.describe()),
@@ -233,7 +236,7 @@ impl Serving {
                     ),
                 };
                 waited?;
-                ended.map(|()| line).map_err(Error::Local)
+                ended.map(|()| line)
             }
         }
     }

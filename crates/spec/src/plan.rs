@@ -50,19 +50,40 @@ struct VariantKeys {
     busy_poll: Option<u32>,
 }
 
+/// What is wrong with a variant (a plan's `[[variant]]`, a `--variant`),
+/// or with the variants together.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VariantError {
+    /// A key missing, unknown or of the wrong type (TOML's words).
+    #[error("{0}")]
+    Keys(String),
+    /// A name that cannot be a label.
+    #[error("name '{0}': give a short label without '=', ',' or spaces")]
+    Name(String),
+    /// A priority that does not parse.
+    #[error("priority {0}")]
+    Priority(String),
+    /// A busy-poll time that is not a number.
+    #[error("busy_poll={0} is not a number of microseconds")]
+    BusyPoll(String),
+    /// One variant alone.
+    #[error("one variant compares nothing: give two or more, or none")]
+    Alone,
+    /// Two of one name.
+    #[error("two variants named '{0}'")]
+    Twice(String),
+}
+
 /// One variant from its keys; the error names the bad key.
-fn variant(t: toml::Table) -> Result<Variant, String> {
+fn variant(t: toml::Table) -> Result<Variant, VariantError> {
     let k: VariantKeys = toml::Value::Table(t)
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().to_string())?;
+        .map_err(|e: toml::de::Error| VariantError::Keys(e.message().to_string()))?;
     if k.name.is_empty() || k.name.contains(['=', ',', ' ']) {
-        return Err(format!(
-            "name '{}': give a short label without '=', ',' or spaces",
-            k.name
-        ));
+        return Err(VariantError::Name(k.name));
     }
     if let Some(p) = &k.priority {
-        stackmeter_sys::knobs::Priority::parse(p).map_err(|e| format!("priority {e}"))?;
+        stackmeter_sys::knobs::Priority::parse(p).map_err(VariantError::Priority)?;
     }
     Ok(Variant {
         name: k.name,
@@ -76,13 +97,13 @@ fn variant(t: toml::Table) -> Result<Variant, String> {
 
 /// Variants compare with each other: none, or two or more with distinct
 /// names.
-pub fn check_variants(v: &[Variant]) -> Result<(), String> {
+pub fn check_variants(v: &[Variant]) -> Result<(), VariantError> {
     if v.len() == 1 {
-        return Err("one variant compares nothing: give two or more, or none".into());
+        return Err(VariantError::Alone);
     }
     for (i, x) in v.iter().enumerate() {
         if v[..i].iter().any(|w| w.name == x.name) {
-            return Err(format!("two variants named '{}'", x.name));
+            return Err(VariantError::Twice(x.name.clone()));
         }
     }
     Ok(())
@@ -90,7 +111,8 @@ pub fn check_variants(v: &[Variant]) -> Result<(), String> {
 
 /// `--variant NAME[,priority=P][,mlock][,busy_poll=US]`: the keys of a
 /// plan's `[[variant]]` on one line.
-pub fn variant_flag(s: &str) -> Result<Variant, String> {
+pub fn variant_flag(s: &str) -> Result<Variant, VariantFlagError> {
+    let failed = |why| VariantFlagError { flag: s.into(), why };
     let mut parts = s.split(',');
     let mut t = toml::Table::new();
     t.insert(
@@ -104,16 +126,37 @@ pub fn variant_flag(s: &str) -> Result<Variant, String> {
         };
         let value = match k.as_str() {
             "mlock" => toml::Value::Boolean(v == "true"),
-            "busy_poll" => toml::Value::Integer(
-                v.parse()
-                    .map_err(|_| format!("--variant '{s}': busy_poll={v} is not a number of microseconds"))?,
-            ),
+            "busy_poll" => toml::Value::Integer(v.parse().map_err(|_| failed(VariantError::BusyPoll(v.into())))?),
             _ => toml::Value::String(v.into()),
         };
         t.insert(k, value);
     }
-    variant(t).map_err(|e| format!("--variant '{s}': {e} (expected NAME[,priority=rr:99][,mlock][,busy_poll=50])"))
+    variant(t).map_err(failed)
 }
+
+/// A `--variant` that does not parse: the flag's text, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantFlagError {
+    /// The flag's value.
+    pub flag: String,
+    /// What is wrong.
+    pub why: VariantError,
+}
+
+impl std::fmt::Display for VariantFlagError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (flag, why) = (&self.flag, &self.why);
+        match why {
+            VariantError::BusyPoll(_) => write!(f, "--variant '{flag}': {why}"),
+            _ => write!(
+                f,
+                "--variant '{flag}': {why} (expected NAME[,priority=rr:99][,mlock][,busy_poll=50])"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for VariantFlagError {}
 
 /// The built-in plans: name and TOML text.
 pub const BUILTIN: [(&str, &str); 12] = [
@@ -210,9 +253,10 @@ pub fn parse(text: &str, quick: bool) -> Result<Plan, PlanError> {
                 let toml::Value::Table(t) = v else {
                     return Err(PlanError::new(at, context, "not a table"));
                 };
-                variants.push(variant(t).map_err(|e| PlanError::new(at, context, e))?);
+                variants.push(variant(t).map_err(|e| PlanError::new(at, context, e.to_string()))?);
             }
-            check_variants(&variants).map_err(|e| PlanError::new(At::Path(vec![name("variant")]), "", e))?;
+            check_variants(&variants)
+                .map_err(|e| PlanError::new(At::Path(vec![name("variant")]), "", e.to_string()))?;
         }
         Some(_) => {
             return Err(PlanError::new(
@@ -613,8 +657,14 @@ fetch_each = 2
             .unwrap_err()
             .to_string();
         assert!(e.contains("one variant compares nothing"), "{e}");
-        assert!(variant_flag("a,busy_poll=soon")
-            .unwrap_err()
-            .contains("is not a number"));
+        assert_eq!(
+            variant_flag("a,busy_poll=soon").unwrap_err().to_string(),
+            "--variant 'a,busy_poll=soon': busy_poll=soon is not a number of microseconds"
+        );
+        assert_eq!(
+            variant_flag("a b").unwrap_err().to_string(),
+            "--variant 'a b': name 'a b': give a short label without '=', ',' or spaces \
+             (expected NAME[,priority=rr:99][,mlock][,busy_poll=50])"
+        );
     }
 }

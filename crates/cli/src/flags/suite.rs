@@ -113,7 +113,7 @@ pub fn checks(a: &SuiteArgs) -> Result<Checked, crate::error::Error> {
             .iter()
             .map(|v| stackmeter_spec::plan::variant_flag(v))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(crate::error::Error::flag)?;
+            .map_err(|e| crate::error::Error::flag(e.to_string()))?;
         stackmeter_spec::plan::check_variants(&variants)
             .map_err(|e| crate::error::Error::flag(format!("--variant: {e}")))?;
         plan.variants = variants;
