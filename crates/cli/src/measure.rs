@@ -42,8 +42,13 @@ pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
         Err(e) => return crate::out::error(e),
     };
     let m = single.measured;
-    if let Err(code) = print(&live.end(&m.doc)) {
-        return code;
+    // Nothing measured: the error line alone says why (and, in text, the
+    // document would only say it again).
+    let nothing = m.doc.body.is_empty() && m.error.is_some();
+    if !(nothing && format == Format::Text) {
+        if let Err(code) = print(&live.end(&m.doc)) {
+            return code;
+        }
     }
     // Spooled: kept on this host, not lost; the line says how to send it.
     if let Some(note) = &single.spooled {
@@ -55,9 +60,17 @@ pub fn run(cmd: TestCommand, secret: Option<Key>) -> i32 {
     let stored = single
         .not_stored
         .map(|e| fail(1, format!("the result was printed but not stored: {e}")));
-    match m.error {
-        Some(e) => crate::out::error(e),
-        None => stored.unwrap_or(0),
+    match (m.error, single.run) {
+        // Kept as a failed run (`runs` lists it, `show` says why): said.
+        (Some(e), Some(id)) if nothing => {
+            let e = crate::error::Error::from(e);
+            fail(
+                e.exit_code(),
+                format!("{e}; nothing measured (kept as failed run {id})"),
+            )
+        }
+        (Some(e), _) => crate::out::error(e),
+        (None, _) => stored.unwrap_or(0),
     }
 }
 

@@ -110,11 +110,52 @@ impl Progress {
         }
     }
 
+    /// Whether a bar shows (on a terminal, text output).
+    pub fn shown(&self) -> bool {
+        self.bar.is_some()
+    }
+
     /// Removes the display.
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// Plain progress lines where no bar shows (stderr not a terminal): a
+/// line when nothing was said for [`Heartbeat::QUIET`], so a log never
+/// falls silent for long, and nothing more.
+pub struct Heartbeat {
+    on: bool,
+    last: std::cell::Cell<Instant>,
+}
+
+impl Heartbeat {
+    /// Longest silence before a plain line.
+    pub const QUIET: Duration = Duration::from_secs(3);
+
+    /// Lines only when `bar` is false (no bar shows).
+    pub fn new(bar: bool) -> Heartbeat {
+        Heartbeat {
+            on: !bar,
+            last: std::cell::Cell::new(Instant::now()),
+        }
+    }
+
+    /// Prints `line` when nothing was said for a while.
+    pub fn say(&self, line: &str) {
+        if self.on && self.last.get().elapsed() >= Self::QUIET {
+            eprintln!("{line}");
+            self.last.set(Instant::now());
+        }
+    }
+
+    /// Prints `line` now (through the bar, if one shows), and counts it as
+    /// said.
+    pub fn print(&self, progress: &Progress, line: &str) {
+        progress.print_err(line);
+        self.last.set(Instant::now());
     }
 }
 

@@ -94,9 +94,14 @@ pub fn export(a: ExportArgs) -> i32 {
 pub fn report(a: ReportArgs) -> i32 {
     with_store(&a.db, |s| {
         let r = stackmeter_query::report::build(s, &a.sources, a.metric.map(crate::flags::MetricArg::name))?;
-        let code = write(&a.output, &render(&r, a.format.into(), &Style::default()));
+        let Some(file) = &a.output else {
+            let format = a.format.unwrap_or(crate::flags::FormatArg::Text);
+            return Ok(crate::out::finish(&render(&r, format.into(), &Style::default())));
+        };
+        let format = a.format.unwrap_or(crate::flags::FormatArg::Html);
+        let code = write(file, &render(&r, format.into(), &Style::default()));
         if code == 0 {
-            eprintln!("stackmeter: wrote {}", a.output.display());
+            eprintln!("stackmeter: wrote {}", file.display());
         }
         Ok(code)
     })

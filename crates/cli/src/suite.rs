@@ -44,6 +44,34 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     }
 }
 
+/// The suite's first line: the plan, its members, and how it stops.
+fn start_line(cfg: &SuiteConfig) -> String {
+    let members: Vec<String> = cfg
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match (i, cfg.decide.is_some()) {
+            (0, true) => format!("{} (A, the baseline)", t.info.label),
+            (1, true) => format!("{} (B)", t.info.label),
+            (0, false) => format!("{} (the baseline)", t.info.label),
+            _ => t.info.label.clone(),
+        })
+        .collect();
+    let how = match &cfg.decide {
+        Some(d) => format!(
+            "in pairs of blocks, each pair a block of A and one of B in random order, until every row is decided (faster, slower or equivalent within +/-{}%), at most {}",
+            stackmeter_render::view::percent(d.tolerance),
+            d.budget
+        ),
+        None => format!("{} repetitions each, interleaved", cfg.repeat),
+    };
+    format!(
+        "stackmeter suite {}: measuring {} {how}",
+        cfg.plan.name,
+        members.join(" and ")
+    )
+}
+
 fn execute(
     a: &SuiteArgs,
     format: Format,
@@ -69,6 +97,11 @@ fn execute(
     };
     let run_id = run.and_then(|k| k.id);
     let decided = cfg.decide.is_some();
+    // What it does and for how long at most, before the first block; then
+    // progress: the bar on a terminal, else a plain line when nothing was
+    // said for a while.
+    progress.print_err(&start_line(&cfg));
+    let heartbeat = crate::progress::Heartbeat::new(progress.shown());
     let writer = store.as_mut().map(|r| &mut r.writer);
     let done = stackmeter_engine::suite::run(&cfg, writer.zip(run), &mut |ev| match ev {
         SuiteEvent::Test {
@@ -79,19 +112,29 @@ fn execute(
             repetition,
         } => match decided {
             true => progress.message(format!("pair {repetition}: {step} on {label}")),
-            false => progress.set(done, total, format!("{step} on {label}, repetition {}", repetition + 1)),
+            false => {
+                let what = format!("{step} on {label}, repetition {}", repetition + 1);
+                heartbeat.say(&format!("stackmeter: test {} of {total}: {what}", done + 1));
+                progress.set(done, total, what)
+            }
         },
-        SuiteEvent::Warning(w) => progress.print_err(&format!("stackmeter: warning: {w}")),
-        SuiteEvent::Decided(line) => progress.print_err(&format!("stackmeter: decided: {line}")),
+        SuiteEvent::Warning(w) => heartbeat.print(&progress, &format!("stackmeter: warning: {w}")),
+        SuiteEvent::Decided(line) => heartbeat.print(&progress, &format!("stackmeter: decided: {line}")),
         SuiteEvent::Pair {
             pair,
             open,
             rows,
             elapsed,
-        } => progress.message(format!(
-            "pair {pair}: {open} of {rows} row(s) open, {:.0} s",
-            elapsed.as_secs_f64()
-        )),
+        } => {
+            let what = format!(
+                "pair {pair}: {} of {rows} row(s) decided, {:.0} s of at most {}",
+                rows - open,
+                elapsed.as_secs_f64(),
+                cfg.decide.as_ref().map_or_else(String::new, |d| d.budget.to_string())
+            );
+            heartbeat.say(&format!("stackmeter: {what}"));
+            progress.message(what)
+        }
     });
     progress.finish();
     responders.kill_all();

@@ -17,6 +17,8 @@ pub struct Single {
     /// Why the result could not be stored (a full disk, a locked or
     /// damaged file): the command prints it and fails after the result.
     pub not_stored: Option<Error>,
+    /// The run it was stored as (none: not stored, or spooled).
+    pub run: Option<i64>,
     /// The line to print when the result went to the spool (PostgreSQL
     /// could not be reached): it is kept, and this says how to send it.
     pub spooled: Option<String>,
@@ -94,21 +96,25 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
     // A plain server measured as a responder gave nothing worth keeping
     // under the responder's label: not stored.
     let plain = matches!(measured.error, Some(stackmeter_client::ClientError::PlainTarget { .. }));
-    let not_stored = match store.as_mut().filter(|_| !plain) {
+    let saved = match store.as_mut().filter(|_| !plain) {
         Some(r) => crate::record::save_single(
             &mut r.writer,
             f.storing.label.as_deref(),
             &r.attrs,
             &measured.doc,
             &measured.histograms,
-        )
-        .err(),
-        None => None,
+        ),
+        None => Ok(None),
+    };
+    let (run, not_stored) = match saved {
+        Ok(run) => (run, None),
+        Err(e) => (None, Some(e)),
     };
     let spooled = store.as_ref().and_then(|r| r.writer.note());
     Ok(Single {
         measured,
         not_stored,
+        run,
         spooled,
     })
 }

@@ -16,7 +16,7 @@ use stackmeter_store::{Store, StoredTest};
 pub fn build(store: &Store, sources: &[String], metric: Option<&str>) -> Result<RunReport, Error> {
     let mut sides = Vec::new();
     for s in sources {
-        sides.extend(per_target(crate::stored::resolve(store, s)?));
+        sides.extend(per_target(store, crate::stored::resolve(store, s)?)?);
     }
     let (mut comparisons, mut decisions) = (Vec::new(), Vec::new());
     if let Some((a, rest)) = sides.split_first() {
@@ -44,9 +44,14 @@ pub fn build(store: &Store, sources: &[String], metric: Option<&str>) -> Result<
 }
 
 /// A side split by label: a run of several targets is one side per
-/// target ("LABEL (run N)", as RUN:LABEL names it), in the order first
-/// seen; any other side stays whole.
-fn per_target((name, tests): (String, Vec<StoredTest>)) -> Vec<(String, Vec<StoredTest>)> {
+/// target ("LABEL (run N)", as RUN:LABEL names it), in the run's own order
+/// of its targets (a suite's baseline first, whichever block the store
+/// holds first: a run until decided starts each pair with A or B at
+/// random), else in the order first seen; any other side stays whole.
+fn per_target(
+    store: &Store,
+    (name, tests): (String, Vec<StoredTest>),
+) -> Result<Vec<(String, Vec<StoredTest>)>, Error> {
     let mut by: Vec<(String, Vec<StoredTest>)> = Vec::new();
     let one_run = tests.windows(2).all(|w| w[0].run_id == w[1].run_id);
     for t in tests {
@@ -57,9 +62,18 @@ fn per_target((name, tests): (String, Vec<StoredTest>)) -> Vec<(String, Vec<Stor
         }
     }
     if !one_run || by.len() < 2 {
-        return vec![(name, by.into_iter().flat_map(|(_, t)| t).collect())];
+        return Ok(vec![(name, by.into_iter().flat_map(|(_, t)| t).collect())]);
     }
-    by
+    if let Some(order) = by[0]
+        .1
+        .first()
+        .map(|t| crate::stored::target_order(store, t.run_id))
+        .transpose()?
+    {
+        let at = |label: &str| order.iter().position(|l| l == label).unwrap_or(usize::MAX);
+        by.sort_by_key(|(_, ts)| at(&ts[0].label));
+    }
+    Ok(by)
 }
 
 fn source(store: &Store, name: String, tests: Vec<StoredTest>) -> Result<ReportSource, Error> {

@@ -45,6 +45,19 @@ pub fn resolve(store: &Store, spec: &str) -> Result<(String, Vec<StoredTest>), E
     Ok((spec.to_string(), tests))
 }
 
+/// The labels of run `id`'s targets as it ran them, the baseline first: a
+/// suite's from its settings; none for a run of another kind.
+pub fn target_order(store: &Store, id: i64) -> Result<Vec<String>, Error> {
+    let Some(run) = store.run(id)? else {
+        return Ok(Vec::new());
+    };
+    Ok(serde_json::from_value::<SuiteSettings>(run.run.settings.clone())
+        .ok()
+        .filter(|_| run.run.kind == "suite")
+        .map(|s| s.targets.into_iter().map(|t| t.label).collect())
+        .unwrap_or_default())
+}
+
 /// Each label of `tests` once, in the order first seen.
 fn labels_of(tests: &[StoredTest]) -> Vec<&str> {
     let mut labels: Vec<&str> = Vec::new();

@@ -74,8 +74,18 @@ impl TestKind {
         match self {
             TestKind::Rrul => "Phase",
             TestKind::UdpBurst => "Burst",
+            TestKind::Rr | TestKind::Crr => "Request:response",
+            TestKind::Ping | TestKind::Stream | TestKind::UdpMax | TestKind::Load => "Size",
+        }
+    }
+
+    /// What its rows are, in the plural ("sizes", "phases", "bursts").
+    pub const fn rows_noun(self) -> &'static str {
+        match self {
+            TestKind::Rrul => "phases",
+            TestKind::UdpBurst => "bursts",
             TestKind::Rr | TestKind::Crr | TestKind::Ping | TestKind::Stream | TestKind::UdpMax | TestKind::Load => {
-                "Size"
+                "sizes"
             }
         }
     }

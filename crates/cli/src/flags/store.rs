@@ -77,12 +77,12 @@ pub struct ReportArgs {
     /// What to report: labels, run ids or RUN:LABEL; the first is the baseline of the comparisons.
     #[arg(required = true)]
     pub sources: Vec<String>,
-    /// The file to write.
+    /// The file to write (default: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Html)]
-    pub format: FormatArg,
+    pub output: Option<PathBuf>,
+    /// Output format (default: html into a file, text on standard output).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
     /// Latency figure compared per repetition (default: the mean; for the two targets of one run made until decided, the figure it was decided on).
     #[arg(long, value_enum)]
     pub metric: Option<MetricArg>,

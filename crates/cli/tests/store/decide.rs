@@ -146,6 +146,66 @@ fn a_target_behind_a_proxy_is_decided_slower_and_the_run_shows_again_as_printed(
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
 }
 
+/// One run, one answer: `report RUN` of a run until decided names the
+/// run's own baseline A, and puts A's curve first, whichever target's
+/// block the store holds first (each pair starts with A or B at random:
+/// one run is stored starting with B's block, another with A's).
+#[test]
+fn the_report_of_a_decided_run_keeps_its_baseline_whichever_block_is_stored_first() {
+    let db = db("decide-order");
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let plan = db.with_file_name("decide-order-plan.toml");
+    std::fs::write(
+        &plan,
+        "[[step]]\nname = \"lat\"\ntest = \"rr\"\nsizes = \"1:1\"\niterations = 20\n",
+    )
+    .unwrap();
+    // The first draw of the run's order generator says who goes first.
+    let seed_with = |b_first: bool| {
+        (1u64..)
+            .find(|&s| (stackmeter_statistics::rng::Rng::new(s).next_u64() & 1 == 1) == b_first)
+            .unwrap()
+    };
+    for b_first in [true, false] {
+        let seed = seed_with(b_first).to_string();
+        let args = [
+            "suite",
+            plan.to_str().unwrap(),
+            "--target",
+            &format!("base={}", a.target()),
+            "--target",
+            &format!("other={}", b.target()),
+            "--budget",
+            "3",
+            "--seed",
+            &seed,
+        ];
+        let text = stdout(&ok(sm(&db, &args)));
+        assert!(text.contains("A = base (baseline), B = other"), "{text}");
+        let id = runs(&db)[0]["id"].as_i64().unwrap();
+        let first =
+            json_of(&ok(sm(&db, &["show", &id.to_string(), "--json"])))["decision"]["history"][0]["first"].clone();
+        assert_eq!(first, if b_first { "B" } else { "A" }, "seed {seed}");
+        let file = db.with_file_name(format!("decide-order-{id}.json"));
+        ok(sm(
+            &db,
+            &[
+                "report",
+                &id.to_string(),
+                "-o",
+                file.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        ));
+        let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(r["sources"][0]["name"], format!("base (run {id})"), "seed {seed}");
+        assert_eq!(r["decisions"][0]["a"], "base", "seed {seed}");
+        let text = stdout(&ok(sm(&db, &["report", &id.to_string(), "--format", "text"])));
+        assert!(text.contains("A = base (baseline), B = other"), "seed {seed}: {text}");
+    }
+}
+
 #[test]
 fn ctrl_c_keeps_and_prints_what_was_decided() {
     let db = db("decide-sigint");

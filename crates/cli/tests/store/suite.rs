@@ -30,7 +30,7 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
     let text = stdout(&out);
     for want in [
         &format!("stackmeter suite {plan}: one="),
-        "Size",
+        "Request:response",
         "A: one (us)",
         "B: two (us)",
         "B vs A",
@@ -76,7 +76,7 @@ fn suite_with_two_labelled_targets_compares_stores_and_reports() {
         &db,
         &["compare", &format!("{id}:one"), &format!("{id}:two"), "--format", "md"],
     )));
-    assert!(md.contains("| Size | A: one (run "), "{md}");
+    assert!(md.contains("| Request:response | A: one (run "), "{md}");
     let html = stdout(&ok(sm(&db, &["compare", "one", "two", "--format", "html"])));
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("data-chart=\"comparison\""));
 

@@ -48,25 +48,17 @@ fn closed_port_is_exit_3_naming_the_target() {
         );
         assert!(err.contains("refused") || err.contains("unreachable"), "{test}: {err}");
     }
-    // Nothing measured: no empty table before the error, for a test that
-    // prints its table as it goes too.
+    // Nothing measured: the error once, on stderr (with the failed run it
+    // was kept as), nothing on stdout, for a test that prints its table as
+    // it goes too.
     for args in [vec!["rr", &target], vec!["stream", &target, "--time", "1"]] {
         let test = args[0];
         let out = run(&args);
-        let text = String::from_utf8_lossy(&out.stdout);
-        // The first line, perhaps the knobs in force, then why.
-        assert!(text.lines().count() <= 3, "{test}: {text}");
-        assert!(
-            text.lines()
-                .last()
-                .unwrap()
-                .starts_with("nothing measured: cannot reach"),
-            "{test}: {text}"
-        );
-        assert!(
-            !text.contains("samples") && !text.contains("interval"),
-            "{test}: {text}"
-        );
+        let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(text.is_empty(), "{test}: {text}");
+        assert_eq!(err.lines().count(), 1, "{test}: {err}");
+        assert!(err.starts_with("stackmeter: error: cannot reach"), "{test}: {err}");
+        assert!(err.contains("nothing measured (kept as failed run "), "{test}: {err}");
     }
 }
 

@@ -87,7 +87,7 @@ fn readme_examples_have_the_current_output_shape() {
         .lines()
         .map(str::to_string)
         .collect();
-    for prefix in ["stackmeter decide:", "Size", "Correction:", "Method:"] {
+    for prefix in ["stackmeter decide:", "Request:response", "Correction:", "Method:"] {
         assert_eq!(
             shape(find(&ex, prefix)),
             shape(find(&now, prefix)),

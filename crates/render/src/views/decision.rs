@@ -3,9 +3,10 @@
 //! (both sides, the difference of their medians) with the decision, the
 //! ratio B/A of the pairs and the interval it was decided on, and the
 //! pairs it took; a chart of the ratios with their intervals; then the
-//! count of each verdict, why the run stopped, the method and the
-//! correction across rows.
+//! count of each verdict, why the run stopped, the correction across
+//! rows and the method in one sentence (the whole of it is in the JSON).
 use stackmeter_results::{percent_words, Decided, DecidedRow, Decision};
+use stackmeter_statistics::decide::{Effect, Floor};
 use stackmeter_statistics::Direction;
 
 use crate::chart::{Axis, Chart, Kind, Trace};
@@ -21,21 +22,24 @@ fn better_by(r: f64, direction: Direction) -> f64 {
 }
 
 /// What the interval says of a row not decided: which way, when it
-/// leaves out 1 ("slower by 0.7-10.8% (not settled against +/-5%)"), or
-/// that it could be either ("not settled: 2.1% faster to 3.0% slower").
+/// leaves out 1 ("slower by 0.7-10.8% (inconclusive against +/-5%)"), or
+/// that it could be either ("inconclusive: 2.1% faster to 3.0% slower").
 fn open_words(r: &DecidedRow, tolerance: f64) -> String {
     let band = percent(tolerance);
     let Some((lo, hi)) = r.interval else {
-        return "not settled (too few pairs for an interval)".into();
+        return "inconclusive (too few pairs for an interval)".into();
     };
     let (a, b) = (better_by(lo, r.direction), better_by(hi, r.direction));
     let (least, most) = (a.min(b), a.max(b));
     if least > 0.0 {
-        format!("faster by {least:.1}-{most:.1}% (not settled against +/-{band}%)")
+        format!("faster by {least:.1}-{most:.1}% (inconclusive against +/-{band}%)")
     } else if most < 0.0 {
-        format!("slower by {:.1}-{:.1}% (not settled against +/-{band}%)", -most, -least)
+        format!(
+            "slower by {:.1}-{:.1}% (inconclusive against +/-{band}%)",
+            -most, -least
+        )
     } else {
-        format!("not settled: {} to {}", percent_words(most), percent_words(least))
+        format!("inconclusive: {} to {}", percent_words(most), percent_words(least))
     }
 }
 
@@ -80,14 +84,12 @@ fn by_list(rows: &[&DecidedRow]) -> String {
 
 /// The headline: which side won where, in words ("c is slower than rust
 /// on 2 of 8 sizes (1 B:1 MiB by 17.4%, ...); equivalent within +/-5% on
-/// 4; 2 not settled: budget of 30s spent").
+/// 4; 2 inconclusive (budget of 30s spent)").
 fn headline(d: &Decision) -> String {
     let rows: Vec<&DecidedRow> = d.rows.iter().collect();
     let noun = match rows.first() {
-        Some(f) if rows.iter().all(|r| r.test.row_label() == f.test.row_label()) => {
-            format!("{}s", f.test.row_label().to_lowercase())
-        }
-        _ => "rows".into(),
+        Some(f) if rows.iter().all(|r| r.test.rows_noun() == f.test.rows_noun()) => f.test.rows_noun(),
+        _ => "rows",
     };
     let of = |v: Decided| -> Vec<&DecidedRow> { rows.iter().copied().filter(|r| r.verdict == v).collect() };
     let (faster, slower, same, open) = (
@@ -120,9 +122,31 @@ fn headline(d: &Decision) -> String {
         );
     }
     if !open.is_empty() {
-        line += &format!("; {} not settled ({})", open.len(), d.stop);
+        line += &format!("; {} inconclusive ({})", open.len(), d.stop);
     }
     line
+}
+
+/// The method in one sentence, from the run's settings (the whole of it
+/// is the decision's `method`, in the JSON).
+fn short_method(d: &Decision) -> String {
+    let s = &d.settings;
+    let effect = match s.effect {
+        Effect::Median => "the median of each row's pair ratios (the typical pair), with a confidence sequence valid at every look whatever their distribution (Howard and Ramdas 2022)",
+        Effect::Mean => "the geometric mean of each row's pair ratios, with a confidence sequence valid at every look (Howard et al. 2021)",
+    };
+    let hold = match s.floor {
+        Some(Floor::Millis(ms)) => format!(
+            "; no call before {} s, and only when the difference held over the run",
+            ms as f64 / 1000.0
+        ),
+        Some(Floor::Pairs(n)) => format!("; no call before {n} pairs, and only when the difference held over the run"),
+        None => String::new(),
+    };
+    format!(
+        "{effect}; decided when the interval lies wholly outside +/-{}% or wholly inside{hold} (the whole method: JSON `method`, docs/methods.md)",
+        percent(s.tolerance)
+    )
 }
 
 /// One table's rows share a figure: test, step, series, stat.
@@ -130,17 +154,40 @@ fn same_section(a: &DecidedRow, b: &DecidedRow) -> bool {
     (a.test, &a.step, &a.series, &a.stat) == (b.test, &b.step, &b.series, &b.stat)
 }
 
+/// "latency-grid (rr): rtt p50 of each block, us (lower is better)": the
+/// step (and its test when the step is named otherwise) and the figure.
 fn title(r: &DecidedRow) -> String {
-    let step = stackmeter_results::step_suffix(r.test.name(), &r.step);
+    let what = match r.step.as_str() {
+        "" => r.test.to_string(),
+        s if s == r.test.name() => s.to_string(),
+        s => format!("{s} ({})", r.test),
+    };
     let stat = match r.stat.as_str() {
         "value" => String::new(),
         s => format!(" {s}"),
     };
     let better = r.direction.word();
     format!(
-        "{}{step}: {}{stat} per block, {} ({better} is better)",
-        r.test, r.series, r.unit
+        "{what}: {}{stat} of each block, {} ({better} is better)",
+        r.series, r.unit
     )
+}
+
+/// The interval "lo-hi" with enough decimals (three at least) that
+/// neither end reads as an edge of the band (1 + tolerance, or its
+/// inverse) when it is not on it: an interval that ends just inside the
+/// band never prints the band's own edge.
+fn interval_text((lo, hi): (f64, f64), tolerance: f64) -> String {
+    let edges = [1.0 + tolerance, 1.0 / (1.0 + tolerance)];
+    let mut p = 3;
+    while p < 6
+        && [lo, hi]
+            .iter()
+            .any(|v| edges.iter().any(|e| v != e && format!("{v:.p$}") == format!("{e:.p$}")))
+    {
+        p += 1;
+    }
+    format!("{lo:.p$}-{hi:.p$}")
 }
 
 /// Decimals of a table's value columns.
@@ -158,8 +205,14 @@ fn table(d: &Decision, rows: &[&DecidedRow]) -> Table {
             Col::num(&format!("B: {} ({unit})", d.b), 0),
             Col::num(&format!("Difference of medians ({unit})"), 0),
             Col::text("B vs A", 0),
-            Col::num("B/A of pairs", 0),
-            Col::num("interval of B/A", 0),
+            Col::num(
+                match d.settings.effect {
+                    Effect::Median => "B/A, typical pair",
+                    Effect::Mean => "B/A of pairs",
+                },
+                0,
+            ),
+            Col::num("interval (95% for all rows, at any look)", 0),
             Col::num("pairs", 0),
         ],
         rows: rows
@@ -173,7 +226,7 @@ fn table(d: &Decision, rows: &[&DecidedRow]) -> Table {
                     words(r, d.settings.tolerance),
                     format!("{:.3}", r.ratio),
                     r.interval
-                        .map_or_else(|| "-".into(), |(lo, hi)| format!("{lo:.3}-{hi:.3}")),
+                        .map_or_else(|| "-".into(), |i| interval_text(i, d.settings.tolerance)),
                     r.pairs.to_string(),
                 ]
             })
@@ -230,6 +283,11 @@ impl crate::format::Render for Decision {
             self.a, self.b
         )));
         v.line(headline(self));
+        v.line(
+            "(A block is one run of a step's test against one target; a pair is a block of each, back to back, \
+             in random order.)"
+                .to_string(),
+        );
         let mut i = 0;
         while i < self.rows.len() {
             let first = &self.rows[i];
@@ -261,7 +319,7 @@ impl crate::format::Render for Decision {
             }
         }
         v.line(format!("Correction: {}.", self.correction));
-        v.line(format!("Method: {}.", self.method));
+        v.line(format!("Method: {}.", short_method(self)));
         v
     }
 
