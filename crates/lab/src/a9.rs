@@ -9,8 +9,7 @@
 
 use crate::boards::Board;
 use crate::error::LabError;
-use crate::qemu::Guest;
-use std::fs;
+use crate::qemu::{built_for, Guest, Nic};
 use std::path::Path;
 use std::time::Duration;
 
@@ -49,21 +48,11 @@ pub(crate) fn embox(b: &'static Board, dir: &Path) -> Result<Guest, LabError> {
             make: b.make,
         });
     }
-    let text = fs::read_to_string(&addr).map_err(LabError::file(&addr))?;
-    let link = b.link();
-    let want = format!("{} {}", link.board(), link.mac.unwrap_or_default());
-    if text.trim() != want {
-        return Err(LabError::Boot(format!(
-            "{} was built for {}, the lab's table has {want}: build it again with `{}` (c-responder/boards.mk)",
-            elf.display(),
-            text.trim(),
-            b.make
-        )));
-    }
+    built_for(b, &elf, &addr)?;
     Ok(Guest {
         board: b,
         args: board(&["-kernel".into(), elf.display().to_string()]),
-        model: Some("lan9118"),
+        nic: Nic::Model(Some("lan9118")),
         ready: "info: listening on udp",
         boot_wait: A9_BOOT_WAIT,
     })
@@ -98,7 +87,7 @@ pub(crate) fn linux(b: &'static Board, dir: &Path) -> Result<Guest, LabError> {
     Ok(Guest {
         board: b,
         args: board(&image),
-        model: Some("lan9118"),
+        nic: Nic::Model(Some("lan9118")),
         ready: "linux-a9: eth0",
         boot_wait: A9_BOOT_WAIT,
     })

@@ -86,6 +86,23 @@ pub enum System {
     /// Debian's Linux on QEMU's vexpress-a9 (`a9.rs`): the address on its
     /// kernel command line.
     LinuxA9,
+    /// Apache NuttX on QEMU's virt (`virt.rs`): its address is built into
+    /// the image (`boards.mk`), and checked against this table.
+    Nuttx,
+    /// Debian's Linux on QEMU's virt (`virt.rs`): the address on its
+    /// kernel command line.
+    LinuxVirt,
+}
+
+impl System {
+    /// Whether the image holds the board's address (built from
+    /// `c-responder/boards.mk`), rather than the lab giving it at boot.
+    pub fn address_built_in(self) -> bool {
+        match self {
+            System::Embox | System::Nuttx => true,
+            System::Firmware | System::LinuxA9 | System::LinuxVirt => false,
+        }
+    }
 }
 
 /// One board of the lab.
@@ -133,7 +150,7 @@ impl Board {
 }
 
 /// Every board, in the order `up` starts them and `lab boards` lists them.
-pub const BOARDS: [Board; 9] = [
+pub const BOARDS: [Board; 11] = [
     Board {
         label: "kernel-c",
         group: "linux",
@@ -256,6 +273,34 @@ pub const BOARDS: [Board; 9] = [
         targets: &[("linux-a9", PORT), ("linux-a9-rt", PORT + 1)],
         runs: Runs::Qemu(System::LinuxA9),
     },
+    Board {
+        label: "nuttx",
+        group: "nuttx",
+        what: "Apache NuttX with the C responder on an emulated Cortex-A7 (QEMU virt, virtio-net)",
+        link: Some(Link {
+            device: "smlab9",
+            subnet: 20,
+            mac: Some("02:53:4d:00:00:09"),
+        }),
+        image: "virt/build/stackmeter-nuttx.elf",
+        make: "STACKMETER_NUTTX_SRC=... make -C c-responder nuttx",
+        targets: &[("nuttx", PORT)],
+        runs: Runs::Qemu(System::Nuttx),
+    },
+    Board {
+        label: "linux-virt",
+        group: "linux-virt",
+        what: "Linux with the C responder on the same Cortex-A7 (linux-virt; linux-virt-rt under SCHED_FIFO)",
+        link: Some(Link {
+            device: "smlab10",
+            subnet: 21,
+            mac: Some("02:53:4d:00:00:0a"),
+        }),
+        image: "virt/build/linux-virt/initramfs.gz",
+        make: "make -C c-responder linux-virt",
+        targets: &[("linux-virt", PORT), ("linux-virt-rt", PORT + 1)],
+        runs: Runs::Qemu(System::LinuxVirt),
+    },
 ];
 
 /// The word of `lab up` that starts every board that is built.
@@ -311,7 +356,10 @@ pub fn make_fragment() -> String {
          # table (crates/lab/src/boards.rs) by `stackmeter lab boards --make`, and checked\n\
          # against it by a test; change the table, then regenerate this file.\n",
     );
-    for b in BOARDS.iter().filter(|b| b.runs == Runs::Qemu(System::Embox)) {
+    for b in BOARDS
+        .iter()
+        .filter(|b| matches!(b.runs, Runs::Qemu(s) if s.address_built_in()))
+    {
         let l = b.link();
         let name = b.label.to_uppercase().replace('-', "_");
         s += &format!(

@@ -12,7 +12,8 @@
 //! serve-smoltcp`) on TAP devices, lwIP on AF_XDP (`lwip-xdp`), the C
 //! responder on the kernel stack (`kernel-c`), and systems booted in QEMU:
 //! the Cortex-M3 firmwares (`mcu`, `mcu-smoltcp`), Embox and Linux on a
-//! Cortex-A9 (`embox`, `linux-a9`). It prints one `LABEL=ADDR:PORT` line
+//! Cortex-A9 (`embox`, `linux-a9`), NuttX and Linux on a Cortex-A7
+//! (`nuttx`, `linux-virt`). It prints one `LABEL=ADDR:PORT` line
 //! per target once each answers, and records what it made in a state file
 //! so `status` and `down` find it.
 //!
@@ -27,6 +28,7 @@
 //! kernel's), `qemu.rs` (a board in QEMU as a [`qemu::Guest`]: booted,
 //! waited for, recorded), `mcu.rs` (the Cortex-M3 firmwares and their
 //! provisioning block), `a9.rs` (Embox and Linux on the Cortex-A9),
+//! `virt.rs` (NuttX and Linux on QEMU's virt board),
 //! `probe.rs` (readiness through the client, as every test reaches a
 //! responder), `state.rs` (what was made, in a state file, and the
 //! processes it names), `shell.rs` (the `ip` and `kill` commands),
@@ -44,6 +46,7 @@ mod probe;
 mod qemu;
 mod shell;
 mod state;
+mod virt;
 
 pub use args::{LabAction, LabArgs};
 pub use error::LabError;

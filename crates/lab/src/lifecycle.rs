@@ -10,7 +10,7 @@ use crate::probe::rr_answers;
 use crate::qemu::{boot, Guest, QEMU};
 use crate::shell::sh;
 use crate::state::{is_root, read_state, runs, state_dir};
-use crate::{a9, mcu};
+use crate::{a9, mcu, virt};
 use stackmeter_proto::auth::Key;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,8 @@ fn guest(b: &'static Board, system: System, dir: &Path, secret: Option<&Key>) ->
         System::Firmware => mcu::guest(b, dir, secret),
         System::Embox => a9::embox(b, dir),
         System::LinuxA9 => a9::linux(b, dir),
+        System::Nuttx => virt::nuttx(b, dir),
+        System::LinuxVirt => virt::linux(b, dir),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::boards::{Board, PORT};
 use crate::error::LabError;
-use crate::qemu::Guest;
+use crate::qemu::{Guest, Nic};
 use crate::state::state_dir;
 use stackmeter_proto::auth::Key;
 use std::fs;
@@ -69,7 +69,7 @@ pub(crate) fn guest(b: &'static Board, dir: &Path, secret: Option<&Key>) -> Resu
     Ok(Guest {
         board: b,
         args: args.to_vec(),
-        model: None,
+        nic: Nic::Model(None),
         ready: ", ready ",
         boot_wait: MCU_BOOT_WAIT,
     })

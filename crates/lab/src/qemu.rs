@@ -26,12 +26,41 @@ pub(crate) struct Guest {
     pub(crate) board: &'static Board,
     /// QEMU's arguments before `-serial`, `-nic` (the board, its image).
     pub(crate) args: Vec<String>,
-    /// The NIC model (`-nic ...,model=`), or none for the board's own.
-    pub(crate) model: Option<&'static str>,
+    /// How its NIC is given to QEMU.
+    pub(crate) nic: Nic,
     /// The words on the console that say the responder is listening.
     pub(crate) ready: &'static str,
     /// The longest wait for its Welcome, QEMU's start included.
     pub(crate) boot_wait: Duration,
+}
+
+/// Checks that the image `elf` of board `b`, whose build wrote the
+/// address and MAC it holds into `addr` ("IP MAC"), was built for the
+/// table's: one built for another is refused, with the command that
+/// builds it again.
+pub(crate) fn built_for(b: &Board, elf: &Path, addr: &Path) -> Result<(), LabError> {
+    let text = fs::read_to_string(addr).map_err(LabError::file(addr))?;
+    let link = b.link();
+    let want = format!("{} {}", link.board(), link.mac.unwrap_or_default());
+    match text.trim() == want {
+        true => Ok(()),
+        false => Err(LabError::Boot(format!(
+            "{} was built for {}, the lab's table has {want}: build it again with `{}` (c-responder/boards.mk)",
+            elf.display(),
+            text.trim(),
+            b.make
+        ))),
+    }
+}
+
+/// A board's NIC on its TAP device, as QEMU takes it.
+pub(crate) enum Nic {
+    /// `-nic tap,...`, with this model (none: the board's own NIC).
+    Model(Option<&'static str>),
+    /// `-netdev tap,...` and `-device NAME,netdev=...`: a device `-nic`
+    /// does not take (QEMU 7.2's `-nic` takes PCI models only, and the
+    /// virt board's virtio-net is a virtio-mmio device).
+    Device(&'static str),
 }
 
 /// Boots `g` on CPU `cpu` and waits until it answers (proving `secret`,
@@ -68,15 +97,23 @@ pub(crate) fn boot(g: &Guest, cpu: usize, secret: Option<Key>) -> Result<(Vec<St
         &["neigh", "replace", &ip, "lladdr", mac, "dev", tap, "nud", "permanent"],
     )?;
     let console = state_dir().join(format!("{}.console", b.label));
-    let mut nic = format!("tap,ifname={tap},script=no,downscript=no,mac={mac}");
-    if let Some(m) = g.model {
-        nic += &format!(",model={m}");
-    }
+    let tap_opts = format!("tap,ifname={tap},script=no,downscript=no");
+    let nic: Vec<String> = match g.nic {
+        Nic::Model(None) => vec!["-nic".into(), format!("{tap_opts},mac={mac}")],
+        Nic::Model(Some(m)) => vec!["-nic".into(), format!("{tap_opts},mac={mac},model={m}")],
+        Nic::Device(d) => vec![
+            "-netdev".into(),
+            format!("{tap_opts},id=n0"),
+            "-device".into(),
+            format!("{d},netdev=n0,mac={mac}"),
+        ],
+    };
     let cpu_s = cpu.to_string();
     let serial = format!("file:{}", console.display());
     let mut args: Vec<&str> = vec!["-c", &cpu_s, QEMU];
     args.extend(g.args.iter().map(String::as_str));
-    args.extend(["-display", "none", "-monitor", "none", "-serial", &serial, "-nic", &nic]);
+    args.extend(["-display", "none", "-monitor", "none", "-serial", &serial]);
+    args.extend(nic.iter().map(String::as_str));
     let t0 = Instant::now();
     // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
     let pid = spawn_cmd(Path::new("taskset"), QEMU, b.label, &args)?;
