@@ -22,7 +22,7 @@ use crate::outcome::summary_us;
 use crate::sockets::{lost, recv_exact, send_all, AlignedBuf};
 use stackmeter_proto::objects::{self as obj, Catalogue, Op, Response};
 use stackmeter_recorder::{mean_ci95, Recorder};
-use stackmeter_results::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
+use stackmeter_results::{LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency, TargetUse};
 use std::io::{self, Read};
 use std::net::TcpStream;
 use std::sync::{Arc, Barrier};
@@ -330,6 +330,10 @@ fn one_run(
             }
         }
     }
+    // The target's process on this host, if it is one: its usage from
+    // here (every client connected) to the last client done.
+    let process = stackmeter_sys::listener::listener(endpoint.addr);
+    let used = process.as_ref().and_then(|l| stackmeter_sys::listener::usage(l.pid));
     barrier.wait();
     // Each client reads the clock right after the barrier: with 50 runnable
     // threads on 2 CPUs this thread may run again only when most clients
@@ -373,6 +377,21 @@ fn one_run(
             first_error = c.first_error;
         }
     }
+    let target_use = process.zip(used).and_then(|(l, before)| {
+        let after = stackmeter_sys::listener::usage(l.pid)?;
+        let cpu_s = after.cpu_ns.saturating_sub(before.cpu_ns) as f64 / 1e9;
+        Some(TargetUse {
+            pid: l.pid,
+            command: l.command,
+            cpu_s,
+            cpu_s_per_gib: if bytes > 0 {
+                cpu_s / (bytes as f64 / f64::from(1u32 << 30))
+            } else {
+                0.0
+            },
+            peak_rss_mib: after.peak_rss_kib as f64 / 1024.0,
+        })
+    });
     let start = starts.into_iter().min().unwrap_or(fallback);
     let wall = end.map_or(0.0, |e| e.saturating_duration_since(start).as_secs_f64());
     let per_s = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
@@ -391,6 +410,7 @@ fn one_run(
         by_object: by_object(cat, &recs),
         clients_completed: completed,
         first_error,
+        target_use,
     };
     Ok((r, recs))
 }

@@ -117,6 +117,21 @@ impl Figures {
         ));
     }
 
+    /// What a target spent on a run (lower is better) in `unit`: CPU
+    /// time per byte, memory.
+    pub fn cost(&mut self, row: usize, label: &str, series: &str, unit: &str, value: f64, compared: bool) {
+        self.times.push(figure(
+            row,
+            label,
+            series,
+            "value",
+            unit,
+            value,
+            Direction::LowerIsBetter,
+            compared,
+        ));
+    }
+
     /// Every figure collected, in order.
     pub fn finish(self) -> Vec<Figure> {
         let mut out = self.latencies;

@@ -56,7 +56,7 @@ pub use knobs::{KnobRequest, KnobState, Knobs};
 pub use label::{format_size, num};
 pub use latency::{latency_text, LatencyUs, Levels};
 pub use live::{Live, TrialRow};
-pub use load::{LoadBody, LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency};
+pub use load::{LoadBody, LoadParams, LoadRun, LoadSummary, ObjectInfo, ObjectLatency, TargetUse};
 pub use ping::{LossSplit, PingBody, PingParams, PingResult, Slow};
 pub use plain::{NotMeasured, TargetKind};
 pub use report::{HistKey, ReportSource, ReportTest, RunReport, SeriesPoint};

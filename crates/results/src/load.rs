@@ -78,6 +78,28 @@ pub struct LoadRun {
     pub clients_completed: u32,
     /// The first error any client met, if any.
     pub first_error: Option<String>,
+    /// What the process listening on the target's address used over the
+    /// run, when it runs on this host (a proxy under test, or `serve`):
+    /// none for a target elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_use: Option<TargetUse>,
+}
+
+/// What a target's process on this host used over one run of load: the
+/// proxy write-up's "better use of system resources", measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TargetUse {
+    /// Its process id.
+    pub pid: u32,
+    /// Its command name.
+    pub command: String,
+    /// CPU seconds (all its threads, user and system) from the start of
+    /// the run to its end (/proc, at the kernel's clock tick).
+    pub cpu_s: f64,
+    /// Those per GiB of object bytes the run received.
+    pub cpu_s_per_gib: f64,
+    /// Its peak resident memory since it started (VmHWM), MiB.
+    pub peak_rss_mib: f64,
 }
 
 /// Across runs: means with 95% intervals, and latency of all runs merged.
@@ -113,6 +135,10 @@ pub(crate) fn figures(f: &mut Figures, runs: &[LoadRun]) {
         f.rate(i, "all objects", "rate", "KiB/s", r.rate_kBps, true);
         f.rate(i, "all objects", "rate", "Mbit/s", r.rate_mbps, false);
         f.time(i, "total time", "wall", r.wall_s, true);
+        if let Some(u) = &r.target_use {
+            f.cost(i, "target's CPU per GiB", "target", "s/GiB", u.cpu_s_per_gib, true);
+            f.cost(i, "target's peak memory", "target", "MiB", u.peak_rss_mib, false);
+        }
     }
 }
 

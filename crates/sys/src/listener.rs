@@ -56,6 +56,43 @@ pub fn listener(addr: SocketAddr) -> Option<Listener> {
     })
 }
 
+/// What a process has used so far, as /proc says: CPU time (all its
+/// threads, user and system) and its peak resident memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    /// User and system CPU time, nanoseconds (at /proc's tick).
+    pub cpu_ns: u64,
+    /// Peak resident set (VmHWM), KiB.
+    pub peak_rss_kib: u64,
+}
+
+/// Process `pid`'s usage so far (None when /proc does not say: gone, or
+/// not ours to read).
+pub fn usage(pid: u32) -> Option<Usage> {
+    let dir = Path::new("/proc").join(pid.to_string());
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    let status = std::fs::read_to_string(dir.join("status")).ok()?;
+    let ticks = cpu_ticks(&stat)?;
+    let peak = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())?;
+    Some(Usage {
+        cpu_ns: ticks.saturating_mul(1_000_000_000) / crate::process::clock_ticks(),
+        peak_rss_kib: peak,
+    })
+}
+
+/// utime + stime of a /proc/PID/stat line, in clock ticks (fields 14 and
+/// 15, the 12th and 13th after the command's closing parenthesis).
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut w = rest.split_whitespace().skip(11);
+    let user: u64 = w.next()?.parse().ok()?;
+    let system: u64 = w.next()?.parse().ok()?;
+    Some(user + system)
+}
+
 /// The inode of the socket listening on `addr` or on its family's
 /// wildcard address at the same port.
 fn listening_inode(addr: SocketAddr) -> Option<u64> {
@@ -174,6 +211,10 @@ mod tests {
         let stat = "42 (a b) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0 \
                     18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
         assert_eq!(last_cpu(stat), Some(1));
+        let busy = "42 (a) b) R 1 42 42 0 -1 4194560 0 0 0 0 250 31 0 0 20 0 1 0 9 0 0";
+        assert_eq!(cpu_ticks(busy), Some(281));
+        let me = usage(std::process::id()).expect("this process's own usage");
+        assert!(me.peak_rss_kib > 0);
     }
 
     /// A socket this test listens on is found, with this process's id and

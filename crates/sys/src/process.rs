@@ -66,3 +66,11 @@ pub fn uid() -> u32 {
     // of ours.
     unsafe { libc::getuid() }
 }
+
+/// Clock ticks per second of /proc's CPU times (`sysconf(_SC_CLK_TCK)`;
+/// 100 where it cannot be read).
+pub fn clock_ticks() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(t).ok().filter(|&t| t > 0).unwrap_or(100)
+}

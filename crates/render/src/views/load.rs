@@ -54,6 +54,15 @@ pub(crate) fn view(v: &mut View, p: &LoadParams, runs: &[LoadRun], s: Option<&Lo
         rows,
         ..Table::default()
     }));
+    // The target's own process on this host (a proxy, the responder).
+    for r in runs {
+        if let Some(t) = &r.target_use {
+            v.line(format!(
+                " run {}: the target's process (pid {} {}) used {:.2} CPU s ({:.2} s per GiB received), peak memory {:.1} MiB",
+                r.run, t.pid, t.command, t.cpu_s, t.cpu_s_per_gib, t.peak_rss_mib
+            ));
+        }
+    }
     let mut counts = Vec::new();
     if let Some(s) = s {
         // The mean and its interval, each written by `f` (with its unit).
