@@ -61,6 +61,47 @@ pub enum Runs {
     /// A system booted in QEMU on a TAP device of its own (`qemu.rs`,
     /// with the machine's own file for its image).
     Qemu(System),
+    /// The file server the proxies stand in front of: this binary's
+    /// `serve` on loopback, with the proxy write-up's files
+    /// (`proxies.rs`).
+    Files,
+    /// A TCP proxy on loopback in front of the file server (`proxies.rs`),
+    /// its program under the proxies' folder (`make -C proxies`).
+    Proxy(Proxy),
+}
+
+/// The proxies of the proxy write-up, and ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proxy {
+    /// SolidFrame's relay on `solid::frame::aio`.
+    Solidframe,
+    /// The write-up's boost::asio proxy of 2010.
+    Asio2010,
+    /// Our boost::asio proxy, designed as the relay is.
+    Asio,
+}
+
+impl Proxy {
+    /// Its command line to listen on `listen` and forward to `to`.
+    pub fn args(self, listen: SocketAddr, to: SocketAddr) -> Vec<String> {
+        match self {
+            Proxy::Solidframe => vec![
+                "-a".into(),
+                listen.ip().to_string(),
+                "-l".into(),
+                listen.port().to_string(),
+                "-c".into(),
+                to.to_string(),
+            ],
+            Proxy::Asio2010 => vec![listen.port().to_string(), to.ip().to_string(), to.port().to_string()],
+            Proxy::Asio => vec![
+                "--listen".into(),
+                listen.to_string(),
+                "--forward".into(),
+                to.to_string(),
+            ],
+        }
+    }
 }
 
 /// The user-space stacks on TAP devices.
@@ -116,8 +157,8 @@ pub struct Board {
     pub what: &'static str,
     /// Its link to the host; none for the kernel's own stack.
     pub link: Option<Link>,
-    /// Its program or image, under the binaries' folder; empty: this
-    /// binary (smoltcp).
+    /// Its program or image, under the binaries' folder (a proxy's under
+    /// the proxies' folder); empty: this binary (smoltcp, the file server).
     pub image: &'static str,
     /// The command that builds it.
     pub make: &'static str,
@@ -128,6 +169,16 @@ pub struct Board {
 }
 
 impl Board {
+    /// Its program or image, found under the binaries' folder `dir` (a
+    /// proxy's under the proxies' folder); none for this binary.
+    pub fn path(&self, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        match (self.image, self.runs) {
+            ("", _) => None,
+            (image, Runs::Proxy(_)) => Some(proxies_dir().join(image)),
+            (image, _) => Some(dir.join(image)),
+        }
+    }
+
     /// The address of its first target.
     pub fn addr(&self) -> SocketAddr {
         let port = self.targets.first().map_or(PORT, |t| t.1);
@@ -150,7 +201,7 @@ impl Board {
 }
 
 /// Every board, in the order `up` starts them and `lab boards` lists them.
-pub const BOARDS: [Board; 11] = [
+pub const BOARDS: [Board; 15] = [
     Board {
         label: "kernel-c",
         group: "linux",
@@ -301,7 +352,56 @@ pub const BOARDS: [Board; 11] = [
         targets: &[("linux-virt", PORT), ("linux-virt-rt", PORT + 1)],
         runs: Runs::Qemu(System::LinuxVirt),
     },
+    Board {
+        label: "files",
+        group: "files",
+        what:
+            "the file server the proxies stand in front of: serve with the proxy write-up's 10 files, 4 KiB to 8.6 MiB",
+        link: None,
+        image: "",
+        make: "cargo build (it is this binary)",
+        targets: &[("direct", 24700)],
+        runs: Runs::Files,
+    },
+    Board {
+        label: "solidframe",
+        group: "solidframe",
+        what: "SolidFrame's aio relay (12.3) in front of the file server",
+        link: None,
+        image: "solidframe",
+        make: "STACKMETER_SOLIDFRAME_SRC=... make -C proxies solidframe",
+        targets: &[("solidframe", 24701)],
+        runs: Runs::Proxy(Proxy::Solidframe),
+    },
+    Board {
+        label: "asio-2010",
+        group: "asio-2010",
+        what: "the proxy write-up's boost::asio proxy of 2010 in front of the file server",
+        link: None,
+        image: "asio-2010",
+        make: "STACKMETER_ASIO_2010_SRC=... make -C proxies asio-2010",
+        targets: &[("asio-2010", 24702)],
+        runs: Runs::Proxy(Proxy::Asio2010),
+    },
+    Board {
+        label: "asio",
+        group: "asio",
+        what: "our boost::asio proxy, designed as the relay is, in front of the file server",
+        link: None,
+        image: "asio",
+        make: "make -C proxies asio",
+        targets: &[("asio", 24703)],
+        runs: Runs::Proxy(Proxy::Asio),
+    },
 ];
+
+/// The proxies' programs: `$STACKMETER_PROXIES_DIR`, else `proxies/build`
+/// of the source tree this binary was built from (`make -C proxies`).
+pub fn proxies_dir() -> std::path::PathBuf {
+    std::env::var_os("STACKMETER_PROXIES_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../proxies/build")))
+}
 
 /// The word of `lab up` that starts every board that is built.
 pub const ALL: &str = "all";
@@ -381,7 +481,7 @@ pub fn table(dir: &std::path::Path) -> String {
         "board", "lab up", "device", "address", "built", "what"
     );
     for b in &BOARDS {
-        let built = b.image.is_empty() || dir.join(b.image).is_file();
+        let built = b.path(dir).is_none_or(|p| p.is_file());
         s += &format!(
             "{:<12} {:<12} {:<8} {:<22} {:<10} {}{}\n",
             b.label,

@@ -13,7 +13,9 @@
 //! responder on the kernel stack (`kernel-c`), and systems booted in QEMU:
 //! the Cortex-M3 firmwares (`mcu`, `mcu-smoltcp`), Embox and Linux on a
 //! Cortex-A9 (`embox`, `linux-a9`), NuttX and Linux on a Cortex-A7
-//! (`nuttx`, `linux-virt`). It prints one `LABEL=ADDR:PORT` line
+//! (`nuttx`, `linux-virt`); and the proxy write-up's race on loopback, a
+//! file server (`files`, printed as `direct`) with TCP proxies in front of
+//! it (`solidframe`, `asio-2010`, `asio`). It prints one `LABEL=ADDR:PORT` line
 //! per target once each answers, and records what it made in a state file
 //! so `status` and `down` find it.
 //!
@@ -28,7 +30,8 @@
 //! kernel's), `qemu.rs` (a board in QEMU as a [`qemu::Guest`]: booted,
 //! waited for, recorded), `mcu.rs` (the Cortex-M3 firmwares and their
 //! provisioning block), `a9.rs` (Embox and Linux on the Cortex-A9),
-//! `virt.rs` (NuttX and Linux on QEMU's virt board),
+//! `virt.rs` (NuttX and Linux on QEMU's virt board), `proxies.rs` (the
+//! file server and the proxies),
 //! `probe.rs` (readiness through the client, as every test reaches a
 //! responder), `state.rs` (what was made, in a state file, and the
 //! processes it names), `shell.rs` (the `ip` and `kill` commands),
@@ -43,6 +46,7 @@ mod lifecycle;
 mod linux;
 mod mcu;
 mod probe;
+mod proxies;
 mod qemu;
 mod shell;
 mod state;

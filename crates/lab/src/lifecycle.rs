@@ -61,6 +61,13 @@ pub fn up(dir: &Path, cpu: Option<usize>, words: &[String], secret: Option<Key>)
             }
         }
     }
+    // A proxy stands in front of the file server: it comes up first.
+    if wanted.iter().any(|(b, _)| matches!(b.runs, Runs::Proxy(_)))
+        && !wanted.iter().any(|(b, _)| b.runs == Runs::Files)
+    {
+        let files = crate::boards::BOARDS.iter().find(|b| b.runs == Runs::Files);
+        wanted.extend(files.map(|f| (f, true)));
+    }
     let firmware_only = wanted.iter().all(|(b, _)| b.runs == Runs::Qemu(System::Firmware));
     if secret.is_some() && !firmware_only {
         return Err(LabError::SecretWithoutFirmware);
@@ -75,6 +82,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, words: &[String], secret: Option<Key>)
     fs::create_dir_all(&sd).map_err(LabError::file(&sd))?;
     let no_qemu = Command::new(QEMU).arg("--version").output().is_err();
     let mut hosted = Vec::new();
+    let mut served = Vec::new();
     let mut guests = Vec::new();
     let mut skipped = Vec::new();
     for (b, required) in wanted {
@@ -82,6 +90,10 @@ pub fn up(dir: &Path, cpu: Option<usize>, words: &[String], secret: Option<Key>)
             Runs::Qemu(s) => s,
             Runs::Kernel | Runs::Tap(_) | Runs::Xdp => {
                 hosted.push(b);
+                continue;
+            }
+            Runs::Files | Runs::Proxy(_) => {
+                served.push(b);
                 continue;
             }
         };
@@ -105,11 +117,14 @@ pub fn up(dir: &Path, cpu: Option<usize>, words: &[String], secret: Option<Key>)
     let r = (|| {
         if !hosted.is_empty() {
             let (targets, notes) = build(dir, cpu, &hosted)?;
-            if targets.is_empty() && guests.is_empty() {
+            if targets.is_empty() && guests.is_empty() && served.is_empty() {
                 return Err(LabError::NothingUp(notes));
             }
             (made.targets, made.notes) = (targets, notes);
         }
+        let (targets, notes) = crate::proxies::start(cpu, &served)?;
+        made.targets.extend(targets);
+        made.notes.extend(notes);
         for g in &guests {
             let (targets, note) = boot(g, cpu, secret)?;
             made.targets.extend(targets);

@@ -37,7 +37,7 @@ pub(crate) fn build(dir: &Path, cpu: usize, boards: &[&'static Board]) -> Result
         let s = match b.runs {
             Runs::Kernel => start_kernel(dir, b, &cpu_s),
             Runs::Tap(stack) => start_stack(dir, b, stack, &cpu_s),
-            Runs::Xdp | Runs::Qemu(_) => continue,
+            Runs::Xdp | Runs::Qemu(_) | Runs::Files | Runs::Proxy(_) => continue,
         };
         match s {
             Ok(s) => started.push(s),
