@@ -15,10 +15,11 @@
 # stays off). The start-up code and the four string.h functions are the
 # Cortex-A9 floor's (a9/floor/start.S, a9/floor/libc.c: plain ARMv7-A).
 # Boot either with its address in the word at 0x40100000 (virt/floor/virt.h):
-#   qemu-system-arm -M virt -cpu cortex-a15 -m 128M -nographic \
+#   qemu-system-arm -M virt,highmem=off -cpu cortex-a7 -m 256M -nographic \
 #     -kernel virt/build/stackmeter-virt-floor.elf \
 #     -device loader,addr=0x40100000,data=0xC6121602,data-len=4 \
-#     -nic tap,ifname=TAP,script=no,downscript=no,model=virtio-net-device,mac=02:53:4d:00:00:0b
+#     -netdev tap,id=n0,ifname=TAP,script=no,downscript=no \
+#     -device virtio-net-device,netdev=n0,mac=02:53:4d:00:00:0b
 # Toolchain: Debian's gcc-arm-none-eabi (libgcc only).
 ifndef SMR_WARN
 include flags.mk
@@ -27,7 +28,7 @@ VIRT_CC ?= arm-none-eabi-gcc
 VIRT_BUILD = virt/build
 VIRT_FLOOR_ELF = $(VIRT_BUILD)/stackmeter-virt-floor.elf
 VIRT_FLOOR_IRQ_ELF = $(VIRT_BUILD)/stackmeter-virt-floor-irq.elf
-VIRT_FLOOR_CPU = -mcpu=cortex-a15 -marm -mfloat-abi=soft -mno-unaligned-access
+VIRT_FLOOR_CPU = -mcpu=cortex-a7 -marm -mfloat-abi=soft -mno-unaligned-access
 VIRT_FLOOR_OPT = -O2 -g -ffreestanding -nostdlib -fno-tree-loop-distribute-patterns \
 	-ffunction-sections -fdata-sections
 VIRT_FLOOR_INC = -Isrc -Ivirt/floor -Ifloor
