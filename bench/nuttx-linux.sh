@@ -18,7 +18,10 @@
 #   2. each system above the floors;
 #   3. TCP: rr 1:1K, 64:64, 1K:1 and 64K:64K, crr, udp-burst against
 #      NuttX, Linux and Linux under SCHED_FIFO (linux-virt-rt, port 24681);
-#   4. build times, image sizes, RAM, boot times.
+#   4. where a round trip goes: `ping --timestamps` against NuttX (its
+#      virtio-net driver stamps the responder's frames, c-responder/virt/
+#      nuttx/stamps) and Linux (SO_TIMESTAMPING in the guest);
+#   5. build times, image sizes, RAM, boot times.
 # Every QEMU is pinned to SERVER_CPU, the client to CLIENT_CPU. A report,
 # not a test: it exits non-zero only when it cannot run.
 #
@@ -143,6 +146,12 @@ for t in nuttx linux-virt linux-virt-rt; do
         note "udp-burst $t failed: $(tail -1 "$WORK/burst-$t.err")"
 done
 
+note "4. where the round trip goes (ping --timestamps, 128 bytes)"
+for t in nuttx linux-virt; do
+    client ping "${ADDR[$t]}" -c "$COUNT" --size 128 --timestamps >"$WORK/split-$t.json" 2>"$WORK/split-$t.err" ||
+        die "ping --timestamps $t: $(tail -1 "$WORK/split-$t.err")"
+done
+
 python3 - "$WORK" "$B" "$(machine_line)" "$COUNT" "$REPEAT" "$RR_N" "$SERVER_CPU" "$CLIENT_CPU" <<'EOF'
 import json, os, statistics, sys
 work, build, machine, count, repeat, rr_n, scpu, ccpu = sys.argv[1:9]
@@ -206,7 +215,21 @@ for t in ["nuttx", "linux-virt", "linux-virt-rt"]:
         whole = b["burst"]
     cells.append(str(whole) if burst else "failed")
     print(f"| {t} | " + " | ".join(cells) + " |")
-print("\n## 4. Builds, sizes, RAM, boot\n")
+print("\n## 4. Where a round trip goes\n")
+print("`stackmeter ping --timestamps --size 128`: the client's kernel stamps and the responder's stamp block. On NuttX the block's kernel times are our virtio-net driver hooks' (the frame handed to the stack, the frame handed to the driver: c-responder/virt/nuttx/stamps); on Linux they are the guest kernel's software stamps (SO_TIMESTAMPING). p50 per part, us.\n")
+parts = ["client_send_stack", "out_path", "responder_stack_in", "responder_app", "back_path", "responder_stack_out", "client_recv_stack"]
+splits = {t: load(f"split-{t}.json") for t in ["nuttx", "linux-virt"]}
+print("| part | nuttx | linux-virt |")
+print("|---|---:|---:|")
+for p in parts:
+    print(f"| {p} | " + " | ".join(f"{splits[t][0]['split_us'][p]['p50']:.1f}" if splits[t] else "-" for t in ["nuttx", "linux-virt"]) + " |")
+for t in ["nuttx", "linux-virt"]:
+    if not splits[t]:
+        continue
+    s = splits[t][0]["split_us"]
+    board = s["responder_stack_in"]["p50"] + s["responder_app"]["p50"] + s["responder_stack_out"]["p50"]
+    print(f"\n{t}: on the board, stack in + application + stack out = {board:.1f} us at the medians, the application {100 * s['responder_app']['p50'] / board:.0f}% of it; {s['samples']} exchanges split, {s['incomplete']} without all stamps, {s['unbalanced']} not adding up.", end="")
+print("\n\n## 5. Builds, sizes, RAM, boot\n")
 print("```")
 for f in ["nuttx-size.txt", "linux-virt/size.txt"]:
     path = os.path.join(build, f)

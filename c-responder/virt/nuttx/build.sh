@@ -14,8 +14,11 @@
 # NuttX's own openamp/*.patch applied, as its download rule would, and an
 # empty .git so that make takes the folder as a checkout and downloads
 # nothing), adds our application folder (app/: the responder's sources
-# copied from c-responder/src, its Makefile, Kconfig and init task) as
-# apps/stackmeter, configures qemu-armv7a:nsh with our changes
+# copied from c-responder/src, its Makefile, Kconfig and init task, and
+# the driver stamps' two files from stamps/) as apps/stackmeter, applies
+# our patch to NuttX's virtio-net driver (stamps/virtio-net-stamps.patch:
+# the times of the responder's UDP frames at the driver, for the
+# stack/application split), configures qemu-armv7a:nsh with our changes
 # (defconfig.fragment), and runs NuttX's build. Nothing is written into
 # the user's trees.
 #
@@ -158,7 +161,7 @@ apply_openamp_patches() {
 
 # The trees, unpacked once per source (its path and time in a stamp file).
 tree=$out/nuttx-tree
-stamp="$src $(stat -c %Y "$src") ${dep_file[*]}"
+stamp="$src $(stat -c %Y "$src") ${dep_file[*]} $(sha256sum <"$here/stamps/virtio-net-stamps.patch" | cut -c 1-16)"
 if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" != "$stamp" ]; then
     rm -rf "$tree"
     mkdir -p "$tree"
@@ -168,6 +171,8 @@ if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" 
     unpack_dep open-amp-2025.10.0 "$tree/nuttx/openamp/open-amp"
     apply_openamp_patches libmetal.defs
     apply_openamp_patches open-amp.defs
+    patch -s -d "$tree/nuttx" -p1 <"$here/stamps/virtio-net-stamps.patch" ||
+        die "our virtio-net stamps patch does not apply to $src (written for commit $NUTTX_COMMIT)"
     echo "$stamp" >"$tree/.stackmeter-source"
 fi
 
@@ -177,7 +182,7 @@ rm -rf "$app"
 mkdir -p "$app"
 list() { sed -n "s/^$1 = //p" "$cdir/flags.mk"; }
 for f in $(list SMR_ENGINE_SRC) $(list SMR_POSIX_SRC) $(list SMR_MAIN_SRC); do cp "$cdir/src/$f" "$app/"; done
-cp "$cdir"/src/*.h "$cdir/flags.mk" "$here"/app/* "$app/"
+cp "$cdir"/src/*.h "$cdir/flags.mk" "$here"/app/* "$here"/stamps/*.[ch] "$app/"
 
 # The configuration: the board's, then ours, then checked.
 fragment=$out/nuttx-fragment.config
