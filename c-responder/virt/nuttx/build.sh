@@ -64,7 +64,7 @@ NUTTX_GW=${NUTTX_GW:-198.18.20.1}
 NUTTX_MAC=${NUTTX_MAC:-02:53:4d:00:00:09}
 JOBS=${JOBS:-$(nproc)}
 
-how="get it with: git clone https://github.com/apache/nuttx nuttx && git -C nuttx checkout $NUTTX_COMMIT; git clone https://github.com/apache/nuttx-apps apps && git -C apps checkout $APPS_COMMIT; then STACKMETER_NUTTX_SRC=\$PWD make -C c-responder nuttx (c-responder/virt/README.md)"
+how="get it with: git clone https://github.com/apache/nuttx nuttx && git -C nuttx checkout $NUTTX_COMMIT; git clone https://github.com/apache/nuttx-apps apps && git -C apps checkout $APPS_COMMIT; beside them dtc v1.7.0, libmetal and open-amp v2025.10.0 as dtc-1.7.0.tar.xz, libmetal-2025.10.0.tar.xz, open-amp-2025.10.0.tar.xz; then STACKMETER_NUTTX_SRC=\$PWD make -C c-responder nuttx (c-responder/virt/README.md)"
 die() {
     echo "nuttx: $*" >&2
     exit 1
