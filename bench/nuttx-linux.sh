@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# bench/nuttx-linux.sh - a second RTOS against Linux on one emulated board:
+# NuttX and GNU/Linux on QEMU's virt machine (Cortex-A7/A15, virtio-net on
+# virtio-mmio), both with the C responder, and the board's path floor, as
+# a Markdown report on stdout.
+#
+# Why this exists: bench/embox-linux.sh compares Embox with Linux on an
+# emulated Cortex-A9 with a LAN9118; this is the same comparison for
+# NuttX on a board whose NIC is virtio-net, built by `make -C c-responder
+# nuttx linux-virt virt-floor virt-floor-irq` (c-responder/virt/README.md).
+# It boots each system itself on its own TAP device with the QEMU command
+# lines of that README (until `stackmeter lab up nuttx linux-virt`
+# exists), and the floors one at a time on a third:
+#   1. the round-trip table: every target and floor measured in turn,
+#      REPEAT rounds of COUNT 64-byte echoes (every payload checked, slow
+#      answers over 100 us counted); per target the median over rounds of
+#      each figure (min the least, max the most, slow answers summed);
+#   2. each system above the floors;
+#   3. TCP: rr 1:1K, 64:64, 1K:1 and 64K:64K, crr, udp-burst against
+#      NuttX, Linux and Linux under SCHED_FIFO (linux-virt-rt, port 24681);
+#   4. where a round trip goes: `ping --timestamps` against NuttX (its
+#      virtio-net driver stamps the responder's frames, c-responder/virt/
+#      nuttx/stamps) and Linux (SO_TIMESTAMPING in the guest);
+#   5. build times, image sizes, RAM, boot times.
+# Every QEMU is pinned to SERVER_CPU, the client to CLIENT_CPU. A report,
+# not a test: it exits non-zero only when it cannot run.
+#
+# Usage: sudo STACKMETER_NUTTX_SRC=... bash bench/nuttx-linux.sh > bench/results/DAY-nuttx-linux.md
+# Environment (default):
+#   STACKMETER   stackmeter binary (target/release/stackmeter)
+#   COUNT        round trips per ping measurement (5000)
+#   REPEAT       rounds over every target and floor (3)
+#   RR_N         transactions per rr size and crr (1000)
+#   SERVER_CPU/CLIENT_CPU  pinning (1/0)
+#   KEEP_LOGS    1: keep the work directory (0)
+# TAP devices (made here, removed at the end): smlab9 198.18.20.0/24
+# (NuttX), smlab10 198.18.21.0/24 (Linux), smfl6 198.18.22.0/24 (floors).
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STACKMETER=${STACKMETER:-target/release/stackmeter}
+[[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
+COUNT=${COUNT:-5000}
+REPEAT=${REPEAT:-3}
+RR_N=${RR_N:-1000}
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+KEEP_LOGS=${KEEP_LOGS:-0}
+# shellcheck source=bench/lib.sh
+source "$REPO_ROOT/bench/lib.sh"
+
+[[ $(id -u) == 0 ]] || die "needs root (TAP devices)"
+[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+[[ -n ${STACKMETER_NUTTX_SRC:-} ]] || die "STACKMETER_NUTTX_SRC is not set (c-responder/virt/README.md)"
+
+C=$REPO_ROOT/c-responder
+B=$C/virt/build
+PIDS=()
+TAPS=()
+down() { # every QEMU and TAP device this script made
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for d in "${TAPS[@]}"; do ip link del "$d" 2>/dev/null || true; done
+}
+LAB_CLEANUP=down
+lab_work nuttx-linux
+
+# tap NAME NET: a TAP device with the host at 198.18.NET.1/24.
+tap() {
+    ip link show "$1" >/dev/null 2>&1 && die "$1 exists already (another lab or bench run?)"
+    ip tuntap add dev "$1" mode tap
+    TAPS+=("$1")
+    ip addr add "198.18.$2.1/24" dev "$1"
+    ip link set "$1" mtu 1500 up
+}
+
+# boot NAME TAP MAC READY ARGS...: QEMU's virt with ARGS, its console in
+# $WORK/NAME.console, waited for until READY appears there (90 s at most).
+boot() {
+    local name=$1 tapname=$2 mac=$3 ready=$4
+    shift 4
+    taskset -c "$SERVER_CPU" qemu-system-arm -M virt,highmem=off -m 256M -display none -monitor none \
+        -serial "file:$WORK/$name.console" "$@" \
+        -netdev "tap,id=n0,ifname=$tapname,script=no,downscript=no" \
+        -device "virtio-net-device,netdev=n0,mac=$mac" 2>>"$WORK/qemu.log" &
+    PIDS+=($!)
+    LAST_PID=$!
+    for _ in $(seq 900); do
+        grep -q "$ready" "$WORK/$name.console" 2>/dev/null && return 0
+        kill -0 "$LAST_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    die "$name did not come up: $(tail -5 "$WORK/$name.console" "$WORK/qemu.log" 2>/dev/null)"
+}
+
+# floor NAME ELF: a floor on smfl6 at 198.18.22.2, for one measurement.
+floor_up() {
+    boot "$1" smfl6 02:53:4d:00:00:0b "ready" -cpu cortex-a7 -kernel "$2" \
+        -device loader,addr=0x40100000,data=0xC6121602,data-len=4
+    FLOOR_PID=$LAST_PID
+}
+floor_down() {
+    kill "$FLOOR_PID" 2>/dev/null || true
+    wait "$FLOOR_PID" 2>/dev/null || true
+}
+
+note "building NuttX, Linux and the board's floors"
+make -s -C "$C" nuttx linux-virt virt-floor virt-floor-irq >"$WORK/build.log" 2>&1 ||
+    die "make: $(tail -3 "$WORK/build.log")"
+tap smlab9 20
+tap smlab10 21
+tap smfl6 22
+note "booting NuttX (198.18.20.2) and Linux (198.18.21.2)"
+boot nuttx smlab9 02:53:4d:00:00:09 "nuttx: eth0" -cpu cortex-a7 -kernel "$B/stackmeter-nuttx.elf"
+boot linux-virt smlab10 02:53:4d:00:00:0a "linux-virt: eth0" -cpu cortex-a7 \
+    -kernel "$B/linux-virt/vmlinuz" -initrd "$B/linux-virt/initramfs.gz" \
+    -append "console=ttyAMA0 quiet smr.ip=198.18.21.2/24 smr.prio=fifo:50"
+declare -A ADDR=([nuttx]=198.18.20.2:24680 [linux-virt]=198.18.21.2:24680 [linux-virt-rt]=198.18.21.2:24681
+    [floor-virt]=198.18.22.2:24680 [floor-virt-irq]=198.18.22.2:24680)
+declare -A FLOOR_ELF=([floor-virt]=$B/stackmeter-virt-floor.elf [floor-virt-irq]=$B/stackmeter-virt-floor-irq.elf)
+
+client() { taskset -c "$CLIENT_CPU" "$STACKMETER" "$@" --json --no-store; }
+
+note "1. the round-trip table: $REPEAT rounds of $COUNT echoes per target"
+for ((r = 1; r <= REPEAT; r++)); do
+    for t in nuttx linux-virt linux-virt-rt floor-virt-irq floor-virt; do
+        [[ -z ${FLOOR_ELF[$t]:-} ]] || floor_up "$t" "${FLOOR_ELF[$t]}"
+        client ping "${ADDR[$t]}" -c "$COUNT" --slow-us 100 >"$WORK/ping.json" 2>"$WORK/ping.err" ||
+            die "ping $t: $(tail -1 "$WORK/ping.err")"
+        [[ -z ${FLOOR_ELF[$t]:-} ]] || floor_down
+        python3 - "$t" "$WORK/ping.json" >>"$WORK/rounds" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[2]))["results"][0]
+t = r["rtt_us"]
+print(sys.argv[1], t["mean"], t["min"], t["max"], t["p50"], t["p99"], r["slow"], r["mismatched"], r["received"], r["sent"])
+EOF
+    done
+done
+
+note "3. TCP and bursts: rr, crr, udp-burst ($RR_N transactions)"
+for t in nuttx linux-virt linux-virt-rt; do
+    client rr "${ADDR[$t]}" --sizes 1:1K,64:64,1K:1,64K:64K -n "$RR_N" >"$WORK/rr-$t.json" 2>"$WORK/rr-$t.err" ||
+        note "rr $t failed: $(tail -1 "$WORK/rr-$t.err")"
+    client crr "${ADDR[$t]}" -n "$RR_N" >"$WORK/crr-$t.json" 2>"$WORK/crr-$t.err" ||
+        note "crr $t failed: $(tail -1 "$WORK/crr-$t.err")"
+    client udp-burst "${ADDR[$t]}" >"$WORK/burst-$t.json" 2>"$WORK/burst-$t.err" ||
+        note "udp-burst $t failed: $(tail -1 "$WORK/burst-$t.err")"
+done
+
+note "4. where the round trip goes (ping --timestamps, 128 bytes)"
+for t in nuttx linux-virt; do
+    client ping "${ADDR[$t]}" -c "$COUNT" --size 128 --timestamps >"$WORK/split-$t.json" 2>"$WORK/split-$t.err" ||
+        die "ping --timestamps $t: $(tail -1 "$WORK/split-$t.err")"
+done
+
+python3 - "$WORK" "$B" "$(machine_line)" "$COUNT" "$REPEAT" "$RR_N" "$SERVER_CPU" "$CLIENT_CPU" <<'EOF'
+import json, os, statistics, sys
+work, build, machine, count, repeat, rr_n, scpu, ccpu = sys.argv[1:9]
+rows = {}
+for line in open(os.path.join(work, "rounds")):
+    label, *v = line.split()
+    rows.setdefault(label, []).append([float(x) for x in v])
+med = statistics.median
+table = {}
+for label, rs in rows.items():
+    col = list(zip(*rs))
+    table[label] = dict(mean=med(col[0]), min=min(col[1]), max=max(col[2]), p50=med(col[3]), p99=med(col[4]),
+                        slow=int(sum(col[5])), mismatched=int(sum(col[6])), received=int(sum(col[7])), sent=int(sum(col[8])))
+order = [l for l in ["nuttx", "linux-virt", "linux-virt-rt", "floor-virt-irq", "floor-virt"] if l in table]
+print("# NuttX against Linux on one emulated board (QEMU virt, virtio-net)\n")
+print(f"{machine}; every QEMU on CPU {scpu}, the client on CPU {ccpu}; `sudo bash bench/nuttx-linux.sh` (COUNT={count}, REPEAT={repeat}, RR_N={rr_n}).\n")
+print("## 1. Round trips of 64-byte UDP echoes\n")
+print(f"`stackmeter ping -c {count} --slow-us 100`, every target and floor in turn, {repeat} rounds: the median over rounds of mean, p50 and p99, the least min, the most max, slow answers (over 100 us) and mismatched payloads summed.\n")
+print("| target | mean (us) | min (us) | max (us) | p50 (us) | p99 (us) | slow > 100 us | mismatched | received / sent |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for l in order:
+    t = table[l]
+    print(f"| {l} | {t['mean']:.1f} | {t['min']:.1f} | {t['max']:.1f} | {t['p50']:.1f} | {t['p99']:.1f} | {t['slow']} | {t['mismatched']} | {t['received']} / {t['sent']} |")
+if "nuttx" in table and "linux-virt" in table:
+    n, l = table["nuttx"], table["linux-virt"]
+    print(f"\nLinux / NuttX: {l['mean'] / n['mean']:.2f}x on the mean, {l['p50'] / n['p50']:.2f}x on the median.")
+print("\n## 2. Above the board's floor\n")
+print("A floor answers the same echo on the same emulated board, virtio-net device and TAP device with no stack at all (c-responder/virt/floor): `floor-virt` polls the used ring, `floor-virt-irq` sleeps in WFI until the device's interrupt wakes it, as both systems do.\n")
+print("| target | p50 (us) | above floor-virt-irq (us) | above floor-virt (us) |")
+print("|---|---:|---:|---:|")
+for l in ["nuttx", "linux-virt", "linux-virt-rt"]:
+    if l in table:
+        p = table[l]["p50"]
+        fi = table.get("floor-virt-irq", {}).get("p50", float("nan"))
+        fp = table.get("floor-virt", {}).get("p50", float("nan"))
+        print(f"| {l} | {p:.1f} | {p - fi:.1f} | {p - fp:.1f} |")
+print(f"\n## 3. TCP and bursts\n")
+print(f"`stackmeter rr --sizes 1:1K,64:64,1K:1,64K:64K -n {rr_n}`, `crr -n {rr_n}` (1:1), `udp-burst` (64-byte datagrams, bursts of 1 to 64): p50 / p99 in us.\n")
+def load(name):
+    p = os.path.join(work, name)
+    try:
+        return json.load(open(p))["results"]
+    except Exception:
+        return None
+print("| target | rr 1:1K | rr 64:64 | rr 1K:1 | rr 64K:64K | crr connect | crr transaction | largest burst answered whole |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for t in ["nuttx", "linux-virt", "linux-virt-rt"]:
+    rr, crr, burst = load(f"rr-{t}.json"), load(f"crr-{t}.json"), load(f"burst-{t}.json")
+    cells = []
+    for i in range(4):
+        cells.append(f"{rr[i]['rtt_us']['p50']:.0f} / {rr[i]['rtt_us']['p99']:.0f}" if rr and len(rr) > i else "failed")
+    if crr:
+        cells += [f"{crr[0]['connect_us']['p50']:.0f} / {crr[0]['connect_us']['p99']:.0f}",
+                  f"{crr[0]['transaction_us']['p50']:.0f} / {crr[0]['transaction_us']['p99']:.0f}"]
+    else:
+        cells += ["failed", "failed"]
+    whole = 0
+    for b in sorted(burst or [], key=lambda b: b["burst"]):
+        if b["whole_rounds"] != b["rounds"]:
+            break
+        whole = b["burst"]
+    cells.append(str(whole) if burst else "failed")
+    print(f"| {t} | " + " | ".join(cells) + " |")
+print("\n## 4. Where a round trip goes\n")
+print("`stackmeter ping --timestamps --size 128`: the client's kernel stamps and the responder's stamp block. On NuttX the block's kernel times are our virtio-net driver hooks' (the frame handed to the stack, the frame handed to the driver: c-responder/virt/nuttx/stamps); on Linux they are the guest kernel's software stamps (SO_TIMESTAMPING). p50 per part, us.\n")
+parts = ["client_send_stack", "out_path", "responder_stack_in", "responder_app", "back_path", "responder_stack_out", "client_recv_stack"]
+splits = {t: load(f"split-{t}.json") for t in ["nuttx", "linux-virt"]}
+print("| part | nuttx | linux-virt |")
+print("|---|---:|---:|")
+for p in parts:
+    print(f"| {p} | " + " | ".join(f"{splits[t][0]['split_us'][p]['p50']:.1f}" if splits[t] else "-" for t in ["nuttx", "linux-virt"]) + " |")
+for t in ["nuttx", "linux-virt"]:
+    if not splits[t]:
+        continue
+    s = splits[t][0]["split_us"]
+    board = s["responder_stack_in"]["p50"] + s["responder_app"]["p50"] + s["responder_stack_out"]["p50"]
+    print(f"\n{t}: on the board, stack in + application + stack out = {board:.1f} us at the medians, the application {100 * s['responder_app']['p50'] / board:.0f}% of it; {s['samples']} exchanges split, {s['incomplete']} without all stamps, {s['unbalanced']} not adding up.", end="")
+print("\n\n## 5. Builds, sizes, RAM, boot\n")
+print("```")
+for f in ["nuttx-size.txt", "linux-virt/size.txt"]:
+    path = os.path.join(build, f)
+    if os.path.exists(path):
+        print(f"{f}:\n" + open(path).read().strip())
+for c in ["nuttx.console", "linux-virt.console"]:
+    path = os.path.join(work, c)
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            if "ready" in line and ("KiB of" in line):
+                print(line.strip())
+print("```")
+EOF
