@@ -17,10 +17,10 @@
 # Toolchains: Debian's gcc-arm-none-eabi (Embox, the floor) and
 # gcc-arm-linux-gnueabihf (the Linux responder); cpio.
 A9_OUT = a9/build
-# The addresses built into the images (EMBOX_IP, EMBOX_GW, EMBOX_MAC):
-# the lab's board table's, generated into boards.mk; a command line or the
-# environment may give others (the lab then refuses the image).
-include boards.mk
+# The address built into Embox's image (EMBOX_IP, EMBOX_GW, EMBOX_MAC):
+# the lab's board table's, from boards.mk (the Makefile includes it); a
+# command line or the environment may give others (the lab then refuses
+# the image).
 export EMBOX_IP EMBOX_GW EMBOX_MAC
 
 include a9/floor/floor.mk

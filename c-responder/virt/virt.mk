@@ -19,6 +19,11 @@
 # kconfig-frontends-nox (NuttX's configuration), gcc-arm-linux-gnueabihf
 # (the Linux responder); cpio.
 VIRT_OUT = virt/build
+# The address built into NuttX's image (NUTTX_IP, NUTTX_GW, NUTTX_MAC):
+# the lab's board table's, from boards.mk (the Makefile includes it); a
+# command line or the environment may give others (the lab then refuses
+# the image).
+export NUTTX_IP NUTTX_GW NUTTX_MAC
 
 include virt/floor/floor.mk
 
@@ -26,7 +31,7 @@ include virt/floor/floor.mk
 # our NuttX files (or NuttX's source itself), the Linux init and script.
 VIRT_NUTTX_ELF = $(VIRT_OUT)/stackmeter-nuttx.elf
 VIRT_LINUX = $(VIRT_OUT)/linux-virt/initramfs.gz
-VIRT_NUTTX_DEPS = $(DEPS) $(shell find virt/nuttx -type f) $(wildcard $(STACKMETER_NUTTX_SRC))
+VIRT_NUTTX_DEPS = $(DEPS) boards.mk $(shell find virt/nuttx -type f) $(wildcard $(STACKMETER_NUTTX_SRC))
 
 .PHONY: nuttx linux-virt
 nuttx: $(VIRT_NUTTX_ELF)

@@ -32,8 +32,8 @@
 #   STACKMETER_NUTTX_DEPS  the folder of dtc-1.7.0, libmetal-2025.10.0 and
 #                          open-amp-2025.10.0 (.tar.xz or .tar.gz; default:
 #                          the tarball's folder, or the source folder's)
-#   NUTTX_IP NUTTX_GW NUTTX_MAC  the board's address (198.18.20.2), its
-#                          gateway (198.18.20.1) and MAC (02:53:4d:00:00:09)
+#   NUTTX_IP NUTTX_GW NUTTX_MAC  the board's address, its gateway and MAC
+#                          (make gives the lab's, from c-responder/boards.mk)
 #   JOBS                   make -j (the number of CPUs)
 set -euo pipefail
 
@@ -59,9 +59,12 @@ cdir=$(cd "$here/../.." && pwd)
 out=${1:?usage: build.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-NUTTX_IP=${NUTTX_IP:-198.18.20.2}
-NUTTX_GW=${NUTTX_GW:-198.18.20.1}
-NUTTX_MAC=${NUTTX_MAC:-02:53:4d:00:00:09}
+for v in NUTTX_IP NUTTX_GW NUTTX_MAC; do
+    [ -n "${!v:-}" ] || {
+        echo "nuttx: $v is not set (make -C c-responder nuttx sets it from c-responder/boards.mk)" >&2
+        exit 1
+    }
+done
 JOBS=${JOBS:-$(nproc)}
 
 how="get it with: git clone https://github.com/apache/nuttx nuttx && git -C nuttx checkout $NUTTX_COMMIT; git clone https://github.com/apache/nuttx-apps apps && git -C apps checkout $APPS_COMMIT; beside them dtc v1.7.0, libmetal and open-amp v2025.10.0 as dtc-1.7.0.tar.xz, libmetal-2025.10.0.tar.xz, open-amp-2025.10.0.tar.xz; then STACKMETER_NUTTX_SRC=\$PWD make -C c-responder nuttx (c-responder/virt/README.md)"

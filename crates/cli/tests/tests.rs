@@ -403,9 +403,10 @@ mod timestamps;
 #[path = "suite/lab.rs"]
 mod lab;
 
-// `stackmeter lab up embox linux-a9`: two systems on one emulated Cortex-A9 (root only).
-#[path = "suite/lab_a9.rs"]
-mod lab_a9;
+// `stackmeter lab up embox linux-a9` and `lab up nuttx linux-virt`: an
+// RTOS against Linux on one emulated board (root only).
+#[path = "suite/lab_rtos.rs"]
+mod lab_rtos;
 
 /// The kernel's UDP counters (InDatagrams, OutDatagrams) from two
 /// snapshots of /proc/net/snmp printed by a shell script.

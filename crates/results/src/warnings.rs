@@ -259,9 +259,9 @@ impl std::fmt::Display for Warning {
             } => write!(
                 f,
                 "{row}: the client's TCP retransmitted {retransmits} segment(s) over {transactions} transactions \
-                 (TCP_INFO): frames were lost between here and the target, and a lost one waits for a \
-                 retransmission timeout (the slowest round trip took {:.1} ms); on an emulated board, its NIC's \
-                 receive buffer overflowed (docs/lab.md)",
+                 (TCP_INFO): frames were lost between here and the target, or an answer was late enough for a \
+                 probe; a lost frame waits for a retransmission timeout (the slowest round trip took {:.1} ms); \
+                 on an emulated board, its NIC's receive buffer may overflow (docs/lab.md)",
                 max_us / 1000.0
             ),
             Warning::PingBehindSchedule { lag_us, interval_us } => write!(
