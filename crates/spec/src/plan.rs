@@ -159,7 +159,7 @@ impl std::fmt::Display for VariantFlagError {
 impl std::error::Error for VariantFlagError {}
 
 /// The built-in plans: name and TOML text.
-pub const BUILTIN: [(&str, &str); 12] = [
+pub const BUILTIN: [(&str, &str); 13] = [
     ("latency-grid", include_str!("../plans/latency-grid.toml")),
     ("bps", include_str!("../plans/bps.toml")),
     ("link", include_str!("../plans/link.toml")),
@@ -170,6 +170,7 @@ pub const BUILTIN: [(&str, &str); 12] = [
     ("mcu", include_str!("../plans/mcu.toml")),
     ("lab", include_str!("../plans/lab.toml")),
     ("embox-linux", include_str!("../plans/embox-linux.toml")),
+    ("nuttx-linux", include_str!("../plans/nuttx-linux.toml")),
     ("in-kernel-xdp", include_str!("../plans/in-kernel-xdp.toml")),
     ("in-kernel-sockmap", include_str!("../plans/in-kernel-sockmap.toml")),
 ];
