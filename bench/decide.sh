@@ -15,9 +15,19 @@
 #           budget 20s, with a compile running beside it (the C responder
 #           built again and again, -j2) besides the busy loop; any row
 #           called faster or slower is an error. Every TRIALS_OFF_EVERY-th
-#           trial (default 2) is followed by one without the rules that a
-#           call held over the run (STACKMETER_DECIDE_RULES=off:
-#           "aa-loaded-off"), the before beside the after.
+#           trial (default 2) is followed by one decided as an older
+#           version did (STACKMETER_DECIDE_RULES=$BEFORE, default "mean":
+#           the mean of the pairs, the rules on; "off": the mean and no
+#           rules), the before beside the after ("aa-loaded-mean").
+#   aa-bursts  A against A under bursts, as a user reported them: two
+#           `serve` processes and the client, none pinned, rr 64:64 and
+#           1:1K, budget 20s, while three busy loops switch on and off at
+#           random (the one of every scenario and two more), one runs
+#           steadily, and an emulator busy-loops beside them (QEMU with
+#           the Cortex-A9 floor, which polls its NIC); the before
+#           interleaved as in aa-loaded ("aa-bursts-mean").
+#   diff5, diff10 take the before interleaved too when TRIALS_OFF_EVERY
+#           is set for them (DIFF_OFF_EVERY, default 0: none).
 #
 # Each trial is one `stackmeter suite` (client on CPU 1, responders on CPU 0,
 # but in aa-loaded)
@@ -28,7 +38,8 @@
 #
 # Environment: TRIALS_AA (100), TRIALS_DIFF (30), BUDGET_AA (10s),
 # BUDGET_5 (60s), BUDGET_10 (20s), TRIALS_LOADED (100), BUDGET_LOADED
-# (20s), TRIALS_OFF_EVERY (2), SM (target/release/stackmeter).
+# (20s), TRIALS_OFF_EVERY (2), TRIALS_BURSTS (20), DIFF_OFF_EVERY (0),
+# BEFORE (mean), SM (target/release/stackmeter).
 # Usage: bench/decide.sh [SCENARIO...]   (default: aa diff5 diff10)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +48,7 @@ TRIALS_AA=${TRIALS_AA:-100}
 TRIALS_DIFF=${TRIALS_DIFF:-30}
 [[ -x $SM ]] || { echo "bench/decide.sh: build first (cargo build --release -p stackmeter)" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || { echo "bench/decide.sh: needs root (a network namespace and tbf)" >&2; exit 1; }
+BEFORE=${BEFORE:-mean}
 source "$ROOT/bench/lib.sh"
 NS=smdec
 WORK=$(mktemp -d)
@@ -61,6 +73,8 @@ export HOME=$WORK STACKMETER_DB=$WORK/results.db
 trial() {
     local scenario=$1 n=$2 budget=$3 plan=$4 a=$5 b=$6 pin=${7:-yes} start end
     local run=("$SM" suite "$plan" --target "a=$a" --target "b=$b" --budget "$budget" --seed "$n" --no-store --json)
+    # Decided as an older version did, for the before beside the after.
+    [[ $scenario == *-"$BEFORE" ]] && run=(env STACKMETER_DECIDE_RULES="$BEFORE" "${run[@]}")
     [[ $pin == no ]] || run=(taskset -c 1 "${run[@]}")
     start=$(date +%s.%N)
     "${run[@]}" >"$WORK/out.json" 2>"$WORK/err" || true
@@ -75,9 +89,11 @@ try:
     verdict = called[0] if called else ("equivalent" if all(v == "equivalent" for v in verdicts) else "inconclusive")
     far = max(rows, key=lambda r: abs(math.log(r["ratio"])))
     spells = sum(1 for r in rows if r.get("spell"))
-    print(scenario, verdict, f"{end - start:.2f}", far["pairs"], f"{far['ratio']:.4f}", spells)
+    # The medians of the two targets' blocks, of the row farthest from 1.
+    print(scenario, verdict, f"{end - start:.2f}", far["pairs"], f"{far['ratio']:.4f}", spells,
+          f"{far['median_a']:.3f}", f"{far['median_b']:.3f}")
 except Exception:  # a failed run is a trial too, and shows
-    print(scenario, "error", f"{end - start:.2f}", 0, "nan", 0)
+    print(scenario, "error", f"{end - start:.2f}", 0, "nan", 0, "nan", "nan")
 EOF
     note "$scenario $n: $(tail -n 1 "$WORK/trials")"
 }
@@ -90,6 +106,14 @@ compile_load() {
     cp -r "$ROOT/c-responder" "$copy"
     trap 'exit 0' TERM
     while :; do make -s -B -j2 -C "$copy" >/dev/null 2>&1 || sleep 1; done
+}
+
+# emulator_load: QEMU running the Cortex-A9 path floor, which polls its
+# NIC: an emulator busy-looping, until killed.
+emulator_load() {
+    make -s -C "$ROOT/c-responder" a9-floor >/dev/null
+    exec qemu-system-arm -M vexpress-a9 -m 128M -display none -monitor none -serial null \
+        -kernel "$ROOT/c-responder/a9/build/stackmeter-a9-floor.elf" -nic none
 }
 
 scenarios=("$@")
@@ -130,7 +154,30 @@ for s in "${scenarios[@]}"; do
             for n in $(seq "${TRIALS_LOADED:-100}"); do
                 trial aa-loaded "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
                 if ((every > 0 && n % every == 0)); then
-                    STACKMETER_DECIDE_RULES=off trial aa-loaded-off "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
+                    trial "aa-loaded-$BEFORE" "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
+                fi
+            done
+            ;;
+        aa-bursts)
+            for side in 1 2; do
+                "$SM" serve --listen 127.0.0.1:0 2>"$WORK/bursts$side.log" &
+                PIDS+=("$!")
+                for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/bursts$side.log" && break; sleep 0.05; done
+            done
+            a=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/bursts1.log" | head -n 1)
+            b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/bursts2.log" | head -n 1)
+            # Two more switching loops (three with the scenarios' own), one
+            # steady loop, and the emulator.
+            for _ in 1 2; do busy_toggler & PIDS+=("$!"); done
+            sh -c 'while :; do :; done' &
+            PIDS+=("$!")
+            emulator_load >/dev/null 2>&1 &
+            PIDS+=("$!")
+            every=${TRIALS_OFF_EVERY:-2}
+            for n in $(seq "${TRIALS_BURSTS:-20}"); do
+                trial aa-bursts "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
+                if ((every > 0 && n % every == 0)); then
+                    trial "aa-bursts-$BEFORE" "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
                 fi
             done
             ;;
@@ -140,11 +187,15 @@ for s in "${scenarios[@]}"; do
             if [[ $s == diff5 ]]; then path_rate "$NS" smd-b1 38; else path_rate "$NS" smd-b1 36.4; fi
             budget=${BUDGET_5:-60s}
             [[ $s == diff10 ]] && budget=${BUDGET_10:-20s}
+            every=${DIFF_OFF_EVERY:-0}
             for n in $(seq "$TRIALS_DIFF"); do
                 trial "$s" "$n" "$budget" "$plan_diff" 198.18.61.2:24750 198.18.62.2:24750
+                if ((every > 0 && n % every == 0)); then
+                    trial "$s-$BEFORE" "$n" "$budget" "$plan_diff" 198.18.61.2:24750 198.18.62.2:24750
+                fi
             done
             ;;
-        *) die "unknown scenario '$s' (aa, diff5, diff10, aa-loaded)" ;;
+        *) die "unknown scenario '$s' (aa, diff5, diff10, aa-loaded, aa-bursts)" ;;
     esac
 done
 
@@ -170,7 +221,11 @@ def q(v, f):
 
 print("| scenario | trials | faster | slower | equivalent | inconclusive | errors | share that matters (95% CI) | seconds to a decision p50 / p90 / max | B/A (median of trials) | rows naming a spell |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
-for s in ("aa", "aa-loaded", "aa-loaded-off", "diff5", "diff10"):
+names = []
+for r in rows:
+    if r[0] not in names:
+        names.append(r[0])
+for s in names:
     t = [r for r in rows if r[0] == s]
     if not t:
         continue
@@ -184,4 +239,10 @@ for s in ("aa", "aa-loaded", "aa-loaded-off", "diff5", "diff10"):
     print(f"| {s} | {n} | {c['faster']} | {c['slower']} | {c['equivalent']} | {c['inconclusive']} | {c['error']} | "
           f"{what}: {k}/{n} = {k / n:.1%} ({lo:.1%}-{hi:.1%}) | {q(secs, 0.5):.1f} / {q(secs, 0.9):.1f} / {max(secs) if secs else float('nan'):.1f} | "
           f"{q([float(r[4]) for r in t if r[4] != 'nan'], 0.5):.3f} | {sum(int(r[5]) for r in t if len(r) > 5)} |")
+print()
+print("A/A trials that called a row (scenario, verdict, seconds, pairs, B/A of the farthest row, its medians A and B):")
+print()
+for r in rows:
+    if r[0].startswith("aa") and r[1] in ("faster", "slower"):
+        print("- " + " ".join(r[:5]) + (f", medians {r[6]} / {r[7]}" if len(r) > 7 else ""))
 EOF
