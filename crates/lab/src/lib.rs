@@ -29,7 +29,8 @@
 //! `linux.rs` (the stacks on this host: TAP devices, the veth pair, the
 //! kernel's), `qemu.rs` (a board in QEMU as a [`qemu::Guest`]: booted,
 //! waited for, recorded), `mcu.rs` (the Cortex-M3 firmwares and their
-//! provisioning block), `a9.rs` (Embox and Linux on the Cortex-A9),
+//! provisioning block), `systems.rs` (an RTOS image or Debian's Linux on
+//! an emulated board), `a9.rs` (Embox and Linux on the Cortex-A9),
 //! `virt.rs` (NuttX and Linux on QEMU's virt board), `proxies.rs` (the
 //! file server and the proxies),
 //! `probe.rs` (readiness through the client, as every test reaches a
@@ -50,6 +51,7 @@ mod proxies;
 mod qemu;
 mod shell;
 mod state;
+mod systems;
 mod virt;
 
 pub use args::{LabAction, LabArgs};

@@ -54,6 +54,7 @@ pub(crate) fn built_for(b: &Board, elf: &Path, addr: &Path) -> Result<(), LabErr
 }
 
 /// A board's NIC on its TAP device, as QEMU takes it.
+#[derive(Clone, Copy)]
 pub(crate) enum Nic {
     /// `-nic tap,...`, with this model (none: the board's own NIC).
     Model(Option<&'static str>),

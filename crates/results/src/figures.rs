@@ -105,22 +105,13 @@ impl Figures {
 
     /// A whole-run time in seconds (lower is better).
     pub fn time(&mut self, row: usize, label: &str, series: &str, value: f64, compared: bool) {
-        self.times.push(figure(
-            row,
-            label,
-            series,
-            "value",
-            "s",
-            value,
-            Direction::LowerIsBetter,
-            compared,
-        ));
+        self.cost(row, label, series, "s", value, compared);
     }
 
     /// What a target spent on a run (lower is better) in `unit`: CPU
     /// time per byte, memory.
     pub fn cost(&mut self, row: usize, label: &str, series: &str, unit: &str, value: f64, compared: bool) {
-        self.times.push(figure(
+        let f = figure(
             row,
             label,
             series,
@@ -129,7 +120,8 @@ impl Figures {
             value,
             Direction::LowerIsBetter,
             compared,
-        ));
+        );
+        self.times.push(f);
     }
 
     /// Every figure collected, in order.

@@ -122,12 +122,7 @@ impl MedianSeq {
 
     /// Where the interval stands against +/-`band` (log scale, above 0).
     pub fn call(&self, alpha: f64, band: f64) -> Call {
-        match self.interval(alpha) {
-            Some((_, hi)) if hi < -band => Call::Lower,
-            Some((lo, _)) if lo > band => Call::Higher,
-            Some((lo, hi)) if lo > -band && hi < band => Call::Within,
-            _ => Call::Open,
-        }
+        Call::of(self.interval(alpha), band)
     }
 }
 

@@ -88,6 +88,19 @@ pub enum Call {
     Open,
 }
 
+impl Call {
+    /// Where `interval` (of a log-ratio; none: not yet one) stands against
+    /// +/-`band` (log scale, above 0).
+    pub fn of(interval: Option<(f64, f64)>, band: f64) -> Call {
+        match interval {
+            Some((_, hi)) if hi < -band => Call::Lower,
+            Some((lo, _)) if lo > band => Call::Higher,
+            Some((lo, hi)) if lo > -band && hi < band => Call::Within,
+            _ => Call::Open,
+        }
+    }
+}
+
 impl ConfSeq {
     /// An empty sequence.
     pub fn new() -> ConfSeq {
@@ -191,12 +204,7 @@ impl ConfSeq {
 
     /// Where the interval stands against +/-`band` (log scale, above 0).
     pub fn call(&self, alpha: f64, band: f64) -> Call {
-        match self.interval(alpha) {
-            Some((_, hi)) if hi < -band => Call::Lower,
-            Some((lo, _)) if lo > band => Call::Higher,
-            Some((lo, hi)) if lo > -band && hi < band => Call::Within,
-            _ => Call::Open,
-        }
+        Call::of(self.interval(alpha), band)
     }
 }
 
