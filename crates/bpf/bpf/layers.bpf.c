@@ -12,9 +12,7 @@
  * Filters, set by the loader:
  *   cfg_port: only skbs whose UDP source or destination port is this one;
  *   tgids map / cfg_comm1 / cfg_comm2: only syscalls of these processes
- *   (tgid in the map, or the thread's comm equal to one of the names);
- *   cfg_free_events: also consume_skb / kfree_skb (they run for every freed
- *   skb on the machine: each costs a few probe reads before the filter).
+ *   (tgid in the map, or the thread's comm equal to one of the names).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,7 +21,6 @@
 #include "layers.h"
 
 volatile const __u16 cfg_port = 24680;
-volatile const __u8 cfg_free_events = 0;
 volatile const char cfg_comm1[16] = "";
 volatile const char cfg_comm2[16] = "";
 /* Network namespaces (inode numbers, as stat -L /run/netns/NAME or
@@ -348,22 +345,6 @@ SEC("tracepoint/sock/sock_send_length")
 int tp_sock_send_length(struct trace_event_raw_sock_msg_length *ctx)
 {
 	return sock_len_event(ctx, EV_SOCK_SEND_LENGTH);
-}
-
-SEC("tracepoint/skb/consume_skb")
-int tp_consume_skb(struct trace_event_raw_consume_skb *ctx)
-{
-	if (!cfg_free_events)
-		return 0;
-	return skb_event(ctx, 0, ctx->skbaddr, 0, 0, EV_CONSUME_SKB);
-}
-
-SEC("tracepoint/skb/kfree_skb")
-int tp_kfree_skb(struct trace_event_raw_kfree_skb *ctx)
-{
-	if (!cfg_free_events)
-		return 0;
-	return skb_event(ctx, 0, ctx->skbaddr, 0, (__s32)ctx->reason, EV_KFREE_SKB);
 }
 
 /* ---- syscalls ---- */

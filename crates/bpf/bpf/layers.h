@@ -1,6 +1,7 @@
 /* Event record of layers.bpf.c, shared with its loader. Plain fixed-size
- * types: in Rust, a #[repr(C)] struct with the same fields in the same order
- * (72 bytes, no implicit padding). */
+ * types: in Rust (src/layers.rs, Record), a #[repr(C)] struct with the same
+ * fields in the same order (72 bytes, no implicit padding); both sides
+ * assert the size. */
 #ifndef LAYERS_H
 #define LAYERS_H
 
@@ -55,5 +56,7 @@ struct layer_event {
 	__u8 magic_ok; /* payload starts with "SMTU" */
 	char dev[16];  /* device name from the net tracepoint's own record, "" if none */
 };
+
+_Static_assert(sizeof(struct layer_event) == 72, "src/layers.rs reads 72 bytes: change both");
 
 #endif

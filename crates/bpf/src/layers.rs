@@ -12,21 +12,17 @@
 //! Classic tracepoints need tracefs; it is mounted at /sys/kernel/tracing
 //! when it is not. The system call numbers in the program are x86-64's.
 
-use crate::object::{per_cpu_sum, Error, Object};
+use crate::object::{per_cpu_sum, Error, LAYERS};
 use aya::maps::{HashMap, RingBuf};
 use aya::programs::{RawTracePoint, TracePoint};
 
-pub(crate) const OBJECT: Object = Object {
-    bytes: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.o")),
-    why_not: env!("STACKMETER_BPF_LAYERS_WHY_NOT"),
-    what: "the per-layer tracer",
-};
-
-/// Where an event was recorded (`enum layer_event_id` of `bpf/layers.h`).
+/// Where an event was recorded (`enum layer_event_id` of `bpf/layers.h`:
+/// the same numbers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u16)]
 pub enum Point {
     /// A send system call entered (sequence from the user's buffer).
-    SysSendEnter,
+    SysSendEnter = 1,
     /// It returned.
     SysSendExit,
     /// A receive system call entered.
@@ -63,10 +59,17 @@ pub enum Point {
     KfreeSkb,
 }
 
-impl Point {
-    fn from_id(id: u16) -> Option<Point> {
+/// The last point's number (`EV_NR - 1`).
+const LAST_POINT: u16 = Point::KfreeSkb as u16;
+
+impl TryFrom<u16> for Point {
+    type Error = u16;
+
+    /// The point numbered `id`, or `id` back when no point has it.
+    fn try_from(id: u16) -> Result<Point, u16> {
         use Point::*;
-        const ALL: [Point; 18] = [
+        // In the enum's order: entry i has number i + 1 (checked below).
+        const ALL: [Point; LAST_POINT as usize] = [
             SysSendEnter,
             SysSendExit,
             SysRecvEnter,
@@ -86,11 +89,122 @@ impl Point {
             ConsumeSkb,
             KfreeSkb,
         ];
-        ALL.get(usize::from(id).checked_sub(1)?).copied()
+        let p = *ALL.get(usize::from(id).wrapping_sub(1)).ok_or(id)?;
+        (p as u16 == id).then_some(p).ok_or(id)
     }
 }
 
-/// One record.
+/// One record as the kernel writes it: `struct layer_event` of
+/// `bpf/layers.h`, field for field (the sizes are checked on both sides).
+/// Read from the ring buffer's bytes at the offsets the compiler gives
+/// these fields ([`Record::read`]), so no `unsafe` cast is needed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// `bpf_ktime_get_ns()`: CLOCK_MONOTONIC.
+    pub ts: u64,
+    /// The skb's address, 0 for a system call.
+    pub skb: u64,
+    /// The sequence number (valid when `seq_src` is not 0).
+    pub seq: u64,
+    /// The length the point saw.
+    pub len: u32,
+    /// A system call's return, a driver's return code, a drop reason.
+    pub ret: i32,
+    /// The process.
+    pub tgid: u32,
+    /// The thread.
+    pub tid: u32,
+    /// The network namespace's inode.
+    pub netns: u32,
+    /// The device's index, 0 if none.
+    pub ifindex: u16,
+    /// The point (`enum layer_event_id`).
+    pub id: u16,
+    /// UDP source port, host order.
+    pub sport: u16,
+    /// UDP destination port.
+    pub dport: u16,
+    /// The CPU.
+    pub cpu: u8,
+    /// The datagram's kind byte.
+    pub kind: u8,
+    /// Where the sequence number was read (`enum layer_seq_source`).
+    pub seq_src: u8,
+    /// Whether the payload starts with "SMTU".
+    pub magic_ok: u8,
+    /// The device's name.
+    pub dev: [u8; 16],
+}
+
+/// `sizeof(struct layer_event)`, asserted in `bpf/layers.h` too.
+const RECORD_LEN: usize = 72;
+const _: () = assert!(size_of::<Record>() == RECORD_LEN);
+
+impl Record {
+    /// The record in `b` (the host's byte order), if `b` holds one.
+    pub fn read(b: &[u8]) -> Option<Record> {
+        use core::mem::offset_of;
+        if b.len() < RECORD_LEN {
+            return None;
+        }
+        let f = Fields(b);
+        Some(Record {
+            ts: f.at(offset_of!(Record, ts)),
+            skb: f.at(offset_of!(Record, skb)),
+            seq: f.at(offset_of!(Record, seq)),
+            len: f.at(offset_of!(Record, len)),
+            ret: f.at(offset_of!(Record, ret)),
+            tgid: f.at(offset_of!(Record, tgid)),
+            tid: f.at(offset_of!(Record, tid)),
+            netns: f.at(offset_of!(Record, netns)),
+            ifindex: f.at(offset_of!(Record, ifindex)),
+            id: f.at(offset_of!(Record, id)),
+            sport: f.at(offset_of!(Record, sport)),
+            dport: f.at(offset_of!(Record, dport)),
+            cpu: f.at(offset_of!(Record, cpu)),
+            kind: f.at(offset_of!(Record, kind)),
+            seq_src: f.at(offset_of!(Record, seq_src)),
+            magic_ok: f.at(offset_of!(Record, magic_ok)),
+            dev: f.at(offset_of!(Record, dev)),
+        })
+    }
+}
+
+/// A record's bytes, read a field at a time.
+struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    /// The field of type `T` at `offset` (inside the record: the caller
+    /// checked its length).
+    fn at<T: FromNe>(&self, offset: usize) -> T {
+        T::from_ne(&self.0[offset..offset + size_of::<T>()])
+    }
+}
+
+/// A plain field type read from its bytes in the host's order.
+trait FromNe: Sized {
+    fn from_ne(b: &[u8]) -> Self;
+}
+
+macro_rules! from_ne {
+    ($($t:ty),*) => {$(
+        impl FromNe for $t {
+            fn from_ne(b: &[u8]) -> $t {
+                <$t>::from_ne_bytes(b.try_into().expect("the field's size"))
+            }
+        }
+    )*};
+}
+from_ne!(u8, u16, u32, u64, i32);
+
+impl FromNe for [u8; 16] {
+    fn from_ne(b: &[u8]) -> [u8; 16] {
+        b.try_into().expect("16 bytes")
+    }
+}
+
+/// One record, as the waterfall uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     /// CLOCK_MONOTONIC, ns.
@@ -111,29 +225,18 @@ pub struct Event {
     pub cpu: u8,
 }
 
-/// Size of `struct layer_event`.
-const EVENT_LEN: usize = 72;
-
 impl Event {
-    /// Reads one record (`struct layer_event` of `bpf/layers.h`, in the
-    /// host's byte order).
-    fn parse(b: &[u8]) -> Option<Event> {
-        if b.len() < EVENT_LEN {
-            return None;
-        }
-        let u64_at = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().expect("8 bytes"));
-        let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().expect("4 bytes"));
-        let u16_at = |o: usize| u16::from_ne_bytes(b[o..o + 2].try_into().expect("2 bytes"));
-        let seq_src = b[54];
+    /// The event of record `r`, if its point is known.
+    fn of(r: &Record) -> Option<Event> {
         Some(Event {
-            ts_ns: u64_at(0),
-            skb: u64_at(8),
-            seq: (seq_src != 0).then(|| u64_at(16)),
-            tgid: u32_at(32),
-            tid: u32_at(36),
-            point: Point::from_id(u16_at(46))?,
-            cpu: b[52],
-            kind: b[53],
+            ts_ns: r.ts,
+            skb: r.skb,
+            seq: (r.seq_src != 0).then_some(r.seq),
+            tgid: r.tgid,
+            tid: r.tid,
+            point: Point::try_from(r.id).ok()?,
+            cpu: r.cpu,
+            kind: r.kind,
         })
     }
 }
@@ -168,7 +271,7 @@ impl Layers {
     /// Loads the programs and attaches them to every tracepoint the round
     /// trip passes.
     pub fn attach(cfg: &Config) -> Result<Layers, Error> {
-        let bytes = OBJECT.bytes()?;
+        let bytes = LAYERS.bytes()?;
         tracefs()?;
         let mut ebpf = aya::EbpfLoader::new()
             .set_global("cfg_port", &cfg.port, true)
@@ -213,7 +316,7 @@ impl Layers {
         .map_err(|e| Error::kernel("the tracer's ring buffer", e))?;
         let mut out = Vec::new();
         while let Some(item) = ring.next() {
-            out.extend(Event::parse(&item));
+            out.extend(Record::read(&item).as_ref().and_then(Event::of));
         }
         Ok(out)
     }
@@ -241,5 +344,38 @@ fn tracefs() -> Result<(), Error> {
             what: "tracefs".into(),
             why: "not mounted, and mount -t tracefs nodev /sys/kernel/tracing failed".into(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every number the C enum gives is its point, and no other.
+    #[test]
+    fn points_convert_from_their_c_numbers() {
+        for id in 1..=LAST_POINT {
+            assert_eq!(Point::try_from(id).map(|p| p as u16), Ok(id));
+        }
+        assert_eq!(Point::try_from(0), Err(0));
+        assert_eq!(Point::try_from(LAST_POINT + 1), Err(LAST_POINT + 1));
+    }
+
+    /// A record's bytes as the C struct lays them out read back field
+    /// for field.
+    #[test]
+    fn a_record_reads_at_the_c_offsets() {
+        let mut b = vec![0u8; RECORD_LEN];
+        b[0..8].copy_from_slice(&7u64.to_ne_bytes());
+        b[16..24].copy_from_slice(&42u64.to_ne_bytes());
+        b[46..48].copy_from_slice(&(Point::SkDataReady as u16).to_ne_bytes());
+        b[53] = 2;
+        b[54] = 1;
+        b[56..59].copy_from_slice(b"lo\0");
+        let r = Record::read(&b).unwrap();
+        assert_eq!((r.ts, r.seq, r.kind, r.seq_src, &r.dev[..2]), (7, 42, 2, 1, &b"lo"[..]));
+        let e = Event::of(&r).unwrap();
+        assert_eq!((e.point, e.seq), (Point::SkDataReady, Some(42)));
+        assert!(Record::read(&b[..RECORD_LEN - 1]).is_none());
     }
 }

@@ -29,7 +29,7 @@ pub use object::Error;
 /// Which of the programs this binary lacks, and why (built without clang
 /// or bpftool); none when it has them all.
 pub fn not_built() -> Option<String> {
-    let missing: Vec<String> = [&xdp::OBJECT, &sockmap::OBJECT, &layers::OBJECT]
+    let missing: Vec<String> = object::ALL
         .iter()
         .filter(|o| o.bytes.is_empty())
         .map(|o| format!("{}: {}", o.what, o.why_not))
