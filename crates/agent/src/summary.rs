@@ -219,6 +219,7 @@ impl RrTally {
             raw: false,
             request_prefix: None,
             timestamps: None,
+            layers: false,
         };
         let Some(rtt_us) = us(&self.rtt) else {
             return (
@@ -247,6 +248,7 @@ impl RrTally {
             late_sends: None,
             timestamps: None,
             split_us: None,
+            layers: None,
         };
         (
             Body::Rr(stackmeter_results::RrBody {

@@ -218,6 +218,7 @@ fn one(
         late_sends: Some(t.late),
         timestamps: None,
         split_us: None,
+        layers: None,
     };
     Ok((row, t.rtt))
 }

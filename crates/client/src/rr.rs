@@ -4,6 +4,7 @@
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::handshake::open_session;
+use crate::layers::Tap;
 use crate::outcome::{levels, summary_us, Outcome};
 use crate::sockets::{lost, recv_exact, send_all, tcp_connect, AlignedBuf, CHUNK};
 use crate::stamps::Collector;
@@ -16,13 +17,27 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-/// Runs every size pair against the responder at `endpoint`. Stops at the
-/// first error, keeping the rows already measured.
+/// Runs every size pair against the responder at `endpoint` (with
+/// `layers`, untraced and traced: crate::layers). Stops at the first
+/// error, keeping the rows already measured.
 pub fn rr(endpoint: &Endpoint, spec: &RrParams) -> Outcome<RrResult> {
-    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec))
+    match spec.layers {
+        true => crate::layers::rr(endpoint, spec, false),
+        false => rr_tapped(endpoint, spec, None),
+    }
 }
 
-fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
+/// [`rr`], each pair's exchanges through the tracer's `tap` when given.
+pub(crate) fn rr_tapped(endpoint: &Endpoint, spec: &RrParams, mut tap: Option<&mut Tap>) -> Outcome<RrResult> {
+    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec, tap.as_deref_mut()))
+}
+
+fn one(
+    endpoint: &Endpoint,
+    pair: SizePair,
+    spec: &RrParams,
+    tap: Option<&mut Tap>,
+) -> Result<(RrResult, Recorder), ClientError> {
     let timeout = Duration::from_millis(spec.timeout_ms);
     let mut h = SessionHeader {
         mode: Mode::Rr,
@@ -33,9 +48,13 @@ fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult
     let Some(p) = &spec.timestamps else {
         // Without timestamps: the loop as it always was.
         let mut s = open_session(endpoint, &h, timeout)?;
+        let port = s.local_addr()?.port();
         let mut rx = AlignedBuf::new(rx_len(pair));
         let mut x = Buffers::new(&mut s, pair, &[], rx.bytes_mut());
-        return exchanges(endpoint.addr, pair, spec, &mut x);
+        return match tap {
+            Some(t) => t.exchanges(port, endpoint.addr, pair, spec, &mut x),
+            None => exchanges(endpoint.addr, pair, spec, &mut x),
+        };
     };
     h.flags = FLAG_STAMPS;
     // Kernel timestamps are turned on after the connect and before the
@@ -260,5 +279,6 @@ fn row(
         late_sends: None,
         timestamps: None,
         split_us: None,
+        layers: None,
     })
 }

@@ -11,6 +11,7 @@
 
 use crate::crr::{connections, Transaction};
 use crate::error::ClientError;
+use crate::layers::Tap;
 use crate::outcome::Outcome;
 use crate::rr::{exchanges, request, rx_len, Buffers, Exchange};
 use crate::sockets::{lost, send_all, tcp_connect, AlignedBuf, CHUNK};
@@ -31,8 +32,19 @@ const ECHO_PIECE: usize = 64 << 10;
 /// `--echo` sends REQ bytes and reads them back, `--raw` sends REQ bytes
 /// and reads exactly RESP. Stops at the first error, keeping finished rows.
 pub fn rr_plain(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
+    match spec.layers {
+        true => crate::layers::rr(&crate::endpoint::Endpoint::new(addr, None), spec, true),
+        false => rr_plain_tapped(addr, spec, None),
+    }
+}
+
+/// [`rr_plain`], each pair's exchanges through the tracer's `tap` when
+/// given (`rr --layers`).
+pub(crate) fn rr_plain_tapped(addr: SocketAddr, spec: &RrParams, mut tap: Option<&mut Tap>) -> Outcome<RrResult> {
     let prefix = prefix(spec.request_prefix.as_deref());
-    crate::outcome::per_pair(&spec.sizes, |pair| rr_one(addr, pair, spec, &prefix))
+    crate::outcome::per_pair(&spec.sizes, |pair| {
+        rr_one(addr, pair, spec, &prefix, tap.as_deref_mut())
+    })
 }
 
 /// The request's first bytes (checked by the engine: valid hex).
@@ -120,15 +132,20 @@ fn rr_one(
     pair: SizePair,
     spec: &RrParams,
     prefix: &[u8],
+    tap: Option<&mut Tap>,
 ) -> Result<(RrResult, Recorder), ClientError> {
     let mut s = tcp_connect(addr, Duration::from_millis(spec.timeout_ms))?;
+    let port = s.local_addr()?.port();
     let mut rx = AlignedBuf::new(rx_len(pair));
     let mut x = Plain {
         b: Buffers::new(&mut s, pair, prefix, rx.bytes_mut()),
         echo: spec.echo,
         addr,
     };
-    exchanges(addr, pair, spec, &mut x)
+    match tap {
+        Some(t) => t.exchanges(port, addr, pair, spec, &mut x),
+        None => exchanges(addr, pair, spec, &mut x),
+    }
 }
 
 /// rr's exchange with a plain target.
