@@ -153,7 +153,10 @@ static __always_inline void tcp_read(struct sock *sk)
 		mark(trip_key(c, n / c->unit_in - 1), TCP_READ);
 }
 
-/* The client's first send of the data phase: the bases of both ends. */
+/* The client's first send of the data phase: the bases of both ends. In
+ * the client's own offsets (bytes_acked, which counts its SYN) and in the
+ * responder's (bytes_received: data only), the client's bytes so far
+ * (bytes_sent: the data it has sent, all acknowledged by now). */
 static __always_inline void anchor(struct tcp_sock *tp, struct conn *c, __u32 peer)
 {
 	struct conn *p = bpf_map_lookup_elem(&conns, &peer);
@@ -162,7 +165,7 @@ static __always_inline void anchor(struct tcp_sock *tp, struct conn *c, __u32 pe
 	c->in_base = BPF_CORE_READ(tp, bytes_received);
 	c->anchored = 1;
 	if (p) {
-		p->in_base = c->out_base;
+		p->in_base = BPF_CORE_READ(tp, bytes_sent);
 		p->out_base = c->in_base;
 		p->anchored = 1;
 	}
