@@ -35,6 +35,9 @@ pub enum Block {
     Chart(crate::chart::Chart),
     /// A matrix of values: a coloured grid in HTML, a table elsewhere.
     Heatmap(crate::heatmap::Heatmap),
+    /// A round trip's segments as horizontal bars: SVG in HTML, a table
+    /// with the bars in characters elsewhere.
+    Waterfall(crate::waterfall::Waterfall),
     /// Something the reader must know to trust the figures.
     Warning(String),
     /// A remark on the figures (small samples, method).
