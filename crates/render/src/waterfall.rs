@@ -196,7 +196,7 @@ impl Waterfall {
             ..Table::default()
         };
         for row in 0..self.rows() {
-            let mut cells = vec![format!("{} → {}", self.points[row], self.points[row + 1])];
+            let mut cells = vec![self.label(row)];
             for r in 0..self.bars.len() {
                 match self.at_row(r, row) {
                     (Some(b), _) => {
@@ -227,10 +227,11 @@ fn text_bar(b: &Bar, scale: f64, to: Option<&String>, spans: bool) -> String {
     s
 }
 
-/// Pixels of the SVG.
-const WIDTH: f64 = 1100.0;
-const LABEL: f64 = 300.0;
+/// Pixels of the SVG: its width beside the labels, a row, a character of
+/// a label (12 px system-ui, generously).
+const WIDTH: f64 = 900.0;
 const ROW: f64 = 22.0;
+const CHAR: f64 = 6.8;
 const TOP: f64 = 46.0;
 const GAP: f64 = 24.0;
 
@@ -239,13 +240,19 @@ impl Waterfall {
     /// scale, the notes under it.
     pub fn svg(&self) -> String {
         let runs = self.bars.len().max(1);
-        let panel = (WIDTH - LABEL - 10.0 - GAP * (runs as f64 - 1.0)) / runs as f64;
+        let longest = (0..self.rows())
+            .map(|r| self.label(r).chars().count())
+            .max()
+            .unwrap_or(0);
+        let label = 12.0 + CHAR * longest as f64;
+        let all = label + WIDTH;
+        let panel = (WIDTH - 10.0 - GAP * (runs as f64 - 1.0)) / runs as f64;
         let scale = (panel - 120.0) / self.span();
         let rows = self.rows() as f64;
         let bottom = TOP + rows * ROW;
         let height = bottom + 36.0 + 18.0 * self.notes.len() as f64;
         let mut o = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" data-chart=\"waterfall\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" font-family=\"system-ui,sans-serif\" font-size=\"12\">"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" data-chart=\"waterfall\" viewBox=\"0 0 {all} {height}\" width=\"{all}\" height=\"{height}\" font-family=\"system-ui,sans-serif\" font-size=\"12\">"
         );
         let _ = write!(
             o,
@@ -257,22 +264,26 @@ impl Waterfall {
             if row % 2 == 0 {
                 let _ = write!(
                     o,
-                    "<rect x=\"0\" y=\"{y}\" width=\"{WIDTH}\" height=\"{ROW}\" fill=\"#f6f6f6\"/>"
+                    "<rect x=\"0\" y=\"{y}\" width=\"{all}\" height=\"{ROW}\" fill=\"#f6f6f6\"/>"
                 );
             }
-            let label = format!("{} → {}", self.points[row], self.points[row + 1]);
+            let text = esc(&self.label(row));
             let _ = write!(
                 o,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-                LABEL - 6.0,
-                y + 15.0,
-                esc(&label)
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
+                label - 6.0,
+                y + 15.0
             );
         }
         for r in 0..self.bars.len() {
-            let x0 = LABEL + r as f64 * (panel + GAP);
+            let x0 = label + r as f64 * (panel + GAP);
             self.panel_svg(&mut o, r, x0, panel, scale, bottom);
         }
+        let _ = write!(
+            o,
+            "<text x=\"{label}\" y=\"{}\" fill=\"#444\">us since the client's send call (bar: mean, from where the ones before it end; tick: median; numbers: p50 / mean)</text>",
+            bottom + 30.0
+        );
         for (i, n) in self.notes.iter().enumerate() {
             let _ = write!(
                 o,
@@ -333,7 +344,11 @@ impl Waterfall {
             let _ = write!(o, "<line x1=\"{x:.1}\" y1=\"{bottom}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#888\"/><text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>", bottom + 4.0, bottom + 16.0, trim(t));
             t += step;
         }
-        let _ = write!(o, "<text x=\"{x0}\" y=\"{}\" fill=\"#444\">us since the client's send call (bar: mean; tick: median; numbers: p50 / mean)</text>", bottom + 30.0);
+    }
+
+    /// Row `row`'s label: "from → to".
+    fn label(&self, row: usize) -> String {
+        format!("{} → {}", self.points[row], self.points[row + 1])
     }
 }
 

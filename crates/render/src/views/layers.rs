@@ -59,7 +59,7 @@ fn warnings(v: &mut View, l: &Layers) {
 }
 
 /// A run report's section of rr's (`rr`) or ping's `--layers` rows: per
-/// row (in the first source's order), one waterfall of every source's
+/// row (in the order of the first source's latest run), one waterfall of every source's
 /// latest run that has it, the sources side by side.
 pub(crate) fn report_section(sources: &[ReportSource], rr: bool) -> View {
     let mut labels: Vec<String> = Vec::new();
@@ -74,7 +74,6 @@ pub(crate) fn report_section(sources: &[ReportSource], rr: bool) -> View {
                     }
                 }
             }
-            rows.reverse();
             for (label, _) in &rows {
                 if !labels.contains(label) {
                     labels.push(label.clone());
