@@ -538,13 +538,14 @@ fn nothing_of_the_tracer_stays_after_it_is_killed() {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let Some(now) = sk_skb_programs_of(child.id()) else {
             let _ = child.kill();
+            let _ = child.wait();
             return missing(test, "bpftool cannot list programs (Debian package bpftool)");
         };
         ids = now;
     }
-    assert!(ids.len() >= 7, "the tracer's programs while it runs: {ids:?}");
     let _ = child.kill();
     let _ = child.wait();
+    assert!(ids.len() >= 7, "the tracer's programs while it runs: {ids:?}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let left = || ids.iter().filter(|id| program_exists(**id)).count();
     while left() > 0 && std::time::Instant::now() < deadline {
