@@ -57,7 +57,7 @@ for r in v["results"]:
 }
 
 ping_layers() {
-    taskset -c 1 "$SM" ping --layers --count "$COUNT" --affinity 1 --responder-affinity 0 --no-store --json "$@" 2>/dev/null
+    "$SM" ping --layers --count "$COUNT" --affinity 1 --responder-affinity 0 --no-store --json "$@" 2>/dev/null
 }
 
 echo "# The per-layer tracer: what it costs, whether it traces everything"

@@ -29,7 +29,7 @@
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::outcome::Outcome;
-use crate::rr::Exchange;
+use crate::rr::{Exchange, Tap as RrTap};
 use stackmeter_bpf::layers::{Config, Connection, Layers as Tracer, Probe, Traced, Trip, POINTS};
 use stackmeter_recorder::Recorder;
 use stackmeter_results::layers::{LayerProbe, LayerSegment, Layers};
@@ -349,10 +349,10 @@ pub(crate) struct Tap {
     server_port: u16,
 }
 
-impl Tap {
+impl RrTap for Tap {
     /// rr's exchanges of `pair` on the connection whose client port is
     /// `client_port`, traced.
-    pub(crate) fn exchanges<X: Exchange>(
+    fn exchanges<X: Exchange>(
         &mut self,
         client_port: u16,
         addr: std::net::SocketAddr,

@@ -23,14 +23,11 @@ use std::time::{Duration, Instant};
 /// How many slow answers are listed one by one.
 pub const SLOW_LISTED: usize = 10;
 
-/// Runs the echo test; with `layers`, twice: untraced, then traced layer
-/// by layer (crate::layers). A test with no reply at all ends with an
-/// error next to its (complete) row.
+/// Runs the echo test (`--layers` is the crate root's: crate::layers runs
+/// it twice). A test with no reply at all ends with an error next to its
+/// (complete) row.
 pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
-    match spec.layers {
-        true => crate::layers::ping(endpoint, spec),
-        false => run_once(endpoint, spec, false).0,
-    }
+    run_once(endpoint, spec, false).0
 }
 
 /// One run that keeps every timed datagram's sequence number on the wire

@@ -4,7 +4,6 @@
 use crate::endpoint::Endpoint;
 use crate::error::ClientError;
 use crate::handshake::open_session;
-use crate::layers::Tap;
 use crate::outcome::{levels, summary_us, Outcome};
 use crate::sockets::{lost, recv_exact, send_all, tcp_connect, AlignedBuf, CHUNK};
 use crate::stamps::Collector;
@@ -17,26 +16,53 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-/// Runs every size pair against the responder at `endpoint` (with
-/// `layers`, untraced and traced: crate::layers). Stops at the first
-/// error, keeping the rows already measured.
+/// Runs every size pair against the responder at `endpoint` (`--layers`
+/// is the crate root's: crate::layers runs it twice, through a [`Tap`]).
+/// Stops at the first error, keeping the rows already measured.
 pub fn rr(endpoint: &Endpoint, spec: &RrParams) -> Outcome<RrResult> {
-    match spec.layers {
-        true => crate::layers::rr(endpoint, spec, false),
-        false => rr_tapped(endpoint, spec, None),
+    rr_tapped(endpoint, spec, None::<&mut NoTap>)
+}
+
+/// Where a pair's exchanges go once its connection is open: the tracer
+/// registers the connection and keeps the clock reads (crate::layers).
+pub(crate) trait Tap {
+    /// [`exchanges`] of `pair` on the connection from `client_port`.
+    fn exchanges<X: Exchange>(
+        &mut self,
+        client_port: u16,
+        addr: SocketAddr,
+        pair: SizePair,
+        spec: &RrParams,
+        x: &mut X,
+    ) -> Result<(RrResult, Recorder), ClientError>;
+}
+
+/// No tap: the exchanges as they are.
+pub(crate) struct NoTap;
+
+impl Tap for NoTap {
+    fn exchanges<X: Exchange>(
+        &mut self,
+        _: u16,
+        addr: SocketAddr,
+        pair: SizePair,
+        spec: &RrParams,
+        x: &mut X,
+    ) -> Result<(RrResult, Recorder), ClientError> {
+        exchanges(addr, pair, spec, x)
     }
 }
 
-/// [`rr`], each pair's exchanges through the tracer's `tap` when given.
-pub(crate) fn rr_tapped(endpoint: &Endpoint, spec: &RrParams, mut tap: Option<&mut Tap>) -> Outcome<RrResult> {
+/// [`rr`], each pair's exchanges through `tap` when given.
+pub(crate) fn rr_tapped<T: Tap>(endpoint: &Endpoint, spec: &RrParams, mut tap: Option<&mut T>) -> Outcome<RrResult> {
     crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec, tap.as_deref_mut()))
 }
 
-fn one(
+fn one<T: Tap>(
     endpoint: &Endpoint,
     pair: SizePair,
     spec: &RrParams,
-    tap: Option<&mut Tap>,
+    tap: Option<&mut T>,
 ) -> Result<(RrResult, Recorder), ClientError> {
     let timeout = Duration::from_millis(spec.timeout_ms);
     let mut h = SessionHeader {

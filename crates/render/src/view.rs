@@ -150,6 +150,23 @@ pub fn nested(v: View) -> View {
     }
 }
 
+/// A waterfall as a table, for text and Markdown (and HTML's details): a
+/// row per step, the bars in characters.
+pub fn waterfall_table(w: &crate::waterfall::Waterfall) -> Table {
+    Table {
+        cols: w
+            .columns()
+            .into_iter()
+            .map(|(head, text, width)| match text {
+                true => Col::text(&head, width),
+                false => Col::num(&head, width),
+            })
+            .collect(),
+        rows: w.cells(),
+        ..Table::default()
+    }
+}
+
 /// A heatmap as a table, for text and Markdown: one row per client, "-"
 /// where a pair was not measured.
 pub fn heatmap_table(h: &Heatmap) -> Table {

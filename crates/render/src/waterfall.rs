@@ -9,7 +9,6 @@
 //! bars in characters.
 
 use crate::chart::esc;
-use crate::view::{Col, Table};
 use stackmeter_results::layers::Layers;
 use std::fmt::Write;
 
@@ -175,26 +174,29 @@ pub fn cost_line(l: &Layers) -> String {
 const TEXT_BAR: usize = 32;
 
 impl Waterfall {
-    /// As a table (text and Markdown): a row per step, per run its median
-    /// and mean, and the bar in characters.
-    pub fn table(&self) -> Table {
+    /// The table's columns (text and Markdown, `view::waterfall_table`):
+    /// head, whether it is text (else a number), least width.
+    pub fn columns(&self) -> Vec<(String, bool, usize)> {
         let named = self.runs.len() > 1;
-        let mut cols = vec![Col::text("segment", 44)];
+        let mut cols = vec![("segment".to_string(), true, 44)];
         for r in 0..self.bars.len() {
             let who = if named {
                 format!("{} ", self.runs[r])
             } else {
                 String::new()
             };
-            cols.push(Col::num(&format!("{who}p50 (us)"), 8));
-            cols.push(Col::num(&format!("{who}mean (us)"), 9));
-            cols.push(Col::text(&format!("{who}waterfall"), TEXT_BAR));
+            cols.push((format!("{who}p50 (us)"), false, 8));
+            cols.push((format!("{who}mean (us)"), false, 9));
+            cols.push((format!("{who}waterfall"), true, TEXT_BAR));
         }
+        cols
+    }
+
+    /// The table's rows: a row per step, per run its median and mean, and
+    /// the bar in characters.
+    pub fn cells(&self) -> Vec<Vec<String>> {
         let scale = TEXT_BAR as f64 / self.span();
-        let mut table = Table {
-            cols,
-            ..Table::default()
-        };
+        let mut rows = Vec::new();
         for row in 0..self.rows() {
             let mut cells = vec![self.label(row)];
             for r in 0..self.bars.len() {
@@ -210,9 +212,9 @@ impl Waterfall {
                     }
                 }
             }
-            table.rows.push(cells);
+            rows.push(cells);
         }
-        table
+        rows
     }
 }
 
@@ -419,14 +421,10 @@ mod tests {
         let s = &w.bars[1][1];
         assert_eq!((s.from, s.to, s.start_us, s.mean_us), (1, 3, 2.0, 5.0));
         assert_eq!(w.bars[0][3].start_us, 13.0);
-        let t = w.table();
-        assert_eq!(t.rows.len(), 4);
-        assert_eq!(
-            t.rows[2][4], "↓",
-            "the sockmap's bar covers the read's row: {:?}",
-            t.rows[2]
-        );
-        assert!(t.rows[1][6].contains("(to writes)"), "{:?}", t.rows[1]);
+        let t = w.cells();
+        assert_eq!((t.len(), w.columns().len()), (4, 7));
+        assert_eq!(t[2][4], "↓", "the sockmap's bar covers the read's row: {:?}", t[2]);
+        assert!(t[1][6].contains("(to writes)"), "{:?}", t[1]);
         let svg = w.svg();
         assert_eq!(
             svg.matches("<rect x=").count() - 2,

@@ -77,7 +77,7 @@ pub fn body(v: &View) -> String {
             Block::Waterfall(w) => {
                 let _ = write!(o, "<figure class=\"waterfall\">{}", w.svg());
                 o.push_str("<details><summary>the values as a table</summary>");
-                table(&mut o, &w.table());
+                table(&mut o, &crate::view::waterfall_table(w));
                 o.push_str("</details></figure>\n");
             }
             Block::Warning(s) => {

@@ -20,7 +20,7 @@ pub fn view(v: &View) -> String {
             }
             Block::Waterfall(w) => {
                 para(&mut o, &format!("**{}**", w.title.trim()));
-                table(&mut o, &w.table());
+                table(&mut o, &crate::view::waterfall_table(w));
                 for n in &w.notes {
                     para(&mut o, n);
                 }

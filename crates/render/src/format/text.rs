@@ -74,7 +74,7 @@ fn block(o: &mut String, b: &Block) {
         }
         Block::Waterfall(w) => {
             line(o, &format!(" {}", w.title));
-            table(o, &w.table());
+            table(o, &crate::view::waterfall_table(w));
             for n in &w.notes {
                 line(o, &format!(" {n}"));
             }
