@@ -233,8 +233,13 @@ static __always_inline struct skb_ref *skb_point(struct sk_buff *skb, __u32 type
 	}
 	pos = position(type, r->half);
 	/* The same skb back the other way (an XDP responder turned it
-	 * around): the reply half from here on. */
+	 * around, so no socket had it): the reply half from here on. Once a
+	 * socket had the request, the skb was freed and its address may come
+	 * back as a packet we never saw queued (one injected by a TAP
+	 * device): ignored. */
 	if (!cfg_tcp && !r->half && marked(r->key, pos)) {
+		if (marked(r->key, position(T_SOCK, 0)) || marked(r->key, position(T_READ, 0)))
+			return NULL;
 		r->half = 1;
 		pos = position(type, 1);
 	}
@@ -312,8 +317,13 @@ int rtp_sk_data_ready(struct bpf_raw_tracepoint_args *ctx)
 		tcp_on_socket(sk);
 		return 0;
 	}
+	/* The packet this CPU's stack just delivered, to the socket of its
+	 * half: a request to the responder's (bound to cfg_port), a reply to
+	 * the client's (connected to it). A socket woken later for an earlier
+	 * packet (UDP wakes a reader only when its queue was empty) is not
+	 * this one. */
 	r = bpf_map_lookup_elem(&current, &zero);
-	if (!r || !r->live || !udp_sock_ours(sk))
+	if (!r || !r->live || udp_sock_half(sk) != (int)r->half)
 		return 0;
 	r->live = 0;
 	mark(r->key, position(T_SOCK, r->half));

@@ -86,13 +86,16 @@ static __always_inline int parse_packet(struct sk_buff *skb, struct skb_ref *r, 
 	return 1;
 }
 
-/* Whether the socket is to or from cfg_port. */
-static __always_inline int udp_sock_ours(struct sock *sk)
+/* Which half of the path a socket receives: 0 the responder's (bound to
+ * cfg_port), 1 the client's (connected to it), -1 neither. */
+static __always_inline int udp_sock_half(struct sock *sk)
 {
 	__u16 num = BPF_CORE_READ(sk, __sk_common.skc_num);        /* host order */
 	__be16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport); /* network order */
 
-	return num == cfg_port || dport == bpf_htons(cfg_port);
+	if (num == cfg_port)
+		return 0;
+	return dport == bpf_htons(cfg_port) ? 1 : -1;
 }
 
 /* Whether the calling thread is the responder's: a process in tgids, not
