@@ -90,12 +90,14 @@ static __always_inline int parse_packet(struct sk_buff *skb, struct skb_ref *r, 
  * cfg_port), 1 the client's (connected to it), -1 neither. */
 static __always_inline int udp_sock_half(struct sock *sk)
 {
-	__u16 num = BPF_CORE_READ(sk, __sk_common.skc_num);        /* host order */
-	__be16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport); /* network order */
+	/* Both ports in one read: skc_portpair is skc_dport (network order)
+	 * then skc_num (host order), as they lie in memory. */
+	__u32 pp = BPF_CORE_READ(sk, __sk_common.skc_portpair);
+	__u8 *b = (__u8 *)&pp;
 
-	if (num == cfg_port)
+	if (*(__u16 *)&b[2] == cfg_port)
 		return 0;
-	return dport == bpf_htons(cfg_port) ? 1 : -1;
+	return (((__u16)b[0] << 8) | b[1]) == cfg_port ? 1 : -1;
 }
 
 /* Whether the calling thread is the responder's: a process in tgids, not

@@ -40,8 +40,12 @@ struct {
 
 static __always_inline __u32 conn_key(struct sock *sk, __u32 *peer)
 {
-	__u16 num = BPF_CORE_READ(sk, __sk_common.skc_num);
-	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	/* Both ports in one read: skc_portpair is skc_dport (network order)
+	 * then skc_num (host order), as they lie in memory. */
+	__u32 pp = BPF_CORE_READ(sk, __sk_common.skc_portpair);
+	__u8 *b = (__u8 *)&pp;
+	__u16 dport = ((__u16)b[0] << 8) | b[1];
+	__u16 num = *(__u16 *)&b[2];
 
 	*peer = ((__u32)dport << 16) | num;
 	return ((__u32)num << 16) | dport;

@@ -236,7 +236,9 @@ fn finish(w: &mut Layers, t: &Traced, untraced: Untraced, rtt: Option<&stackmete
     (w.untraced_p50_us, w.untraced_mean_us) = (untraced.map(|u| u.0), untraced.map(|u| u.1));
     w.lost_records = t.lost;
     w.unfinished = t.unfinished;
-    let n = w.round_trips.max(1) as f64;
+    // The probes ran for every row of the run: their time over all of its
+    // round trips.
+    let n = t.trips.len().max(1) as f64;
     w.probes = t
         .probes
         .iter()

@@ -76,8 +76,9 @@ pub struct LayerProbe {
     pub runs: u64,
     /// Mean time per run, nanoseconds.
     pub ns_per_run: f64,
-    /// Time per traced round trip, nanoseconds (all its runs, ours and
-    /// others', divided by the round trips).
+    /// Time per traced round trip, nanoseconds: all its runs, ours and
+    /// others', over the round trips the whole run traced (every row: the
+    /// probes serve them all).
     pub ns_per_round_trip: f64,
 }
 

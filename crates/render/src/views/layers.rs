@@ -30,7 +30,7 @@ pub(crate) fn view(v: &mut View, l: &Layers) {
                     "{} {:.0} ns x {:.1}",
                     p.tracepoint,
                     p.ns_per_run,
-                    p.runs as f64 / l.round_trips.max(1) as f64
+                    p.ns_per_round_trip / p.ns_per_run.max(f64::MIN_POSITIVE)
                 )
             })
             .collect();
