@@ -79,7 +79,7 @@ echo "The traced median with every probe but one, next to the untraced median of
 echo
 echo "| left out | traced / untraced (median of runs) |"
 echo "|---|---|"
-for skip in none net_dev_queue net_dev_start_xmit netif_rx netif_receive_skb sk_data_ready sock_recv_length sys_enter; do
+for skip in none net_dev_queue net_dev_start_xmit netif_rx netif_receive_skb sk_data_ready sock_recv_length fib_table_lookup; do
     note "ping --layers without $skip"
     ratios=()
     for ((i = 1; i <= RUNS; i++)); do

@@ -17,8 +17,9 @@
  *   UDP: trips keyed by the datagram's sequence number (stackmeter's header:
  *     kind at payload offset 5, sequence at 8), to or from UDP port cfg_port;
  *     the responder's read (sock_recv_length on the socket its request was
- *     queued on) and its send call, read from the system call's user buffer
- *     (processes in map tgids, the client's thread cfg_client_tid skipped).
+ *     queued on) and its send (the route lookup of a datagram from cfg_port,
+ *     fib_table_lookup or fib6_table_lookup, on the CPU that read it: no
+ *     system call is traced, so no task takes the slow system call path).
  *   TCP: trips keyed by connection and transaction, from the byte counts of
  *     the sockets registered in map conns (layers_tcp.h): the request's first
  *     and last byte queued, the last byte through the driver and the stack,
@@ -33,7 +34,6 @@
 
 volatile const __u16 cfg_port = 24680;
 volatile const __u8 cfg_tcp = 0;
-volatile const __u32 cfg_client_tid = 0;
 /* The position whose point closes a trip: the last one attached. */
 volatile const __u8 cfg_emit_at = 12;
 
@@ -94,13 +94,14 @@ struct {
 	__type(value, struct skb_ref);
 } current SEC(".maps");
 
-/* Processes whose send calls are the responder's (key: tgid). */
+/* UDP: the request this CPU's reader read last, for the send that
+ * answers it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
+	__type(value, struct skb_ref);
+} last_read SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -111,7 +112,7 @@ struct {
 
 /* Where a point sits in each half of the path: request half, reply half. */
 enum point_type { T_QUEUE = 0, T_XMIT, T_RX, T_STACK, T_SOCK, T_READ };
-#define UDP_SEND_POS 7 /* the responder's send call */
+#define UDP_SEND_POS 7 /* the responder's send */
 
 static __always_inline void count(__u32 idx)
 {
@@ -340,18 +341,40 @@ int rtp_sk_data_ready(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-SEC("raw_tracepoint/sys_enter")
-int rtp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+/* The route lookup of a datagram from the responder's port: its send of
+ * the reply to the request it read last on this CPU. */
+static __always_inline void udp_send(const void *ports, __u8 proto_udp)
 {
-	long nr = (long)arg(ctx, 1);
-	__u64 seq;
+	__be16 p[2];
+	struct skb_ref *r;
+	__u32 zero = 0;
 
-	if (nr != NR_sendto && nr != NR_sendmsg && nr != NR_sendmmsg)
-		return 0;
-	if (!responder_call())
-		return 0;
-	if (user_reply_seq((struct pt_regs *)arg(ctx, 0), nr, &seq))
-		mark(seq, UDP_SEND_POS);
+	if (cfg_tcp || !proto_udp || bpf_probe_read_kernel(p, sizeof(p), ports))
+		return;
+	if (p[1] != bpf_htons(cfg_port)) /* uli.ports: dport, sport */
+		return;
+	r = bpf_map_lookup_elem(&last_read, &zero);
+	if (!r || !r->live)
+		return;
+	r->live = 0;
+	mark(r->key, UDP_SEND_POS);
+}
+
+SEC("raw_tracepoint/fib_table_lookup")
+int rtp_fib_table_lookup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct flowi4 *fl = (struct flowi4 *)arg(ctx, 1);
+
+	udp_send(&fl->uli.ports, BPF_CORE_READ(fl, __fl_common.flowic_proto) == IPPROTO_UDP);
+	return 0;
+}
+
+SEC("raw_tracepoint/fib6_table_lookup")
+int rtp_fib6_table_lookup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct flowi6 *fl = (struct flowi6 *)arg(ctx, 3);
+
+	udp_send(&fl->uli.ports, BPF_CORE_READ(fl, __fl_common.flowic_proto) == IPPROTO_UDP);
 	return 0;
 }
 
@@ -374,6 +397,13 @@ int rtp_sock_recv_length(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	c->ref.live = 0;
 	mark(c->ref.key, position(T_READ, 0));
+	{
+		__u32 zero = 0;
+		struct skb_ref now = c->ref;
+
+		now.live = 1;
+		bpf_map_update_elem(&last_read, &zero, &now, BPF_ANY);
+	}
 	return 0;
 }
 

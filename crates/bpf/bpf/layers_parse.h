@@ -1,21 +1,8 @@
-/* layers.bpf.c's reading of packets and of the responder's send call: a
- * UDP datagram of stackmeter's found in an skb (once per packet, where it
- * enters the path), and the sequence number of a reply in the user buffer
- * of a send call. Included by layers.bpf.c only. */
+/* layers.bpf.c's reading of packets: a UDP datagram of stackmeter's found
+ * in an skb (once per packet, where it enters the path), and which half of
+ * the path a socket receives. Included by layers.bpf.c only. */
 #ifndef LAYERS_PARSE_H
 #define LAYERS_PARSE_H
-
-#include <bpf/bpf_tracing.h>
-
-#if defined(__TARGET_ARCH_x86)
-#define NR_sendto 44
-#define NR_sendmsg 46
-#define NR_sendmmsg 307
-#elif defined(__TARGET_ARCH_arm64)
-#define NR_sendto 206
-#define NR_sendmsg 211
-#define NR_sendmmsg 269
-#endif
 
 /* Enough of a frame for Ethernet, IPv6 and UDP with stackmeter's first 16
  * payload bytes. */
@@ -98,42 +85,6 @@ static __always_inline int udp_sock_half(struct sock *sk)
 	if (*(__u16 *)&b[2] == cfg_port)
 		return 0;
 	return (((__u16)b[0] << 8) | b[1]) == cfg_port ? 1 : -1;
-}
-
-/* Whether the calling thread is the responder's: a process in tgids, not
- * the client's thread. */
-static __always_inline int responder_call(void)
-{
-	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tgid = (__u32)(pt >> 32);
-
-	return (__u32)pt != cfg_client_tid && bpf_map_lookup_elem(&tgids, &tgid);
-}
-
-/* The sequence number of the reply a send call (number `nr`) is sending:
- * 1 and *seq set, else 0. The buffer: sendto's second argument, or the
- * first iovec of sendmsg's message (sendmmsg: of its first message, which
- * starts with one). */
-static __always_inline int user_reply_seq(struct pt_regs *regs, long nr, __u64 *seq)
-{
-	__u64 arg2 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	__u64 buf = arg2;
-	__u8 p[16];
-	__u32 half;
-
-	if (nr != NR_sendto) {
-		struct user_msghdr m;
-		struct iovec iov;
-
-		if (bpf_probe_read_user(&m, sizeof(m), (void *)arg2) || !m.msg_iov || !m.msg_iovlen)
-			return 0;
-		if (bpf_probe_read_user(&iov, sizeof(iov), m.msg_iov))
-			return 0;
-		buf = (__u64)iov.iov_base;
-	}
-	if (!buf || bpf_probe_read_user(p, sizeof(p), (void *)buf))
-		return 0;
-	return smtu(p, seq, &half) && half;
 }
 
 #endif

@@ -124,8 +124,10 @@ pub enum Probe {
     NetifReceiveSkb,
     /// Queued on the socket, its reader woken (`sk_data_ready`).
     SkDataReady,
-    /// UDP: the responder's send call (`sys_enter`).
-    SysEnter,
+    /// UDP: the responder's send, at its route lookup (`fib_table_lookup`).
+    FibTableLookup,
+    /// The same over IPv6 (`fib6_table_lookup`).
+    Fib6TableLookup,
     /// The responder's read call's end (`sock_recv_length`).
     SockRecvLength,
     /// TCP: a write call's start (`tcp_sendmsg_locked`).
@@ -134,14 +136,15 @@ pub enum Probe {
 
 impl Probe {
     /// Every probe.
-    pub const ALL: [Probe; 9] = [
+    pub const ALL: [Probe; 10] = [
         Probe::NetDevQueue,
         Probe::NetDevStartXmit,
         Probe::NetifRx,
         Probe::NapiGroReceive,
         Probe::NetifReceiveSkb,
         Probe::SkDataReady,
-        Probe::SysEnter,
+        Probe::FibTableLookup,
+        Probe::Fib6TableLookup,
         Probe::SockRecvLength,
         Probe::TcpSendmsgLocked,
     ];
@@ -155,7 +158,8 @@ impl Probe {
             Probe::NapiGroReceive => "napi_gro_receive_entry",
             Probe::NetifReceiveSkb => "netif_receive_skb",
             Probe::SkDataReady => "sk_data_ready",
-            Probe::SysEnter => "sys_enter",
+            Probe::FibTableLookup => "fib_table_lookup",
+            Probe::Fib6TableLookup => "fib6_table_lookup",
             Probe::SockRecvLength => "sock_recv_length",
             Probe::TcpSendmsgLocked => "tcp_sendmsg_locked",
         }
@@ -169,7 +173,7 @@ impl Probe {
     /// Whether a trace of `tcp` (else UDP) uses it.
     fn serves(self, tcp: bool) -> bool {
         match self {
-            Probe::SysEnter => !tcp,
+            Probe::FibTableLookup | Probe::Fib6TableLookup => !tcp,
             Probe::TcpSendmsgLocked => tcp,
             _ => true,
         }
@@ -183,10 +187,6 @@ pub struct Config {
     pub port: u16,
     /// TCP transactions of the connections given to [`Layers::connect`].
     pub tcp: bool,
-    /// UDP: the processes whose send calls are the responder's.
-    pub tgids: Vec<u32>,
-    /// The client's thread (its send calls are not the responder's).
-    pub client_tid: u32,
     /// Probes left out (to measure what each costs).
     pub skip: Vec<Probe>,
     /// Have the kernel count each program's runs and time (costs a clock
@@ -201,8 +201,6 @@ impl Default for Config {
         Config {
             port: 0,
             tcp: false,
-            tgids: Vec::new(),
-            client_tid: 0,
             skip: Vec::new(),
             stats: false,
             poll: Duration::from_millis(4),
@@ -291,9 +289,11 @@ fn program(p: Probe) -> String {
 }
 
 impl Layers {
-    /// Loads the programs, attaches every probe the mode uses but those
-    /// skipped, and starts the reader.
-    pub fn attach(cfg: &Config) -> Result<Layers, Error> {
+    /// Loads the programs (the verifier's work: the heavy part, done
+    /// before the untraced run so that both runs follow it and find the
+    /// threads where it left them) and starts the reader; nothing is
+    /// attached until [`Layers::attach`].
+    pub fn load(cfg: &Config) -> Result<Layers, Error> {
         let bytes = LAYERS.bytes()?;
         let attached: Vec<Probe> = Probe::ALL
             .into_iter()
@@ -318,29 +318,14 @@ impl Layers {
         let mut ebpf = aya::EbpfLoader::new()
             .set_global("cfg_port", &cfg.port, true)
             .set_global("cfg_tcp", &u8::from(cfg.tcp), true)
-            .set_global("cfg_client_tid", &cfg.client_tid, true)
             .set_global("cfg_emit_at", &emit_at, true)
             .load(bytes)
             .map_err(|e| Error::kernel("loading the layer tracer", e))?;
-        {
-            let mut tgids: HashMap<_, u32, u8> = HashMap::try_from(
-                ebpf.map_mut("tgids")
-                    .ok_or_else(|| Error::kernel_missing("map tgids"))?,
-            )
-            .map_err(|e| Error::kernel("the tracer's process map", e))?;
-            for t in &cfg.tgids {
-                tgids
-                    .insert(t, 1, 0)
-                    .map_err(|e| Error::kernel("the tracer's process map", e))?;
-            }
-        }
         for p in &attached {
             let name = program(*p);
             let prog: &mut RawTracePoint = crate::object::program(&mut ebpf, &name)?;
             prog.load()
                 .map_err(|e| Error::kernel(format!("the verifier on {name}"), e))?;
-            prog.attach(p.tracepoint())
-                .map_err(|e| Error::kernel(format!("attaching to raw tracepoint {}", p.tracepoint()), e))?;
         }
         let ring = RingBuf::try_from(
             ebpf.take_map("trips_out")
@@ -360,6 +345,16 @@ impl Layers {
             reader: Some((stop, handle)),
             _stats: stats,
         })
+    }
+
+    /// Attaches every probe loaded: tracing starts.
+    pub fn attach(&mut self) -> Result<(), Error> {
+        for p in &self.attached {
+            let prog: &mut RawTracePoint = crate::object::program(&mut self.ebpf, &program(*p))?;
+            prog.attach(p.tracepoint())
+                .map_err(|e| Error::kernel(format!("attaching to raw tracepoint {}", p.tracepoint()), e))?;
+        }
+        Ok(())
     }
 
     /// Traces TCP connection `c` from now on (before its data phase).
@@ -499,7 +494,7 @@ mod tests {
         for p in Probe::ALL {
             assert_eq!(Probe::named(p.tracepoint()), Some(p));
         }
-        assert!(Probe::SysEnter.serves(false) && !Probe::SysEnter.serves(true));
+        assert!(Probe::FibTableLookup.serves(false) && !Probe::FibTableLookup.serves(true));
         assert!(Probe::TcpSendmsgLocked.serves(true) && Probe::NetifRx.serves(true));
     }
 }

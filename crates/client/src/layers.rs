@@ -195,7 +195,7 @@ pub fn waterfall(trips: &[Trip], timed: &[Timed], names: &[&str; POINTS]) -> Lay
 /// names, comma-separated: probes left out, to measure what each costs)
 /// and `STACKMETER_LAYERS_STATS=1` (the kernel counts each probe's time),
 /// the benchmark's knobs (bench/layers.sh).
-fn config(port: u16, tcp: bool, tgids: Vec<u32>) -> Result<Config, ClientError> {
+fn config(port: u16, tcp: bool) -> Result<Config, ClientError> {
     let mut skip = Vec::new();
     for name in std::env::var("STACKMETER_LAYERS_SKIP").unwrap_or_default().split(',') {
         let name = name.trim();
@@ -212,10 +212,12 @@ fn config(port: u16, tcp: bool, tgids: Vec<u32>) -> Result<Config, ClientError> 
     Ok(Config {
         port,
         tcp,
-        tgids,
-        client_tid: stackmeter_sys::knobs::tid() as u32,
         skip,
         stats: std::env::var("STACKMETER_LAYERS_STATS").is_ok_and(|v| v == "1"),
+        poll: std::env::var("STACKMETER_LAYERS_POLL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(Config::default().poll, std::time::Duration::from_millis),
         ..Config::default()
     })
 }
@@ -251,8 +253,12 @@ fn finish(w: &mut Layers, t: &Traced, untraced: Untraced, rtt: Option<&stackmete
         .collect();
 }
 
-/// `ping --layers`: untraced, then traced.
+/// `ping --layers`: the tracer loaded, then the run untraced, then traced.
 pub(crate) fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
+    let mut tracer = match config(endpoint.addr.port(), false).and_then(|c| load(&c)) {
+        Ok(t) => t,
+        Err(e) => return Outcome::failed(e),
+    };
     let plain = PingParams {
         layers: false,
         ..spec.clone()
@@ -261,23 +267,10 @@ pub(crate) fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult
     if untraced.error.is_some() {
         return untraced;
     }
-    let u = untraced
-        .rows
-        .first()
-        .and_then(|r| r.rtt_us.as_ref())
-        .map(|l| (l.p50, l.mean));
-    // This process (the client, and an embedded responder), and the
-    // process listening on the target if it is on this host.
-    let mut tgids = vec![std::process::id()];
-    if stackmeter_sys::tstamp::is_local_ip(endpoint.addr.ip()) {
-        if let Some(l) = stackmeter_sys::listener::listener(endpoint.addr) {
-            tgids.push(l.pid);
-        }
+    let u = untraced.rows.first().and_then(|r| r.rtt_us.as_ref()).map(|l| (l.p50, l.mean));
+    if let Err(e) = attach_awake(&mut tracer) {
+        return Outcome::failed(e);
     }
-    let tracer = match config(endpoint.addr.port(), false, tgids).and_then(|c| attach(&c)) {
-        Ok(t) => t,
-        Err(e) => return Outcome::failed(e),
-    };
     let clock = Clock::now();
     let (mut o, times) = crate::ping::run_timed(endpoint, spec);
     let traced = match tracer.finish() {
@@ -293,12 +286,32 @@ pub(crate) fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult
     o
 }
 
-fn attach(c: &Config) -> Result<Tracer, ClientError> {
-    Tracer::attach(c).map_err(|e| local(e.to_string()))
+/// Attaches the tracer from another thread while this one (the client's)
+/// spins: attaching sleeps in the kernel (it waits for RCU), and a client
+/// thread woken from that sleep may be put on another CPU than the
+/// responder's, which changes the round trip far more than the tracer does
+/// (on 2 CPUs: 12 us on one, 46 us across here). The spinning keeps it
+/// where the untraced run left it.
+fn attach_awake(tracer: &mut Tracer) -> Result<(), ClientError> {
+    std::thread::scope(|s| {
+        let h = s.spawn(|| tracer.attach());
+        while !h.is_finished() {
+            std::hint::spin_loop();
+        }
+        h.join().unwrap_or(Ok(()))
+    })
+    .map_err(|e| local(e.to_string()))
+}
+
+/// The tracer loaded (not attached): its programs through the verifier,
+/// its reader started.
+fn load(c: &Config) -> Result<Tracer, ClientError> {
+    Tracer::load(c).map_err(|e| local(e.to_string()))
 }
 
 /// `rr --layers` (against a responder, or `plain` targets: `--echo`,
-/// `--raw`): untraced, then traced, one waterfall per size pair.
+/// `--raw`): the tracer loaded, then untraced, then traced, one waterfall
+/// per size pair.
 pub(crate) fn rr(endpoint: &Endpoint, spec: &RrParams, plain: bool) -> Outcome<RrResult> {
     let spec_plain = RrParams {
         layers: false,
@@ -308,14 +321,17 @@ pub(crate) fn rr(endpoint: &Endpoint, spec: &RrParams, plain: bool) -> Outcome<R
         true => crate::plain::rr_plain_tapped(endpoint.addr, s, tap),
         false => crate::rr::rr_tapped(endpoint, s, tap),
     };
+    let mut tracer = match config(endpoint.addr.port(), true).and_then(|c| load(&c)) {
+        Ok(t) => t,
+        Err(e) => return Outcome::failed(e),
+    };
     let untraced = run(&spec_plain, None);
     if untraced.error.is_some() {
         return untraced;
     }
-    let tracer = match config(endpoint.addr.port(), true, Vec::new()).and_then(|c| attach(&c)) {
-        Ok(t) => t,
-        Err(e) => return Outcome::failed(e),
-    };
+    if let Err(e) = attach_awake(&mut tracer) {
+        return Outcome::failed(e);
+    }
     let mut tap = Tap {
         tracer,
         clock: Clock::now(),
