@@ -8,12 +8,14 @@
 #   2. what each probe costs: the same with one probe left out at a time
 #      (STACKMETER_LAYERS_SKIP), the medians side by side, and one run
 #      with the kernel counting each program's time (STACKMETER_LAYERS_STATS);
-#   3. rr --layers against stackmeter's responder (1:1K, 1:100K, 100K:1),
+#   3. rr --layers against stackmeter's embedded responder (1:1K, 1:100K,
+#      100K:1) on one CPU and across two,
 #      and the echo in the application (serve --plain-echo) against the
 #      echo in the kernel (serve --in-kernel sockmap) at 1K:1K and
 #      100K:100K, side by side in one report.
 #
-# Responders on CPU 0, the client on CPU 1. Prints a Markdown report on
+# Placements are said in the report (ping: both on CPU 1, across CPUs 1 and
+# 0, and the scheduler's choice). Prints a Markdown report on
 # stdout; progress on stderr. Environment: RUNS (5), COUNT (10000), SM
 # (target/release/stackmeter).
 set -euo pipefail
@@ -56,26 +58,36 @@ for r in v["results"]:
 ' "$@"
 }
 
+# ping_layers PLACEMENT: the embedded responder and the client where
+# PLACEMENT says: "same" (both on CPU 1), "across" (client CPU 1, responder
+# CPU 0) or "free" (the scheduler's choice).
 ping_layers() {
-    "$SM" ping --layers --count "$COUNT" --affinity 1 --responder-affinity 0 --no-store --json "$@" 2>/dev/null
+    local where=()
+    case $1 in
+        same) where=(--affinity 1 --responder-affinity 1) ;;
+        across) where=(--affinity 1 --responder-affinity 0) ;;
+    esac
+    "$SM" ping --layers --count "$COUNT" "${where[@]}" --no-store --json 2>/dev/null
 }
 
 echo "# The per-layer tracer: what it costs, whether it traces everything"
 echo
-echo "$(machine_line); client CPU 1, responder CPU 0; $COUNT round trips a run; \`$SM\`."
+echo "$(machine_line); $COUNT round trips a run; \`$SM\`. Placement: *same* both on CPU 1, *across* the client on CPU 1 and the responder on CPU 0, *free* the scheduler's choice; rr's responders on CPU 0 and its client on CPU 1."
 echo
-echo "## ping --layers on loopback, $RUNS runs"
+echo "## ping --layers on loopback, $RUNS runs per placement"
 echo
-echo "| bytes | traced | records lost | traced p50 (us) | untraced p50 (us) | traced / untraced | segments' sum / traced mean (us) |"
+echo "| placement, bytes | traced | records lost | traced p50 (us) | untraced p50 (us) | traced / untraced | segments' sum / traced mean (us) |"
 echo "|---|---|---|---|---|---|---|"
-for ((i = 1; i <= RUNS; i++)); do
-    note "ping --layers run $i"
-    ping_layers | figures
+for where in same across free; do
+    for ((i = 1; i <= RUNS; i++)); do
+        note "ping --layers $where, run $i"
+        ping_layers "$where" | figures "$where, "
+    done
 done
 echo
 echo "## Each probe left out in turn"
 echo
-echo "The traced median with every probe but one, next to the untraced median of the same command; the difference of the ratios from the full tracer's is that probe's share. Medians of $RUNS runs."
+echo "Both on CPU 1 (where every probe's time adds to the round trip). The traced median with every probe but one over the untraced median of the same command; the difference from the full tracer's ratio is that probe's share. Medians of $RUNS runs."
 echo
 echo "| left out | traced / untraced (median of runs) |"
 echo "|---|---|"
@@ -85,7 +97,7 @@ for skip in none net_dev_queue net_dev_start_xmit netif_rx netif_receive_skb sk_
     for ((i = 1; i <= RUNS; i++)); do
         env_skip=$skip
         [[ $skip == none ]] && env_skip=
-        ratios+=("$(STACKMETER_LAYERS_SKIP=$env_skip ping_layers | python3 -c '
+        ratios+=("$(STACKMETER_LAYERS_SKIP=$env_skip ping_layers same | python3 -c '
 import json, sys
 l = json.load(sys.stdin)["results"][0]["layers"]
 print("%.4f" % (l["traced_p50_us"] / l["untraced_p50_us"]))')")
@@ -99,7 +111,7 @@ echo "Counting costs a clock read per program run, so this run is slower; runs i
 echo
 echo "| tracepoint | runs per round trip | ns per run | ns per round trip |"
 echo "|---|---|---|---|"
-STACKMETER_LAYERS_STATS=1 ping_layers | python3 -c '
+STACKMETER_LAYERS_STATS=1 ping_layers same | python3 -c '
 import json, sys
 l = json.load(sys.stdin)["results"][0]["layers"]
 for p in l["probes"]:
@@ -120,14 +132,22 @@ rr_layers() {
     taskset -c 1 "$SM" rr "$@" --layers -n "$COUNT" 2>/dev/null
 }
 
-echo "## rr --layers against stackmeter's responder"
+echo "## rr --layers against stackmeter's responder (embedded)"
 echo
-serve_on 24841 "$WORK/serve.log"
-echo "| sizes | traced | records lost | traced p50 (us) | untraced p50 (us) | traced / untraced | segments' sum / traced mean (us) |"
+echo "| placement, sizes | traced | records lost | traced p50 (us) | untraced p50 (us) | traced / untraced | segments' sum / traced mean (us) |"
 echo "|---|---|---|---|---|---|---|"
-rr_layers 127.0.0.1:24841 --sizes 1:1K,1:100K,100K:1 --no-store --json | figures
+for where in same across; do
+    place=(--affinity 1 --responder-affinity 1)
+    [[ $where == across ]] && place=(--affinity 1 --responder-affinity 0)
+    for ((i = 1; i <= 2; i++)); do
+        note "rr --layers $where, run $i"
+        "$SM" rr --layers -n "$COUNT" "${place[@]}" --sizes 1:1K,1:100K,100K:1 --no-store --json 2>/dev/null | figures "$where, "
+    done
+done
 echo
 echo "## The echo in the application against the echo in the kernel (sockmap)"
+echo
+echo "The echo servers on CPU 0, the client on CPU 1."
 echo
 serve_on 24842 "$WORK/app.log" --plain-echo
 serve_on 24843 "$WORK/sockmap.log" --in-kernel sockmap

@@ -41,7 +41,7 @@ volatile const __u8 cfg_emit_at = 12;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
+	__uint(max_entries, 16 << 20); /* 110000 records */
 } trips_out SEC(".maps");
 
 /* Trips in progress, at key % SLOTS. */

@@ -8,9 +8,11 @@
 //! counts ([`Layers::connect`]).
 //!
 //! Nothing runs on the measured path but the probes: the records are read
-//! by a thread of this module that polls the ring buffer every few
-//! milliseconds (the programs never wake it), so a run of any length is
-//! traced whole; a full buffer is counted ([`Traced::lost`]), never silent.
+//! by a thread of this module that polls the ring buffer every 50 ms (the
+//! programs never wake it; the buffer holds about a second of round trips
+//! on loopback, and a reader waking more often moved the client and the
+//! responder between CPUs), so a run of any length is traced whole; a
+//! full buffer is counted ([`Traced::lost`]), never silent.
 //! The client's own clock reads are the first and the last position of a
 //! trip: the caller adds them.
 
@@ -203,7 +205,7 @@ impl Default for Config {
             tcp: false,
             skip: Vec::new(),
             stats: false,
-            poll: Duration::from_millis(4),
+            poll: Duration::from_millis(50),
         }
     }
 }
@@ -267,8 +269,8 @@ pub struct Traced {
 pub struct ProbeCost {
     /// Which.
     pub probe: Probe,
-    /// Times it ran (on every packet, socket or system call of the
-    /// machine, not only ours).
+    /// Times it ran (on every packet, socket or route lookup of the
+    /// machine that reaches it, not only ours).
     pub runs: u64,
     /// Time in it, ns.
     pub ns: u64,

@@ -267,7 +267,11 @@ pub(crate) fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult
     if untraced.error.is_some() {
         return untraced;
     }
-    let u = untraced.rows.first().and_then(|r| r.rtt_us.as_ref()).map(|l| (l.p50, l.mean));
+    let u = untraced
+        .rows
+        .first()
+        .and_then(|r| r.rtt_us.as_ref())
+        .map(|l| (l.p50, l.mean));
     if let Err(e) = attach_awake(&mut tracer) {
         return Outcome::failed(e);
     }

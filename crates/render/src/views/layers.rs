@@ -41,8 +41,14 @@ pub(crate) fn view(v: &mut View, l: &Layers) {
     }
 }
 
-/// What the tracer could not trace, said where it happened.
+/// What the tracer could not trace, said where it happened, and a cost too
+/// large to be the probes'.
 fn warnings(v: &mut View, l: &Layers) {
+    if let Some(r) = l.cost_ratio().filter(|r| *r > 2.0) {
+        v.push(Block::Warning(format!(
+            "the traced median is {r:.1} times the untraced one: far more than the probes cost; the scheduler may have put the client and the responder on other CPUs in one of the runs (pin them: --affinity, --responder-affinity)"
+        )));
+    }
     if l.lost_records > 0 {
         v.push(Block::Warning(format!(
             "the tracer's buffer was full: {} round trips' records lost (their segments are missing; the reader fell behind)",
