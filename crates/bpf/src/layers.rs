@@ -196,6 +196,9 @@ pub struct Config {
     pub stats: bool,
     /// How often the reader takes the records.
     pub poll: Duration,
+    /// The CPU the reader runs on (one the measured threads are not on),
+    /// if any.
+    pub reader_cpu: Option<usize>,
 }
 
 impl Default for Config {
@@ -206,6 +209,7 @@ impl Default for Config {
             skip: Vec::new(),
             stats: false,
             poll: Duration::from_millis(50),
+            reader_cpu: None,
         }
     }
 }
@@ -335,11 +339,16 @@ impl Layers {
         )
         .map_err(|e| Error::kernel("the tracer's ring buffer", e))?;
         let stop = Arc::new(AtomicBool::new(false));
-        let poll = cfg.poll;
+        let (poll, cpu) = (cfg.poll, cfg.reader_cpu);
         let flag = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
             .name("layers-reader".into())
-            .spawn(move || read_until(ring, &flag, poll))
+            .spawn(move || {
+                if let Some(c) = cpu {
+                    let _ = stackmeter_sys::pin_current_thread(c);
+                }
+                read_until(ring, &flag, poll)
+            })
             .map_err(|e| Error::kernel("starting the tracer's reader", e))?;
         Ok(Layers {
             ebpf,

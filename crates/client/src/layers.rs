@@ -214,12 +214,23 @@ fn config(port: u16, tcp: bool) -> Result<Config, ClientError> {
         tcp,
         skip,
         stats: std::env::var("STACKMETER_LAYERS_STATS").is_ok_and(|v| v == "1"),
+        reader_cpu: reader_cpu(),
         poll: std::env::var("STACKMETER_LAYERS_POLL_MS")
             .ok()
             .and_then(|v| v.parse().ok())
             .map_or(Config::default().poll, std::time::Duration::from_millis),
         ..Config::default()
     })
+}
+
+/// A CPU for the tracer's reader other than the client's own (the one
+/// after it among those allowed), so that its wake-ups do not land on the
+/// measured threads' CPU and push one of them to another.
+fn reader_cpu() -> Option<usize> {
+    let allowed = stackmeter_sys::listener::allowed_cpus();
+    let me = stackmeter_sys::current_cpu()?;
+    let at = allowed.iter().position(|c| *c == me)?;
+    (allowed.len() > 1).then(|| allowed[(at + 1) % allowed.len()])
 }
 
 fn local(what: String) -> ClientError {
