@@ -215,10 +215,6 @@ fn config(port: u16, tcp: bool) -> Result<Config, ClientError> {
         skip,
         stats: std::env::var("STACKMETER_LAYERS_STATS").is_ok_and(|v| v == "1"),
         reader_cpu: reader_cpu(),
-        poll: std::env::var("STACKMETER_LAYERS_POLL_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(Config::default().poll, std::time::Duration::from_millis),
         ..Config::default()
     })
 }
