@@ -8,15 +8,21 @@
 //! so a program that cannot be built is an empty object and the reason,
 //! which the command that needs it prints in one line. `CLANG`, `BPFTOOL`
 //! and `LLVM_STRIP` name other tools.
+//!
+//! [`PROGRAMS`] is the one list of the programs: the build writes it out
+//! as `objects.rs` (one `Object` constant per program, and `ALL`), which
+//! src/object.rs includes, so the crate names no program a second time.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The programs: source, object, and whether it needs `vmlinux.h`.
-const PROGRAMS: [(&str, &str, bool); 3] = [
-    ("xdp_echo.bpf.c", "xdp_echo.o", false),
-    ("sockmap_echo.bpf.c", "sockmap_echo.o", false),
-    ("layers.bpf.c", "layers.o", true),
+/// The programs: source (in `bpf/`; the object and the constant are
+/// named after it), whether it needs `vmlinux.h`, and what it is, for
+/// messages.
+const PROGRAMS: [(&str, bool, &str); 3] = [
+    ("xdp_echo.bpf.c", false, "the XDP responder"),
+    ("sockmap_echo.bpf.c", false, "the sockmap responder"),
+    ("layers.bpf.c", true, "the per-layer tracer"),
 ];
 
 fn main() {
@@ -29,8 +35,11 @@ fn main() {
     }
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let vmlinux = vmlinux(&out);
-    for (source, object, needs_vmlinux) in PROGRAMS {
-        let obj = out.join(object);
+    let mut objects = String::from("// Written by build.rs from its PROGRAMS: one constant per program.\n");
+    let mut all = Vec::new();
+    for (source, needs_vmlinux, what) in PROGRAMS {
+        let stem = source.trim_end_matches(".bpf.c");
+        let obj = out.join(format!("{stem}.o"));
         let built = match (&vmlinux, needs_vmlinux) {
             (Err(why), true) => Err(why.clone()),
             _ => compile(&src.join(source), &obj, &out, &arch),
@@ -43,9 +52,20 @@ fn main() {
                 why
             }
         };
-        let name = object.trim_end_matches(".o").to_uppercase();
-        println!("cargo:rustc-env=STACKMETER_BPF_{name}_WHY_NOT={why}");
+        let name = stem.to_uppercase();
+        objects.push_str(&format!(
+            "/// {what}.\npub(crate) const {name}: Object = Object {{\n    \
+             bytes: aya::include_bytes_aligned!(concat!(env!(\"OUT_DIR\"), \"/{stem}.o\")),\n    \
+             why_not: {why:?},\n    what: {what:?},\n}};\n"
+        ));
+        all.push(format!("&{name}"));
     }
+    objects.push_str(&format!(
+        "/// Every program.\npub(crate) const ALL: [&Object; {}] = [{}];\n",
+        all.len(),
+        all.join(", ")
+    ));
+    std::fs::write(out.join("objects.rs"), objects).expect("OUT_DIR is writable");
 }
 
 /// `vmlinux.h` of the running kernel in `out`, from its BTF.

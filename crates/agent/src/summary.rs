@@ -219,6 +219,7 @@ impl RrTally {
             raw: false,
             request_prefix: None,
             timestamps: None,
+            layers: false,
         };
         let Some(rtt_us) = us(&self.rtt) else {
             return (
@@ -248,6 +249,7 @@ impl RrTally {
             timestamps: None,
             split_us: None,
             retransmits: None,
+            layers: None,
         };
         (
             Body::Rr(stackmeter_results::RrBody {

@@ -1,20 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * layers: time stamps of one UDP round trip at every layer the kernel has a
- * tracepoint for, into a ring buffer, each with the skb address and, where
- * the packet can be read, the stackmeter sequence number (UDP payload offset
- * 8, big-endian) and kind (offset 5).
+ * layers: the time of each layer a round trip of stackmeter's passes in the
+ * kernel, one record per round trip (struct layer_trip, layers.h).
  *
- * Attach points (all classic tracepoints, plus the two raw_syscalls raw
- * tracepoints): see enum layer_event_id in layers.h. No kprobes, no fentry:
- * the kernel this was written on has neither.
+ * Raw tracepoints only (this kernel has no kprobes, no fentry, no tp_btf):
+ * the probe gets the tracepoint's own arguments (the skb, the socket), with
+ * no trace record built. Each point is cheap: a packet is parsed once, where
+ * it enters the path (net_dev_queue for a local sender, netif_rx or
+ * napi_gro_receive_entry for one from elsewhere), and remembered by its skb's
+ * address; later points find it in a direct-mapped cache (an array) and
+ * write one time stamp into the trip's slot of another. The point that ends a trip
+ * (cfg_emit_at) copies the slot into the ring buffer, without waking the
+ * reader: it polls the buffer on a timer of its own.
  *
- * Filters, set by the loader:
- *   cfg_port: only skbs whose UDP source or destination port is this one;
- *   tgids map / cfg_comm1 / cfg_comm2: only syscalls of these processes
- *   (tgid in the map, or the thread's comm equal to one of the names);
- *   cfg_free_events: also consume_skb / kfree_skb (they run for every freed
- *   skb on the machine: each costs a few probe reads before the filter).
+ * Two modes (cfg_tcp):
+ *   UDP: trips keyed by the datagram's sequence number (stackmeter's header:
+ *     kind at payload offset 5, sequence at 8), to or from UDP port cfg_port;
+ *     the responder's read (sock_recv_length on the socket its request was
+ *     queued on) and its send (the route lookup of a datagram from cfg_port,
+ *     fib_table_lookup or fib6_table_lookup, on the CPU that read it: no
+ *     system call is traced, so no task takes the slow system call path).
+ *   TCP: trips keyed by connection and transaction, from the byte counts of
+ *     the sockets registered in map conns (layers_tcp.h): the request's first
+ *     and last byte queued, the last byte through the driver and the stack,
+ *     the whole request on the responder's socket, its read, the write of the
+ *     response's last byte, and the same back to the client's socket.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,496 +33,384 @@
 #include "layers.h"
 
 volatile const __u16 cfg_port = 24680;
-volatile const __u8 cfg_free_events = 0;
-volatile const char cfg_comm1[16] = "";
-volatile const char cfg_comm2[16] = "";
-/* Network namespaces (inode numbers, as stat -L /run/netns/NAME or
- * /proc/PID/ns/net show) to trace; both 0: all. */
-volatile const __u32 cfg_netns1 = 0;
-volatile const __u32 cfg_netns2 = 0;
+volatile const __u8 cfg_tcp = 0;
+/* The position whose point closes a trip: the last one attached. */
+volatile const __u8 cfg_emit_at = 12;
+
+#define SLOTS 4096
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
-} events SEC(".maps");
+	__uint(max_entries, 16 << 20); /* 110000 records */
+} trips_out SEC(".maps");
 
-/* Processes whose syscalls are traced (key: tgid, value: unused). */
+/* Trips in progress, at key % SLOTS. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLOTS);
 	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
+	__type(value, struct layer_trip);
+} trips SEC(".maps");
 
-/* A receive in progress: where its data goes (key: pid_tgid). */
-struct recv_call {
-	__u64 buf;
-	__u64 len;
+/* A packet on the path: its trip, and which half (0 the request, 1 the
+ * reply) it is in. */
+struct skb_ref {
+	__u64 key;
+	__u32 half;
+	__u32 live;
+};
+
+/* Packets on the path, by address: a direct-mapped cache (an array: no
+ * lock, no allocation), each slot holding the address it is for. */
+#define CACHE 4096
+
+struct cached {
+	__u64 addr;
+	struct skb_ref ref;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, struct recv_call);
-} inflight SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CACHE);
+	__type(key, __u32);
+	__type(value, struct cached);
+} skbs SEC(".maps");
 
-enum { LC_EMITTED = 0, LC_RINGBUF_FULL, LC_NR };
+/* UDP: the request last queued on a responder's socket, by the socket's
+ * address, for the read that takes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CACHE);
+	__type(key, __u32);
+	__type(value, struct cached);
+} socks SEC(".maps");
+
+/* The packet this CPU's stack took last (netif_receive_skb), for the
+ * sk_data_ready that follows it in the same call chain. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct skb_ref);
+} current SEC(".maps");
+
+/* UDP: the request this CPU's reader read last, for the send that
+ * answers it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct skb_ref);
+} last_read SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LC_NR);
 	__type(key, __u32);
 	__type(value, __u64);
-} lcounters SEC(".maps");
+} counters SEC(".maps");
 
-/* x86_64 syscall numbers */
-#define NR_read 0
-#define NR_poll 7
-#define NR_select 23
-#define NR_sendto 44
-#define NR_recvfrom 45
-#define NR_sendmsg 46
-#define NR_recvmsg 47
-#define NR_epoll_wait 232
-#define NR_pselect6 270
-#define NR_ppoll 271
-#define NR_epoll_pwait 281
-#define NR_recvmmsg 299
-#define NR_sendmmsg 307
+/* Where a point sits in each half of the path: request half, reply half. */
+enum point_type { T_QUEUE = 0, T_XMIT, T_RX, T_STACK, T_SOCK, T_READ };
+#define UDP_SEND_POS 7 /* the responder's send */
 
-static __always_inline void lcount(__u32 idx)
+static __always_inline void count(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&lcounters, &idx);
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
 
 	if (v)
 		*v += 1;
 }
 
-static __always_inline void emit(const struct layer_event *src)
+static __always_inline struct layer_trip *slot_of(__u64 key)
 {
-	struct layer_event *e;
+	__u32 slot = (__u32)(key % SLOTS);
 
-	if ((cfg_netns1 || cfg_netns2) && src->netns != cfg_netns1 && src->netns != cfg_netns2)
-		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
-		lcount(LC_RINGBUF_FULL);
-		return;
-	}
-	__builtin_memcpy(e, src, sizeof(*e));
-	/* No wakeup of the reader per record: waking it (irq_work, then a
-	 * context switch into the loader) on the traced path costs far more
-	 * than the probe itself and moves the measured times. The reader
-	 * drains the buffer on its own timer instead (ring_buffer__consume). */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-	lcount(LC_EMITTED);
+	return bpf_map_lookup_elem(&trips, &slot);
 }
 
-static __always_inline void base(struct layer_event *e, __u16 id)
+/* Opens the trip `key` in its slot, unless it is open there already. */
+static __always_inline void begin(__u64 key)
 {
-	__u64 pt = bpf_get_current_pid_tgid();
-
-	__builtin_memset(e, 0, sizeof(*e));
-	e->ts = bpf_ktime_get_ns();
-	e->id = id;
-	e->cpu = (__u8)bpf_get_smp_processor_id();
-	e->tgid = (__u32)(pt >> 32);
-	e->tid = (__u32)pt;
-}
-
-static __always_inline __u32 current_netns(void)
-{
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-
-	return BPF_CORE_READ(t, nsproxy, net_ns, ns.inum);
-}
-
-/* Reads the UDP header and the first 16 payload bytes at l4 (kernel
- * memory). Returns 1 if one of the ports is cfg_port. */
-static __always_inline int read_udp(const void *l4, struct layer_event *e)
-{
-	struct {
-		__be16 sport, dport, len, check;
-		__u8 p[16];
-	} u;
-
-	if (bpf_probe_read_kernel(&u, sizeof(u), l4))
-		return 0;
-	if (u.sport != bpf_htons(cfg_port) && u.dport != bpf_htons(cfg_port))
-		return 0;
-	e->sport = bpf_ntohs(u.sport);
-	e->dport = bpf_ntohs(u.dport);
-	e->magic_ok = u.p[0] == 'S' && u.p[1] == 'M' && u.p[2] == 'T' && u.p[3] == 'U';
-	e->kind = u.p[5];
-	e->seq = bpf_be64_to_cpu(*(__u64 *)&u.p[8]);
-	return 1;
-}
-
-/* ip points at an IPv4 or IPv6 header: finds UDP behind it. */
-static __always_inline int read_ip(const __u8 *ip, struct layer_event *e)
-{
-	__u8 b[10];
-
-	if (bpf_probe_read_kernel(b, sizeof(b), ip))
-		return 0;
-	if ((b[0] >> 4) == 4) {
-		if (b[9] != IPPROTO_UDP)
-			return 0;
-		return read_udp(ip + (b[0] & 15) * 4, e);
-	}
-	if ((b[0] >> 4) == 6) {
-		if (b[6] != IPPROTO_UDP)
-			return 0;
-		return read_udp(ip + 40, e);
-	}
-	return 0;
-}
-
-static __always_inline int read_eth(const __u8 *eth, struct layer_event *e)
-{
-	__be16 proto;
-
-	if (bpf_probe_read_kernel(&proto, sizeof(proto), eth + 12))
-		return 0;
-	if (proto != bpf_htons(0x0800) && proto != bpf_htons(0x86DD))
-		return 0;
-	return read_ip(eth + 14, e);
-}
-
-/*
- * Finds the UDP datagram in skb, wherever this layer has it: the header
- * offsets are not all set at every layer (a received skb built by a driver
- * has no network header until __netif_receive_skb_core sets it; on transmit
- * skb->data is the Ethernet header, on receive the IP header). Tries them in
- * turn; the port check tells a right guess from a wrong one.
- * Returns 1 if the skb is UDP to or from cfg_port.
- */
-static __always_inline int parse_skb(struct sk_buff *skb, struct layer_event *e)
-{
-	__u8 *head = BPF_CORE_READ(skb, head);
-	__u8 *data = BPF_CORE_READ(skb, data);
-	__u16 nh = BPF_CORE_READ(skb, network_header);
-	__u16 mh = BPF_CORE_READ(skb, mac_header);
-
-	e->skb = (__u64)skb;
-	e->ifindex = (__u16)BPF_CORE_READ(skb, dev, ifindex);
-	e->netns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
-	if (!e->netns) {
-		/* No device any more (UDP clears skb->dev once queued on the
-		 * socket): the owning socket's namespace, else the current task's
-		 * (skb_copy_datagram_iovec and consume_skb of a received datagram
-		 * run in the receiving process). */
-		struct sock *sk = BPF_CORE_READ(skb, sk);
-
-		e->netns = sk ? BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) : current_netns();
-	}
-	if (nh != 0xffff && nh != 0 && read_ip(head + nh, e)) {
-		e->seq_src = SEQ_NETWORK_HDR;
-		return 1;
-	}
-	if (mh != 0xffff && read_eth(head + mh, e)) {
-		e->seq_src = SEQ_MAC_HDR;
-		return 1;
-	}
-	if (read_ip(data, e)) {
-		e->seq_src = SEQ_DATA_IP;
-		return 1;
-	}
-	if (read_eth(data, e)) {
-		e->seq_src = SEQ_DATA_ETH;
-		return 1;
-	}
-	return 0;
-}
-
-/* ctx: the tracepoint record; name_loc: its __data_loc_name field (offset
- * in the low 16 bits, length in the high 16), or 0 */
-static __always_inline int skb_event(void *ctx, __u32 name_loc, void *skbaddr, __u32 len, __s32 ret,
-				     __u16 id)
-{
-	struct layer_event e;
-
-	base(&e, id);
-	e.len = len;
-	e.ret = ret;
-	if (!parse_skb((struct sk_buff *)skbaddr, &e))
-		return 0;
-	if (name_loc)
-		bpf_probe_read_kernel_str(e.dev, sizeof(e.dev), (char *)ctx + (name_loc & 0xffff));
-	emit(&e);
-	return 0;
-}
-
-/* ---- device layer ---- */
-
-SEC("tracepoint/net/net_dev_queue")
-int tp_net_dev_queue(struct trace_event_raw_net_dev_template *ctx)
-{
-	return skb_event(ctx, ctx->__data_loc_name, ctx->skbaddr, ctx->len, 0, EV_NET_DEV_QUEUE);
-}
-
-SEC("tracepoint/net/net_dev_start_xmit")
-int tp_net_dev_start_xmit(struct trace_event_raw_net_dev_start_xmit *ctx)
-{
-	return skb_event(ctx, ctx->__data_loc_name, (void *)ctx->skbaddr, ctx->len, 0, EV_NET_DEV_START_XMIT);
-}
-
-SEC("tracepoint/net/net_dev_xmit")
-int tp_net_dev_xmit(struct trace_event_raw_net_dev_xmit *ctx)
-{
-	return skb_event(ctx, ctx->__data_loc_name, ctx->skbaddr, ctx->len, ctx->rc, EV_NET_DEV_XMIT);
-}
-
-SEC("tracepoint/net/netif_rx")
-int tp_netif_rx(struct trace_event_raw_net_dev_template *ctx)
-{
-	return skb_event(ctx, ctx->__data_loc_name, ctx->skbaddr, ctx->len, 0, EV_NETIF_RX);
-}
-
-SEC("tracepoint/net/napi_gro_receive_entry")
-int tp_napi_gro_receive_entry(struct trace_event_raw_net_dev_rx_verbose_template *ctx)
-{
-	return skb_event(ctx, ctx->__data_loc_name, (void *)ctx->skbaddr, ctx->len, 0, EV_NAPI_GRO_RECEIVE);
-}
-
-SEC("tracepoint/net/netif_receive_skb")
-int tp_netif_receive_skb(struct trace_event_raw_net_dev_template *ctx)
-{
-	return skb_event(ctx, ctx->__data_loc_name, ctx->skbaddr, ctx->len, 0, EV_NETIF_RECEIVE_SKB);
-}
-
-/* ---- socket layer ---- */
-
-static __always_inline int sock_port_matches(struct sock *sk)
-{
-	__u16 num = BPF_CORE_READ(sk, __sk_common.skc_num);       /* host order */
-	__be16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport); /* network order */
-
-	return num == cfg_port || dport == bpf_htons(cfg_port);
-}
-
-SEC("tracepoint/sock/sk_data_ready")
-int tp_sk_data_ready(struct trace_event_raw_sk_data_ready *ctx)
-{
-	struct sock *sk = (struct sock *)ctx->skaddr;
-	struct sk_buff *tail;
-	struct layer_event e;
-
-	if (ctx->protocol != IPPROTO_UDP)
-		return 0;
-	base(&e, EV_SK_DATA_READY);
-	/* UDP queues the datagram at the tail of sk_receive_queue right before
-	 * calling sk_data_ready: read the packet from there. */
-	tail = BPF_CORE_READ(sk, sk_receive_queue.prev);
-	if (tail && (void *)tail != (void *)&sk->sk_receive_queue && parse_skb(tail, &e)) {
-		e.seq_src = SEQ_SOCK_QUEUE;
-		e.len = BPF_CORE_READ(tail, len);
-		e.ifindex = 0; /* skb->dev of a queued skb is stale or NULL */
-	} else if (!sock_port_matches(sk)) {
-		return 0;
-	}
-	e.netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
-	emit(&e);
-	return 0;
-}
-
-SEC("tracepoint/skb/skb_copy_datagram_iovec")
-int tp_skb_copy_datagram_iovec(struct trace_event_raw_skb_copy_datagram_iovec *ctx)
-{
-	return skb_event(ctx, 0, (void *)ctx->skbaddr, (__u32)ctx->len, 0, EV_SKB_COPY_DATAGRAM);
-}
-
-static __always_inline int sock_len_event(struct trace_event_raw_sock_msg_length *ctx, __u16 id)
-{
-	struct sock *sk = (struct sock *)ctx->sk;
-	struct layer_event e;
-
-	if (ctx->protocol != IPPROTO_UDP || !sock_port_matches(sk))
-		return 0;
-	base(&e, id);
-	e.ret = ctx->ret;
-	e.netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
-	emit(&e);
-	return 0;
-}
-
-SEC("tracepoint/sock/sock_recv_length")
-int tp_sock_recv_length(struct trace_event_raw_sock_msg_length *ctx)
-{
-	return sock_len_event(ctx, EV_SOCK_RECV_LENGTH);
-}
-
-SEC("tracepoint/sock/sock_send_length")
-int tp_sock_send_length(struct trace_event_raw_sock_msg_length *ctx)
-{
-	return sock_len_event(ctx, EV_SOCK_SEND_LENGTH);
-}
-
-SEC("tracepoint/skb/consume_skb")
-int tp_consume_skb(struct trace_event_raw_consume_skb *ctx)
-{
-	if (!cfg_free_events)
-		return 0;
-	return skb_event(ctx, 0, ctx->skbaddr, 0, 0, EV_CONSUME_SKB);
-}
-
-SEC("tracepoint/skb/kfree_skb")
-int tp_kfree_skb(struct trace_event_raw_kfree_skb *ctx)
-{
-	if (!cfg_free_events)
-		return 0;
-	return skb_event(ctx, 0, ctx->skbaddr, 0, (__s32)ctx->reason, EV_KFREE_SKB);
-}
-
-/* ---- syscalls ---- */
-
-static __always_inline int comm_is(const char *comm, const volatile char *want)
-{
+	struct layer_trip *t = slot_of(key);
 	int i;
 
-#pragma unroll
-	for (i = 0; i < 16; i++) {
-		if (comm[i] != want[i])
-			return 0;
-		if (!comm[i])
-			return 1;
-	}
-	return 1;
-}
-
-static __always_inline int traced(void)
-{
-	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-	char comm[16];
-
-	if (bpf_map_lookup_elem(&tgids, &tgid))
-		return 1;
-	if (bpf_get_current_comm(comm, sizeof(comm)))
-		return 0;
-	return (cfg_comm1[0] && comm_is(comm, cfg_comm1)) || (cfg_comm2[0] && comm_is(comm, cfg_comm2));
-}
-
-/* First data buffer of a msghdr / mmsghdr (user memory). */
-static __always_inline __u64 msghdr_buf(__u64 umsg)
-{
-	struct user_msghdr m;
-	struct iovec iov;
-
-	if (bpf_probe_read_user(&m, sizeof(m), (void *)umsg) || !m.msg_iov || !m.msg_iovlen)
-		return 0;
-	if (bpf_probe_read_user(&iov, sizeof(iov), m.msg_iov))
-		return 0;
-	return (__u64)iov.iov_base;
-}
-
-static __always_inline void read_user_payload(__u64 buf, struct layer_event *e)
-{
-	__u8 p[16];
-
-	if (!buf || bpf_probe_read_user(p, sizeof(p), (void *)buf))
+	if (!t || (t->key == key && t->state != TRIP_EMPTY))
 		return;
-	e->magic_ok = p[0] == 'S' && p[1] == 'M' && p[2] == 'T' && p[3] == 'U';
-	e->kind = p[5];
-	e->seq = bpf_be64_to_cpu(*(__u64 *)&p[8]);
-	e->seq_src = SEQ_USER_BUF;
+	if (t->state == TRIP_OPEN)
+		count(LC_UNFINISHED);
+	t->key = key;
+#pragma unroll
+	for (i = 0; i < LAYER_POINTS; i++)
+		t->at[i] = 0;
+	t->state = TRIP_OPEN;
 }
 
-SEC("raw_tracepoint/sys_enter")
-int raw_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline void emit(struct layer_trip *t)
+{
+	struct layer_trip *e = bpf_ringbuf_reserve(&trips_out, sizeof(*e), 0);
+
+	t->state = TRIP_SENT;
+	if (!e) {
+		count(LC_LOST);
+		return;
+	}
+	__builtin_memcpy(e, t, sizeof(*e));
+	/* No wake-up: waking the reader (irq_work, then a context switch) on
+	 * the traced path would cost more than every probe together. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	count(LC_EMITTED);
+}
+
+/* The time of position `pos` of the open trip `key`: the first time only. */
+static __always_inline void mark(__u64 key, __u32 pos)
+{
+	struct layer_trip *t = slot_of(key);
+
+	if (!t || t->key != key || t->state != TRIP_OPEN || pos >= LAYER_POINTS)
+		return;
+	if (!t->at[pos]) {
+		t->at[pos] = bpf_ktime_get_ns();
+		t->cpu[pos] = (__u8)bpf_get_smp_processor_id();
+	}
+	if (pos == cfg_emit_at)
+		emit(t);
+}
+
+/* Whether position `pos` of trip `key` is already stamped. */
+static __always_inline int marked(__u64 key, __u32 pos)
+{
+	struct layer_trip *t = slot_of(key);
+
+	return t && t->key == key && pos < LAYER_POINTS && t->at[pos];
+}
+
+/* The position of a point of `type` in `half`: UDP's request half starts
+ * at 1 and its reply half at 8; TCP's (the last byte's path) at 2 and 9. */
+static __always_inline __u32 position(__u32 type, __u32 half)
+{
+	if (cfg_tcp)
+		return (half ? 9 : 2) + type;
+	return (half ? 8 : 1) + type;
+}
+
+/* The slot of `addr` in a direct-mapped cache: the one it is in, or the
+ * one it would go to (then `hit` is 0). */
+static __always_inline struct cached *cache_slot(void *cache, __u64 addr, int *hit)
+{
+	__u32 i = (__u32)((addr >> 8) ^ (addr >> 20)) & (CACHE - 1);
+	struct cached *c = bpf_map_lookup_elem(cache, &i);
+
+	*hit = c && c->addr == addr;
+	return c;
+}
+
+#include "layers_parse.h"
+#include "layers_tcp.h"
+
+/* A point on an skb's path: a packet already on the path is found by its
+ * address; one that is not is parsed where `may_parse` (where packets enter
+ * the path), and remembered. Returns the packet's reference, or NULL. */
+static __always_inline struct skb_ref *skb_point(struct sk_buff *skb, __u32 type, int may_parse,
+						 struct skb_ref *fresh)
+{
+	int hit = 0;
+	struct cached *c = cache_slot(&skbs, (__u64)skb, &hit);
+	struct skb_ref *r = hit && type != T_QUEUE ? &c->ref : NULL;
+	__u32 pos;
+
+	if (!c)
+		return NULL;
+	if (!r || !r->live) {
+		if (!may_parse || !parse_packet(skb, fresh, type)) {
+			/* A packet not ours at an address that was: forget it. */
+			if (hit)
+				c->addr = 0;
+			return NULL;
+		}
+		c->addr = (__u64)skb;
+		c->ref = *fresh;
+		r = &c->ref;
+	}
+	pos = position(type, r->half);
+	/* The same skb back the other way (an XDP responder turned it
+	 * around, so no socket had it): the reply half from here on. Once a
+	 * socket had the request, the skb was freed and its address may come
+	 * back as a packet we never saw queued (one injected by a TAP
+	 * device): ignored. */
+	if (!cfg_tcp && !r->half && marked(r->key, pos)) {
+		if (marked(r->key, position(T_SOCK, 0)) || marked(r->key, position(T_READ, 0)))
+			return NULL;
+		r->half = 1;
+		pos = position(type, 1);
+	}
+	mark(r->key, pos);
+	return r;
+}
+
+static __always_inline __u64 arg(void *ctx, int i)
 {
 	/* The arguments as plain words: vmlinux.h declares args[] as a
 	 * zero-length array, which a CO-RE relocation (aya's) refuses to
 	 * index. */
-	const __u64 *args = (const __u64 *)ctx;
-	struct pt_regs *regs = (struct pt_regs *)args[0];
-	long nr = (long)args[1];
-	struct layer_event e;
-	__u64 buf = 0;
+	return ((const __u64 *)ctx)[i];
+}
 
-	switch (nr) {
-	case NR_sendto: case NR_sendmsg: case NR_sendmmsg:
-	case NR_recvfrom: case NR_recvmsg: case NR_recvmmsg:
-	case NR_poll: case NR_ppoll: case NR_select: case NR_pselect6:
-	case NR_epoll_wait: case NR_epoll_pwait:
-		break;
-	default:
-		return 0;
-	}
-	if (!traced())
-		return 0;
+SEC("raw_tracepoint/net_dev_queue")
+int rtp_net_dev_queue(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct sk_buff *skb = (struct sk_buff *)arg(ctx, 0);
+	struct skb_ref fresh = {};
 
-	if (nr == NR_sendto || nr == NR_sendmsg || nr == NR_sendmmsg) {
-		base(&e, EV_SYS_SEND_ENTER);
-		if (nr == NR_sendto) {
-			buf = BPF_CORE_READ(regs, si);
-			e.len = (__u32)BPF_CORE_READ(regs, dx);
-		} else {
-			buf = msghdr_buf(BPF_CORE_READ(regs, si));
-		}
-		read_user_payload(buf, &e);
-	} else if (nr == NR_recvfrom || nr == NR_recvmsg || nr == NR_recvmmsg) {
-		struct recv_call rc = {};
-		__u64 key = bpf_get_current_pid_tgid();
-
-		base(&e, EV_SYS_RECV_ENTER);
-		if (nr == NR_recvfrom) {
-			rc.buf = BPF_CORE_READ(regs, si);
-			rc.len = BPF_CORE_READ(regs, dx);
-			e.len = (__u32)rc.len;
-		} else {
-			rc.buf = msghdr_buf(BPF_CORE_READ(regs, si));
-		}
-		bpf_map_update_elem(&inflight, &key, &rc, BPF_ANY);
-	} else {
-		base(&e, EV_SYS_WAIT_ENTER);
-	}
-	e.ret = (__s32)nr; /* enter events: ret holds the syscall number */
-	e.netns = current_netns();
-	emit(&e);
+	if (cfg_tcp)
+		tcp_queued(skb);
+	else
+		skb_point(skb, T_QUEUE, 1, &fresh);
 	return 0;
 }
 
-SEC("raw_tracepoint/sys_exit")
-int raw_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+SEC("raw_tracepoint/net_dev_start_xmit")
+int rtp_net_dev_start_xmit(struct bpf_raw_tracepoint_args *ctx)
 {
-	const __u64 *args = (const __u64 *)ctx;
-	struct pt_regs *regs = (struct pt_regs *)args[0];
-	long ret = (long)args[1];
-	long nr = BPF_CORE_READ(regs, orig_ax);
-	struct layer_event e;
+	struct skb_ref fresh = {};
 
-	switch (nr) {
-	case NR_sendto: case NR_sendmsg: case NR_sendmmsg:
-		if (!traced())
-			return 0;
-		base(&e, EV_SYS_SEND_EXIT);
-		break;
-	case NR_recvfrom: case NR_recvmsg: case NR_recvmmsg: {
-		__u64 key = bpf_get_current_pid_tgid();
-		struct recv_call *rc = bpf_map_lookup_elem(&inflight, &key);
+	skb_point((struct sk_buff *)arg(ctx, 0), T_XMIT, 0, &fresh);
+	return 0;
+}
 
-		if (!rc)
-			return 0; /* not traced (or entered before we attached) */
-		base(&e, EV_SYS_RECV_EXIT);
-		if (ret >= 16)
-			read_user_payload(rc->buf, &e);
-		bpf_map_delete_elem(&inflight, &key);
-		break;
-	}
-	case NR_poll: case NR_ppoll: case NR_select: case NR_pselect6:
-	case NR_epoll_wait: case NR_epoll_pwait:
-		if (!traced())
-			return 0;
-		base(&e, EV_SYS_WAIT_EXIT);
-		break;
-	default:
+SEC("raw_tracepoint/netif_rx")
+int rtp_netif_rx(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct skb_ref fresh = {};
+
+	skb_point((struct sk_buff *)arg(ctx, 0), T_RX, !cfg_tcp, &fresh);
+	return 0;
+}
+
+SEC("raw_tracepoint/napi_gro_receive_entry")
+int rtp_napi_gro_receive_entry(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct skb_ref fresh = {};
+
+	skb_point((struct sk_buff *)arg(ctx, 0), T_RX, !cfg_tcp, &fresh);
+	return 0;
+}
+
+SEC("raw_tracepoint/netif_receive_skb")
+int rtp_netif_receive_skb(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct skb_ref fresh = {}, none = {};
+	struct skb_ref *r = skb_point((struct sk_buff *)arg(ctx, 0), T_STACK, 0, &fresh);
+	__u32 zero = 0;
+
+	bpf_map_update_elem(&current, &zero, r ? r : &none, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tracepoint/sk_data_ready")
+int rtp_sk_data_ready(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct sock *sk = (struct sock *)arg(ctx, 0);
+	struct skb_ref *r;
+	__u32 zero = 0;
+
+	if (cfg_tcp) {
+		tcp_on_socket(sk);
 		return 0;
 	}
-	e.ret = (__s32)ret;
-	e.netns = current_netns();
-	emit(&e);
+	/* The packet this CPU's stack just delivered, to the socket of its
+	 * half: a request to the responder's (bound to cfg_port), a reply to
+	 * the client's (connected to it). A socket woken later for an earlier
+	 * packet (UDP wakes a reader only when its queue was empty) is not
+	 * this one. */
+	r = bpf_map_lookup_elem(&current, &zero);
+	if (!r || !r->live || udp_sock_half(sk) != (int)r->half)
+		return 0;
+	r->live = 0;
+	mark(r->key, position(T_SOCK, r->half));
+	if (!r->half) {
+		int hit;
+		struct cached *c = cache_slot(&socks, (__u64)sk, &hit);
+
+		if (c) {
+			c->addr = (__u64)sk;
+			c->ref = *r;
+			c->ref.live = 1;
+		}
+	}
+	return 0;
+}
+
+/* The route lookup of a datagram from the responder's port: its send of
+ * the reply to the request it read last on this CPU. */
+static __always_inline void udp_send(const void *ports, __u8 proto_udp)
+{
+	__be16 p[2];
+	struct skb_ref *r;
+	__u32 zero = 0;
+
+	if (cfg_tcp || !proto_udp || bpf_probe_read_kernel(p, sizeof(p), ports))
+		return;
+	if (p[1] != bpf_htons(cfg_port)) /* uli.ports: dport, sport */
+		return;
+	r = bpf_map_lookup_elem(&last_read, &zero);
+	if (!r || !r->live)
+		return;
+	r->live = 0;
+	mark(r->key, UDP_SEND_POS);
+}
+
+SEC("raw_tracepoint/fib_table_lookup")
+int rtp_fib_table_lookup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct flowi4 *fl = (struct flowi4 *)arg(ctx, 1);
+
+	udp_send(&fl->uli.ports, BPF_CORE_READ(fl, __fl_common.flowic_proto) == IPPROTO_UDP);
+	return 0;
+}
+
+SEC("raw_tracepoint/fib6_table_lookup")
+int rtp_fib6_table_lookup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct flowi6 *fl = (struct flowi6 *)arg(ctx, 3);
+
+	udp_send(&fl->uli.ports, BPF_CORE_READ(fl, __fl_common.flowic_proto) == IPPROTO_UDP);
+	return 0;
+}
+
+SEC("raw_tracepoint/sock_recv_length")
+int rtp_sock_recv_length(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct sock *sk = (struct sock *)arg(ctx, 0);
+	int hit = 0;
+	struct cached *c;
+
+	if ((int)arg(ctx, 1) <= 0)
+		return 0;
+	if (cfg_tcp) {
+		tcp_read(sk);
+		return 0;
+	}
+	/* UDP: the responder's read of the request its socket was woken for. */
+	c = cache_slot(&socks, (__u64)sk, &hit);
+	if (!c || !hit || !c->ref.live)
+		return 0;
+	c->ref.live = 0;
+	mark(c->ref.key, position(T_READ, 0));
+	{
+		__u32 zero = 0;
+		struct skb_ref now = c->ref;
+
+		now.live = 1;
+		bpf_map_update_elem(&last_read, &zero, &now, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("raw_tracepoint/tcp_sendmsg_locked")
+int rtp_tcp_sendmsg_locked(struct bpf_raw_tracepoint_args *ctx)
+{
+	tcp_write((struct sock *)arg(ctx, 0), (struct msghdr *)arg(ctx, 1));
 	return 0;
 }
 

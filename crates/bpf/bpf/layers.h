@@ -1,59 +1,30 @@
-/* Event record of layers.bpf.c, shared with its loader. Plain fixed-size
- * types: in Rust, a #[repr(C)] struct with the same fields in the same order
- * (72 bytes, no implicit padding). */
+/* The record layers.bpf.c writes per round trip, shared with its loader
+ * (src/layers.rs, Trip: a #[repr(C)] struct with the same fields in the
+ * same order; both sides assert the size), and the counters' slots. */
 #ifndef LAYERS_H
 #define LAYERS_H
 
-enum layer_event_id {
-	EV_SYS_SEND_ENTER = 1, /* sendto/sendmsg/sendmmsg entered (seq from the user buffer) */
-	EV_SYS_SEND_EXIT,      /* ... returned (ret = bytes or -errno) */
-	EV_SYS_RECV_ENTER,     /* recvfrom/recvmsg/recvmmsg entered */
-	EV_SYS_RECV_EXIT,      /* ... returned (seq from the user buffer) */
-	EV_SYS_WAIT_ENTER,     /* poll/ppoll/select/pselect6/epoll_wait/epoll_pwait entered */
-	EV_SYS_WAIT_EXIT,      /* ... returned */
-	EV_SOCK_SEND_LENGTH,   /* sock:sock_send_length (end of sock_sendmsg) */
-	EV_NET_DEV_QUEUE,      /* net:net_dev_queue (dev_queue_xmit) */
-	EV_NET_DEV_START_XMIT, /* net:net_dev_start_xmit (just before the driver) */
-	EV_NET_DEV_XMIT,       /* net:net_dev_xmit (driver returned, ret = rc) */
-	EV_NETIF_RX,           /* net:netif_rx (lo, veth without NAPI: into the backlog) */
-	EV_NAPI_GRO_RECEIVE,   /* net:napi_gro_receive_entry (NAPI drivers, veth with XDP/GRO) */
-	EV_NETIF_RECEIVE_SKB,  /* net:netif_receive_skb (__netif_receive_skb: the stack takes it) */
-	EV_SK_DATA_READY,      /* sock:sk_data_ready (queued on the socket, reader woken) */
-	EV_SKB_COPY_DATAGRAM,  /* skb:skb_copy_datagram_iovec (copy to the user buffer) */
-	EV_SOCK_RECV_LENGTH,   /* sock:sock_recv_length (end of sock_recvmsg) */
-	EV_CONSUME_SKB,        /* skb:consume_skb (freed after normal use) */
-	EV_KFREE_SKB,          /* skb:kfree_skb (dropped, ret = drop reason) */
-	EV_NR
+/* Positions along a round trip: 0 and LAYER_POINTS - 1 are the client's own
+ * clock reads (filled in by the loader), the rest the kernel's. What each
+ * one is depends on the mode (UDP or TCP): src/layers.rs names them. */
+#define LAYER_POINTS 15
+
+struct layer_trip {
+	__u64 key;               /* UDP: the datagram's sequence number; TCP: connection << 40 | transaction */
+	__u64 at[LAYER_POINTS];  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at each position, 0: not seen */
+	__u8 cpu[LAYER_POINTS];  /* the CPU each ran on */
+	__u8 state;              /* enum trip_state */
 };
 
-enum layer_seq_source {
-	SEQ_NONE = 0,
-	SEQ_NETWORK_HDR, /* skb->head + network_header */
-	SEQ_MAC_HDR,     /* skb->head + mac_header, Ethernet */
-	SEQ_DATA_IP,     /* skb->data is the IP header (receive side) */
-	SEQ_DATA_ETH,    /* skb->data is the Ethernet header (transmit side) */
-	SEQ_USER_BUF,    /* the syscall's user buffer */
-	SEQ_SOCK_QUEUE,  /* tail skb of sk->sk_receive_queue (sk_data_ready) */
-};
+_Static_assert(sizeof(struct layer_trip) == 144, "src/layers.rs reads 144 bytes: change both");
 
-struct layer_event {
-	__u64 ts;      /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, all CPUs, all namespaces */
-	__u64 skb;     /* skb address, 0 for syscall events */
-	__u64 seq;     /* sequence at UDP payload offset 8, host order (valid if seq_src) */
-	__u32 len;     /* skb->len / tracepoint len / syscall length argument */
-	__s32 ret;     /* syscall return, net_dev_xmit rc, kfree_skb reason */
-	__u32 tgid;    /* current process (softirq: whoever was interrupted) */
-	__u32 tid;
-	__u32 netns;   /* inode of the network namespace (skb->dev's or current's) */
-	__u16 ifindex; /* skb->dev->ifindex, 0 if none */
-	__u16 id;      /* enum layer_event_id */
-	__u16 sport;   /* UDP ports, host order, 0 if unknown */
-	__u16 dport;
-	__u8 cpu;
-	__u8 kind;     /* stackmeter kind byte (1 request, 2 reply), 0 unknown */
-	__u8 seq_src;  /* enum layer_seq_source */
-	__u8 magic_ok; /* payload starts with "SMTU" */
-	char dev[16];  /* device name from the net tracepoint's own record, "" if none */
+enum trip_state { TRIP_EMPTY = 0, TRIP_OPEN, TRIP_SENT };
+
+enum layer_counter {
+	LC_EMITTED = 0,  /* records written to the ring buffer */
+	LC_LOST,         /* records the full ring buffer refused */
+	LC_UNFINISHED,   /* trips begun and overwritten before their last point */
+	LC_NR
 };
 
 #endif

@@ -299,64 +299,53 @@ static __always_inline int fix_udp_csum(struct xdp_md *ctx, struct udphdr *udp, 
 	return 0;
 }
 
-SEC("xdp")
-int xdp_echo(struct xdp_md *ctx)
+/* The UDP header of an Ethernet frame holding IPv4 (no options, not a
+ * fragment) or IPv6 (UDP right after the fixed header), unicast: 0 and
+ * *udp, *v6 set; else the action for the frame (counted). */
+static __always_inline int find_udp(void *data, void *data_end, struct udphdr **udp, int *v6)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	struct udphdr *udp;
-	__u8 *payload;
-	__u32 udp_len, udp_off, so = 0, sn = 0;
-	__u64 pseudo;
-	int v6, act;
 
-	if ((void *)(eth + 1) > data_end)
+	if ((void *)(eth + 1) > data_end || (eth->h_dest[0] & 1)) /* multicast or broadcast: never answer */
 		goto not_ours;
-	if (eth->h_dest[0] & 1) /* multicast or broadcast: never answer */
-		goto not_ours;
-
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
 
-		if ((void *)(ip + 1) > data_end)
-			goto not_ours;
-		if (ip->protocol != IPPROTO_UDP)
+		if ((void *)(ip + 1) > data_end || ip->protocol != IPPROTO_UDP)
 			goto not_ours;
 		if (ip->ihl != 5 || (ip->frag_off & bpf_htons(0x3fff))) {
 			count(C_PASS_IP_SPECIAL, 1);
 			return XDP_PASS;
 		}
-		udp = (void *)(ip + 1);
-		if ((void *)(udp + 1) > data_end)
-			goto not_ours;
-		v6 = 0;
+		*udp = (void *)(ip + 1);
+		*v6 = 0;
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
-		if ((void *)(ip6 + 1) > data_end)
+		/* extension headers (or not UDP), multicast: not handled here */
+		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_UDP || ip6->daddr.in6_u.u6_addr8[0] == 0xff)
 			goto not_ours;
-		if (ip6->nexthdr != IPPROTO_UDP) {
-			/* extension headers (or not UDP): not handled here */
-			goto not_ours;
-		}
-		if (ip6->daddr.in6_u.u6_addr8[0] == 0xff)
-			goto not_ours;
-		udp = (void *)(ip6 + 1);
-		if ((void *)(udp + 1) > data_end)
-			goto not_ours;
-		v6 = 1;
+		*udp = (void *)(ip6 + 1);
+		*v6 = 1;
 	} else {
 		goto not_ours;
 	}
+	if ((void *)(*udp + 1) > data_end)
+		goto not_ours;
+	return 0;
+not_ours:
+	count(C_PASS_NOT_OURS, 1);
+	return XDP_PASS;
+}
 
-	if (udp->dest != bpf_htons(cfg_port)) {
-		count(C_PASS_OTHER_PORT, 1);
-		return XDP_PASS;
-	}
+/* The pseudo-header's sum of a datagram to answer, once its lengths agree
+ * with the IP header's: 0 and *pseudo set; else the action (counted). */
+static __always_inline int check_lengths(void *data, void *data_end, struct udphdr *udp, int v6,
+					  __u64 *pseudo)
+{
+	struct ethhdr *eth = data;
+	__u32 udp_len = bpf_ntohs(udp->len);
 
-	udp_len = bpf_ntohs(udp->len);
-	udp_off = (__u32)((void *)udp - data);
 	if (udp_len < sizeof(*udp) || (void *)udp + udp_len > data_end) {
 		count(C_PASS_BAD_LEN, 1);
 		return XDP_PASS;
@@ -364,7 +353,7 @@ int xdp_echo(struct xdp_md *ctx)
 	if (v6) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
-		if (bpf_ntohs(ip6->payload_len) != udp_len) {
+		if ((void *)(ip6 + 1) > data_end || bpf_ntohs(ip6->payload_len) != udp_len) {
 			count(C_PASS_BAD_LEN, 1);
 			return XDP_PASS;
 		}
@@ -372,46 +361,36 @@ int xdp_echo(struct xdp_md *ctx)
 			count(C_PASS_V6_NOCSUM, 1);
 			return XDP_PASS;
 		}
-		pseudo = pseudo_sum_v6(ip6, udp->len);
+		*pseudo = pseudo_sum_v6(ip6, udp->len);
 	} else {
 		struct iphdr *ip = (void *)(eth + 1);
 
-		if (bpf_ntohs(ip->tot_len) != sizeof(*ip) + udp_len) {
+		if ((void *)(ip + 1) > data_end || bpf_ntohs(ip->tot_len) != sizeof(*ip) + udp_len) {
 			count(C_PASS_BAD_LEN, 1);
 			return XDP_PASS;
 		}
-		pseudo = pseudo_sum_v4(ip, udp->len);
+		*pseudo = pseudo_sum_v4(ip, udp->len);
 	}
-
 	/* A partial checksum (see fix_udp_csum) we could not recompute: leave
 	 * the datagram to the application untouched. */
-	if (udp->check == (__u16)fold64(pseudo) && udp_len > MAX_FULL_CSUM) {
+	if (udp->check == (__u16)fold64(*pseudo) && udp_len > MAX_FULL_CSUM) {
 		count(C_PASS_TOO_BIG, 1);
 		return XDP_PASS;
 	}
+	return 0;
+}
 
-	payload = (__u8 *)(udp + 1);
-	if (!cfg_plain) {
-		act = smtu_rewrite(payload, data_end, udp_len - sizeof(*udp), &so, &sn);
-		if (act != XDP_TX)
-			return act;
-	}
+/* Sends the frame back where it came from: addresses and ports swapped,
+ * the hop limit 64. The packet pointers are reloaded (the checksum's
+ * helpers may have invalidated them). Returns the action. */
+static __always_inline int turn_around(struct xdp_md *ctx, int v6)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct udphdr *udp;
+	__u16 port;
 
-	/* Checksum: IPv4 0 means "none" and stays 0. */
-	if (!v6 && udp->check == 0) {
-		count(C_CSUM_ZERO, 1);
-	} else if (fix_udp_csum(ctx, udp, pseudo, udp_off, udp_len, so, sn)) {
-		/* A helper failed: the header is already rewritten, so the
-		 * application would see a reply. Drop it, counted. */
-		count(C_DROP_CSUM_FAIL, 1);
-		return XDP_DROP;
-	}
-
-	/* fix_udp_csum may have used helpers that invalidate packet pointers:
-	 * reload them before the swaps. */
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
 	if (v6) {
@@ -445,21 +424,57 @@ int xdp_echo(struct xdp_md *ctx)
 		s += neww;
 		ip->check = (__u16)~fold32(s);
 	}
-	{
-		__u16 p = udp->source;
-
-		udp->source = udp->dest;
-		udp->dest = p;
-	}
+	port = udp->source;
+	udp->source = udp->dest;
+	udp->dest = port;
 	swap_mac(eth);
+	return XDP_TX;
+}
 
+SEC("xdp")
+int xdp_echo(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp = NULL;
+	__u32 udp_len, udp_off, so = 0, sn = 0;
+	__u64 pseudo = 0;
+	int v6 = 0, act;
+
+	act = find_udp(data, data_end, &udp, &v6);
+	if (act || !udp)
+		return act ? act : XDP_PASS;
+	if ((void *)(udp + 1) > data_end)
+		return XDP_PASS;
+	if (udp->dest != bpf_htons(cfg_port)) {
+		count(C_PASS_OTHER_PORT, 1);
+		return XDP_PASS;
+	}
+	act = check_lengths(data, data_end, udp, v6, &pseudo);
+	if (act)
+		return act;
+	udp_len = bpf_ntohs(udp->len);
+	udp_off = (__u32)((void *)udp - data);
+	if (!cfg_plain) {
+		act = smtu_rewrite((__u8 *)(udp + 1), data_end, udp_len - sizeof(*udp), &so, &sn);
+		if (act != XDP_TX)
+			return act;
+	}
+	/* Checksum: IPv4 0 means "none" and stays 0. */
+	if (!v6 && udp->check == 0) {
+		count(C_CSUM_ZERO, 1);
+	} else if (fix_udp_csum(ctx, udp, pseudo, udp_off, udp_len, so, sn)) {
+		/* A helper failed: the header is already rewritten, so the
+		 * application would see a reply. Drop it, counted. */
+		count(C_DROP_CSUM_FAIL, 1);
+		return XDP_DROP;
+	}
+	act = turn_around(ctx, v6);
+	if (act != XDP_TX)
+		return act;
 	count(cfg_plain ? C_ANSWERED_PLAIN : C_ANSWERED, 1);
 	count(C_ANSWERED_BYTES, udp_len - sizeof(*udp));
 	return XDP_TX;
-
-not_ours:
-	count(C_PASS_NOT_OURS, 1);
-	return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "GPL";

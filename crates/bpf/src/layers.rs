@@ -1,245 +1,511 @@
-//! The per-layer tracer (`bpf/layers.bpf.c`): tracepoints at each layer a
-//! UDP datagram of stackmeter's passes on Linux (the system calls in and
-//! out, the device queue, the driver, the receive backlog, the stack, the
-//! socket's wake-up), each writing a time stamp (CLOCK_MONOTONIC, the
-//! clock the client reads), the skb, the thread and, where the packet can
-//! be read, the datagram's sequence number and kind into a ring buffer.
-//! Only datagrams to or from one UDP port, and only the system calls of
-//! the processes named, are recorded. The reader drains the buffer when
-//! it likes: the programs do not wake it (a wake-up per record cost more
-//! than the probes and moved the times measured).
+//! The per-layer tracer (`bpf/layers.bpf.c`): raw tracepoints at each
+//! layer a round trip of stackmeter's passes on Linux (the device queue,
+//! the driver, the receive backlog or NAPI, the stack, the socket's
+//! wake-up, the responder's read and write), accumulated in the kernel per
+//! round trip and written as one record ([`Trip`]) when its last point has
+//! passed. UDP round trips (`ping --layers`) are found by the datagram's
+//! sequence number, TCP transactions (`rr --layers`) by the sockets' byte
+//! counts ([`Layers::connect`]).
 //!
-//! Classic tracepoints need tracefs; it is mounted at /sys/kernel/tracing
-//! when it is not. The system call numbers in the program are x86-64's.
+//! Nothing runs on the measured path but the probes: the records are read
+//! by a thread of this module that polls the ring buffer every 50 ms (the
+//! programs never wake it; the buffer holds about a second of round trips
+//! on loopback, and a reader waking more often moved the client and the
+//! responder between CPUs), so a run of any length is traced whole; a
+//! full buffer is counted ([`Traced::lost`]), never silent.
+//! The client's own clock reads are the first and the last position of a
+//! trip: the caller adds them.
 
-use crate::object::{per_cpu_sum, Error, Object};
-use aya::maps::{HashMap, RingBuf};
-use aya::programs::{RawTracePoint, TracePoint};
+use crate::object::{per_cpu_sum, Error, LAYERS};
+use aya::maps::{HashMap, MapData, RingBuf};
+use aya::programs::RawTracePoint;
+use core::mem::offset_of;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
-pub(crate) const OBJECT: Object = Object {
-    bytes: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.o")),
-    why_not: env!("STACKMETER_BPF_LAYERS_WHY_NOT"),
-    what: "the per-layer tracer",
-};
+/// Positions of a trip (`LAYER_POINTS` of `bpf/layers.h`): 0 and the last
+/// are the client's clock reads, the rest the kernel's.
+pub const POINTS: usize = 15;
 
-/// Where an event was recorded (`enum layer_event_id` of `bpf/layers.h`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Point {
-    /// A send system call entered (sequence from the user's buffer).
-    SysSendEnter,
-    /// It returned.
-    SysSendExit,
-    /// A receive system call entered.
-    SysRecvEnter,
-    /// It returned (sequence from the user's buffer).
-    SysRecvExit,
-    /// A wait (poll, epoll) entered.
-    SysWaitEnter,
-    /// It returned.
-    SysWaitExit,
-    /// The socket layer's send ended.
-    SockSendLength,
-    /// The device queue took the skb (net_dev_queue).
-    NetDevQueue,
-    /// The driver is about to get it (net_dev_start_xmit).
-    NetDevStartXmit,
-    /// The driver returned (net_dev_xmit).
-    NetDevXmit,
-    /// Into the receive backlog (netif_rx: loopback, veth without NAPI).
-    NetifRx,
-    /// Into NAPI's receive (veth with XDP, NICs).
-    NapiGroReceive,
-    /// The stack takes it (netif_receive_skb).
-    NetifReceiveSkb,
-    /// Queued on the socket, the reader woken (sk_data_ready).
-    SkDataReady,
-    /// Copied to the user's buffer.
-    SkbCopyDatagram,
-    /// The socket layer's receive ended.
-    SockRecvLength,
-    /// Freed after use.
-    ConsumeSkb,
-    /// Dropped.
-    KfreeSkb,
-}
-
-impl Point {
-    fn from_id(id: u16) -> Option<Point> {
-        use Point::*;
-        const ALL: [Point; 18] = [
-            SysSendEnter,
-            SysSendExit,
-            SysRecvEnter,
-            SysRecvExit,
-            SysWaitEnter,
-            SysWaitExit,
-            SockSendLength,
-            NetDevQueue,
-            NetDevStartXmit,
-            NetDevXmit,
-            NetifRx,
-            NapiGroReceive,
-            NetifReceiveSkb,
-            SkDataReady,
-            SkbCopyDatagram,
-            SockRecvLength,
-            ConsumeSkb,
-            KfreeSkb,
-        ];
-        ALL.get(usize::from(id).checked_sub(1)?).copied()
-    }
-}
-
-/// One record.
+/// One round trip as the kernel wrote it: `struct layer_trip` of
+/// `bpf/layers.h`, field for field (its size asserted on both sides), read
+/// from the ring buffer's bytes at the offsets the compiler gives these
+/// fields ([`Trip::read`]): no `unsafe` cast, no field offset written by
+/// hand.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Event {
-    /// CLOCK_MONOTONIC, ns.
-    pub ts_ns: u64,
-    /// Where.
-    pub point: Point,
-    /// The skb's address (0 for a system call).
-    pub skb: u64,
-    /// The datagram's sequence number, where it could be read.
-    pub seq: Option<u64>,
-    /// The datagram's kind byte (1 request, 2 reply; 0 unknown).
-    pub kind: u8,
-    /// The thread (for a system call: the caller).
-    pub tid: u32,
-    /// Its process.
-    pub tgid: u32,
-    /// The CPU.
-    pub cpu: u8,
+pub struct Trip {
+    /// UDP: the datagram's sequence number (as on the wire); TCP: the
+    /// connection's index << 40 | the transaction's (warm-up included).
+    pub key: u64,
+    /// CLOCK_MONOTONIC ns at each position, 0 where not seen.
+    pub at: [u64; POINTS],
+    /// The CPU each position ran on.
+    pub cpu: [u8; POINTS],
+    /// `enum trip_state`.
+    pub state: u8,
 }
 
-/// Size of `struct layer_event`.
-const EVENT_LEN: usize = 72;
+/// `sizeof(struct layer_trip)`, asserted in `bpf/layers.h` too.
+const TRIP_LEN: usize = 144;
+const _: () = assert!(size_of::<Trip>() == TRIP_LEN);
 
-impl Event {
-    /// Reads one record (`struct layer_event` of `bpf/layers.h`, in the
-    /// host's byte order).
-    fn parse(b: &[u8]) -> Option<Event> {
-        if b.len() < EVENT_LEN {
+impl Trip {
+    /// The record in `b` (the host's byte order), if `b` holds one.
+    pub fn read(b: &[u8]) -> Option<Trip> {
+        if b.len() < TRIP_LEN {
             return None;
         }
-        let u64_at = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().expect("8 bytes"));
-        let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().expect("4 bytes"));
-        let u16_at = |o: usize| u16::from_ne_bytes(b[o..o + 2].try_into().expect("2 bytes"));
-        let seq_src = b[54];
-        Some(Event {
-            ts_ns: u64_at(0),
-            skb: u64_at(8),
-            seq: (seq_src != 0).then(|| u64_at(16)),
-            tgid: u32_at(32),
-            tid: u32_at(36),
-            point: Point::from_id(u16_at(46))?,
-            cpu: b[52],
-            kind: b[53],
+        let mut at = [0u64; POINTS];
+        for (i, t) in at.iter_mut().enumerate() {
+            *t = ne_u64(b, offset_of!(Trip, at) + 8 * i);
+        }
+        let cpu_at = offset_of!(Trip, cpu);
+        Some(Trip {
+            key: ne_u64(b, offset_of!(Trip, key)),
+            at,
+            cpu: b[cpu_at..cpu_at + POINTS].try_into().expect("POINTS bytes"),
+            state: b[offset_of!(Trip, state)],
         })
     }
 }
 
-/// What to trace.
-#[derive(Clone, Debug, Default)]
-pub struct Config {
-    /// The UDP port of the responder: datagrams to or from it.
-    pub port: u16,
-    /// The processes whose system calls are recorded.
-    pub tgids: Vec<u32>,
+/// The u64 at `offset` of `b`, in the host's order.
+fn ne_u64(b: &[u8], offset: usize) -> u64 {
+    u64::from_ne_bytes(b[offset..offset + 8].try_into().expect("8 bytes"))
 }
 
-/// The tracer, attached; detached when dropped (or when the process ends).
+/// One end of a TCP connection as the kernel keeps it: `struct conn` of
+/// `bpf/layers_tcp.h` (its size asserted on both sides), written into the
+/// map as bytes at the compiler's offsets ([`Conn::bytes`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Conn {
+    in_base: u64,
+    out_base: u64,
+    unit_in: u32,
+    unit_out: u32,
+    index: u32,
+    responder: u8,
+    anchored: u8,
+    pad: u16,
+}
+
+const CONN_LEN: usize = 32;
+const _: () = assert!(size_of::<Conn>() == CONN_LEN);
+
+impl Conn {
+    fn bytes(&self) -> [u8; CONN_LEN] {
+        let mut b = [0u8; CONN_LEN];
+        let mut put = |at: usize, v: &[u8]| b[at..at + v.len()].copy_from_slice(v);
+        put(offset_of!(Conn, in_base), &self.in_base.to_ne_bytes());
+        put(offset_of!(Conn, out_base), &self.out_base.to_ne_bytes());
+        put(offset_of!(Conn, unit_in), &self.unit_in.to_ne_bytes());
+        put(offset_of!(Conn, unit_out), &self.unit_out.to_ne_bytes());
+        put(offset_of!(Conn, index), &self.index.to_ne_bytes());
+        put(offset_of!(Conn, responder), &[self.responder]);
+        put(offset_of!(Conn, anchored), &[self.anchored]);
+        b
+    }
+}
+
+/// A raw tracepoint the tracer can attach to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Probe {
+    /// The device queue takes a packet (`net_dev_queue`).
+    NetDevQueue,
+    /// The driver is about to get it (`net_dev_start_xmit`).
+    NetDevStartXmit,
+    /// Into the receive backlog (`netif_rx`: loopback, veth).
+    NetifRx,
+    /// Into NAPI (`napi_gro_receive_entry`: veth with XDP, NICs).
+    NapiGroReceive,
+    /// The stack takes it (`netif_receive_skb`).
+    NetifReceiveSkb,
+    /// Queued on the socket, its reader woken (`sk_data_ready`).
+    SkDataReady,
+    /// UDP: the responder's send, at its route lookup (`fib_table_lookup`).
+    FibTableLookup,
+    /// The same over IPv6 (`fib6_table_lookup`).
+    Fib6TableLookup,
+    /// The responder's read call's end (`sock_recv_length`).
+    SockRecvLength,
+    /// TCP: a write call's start (`tcp_sendmsg_locked`).
+    TcpSendmsgLocked,
+}
+
+impl Probe {
+    /// Every probe.
+    pub const ALL: [Probe; 10] = [
+        Probe::NetDevQueue,
+        Probe::NetDevStartXmit,
+        Probe::NetifRx,
+        Probe::NapiGroReceive,
+        Probe::NetifReceiveSkb,
+        Probe::SkDataReady,
+        Probe::FibTableLookup,
+        Probe::Fib6TableLookup,
+        Probe::SockRecvLength,
+        Probe::TcpSendmsgLocked,
+    ];
+
+    /// The tracepoint's name.
+    pub fn tracepoint(self) -> &'static str {
+        match self {
+            Probe::NetDevQueue => "net_dev_queue",
+            Probe::NetDevStartXmit => "net_dev_start_xmit",
+            Probe::NetifRx => "netif_rx",
+            Probe::NapiGroReceive => "napi_gro_receive_entry",
+            Probe::NetifReceiveSkb => "netif_receive_skb",
+            Probe::SkDataReady => "sk_data_ready",
+            Probe::FibTableLookup => "fib_table_lookup",
+            Probe::Fib6TableLookup => "fib6_table_lookup",
+            Probe::SockRecvLength => "sock_recv_length",
+            Probe::TcpSendmsgLocked => "tcp_sendmsg_locked",
+        }
+    }
+
+    /// The probe named `name` (its tracepoint's name).
+    pub fn named(name: &str) -> Option<Probe> {
+        Probe::ALL.into_iter().find(|p| p.tracepoint() == name)
+    }
+
+    /// Whether a trace of `tcp` (else UDP) uses it.
+    fn serves(self, tcp: bool) -> bool {
+        match self {
+            Probe::FibTableLookup | Probe::Fib6TableLookup => !tcp,
+            Probe::TcpSendmsgLocked => tcp,
+            _ => true,
+        }
+    }
+}
+
+/// What to trace.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// UDP round trips to and from this port (ignored for TCP).
+    pub port: u16,
+    /// TCP transactions of the connections given to [`Layers::connect`].
+    pub tcp: bool,
+    /// Probes left out (to measure what each costs).
+    pub skip: Vec<Probe>,
+    /// Have the kernel count each program's runs and time (costs a clock
+    /// read per run; [`Traced::probes`]).
+    pub stats: bool,
+    /// How often the reader takes the records.
+    pub poll: Duration,
+    /// The CPU the reader runs on (one the measured threads are not on),
+    /// if any.
+    pub reader_cpu: Option<usize>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            port: 0,
+            tcp: false,
+            skip: Vec::new(),
+            stats: false,
+            poll: Duration::from_millis(50),
+            reader_cpu: None,
+        }
+    }
+}
+
+/// A TCP connection of the client's, to trace.
+#[derive(Clone, Copy, Debug)]
+pub struct Connection {
+    /// Its number (a trip's key: index << 40 | transaction).
+    pub index: u32,
+    /// The client's port.
+    pub client_port: u16,
+    /// The responder's port.
+    pub server_port: u16,
+    /// Bytes of one request.
+    pub request: u32,
+    /// Bytes of one response.
+    pub response: u32,
+}
+
+impl Connection {
+    /// The map keys of its two ends (local port << 16 | remote port) and
+    /// their records.
+    fn ends(&self) -> [(u32, Conn); 2] {
+        let key = |local: u16, remote: u16| (u32::from(local) << 16) | u32::from(remote);
+        let end = |unit_in, unit_out, responder| Conn {
+            unit_in,
+            unit_out,
+            index: self.index,
+            responder,
+            ..Conn::default()
+        };
+        [
+            (
+                key(self.client_port, self.server_port),
+                end(self.response, self.request, 0),
+            ),
+            (
+                key(self.server_port, self.client_port),
+                end(self.request, self.response, 1),
+            ),
+        ]
+    }
+}
+
+/// What a run of the tracer gave.
+#[derive(Clone, Debug, Default)]
+pub struct Traced {
+    /// Every trip recorded, in the order written.
+    pub trips: Vec<Trip>,
+    /// Records the full ring buffer refused.
+    pub lost: u64,
+    /// Trips begun and overwritten before their last point (a lost packet,
+    /// or more outstanding than the kernel keeps).
+    pub unfinished: u64,
+    /// With [`Config::stats`]: each probe's runs and time in the kernel.
+    pub probes: Vec<ProbeCost>,
+}
+
+/// One probe's runs and time, counted by the kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeCost {
+    /// Which.
+    pub probe: Probe,
+    /// Times it ran (on every packet, socket or route lookup of the
+    /// machine that reaches it, not only ours).
+    pub runs: u64,
+    /// Time in it, ns.
+    pub ns: u64,
+}
+
+/// The tracer, attached; detached when dropped (or when the process ends:
+/// nothing is pinned).
 pub struct Layers {
     ebpf: aya::Ebpf,
+    attached: Vec<Probe>,
+    reader: Option<(Arc<AtomicBool>, JoinHandle<Vec<Trip>>)>,
+    _stats: Option<std::os::fd::OwnedFd>,
 }
 
-/// The tracepoints: (program, category, name).
-const TRACEPOINTS: [(&str, &str, &str); 8] = [
-    ("tp_net_dev_queue", "net", "net_dev_queue"),
-    ("tp_net_dev_start_xmit", "net", "net_dev_start_xmit"),
-    ("tp_net_dev_xmit", "net", "net_dev_xmit"),
-    ("tp_netif_rx", "net", "netif_rx"),
-    ("tp_napi_gro_receive_entry", "net", "napi_gro_receive_entry"),
-    ("tp_netif_receive_skb", "net", "netif_receive_skb"),
-    ("tp_sk_data_ready", "sock", "sk_data_ready"),
-    ("tp_sock_send_length", "sock", "sock_send_length"),
-];
+/// The C program's name for `p`.
+fn program(p: Probe) -> String {
+    format!("rtp_{}", p.tracepoint())
+}
 
 impl Layers {
-    /// Loads the programs and attaches them to every tracepoint the round
-    /// trip passes.
-    pub fn attach(cfg: &Config) -> Result<Layers, Error> {
-        let bytes = OBJECT.bytes()?;
-        tracefs()?;
+    /// Loads the programs (the verifier's work: the heavy part, done
+    /// before the untraced run so that both runs follow it and find the
+    /// threads where it left them) and starts the reader; nothing is
+    /// attached until [`Layers::attach`].
+    pub fn load(cfg: &Config) -> Result<Layers, Error> {
+        let bytes = LAYERS.bytes()?;
+        let attached: Vec<Probe> = Probe::ALL
+            .into_iter()
+            .filter(|p| p.serves(cfg.tcp) && !cfg.skip.contains(p))
+            .collect();
+        // The point that closes a trip: the reply on the client's socket
+        // (UDP), the whole response on it (TCP); without sk_data_ready,
+        // the reply to the stack.
+        let emit_at: u8 = match (cfg.tcp, attached.contains(&Probe::SkDataReady)) {
+            (false, true) => 12,
+            (true, true) => 13,
+            (false, false) => 11,
+            (true, false) => 12,
+        };
+        let stats = match cfg.stats {
+            true => Some(
+                aya::sys::enable_stats(aya::sys::Stats::RunTime)
+                    .map_err(|e| Error::kernel("turning on the kernel's BPF statistics", e))?,
+            ),
+            false => None,
+        };
         let mut ebpf = aya::EbpfLoader::new()
             .set_global("cfg_port", &cfg.port, true)
+            .set_global("cfg_tcp", &u8::from(cfg.tcp), true)
+            .set_global("cfg_emit_at", &emit_at, true)
             .load(bytes)
             .map_err(|e| Error::kernel("loading the layer tracer", e))?;
-        {
-            let mut tgids: HashMap<_, u32, u8> = HashMap::try_from(
-                ebpf.map_mut("tgids")
-                    .ok_or_else(|| Error::kernel_missing("map tgids"))?,
-            )
-            .map_err(|e| Error::kernel("the tracer's process map", e))?;
-            for t in &cfg.tgids {
-                tgids
-                    .insert(t, 1, 0)
-                    .map_err(|e| Error::kernel("the tracer's process map", e))?;
-            }
+        for p in &attached {
+            let name = program(*p);
+            let prog: &mut RawTracePoint = crate::object::program(&mut ebpf, &name)?;
+            prog.load()
+                .map_err(|e| Error::kernel(format!("the verifier on {name}"), e))?;
         }
-        for (prog, category, name) in TRACEPOINTS {
-            let p: &mut TracePoint = crate::object::program(&mut ebpf, prog)?;
-            p.load()
-                .map_err(|e| Error::kernel(format!("the verifier on {prog}"), e))?;
-            p.attach(category, name)
-                .map_err(|e| Error::kernel(format!("attaching to tracepoint {category}:{name}"), e))?;
-        }
-        for (prog, name) in [("raw_sys_enter", "sys_enter"), ("raw_sys_exit", "sys_exit")] {
-            let p: &mut RawTracePoint = crate::object::program(&mut ebpf, prog)?;
-            p.load()
-                .map_err(|e| Error::kernel(format!("the verifier on {prog}"), e))?;
-            p.attach(name)
-                .map_err(|e| Error::kernel(format!("attaching to raw tracepoint {name}"), e))?;
-        }
-        Ok(Layers { ebpf })
-    }
-
-    /// Every record written since the last drain, oldest first per CPU.
-    pub fn drain(&mut self) -> Result<Vec<Event>, Error> {
-        let mut ring = RingBuf::try_from(
-            self.ebpf
-                .map_mut("events")
-                .ok_or_else(|| Error::kernel_missing("map events"))?,
+        let ring = RingBuf::try_from(
+            ebpf.take_map("trips_out")
+                .ok_or_else(|| Error::kernel_missing("map trips_out"))?,
         )
         .map_err(|e| Error::kernel("the tracer's ring buffer", e))?;
-        let mut out = Vec::new();
-        while let Some(item) = ring.next() {
-            out.extend(Event::parse(&item));
-        }
-        Ok(out)
+        let stop = Arc::new(AtomicBool::new(false));
+        let (poll, cpu) = (cfg.poll, cfg.reader_cpu);
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name("layers-reader".into())
+            .spawn(move || {
+                if let Some(c) = cpu {
+                    let _ = stackmeter_sys::pin_current_thread(c);
+                }
+                read_until(ring, &flag, poll)
+            })
+            .map_err(|e| Error::kernel("starting the tracer's reader", e))?;
+        Ok(Layers {
+            ebpf,
+            attached,
+            reader: Some((stop, handle)),
+            _stats: stats,
+        })
     }
 
-    /// Records lost because the ring buffer was full.
-    pub fn lost(&self) -> Result<u64, Error> {
-        per_cpu_sum(&self.ebpf, "lcounters", 1)
+    /// Attaches every probe loaded: tracing starts.
+    pub fn attach(&mut self) -> Result<(), Error> {
+        for p in &self.attached {
+            let prog: &mut RawTracePoint = crate::object::program(&mut self.ebpf, &program(*p))?;
+            prog.attach(p.tracepoint())
+                .map_err(|e| Error::kernel(format!("attaching to raw tracepoint {}", p.tracepoint()), e))?;
+        }
+        Ok(())
+    }
+
+    /// Traces TCP connection `c` from now on (before its data phase).
+    pub fn connect(&mut self, c: &Connection) -> Result<(), Error> {
+        let mut map = self.conns()?;
+        for (key, end) in c.ends() {
+            map.insert(key, end.bytes(), 0)
+                .map_err(|e| Error::kernel("the tracer's connection map", e))?;
+        }
+        Ok(())
+    }
+
+    /// Stops tracing connection `c`.
+    pub fn disconnect(&mut self, c: &Connection) -> Result<(), Error> {
+        let mut map = self.conns()?;
+        for (key, _) in c.ends() {
+            let _ = map.remove(&key);
+        }
+        Ok(())
+    }
+
+    fn conns(&mut self) -> Result<HashMap<&mut MapData, u32, [u8; CONN_LEN]>, Error> {
+        HashMap::try_from(
+            self.ebpf
+                .map_mut("conns")
+                .ok_or_else(|| Error::kernel_missing("map conns"))?,
+        )
+        .map_err(|e| Error::kernel("the tracer's connection map", e))
+    }
+
+    /// The probes attached.
+    pub fn probes(&self) -> &[Probe] {
+        &self.attached
+    }
+
+    /// Stops the reader, takes the last records and the counters, and
+    /// detaches everything.
+    pub fn finish(mut self) -> Result<Traced, Error> {
+        let trips = match self.reader.take() {
+            Some((stop, handle)) => {
+                stop.store(true, Ordering::Relaxed);
+                handle.join().unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let mut probes = Vec::new();
+        if self._stats.is_some() {
+            for p in &self.attached {
+                let prog: &mut RawTracePoint = crate::object::program(&mut self.ebpf, &program(*p))?;
+                let info = prog
+                    .info()
+                    .map_err(|e| Error::kernel("reading a program's statistics", e))?;
+                probes.push(ProbeCost {
+                    probe: *p,
+                    runs: info.run_count(),
+                    ns: info.run_time().as_nanos() as u64,
+                });
+            }
+        }
+        Ok(Traced {
+            trips,
+            lost: per_cpu_sum(&self.ebpf, "counters", 1)?,
+            unfinished: per_cpu_sum(&self.ebpf, "counters", 2)?,
+            probes,
+        })
     }
 }
 
-/// Classic tracepoints are found through tracefs: mounted at
-/// /sys/kernel/tracing when it is not.
-fn tracefs() -> Result<(), Error> {
-    let dir = std::path::Path::new("/sys/kernel/tracing");
-    if dir.join("events").is_dir() || std::path::Path::new("/sys/kernel/debug/tracing/events").is_dir() {
-        return Ok(());
+impl Drop for Layers {
+    fn drop(&mut self) {
+        if let Some((stop, handle)) = self.reader.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = handle.join();
+        }
     }
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tracefs", "nodev"])
-        .arg(dir)
-        .status();
-    match mounted {
-        Ok(s) if s.success() && dir.join("events").is_dir() => Ok(()),
-        _ => Err(Error::Kernel {
-            what: "tracefs".into(),
-            why: "not mounted, and mount -t tracefs nodev /sys/kernel/tracing failed".into(),
-        }),
+}
+
+/// The reader: every `poll`, every record in the ring buffer, until
+/// `stop`; then what is left.
+fn read_until(mut ring: RingBuf<MapData>, stop: &AtomicBool, poll: Duration) -> Vec<Trip> {
+    let mut out = Vec::new();
+    loop {
+        let last = stop.load(Ordering::Relaxed);
+        while let Some(item) = ring.next() {
+            out.extend(Trip::read(&item));
+        }
+        if last {
+            return out;
+        }
+        std::thread::sleep(poll);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record's bytes as the C struct lays them out read back field for
+    /// field: key at 0, the times from 8, the CPUs after them, the state
+    /// last.
+    #[test]
+    fn a_trip_reads_at_the_c_offsets() {
+        let mut b = vec![0u8; TRIP_LEN];
+        b[0..8].copy_from_slice(&42u64.to_ne_bytes());
+        b[8 + 8 * 3..8 + 8 * 4].copy_from_slice(&7u64.to_ne_bytes());
+        b[128 + 2] = 1;
+        b[143] = 2;
+        let t = Trip::read(&b).unwrap();
+        assert_eq!((t.key, t.at[3], t.at[4], t.cpu[2], t.state), (42, 7, 0, 1, 2));
+        assert!(Trip::read(&b[..TRIP_LEN - 1]).is_none());
+    }
+
+    /// A connection's two ends: keys mirror each other, and each end's
+    /// incoming message is the other's outgoing.
+    #[test]
+    fn a_connections_ends_mirror_each_other() {
+        let c = Connection {
+            index: 3,
+            client_port: 40000,
+            server_port: 24680,
+            request: 1,
+            response: 1024,
+        };
+        let [(ck, cl), (sk, sr)] = c.ends();
+        assert_eq!(ck, (40000 << 16) | 24680);
+        assert_eq!(sk, (24680 << 16) | 40000);
+        assert_eq!((cl.unit_in, cl.unit_out, cl.responder), (1024, 1, 0));
+        assert_eq!((sr.unit_in, sr.unit_out, sr.responder), (1, 1024, 1));
+        let b = sr.bytes();
+        assert_eq!(u32::from_ne_bytes(b[16..20].try_into().unwrap()), 1);
+        assert_eq!((u32::from_ne_bytes(b[24..28].try_into().unwrap()), b[28]), (3, 1));
+    }
+
+    /// Every probe is named by its tracepoint, and each mode uses its own.
+    #[test]
+    fn probes_are_named_by_their_tracepoints() {
+        for p in Probe::ALL {
+            assert_eq!(Probe::named(p.tracepoint()), Some(p));
+        }
+        assert!(Probe::FibTableLookup.serves(false) && !Probe::FibTableLookup.serves(true));
+        assert!(Probe::TcpSendmsgLocked.serves(true) && Probe::NetifRx.serves(true));
     }
 }

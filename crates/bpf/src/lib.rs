@@ -8,8 +8,9 @@
 //! - [`sockmap::SockmapEcho`]: TCP data echoed inside the kernel by a
 //!   sockmap's `sk_skb` verdict, the accepting application never reading
 //!   a byte (`serve --in-kernel sockmap`);
-//! - [`layers::Layers`]: tracepoints at each layer of a UDP round trip,
-//!   events to a ring buffer (`ping --layers`).
+//! - [`layers::Layers`]: raw tracepoints at each layer of a UDP round trip
+//!   or a TCP transaction, one record per round trip to a ring buffer
+//!   (`ping --layers`, `rr --layers`).
 //!
 //! The programs are C in `bpf/`, compiled by clang when this crate is
 //! built (build.rs); a machine without clang builds stackmeter without
@@ -29,7 +30,7 @@ pub use object::Error;
 /// Which of the programs this binary lacks, and why (built without clang
 /// or bpftool); none when it has them all.
 pub fn not_built() -> Option<String> {
-    let missing: Vec<String> = [&xdp::OBJECT, &sockmap::OBJECT, &layers::OBJECT]
+    let missing: Vec<String> = object::ALL
         .iter()
         .filter(|o| o.bytes.is_empty())
         .map(|o| format!("{}: {}", o.what, o.why_not))

@@ -1,6 +1,6 @@
 //! What every program of this crate shares: its object as the build left
 //! it (or why not), the error of every step, and reading a per-CPU
-//! counter.
+//! counter. The objects themselves are build.rs's list, written out.
 
 /// Why a BPF program could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +56,8 @@ pub(crate) struct Object {
     /// What it is, for messages.
     pub what: &'static str,
 }
+
+include!(concat!(env!("OUT_DIR"), "/objects.rs"));
 
 impl Object {
     /// The object's bytes, after checking that it was built and that this

@@ -8,7 +8,7 @@
 //! and then only waits for the end of the connection; a read that returns
 //! data is counted, and should stay at zero.
 
-use crate::object::{per_cpu_sum, Error, Object};
+use crate::object::{per_cpu_sum, Error, SOCKMAP_ECHO};
 use aya::maps::SockHash;
 use aya::programs::SkSkb;
 use std::net::{TcpListener, TcpStream};
@@ -16,12 +16,6 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-pub(crate) const OBJECT: Object = Object {
-    bytes: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/sockmap_echo.o")),
-    why_not: env!("STACKMETER_BPF_SOCKMAP_ECHO_WHY_NOT"),
-    what: "the sockmap responder",
-};
 
 /// Counter slots of `bpf/sockmap_echo.bpf.c` (`enum sockmap_echo_counter`).
 const ECHOED_BYTES: u32 = 1;
@@ -63,7 +57,7 @@ pub struct SockmapEcho {
 impl SockmapEcho {
     /// Loads the programs and attaches them to a new sockhash.
     pub fn load() -> Result<SockmapEcho, Error> {
-        let bytes = OBJECT.bytes()?;
+        let bytes = SOCKMAP_ECHO.bytes()?;
         let mut ebpf = aya::Ebpf::load(bytes).map_err(|e| Error::kernel("loading the sockmap programs", e))?;
         let map_fd = {
             let socks: SockHash<_, u64> =

@@ -8,14 +8,8 @@
 //! running beside it, which answers as ever. Plain mode echoes any
 //! datagram to the port unchanged (`ping --echo`).
 
-use crate::object::{per_cpu_sum, Error, Object};
+use crate::object::{per_cpu_sum, Error, XDP_ECHO};
 use aya::programs::{Xdp, XdpFlags};
-
-pub(crate) const OBJECT: Object = Object {
-    bytes: aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/xdp_echo.o")),
-    why_not: env!("STACKMETER_BPF_XDP_ECHO_WHY_NOT"),
-    what: "the XDP responder",
-};
 
 /// Where the program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,13 +65,13 @@ impl XdpEcho {
     /// Whether the program can be loaded here (built, and root), before
     /// anything else starts.
     pub fn check() -> Result<(), Error> {
-        OBJECT.bytes().map(|_| ())
+        XDP_ECHO.bytes().map(|_| ())
     }
 
     /// Loads the program for UDP port `port` (`plain`: echo any datagram
     /// unchanged) and attaches it to `interface` in `mode`.
     pub fn attach(interface: &str, port: u16, plain: bool, mode: Mode) -> Result<XdpEcho, Error> {
-        let bytes = OBJECT.bytes()?;
+        let bytes = XDP_ECHO.bytes()?;
         let mut ebpf = aya::EbpfLoader::new()
             .set_global("cfg_port", &port, true)
             .set_global("cfg_plain", &u8::from(plain), true)

@@ -115,7 +115,7 @@ fn execute(
             false => {
                 let what = format!("{step} on {label}, repetition {}", repetition + 1);
                 heartbeat.say(&format!("stackmeter: test {} of {total}: {what}", done + 1));
-                progress.set(done, total, what)
+                progress.set(done, total, what);
             }
         },
         SuiteEvent::Warning(w) => heartbeat.print(&progress, &format!("stackmeter: warning: {w}")),
@@ -133,7 +133,7 @@ fn execute(
                 cfg.decide.as_ref().map_or_else(String::new, |d| d.budget.to_string())
             );
             heartbeat.say(&format!("stackmeter: {what}"));
-            progress.message(what)
+            progress.message(what);
         }
     });
     progress.finish();

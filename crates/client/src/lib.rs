@@ -72,9 +72,36 @@ pub use handshake::open_session;
 pub use load::{load, LoadOutcome};
 pub use open_rr::{rr_open, schedule};
 pub use outcome::{Outcome, RowHistogram, StreamOutcome};
-pub use ping::ping;
-pub use plain::{crr_plain, rr_plain, stream_plain, ECHO_HEADER_LEN};
-pub use rr::rr;
+pub use plain::{crr_plain, stream_plain, ECHO_HEADER_LEN};
+
+/// ping's echo test; with `--layers`, twice: untraced, then traced layer
+/// by layer ([`layers`]).
+pub fn ping(endpoint: &Endpoint, spec: &stackmeter_results::PingParams) -> Outcome<stackmeter_results::PingResult> {
+    match spec.layers {
+        true => layers::ping(endpoint, spec),
+        false => ping::ping(endpoint, spec),
+    }
+}
+
+/// rr against a responder; with `--layers`, untraced, then traced.
+pub fn rr(endpoint: &Endpoint, spec: &stackmeter_results::RrParams) -> Outcome<stackmeter_results::RrResult> {
+    match spec.layers {
+        true => layers::rr(endpoint, spec, false),
+        false => rr::rr(endpoint, spec),
+    }
+}
+
+/// rr against a plain target (`--echo`, `--raw`); with `--layers`,
+/// untraced, then traced.
+pub fn rr_plain(
+    addr: std::net::SocketAddr,
+    spec: &stackmeter_results::RrParams,
+) -> Outcome<stackmeter_results::RrResult> {
+    match spec.layers {
+        true => layers::rr(&Endpoint::new(addr, None), spec, true),
+        false => plain::rr_plain(addr, spec),
+    }
+}
 pub use rrul::{rrul, RrulOutcome};
 pub use stream::stream;
 pub use target::resolve;

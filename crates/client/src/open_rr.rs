@@ -219,6 +219,7 @@ fn one(
         timestamps: None,
         split_us: None,
         retransmits: None,
+        layers: None,
     };
     Ok((row, t.rtt))
 }

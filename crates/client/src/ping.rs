@@ -23,62 +23,29 @@ use std::time::{Duration, Instant};
 /// How many slow answers are listed one by one.
 pub const SLOW_LISTED: usize = 10;
 
-/// Runs the echo test; with `layers`, twice: untraced, then traced layer
-/// by layer (crate::layers). A test with no reply at all ends with an
-/// error next to its (complete) row.
+/// Runs the echo test (`--layers` is the crate root's: crate::layers runs
+/// it twice). A test with no reply at all ends with an error next to its
+/// (complete) row.
 pub fn ping(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
-    if !spec.layers {
-        return run_once(endpoint, spec);
-    }
-    let untraced = run_once(
-        endpoint,
-        &PingParams {
-            layers: false,
-            ..spec.clone()
-        },
-    );
-    if untraced.error.is_some() {
-        return untraced;
-    }
-    let untraced_p50 = untraced.rows.first().and_then(|r| r.rtt_us.as_ref()).map(|l| l.p50);
-    // This process (the client, and an embedded responder), and the
-    // process listening on the target if it is on this host.
-    let mut tgids = vec![std::process::id()];
-    if stackmeter_sys::tstamp::is_local_ip(endpoint.addr.ip()) {
-        if let Some(l) = stackmeter_sys::listener::listener(endpoint.addr) {
-            tgids.push(l.pid);
-        }
-    }
-    let cfg = stackmeter_bpf::layers::Config {
-        port: endpoint.addr.port(),
-        tgids,
-    };
-    let mut tracer = match stackmeter_bpf::layers::Layers::attach(&cfg) {
-        Ok(t) => t,
-        Err(e) => return Outcome::failed(ClientError::Local(io::Error::other(format!("--layers: {e}")))),
-    };
-    let mut o = run_once(endpoint, spec);
-    let events = tracer.drain();
-    let lost = tracer.lost().unwrap_or(0);
-    drop(tracer);
-    let client = stackmeter_sys::knobs::tid() as u32;
-    if let (Ok(events), Some(row)) = (events, o.rows.first_mut()) {
-        if let Some(rtt) = &row.rtt_us {
-            let mut w = crate::layers::waterfall(&events, client, spec.warmup as usize, rtt.mean, rtt.p50);
-            w.untraced_p50_us = untraced_p50;
-            w.lost_records = lost;
-            row.layers = Some(w);
-        }
-    }
-    o
+    run_once(endpoint, spec, false).0
 }
 
-/// One run of the echo test.
-fn run_once(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
+/// One run that keeps every timed datagram's sequence number on the wire
+/// and its two clock reads (for the tracer's waterfall).
+pub(crate) fn run_timed(endpoint: &Endpoint, spec: &PingParams) -> (Outcome<PingResult>, Vec<(u64, Instant, Instant)>) {
+    run_once(endpoint, spec, true)
+}
+
+/// One run of the echo test; with `keep`, also each timed datagram's
+/// wire sequence number and clock reads.
+fn run_once(endpoint: &Endpoint, spec: &PingParams, keep: bool) -> (Outcome<PingResult>, Vec<(u64, Instant, Instant)>) {
     let mut st = match State::new(endpoint, spec) {
         Ok(s) => s,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return (Outcome::failed(e), Vec::new()),
     };
+    if keep {
+        st.times = Some(Vec::with_capacity(spec.count as usize));
+    }
     let run = if spec.interval_us == 0 {
         st.back_to_back()
     } else {
@@ -112,11 +79,12 @@ fn run_once(endpoint: &Endpoint, spec: &PingParams) -> Outcome<PingResult> {
             });
         }
     }
-    Outcome {
+    let out = Outcome {
         rows: vec![row],
         error,
         histograms,
-    }
+    };
+    (out, st.times.take().unwrap_or_default())
 }
 
 /// Two count ids for a test's warm-up and timed datagrams, when they are
@@ -177,6 +145,9 @@ struct State<'a> {
     counted: Option<(u64, u64)>,
     /// The timed datagrams whose reply came after the timeout.
     late_seqs: Vec<u64>,
+    /// With `--layers`: each timed reply's wire sequence number and the
+    /// clock reads around it (kept after the second read).
+    times: Option<Vec<(u64, Instant, Instant)>>,
 }
 
 impl<'a> State<'a> {
@@ -233,6 +204,7 @@ impl<'a> State<'a> {
             count_ids: count_ids(spec),
             counted: None,
             late_seqs: Vec::new(),
+            times: None,
         })
     }
 
@@ -507,6 +479,9 @@ impl<'a> State<'a> {
         }
         let ns = rtt.as_nanos() as u64;
         self.rtt.record(ns);
+        if let Some(t) = self.times.as_mut() {
+            t.push((seq.wrapping_add(self.base), sent, t1));
+        }
         if let Some(ns) = server_ns {
             self.server.record(ns);
         }

@@ -16,13 +16,54 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-/// Runs every size pair against the responder at `endpoint`. Stops at the
-/// first error, keeping the rows already measured.
+/// Runs every size pair against the responder at `endpoint` (`--layers`
+/// is the crate root's: crate::layers runs it twice, through a [`Tap`]).
+/// Stops at the first error, keeping the rows already measured.
 pub fn rr(endpoint: &Endpoint, spec: &RrParams) -> Outcome<RrResult> {
-    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec))
+    rr_tapped(endpoint, spec, None::<&mut NoTap>)
 }
 
-fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult, Recorder), ClientError> {
+/// Where a pair's exchanges go once its connection is open: the tracer
+/// registers the connection and keeps the clock reads (crate::layers).
+pub(crate) trait Tap {
+    /// [`exchanges`] of `pair` on the connection from `client_port`.
+    fn exchanges<X: Exchange>(
+        &mut self,
+        client_port: u16,
+        addr: SocketAddr,
+        pair: SizePair,
+        spec: &RrParams,
+        x: &mut X,
+    ) -> Result<(RrResult, Recorder), ClientError>;
+}
+
+/// No tap: the exchanges as they are.
+pub(crate) struct NoTap;
+
+impl Tap for NoTap {
+    fn exchanges<X: Exchange>(
+        &mut self,
+        _: u16,
+        addr: SocketAddr,
+        pair: SizePair,
+        spec: &RrParams,
+        x: &mut X,
+    ) -> Result<(RrResult, Recorder), ClientError> {
+        exchanges(addr, pair, spec, x)
+    }
+}
+
+/// [`rr`], each pair's exchanges through `tap` when given.
+pub(crate) fn rr_tapped<T: Tap>(endpoint: &Endpoint, spec: &RrParams, mut tap: Option<&mut T>) -> Outcome<RrResult> {
+    crate::outcome::per_pair(&spec.sizes, |pair| one(endpoint, pair, spec, tap.as_deref_mut()))
+}
+
+fn one<T: Tap>(
+    endpoint: &Endpoint,
+    pair: SizePair,
+    spec: &RrParams,
+    tap: Option<&mut T>,
+) -> Result<(RrResult, Recorder), ClientError> {
     let timeout = Duration::from_millis(spec.timeout_ms);
     let mut h = SessionHeader {
         mode: Mode::Rr,
@@ -33,9 +74,13 @@ fn one(endpoint: &Endpoint, pair: SizePair, spec: &RrParams) -> Result<(RrResult
     let Some(p) = &spec.timestamps else {
         // Without timestamps: the loop as it always was.
         let mut s = open_session(endpoint, &h, timeout)?;
+        let port = s.local_addr()?.port();
         let mut rx = AlignedBuf::new(rx_len(pair));
         let mut x = Buffers::new(&mut s, pair, &[], rx.bytes_mut());
-        let (mut row, rec) = exchanges(endpoint.addr, pair, spec, &mut x)?;
+        let (mut row, rec) = match tap {
+            Some(t) => t.exchanges(port, endpoint.addr, pair, spec, &mut x)?,
+            None => exchanges(endpoint.addr, pair, spec, &mut x)?,
+        };
         row.retransmits = retransmits(&s);
         return Ok((row, rec));
     };
@@ -270,5 +315,6 @@ fn row(
         timestamps: None,
         split_us: None,
         retransmits: None,
+        layers: None,
     })
 }

@@ -21,6 +21,7 @@ pub mod heatmap;
 pub mod units;
 pub mod view;
 mod views;
+pub mod waterfall;
 
 pub use format::{html, json, markdown, text};
 pub use views::live::live_cells;

@@ -35,6 +35,9 @@ pub enum Block {
     Chart(crate::chart::Chart),
     /// A matrix of values: a coloured grid in HTML, a table elsewhere.
     Heatmap(crate::heatmap::Heatmap),
+    /// A round trip's segments as horizontal bars: SVG in HTML, a table
+    /// with the bars in characters elsewhere.
+    Waterfall(crate::waterfall::Waterfall),
     /// Something the reader must know to trust the figures.
     Warning(String),
     /// A remark on the figures (small samples, method).
@@ -144,6 +147,23 @@ pub fn nested(v: View) -> View {
                 other => other,
             })
             .collect(),
+    }
+}
+
+/// A waterfall as a table, for text and Markdown (and HTML's details): a
+/// row per step, the bars in characters.
+pub fn waterfall_table(w: &crate::waterfall::Waterfall) -> Table {
+    Table {
+        cols: w
+            .columns()
+            .into_iter()
+            .map(|(head, text, width)| match text {
+                true => Col::text(&head, width),
+                false => Col::num(&head, width),
+            })
+            .collect(),
+        rows: w.cells(),
+        ..Table::default()
     }
 }
 

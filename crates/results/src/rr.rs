@@ -49,6 +49,10 @@ pub struct RrParams {
     /// Kernel timestamps asked for (`--timestamps`), and the clock method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<StampParams>,
+    /// Each transaction timed layer by layer from the kernel's tracepoints
+    /// (`--layers`, Linux, root).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub layers: bool,
 }
 
 /// The schedule of an open-loop rr.
@@ -110,6 +114,9 @@ pub struct RrResult {
     /// read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retransmits: Option<u32>,
+    /// With `--layers`: the transaction layer by layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<crate::layers::Layers>,
 }
 
 impl SizePair {

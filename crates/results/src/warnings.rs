@@ -200,6 +200,47 @@ pub enum LevelsCause {
     NotPinned,
 }
 
+impl LevelsCause {
+    /// What most likely made two levels, and what to do, in words.
+    fn words(&self) -> String {
+        match self {
+            LevelsCause::DelayedAck { step_ms } => format!(
+                "the upper level is {step_ms:.0} ms above the lower, the delayed-ACK timer's step: one end held a segment back (Nagle's algorithm) until the other's delayed ACK came; a plain server without TCP_NODELAY does this to replies of more than one segment"
+            ),
+            LevelsCause::Pinned => "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)".into(),
+            LevelsCause::NotPinned => "the client was not pinned, so it and the responder may have shared a CPU part of the time; pin both (--affinity, and the responder's own)".into(),
+        }
+    }
+}
+
+impl Warning {
+    /// [`Warning::RrBehindSchedule`] in words.
+    fn behind_schedule(&self) -> String {
+        let Warning::RrBehindSchedule {
+            row,
+            requested,
+            achieved,
+            late,
+            samples,
+            lag_us,
+        } = self
+        else {
+            return String::new();
+        };
+        let lag = lag_us
+            .map(|(p99, max)| format!(", send lag p99 {p99:.0} us, max {max:.0} us"))
+            .unwrap_or_default();
+        let lower = if *achieved < 0.99 * requested {
+            " and the load was lower than asked"
+        } else {
+            ""
+        };
+        format!(
+            "{row}: the client fell behind its schedule (requested {requested:.0}/s, achieved {achieved:.0}/s; {late} of {samples} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}"
+        )
+    }
+}
+
 /// "ROW: " where a warning names its row, else "".
 fn row(r: &Option<String>) -> String {
     r.as_ref().map(|r| format!("{r}: ")).unwrap_or_default()
@@ -208,23 +249,15 @@ fn row(r: &Option<String>) -> String {
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Warning::TwoLevels { row, levels: l, cause } => {
-                let why = match cause {
-                    LevelsCause::DelayedAck { step_ms } => format!(
-                        "the upper level is {step_ms:.0} ms above the lower, the delayed-ACK timer's step: one end held a segment back (Nagle's algorithm) until the other's delayed ACK came; a plain server without TCP_NODELAY does this to replies of more than one segment"
-                    ),
-                    LevelsCause::Pinned => "both sides were pinned, so look for other load or the host's scheduling (virtual CPUs)".into(),
-                    LevelsCause::NotPinned => "the client was not pinned, so it and the responder may have shared a CPU part of the time; pin both (--affinity, and the responder's own)".into(),
-                };
-                write!(
-                    f,
-                    "{row} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {why}, and compare medians of several runs, not this one",
-                    l.low_us,
-                    100.0 * l.low_share,
-                    l.high_us,
-                    100.0 * (1.0 - l.low_share)
-                )
-            }
+            Warning::TwoLevels { row, levels: l, cause } => write!(
+                f,
+                "{row} has two levels, {:.1} us ({:.0}%) and {:.1} us ({:.0}%): {}, and compare medians of several runs, not this one",
+                l.low_us,
+                100.0 * l.low_share,
+                l.high_us,
+                100.0 * (1.0 - l.low_share),
+                cause.words()
+            ),
             Warning::NoStamps { row: r } => write!(
                 f,
                 "{}timestamps were asked for, but the responder wrote no stamps (mode none): it does not know the flag or has no kernel timestamps, so there is no split",
@@ -241,16 +274,7 @@ impl std::fmt::Display for Warning {
                     row(r)
                 )
             }
-            Warning::RrBehindSchedule { row, requested, achieved, late, samples, lag_us } => {
-                let lag = lag_us
-                    .map(|(p99, max)| format!(", send lag p99 {p99:.0} us, max {max:.0} us"))
-                    .unwrap_or_default();
-                let lower = if *achieved < 0.99 * requested { " and the load was lower than asked" } else { "" };
-                write!(
-                    f,
-                    "{row}: the client fell behind its schedule (requested {requested:.0}/s, achieved {achieved:.0}/s; {late} of {samples} requests left more than one per-connection interval late{lag}): the latencies include that lag{lower}"
-                )
-            }
+            Warning::RrBehindSchedule { .. } => f.write_str(&self.behind_schedule()),
             Warning::RrRetransmits {
                 row,
                 retransmits,

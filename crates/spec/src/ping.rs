@@ -50,7 +50,7 @@ pub struct PingOptions {
     /// With --timestamps: how the two ends' clocks relate [default: same for an address of this host, else estimate].
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
-    /// Time each round trip layer by layer from the kernel's tracepoints (Linux, root): the client's and a responder on this host's system calls, device queues, drivers, receive backlogs, stacks and wake-ups. Runs the datagrams twice, untraced first, and prints the tracer's overhead.
+    /// Time each round trip layer by layer from the kernel's tracepoints (Linux, root): device queues, drivers, receive backlogs, stacks, wake-ups and the responder's calls on this host, between the client's own clock reads. Runs the datagrams twice, untraced first, and prints the tracer's cost.
     #[arg(long)]
     pub layers: bool,
 }

@@ -75,6 +75,9 @@ pub struct RrOptions {
     /// With --timestamps: how the two ends' clocks relate [default: same for an address of this host, else estimate].
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
+    /// Time each transaction layer by layer from the kernel's tracepoints (Linux, root; closed loop): device queues, drivers, stacks, wake-ups, the responder's read and write, between the client's own clock reads. Runs twice, untraced first, and prints the tracer's cost.
+    #[arg(long)]
+    pub layers: bool,
 }
 
 super::common::defaults_from_flags!(RrOptions);
@@ -126,7 +129,14 @@ impl Options for RrOptions {
                 ));
             }
         }
+        if self.layers && (open_loop.is_some() || timestamps.is_some()) {
+            return Err(SpecError::new(
+                "layers",
+                "traces the closed loop without --timestamps: leave out --rate and --timestamps",
+            ));
+        }
         Ok(RrParams {
+            layers: self.layers,
             open_loop,
             timestamps,
             sizes,

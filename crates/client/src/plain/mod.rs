@@ -17,4 +17,5 @@ mod tcp;
 pub(crate) use ping::EchoFrames;
 pub use ping::ECHO_HEADER_LEN;
 pub use stream::stream_plain;
+pub(crate) use tcp::rr_plain_tapped;
 pub use tcp::{crr_plain, rr_plain};

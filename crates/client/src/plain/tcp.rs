@@ -12,7 +12,7 @@
 use crate::crr::{connections, Transaction};
 use crate::error::ClientError;
 use crate::outcome::Outcome;
-use crate::rr::{exchanges, request, rx_len, Buffers, Exchange};
+use crate::rr::{exchanges, request, rx_len, Buffers, Exchange, NoTap, Tap};
 use crate::sockets::{lost, send_all, tcp_connect, AlignedBuf, CHUNK};
 use stackmeter_recorder::Recorder;
 use stackmeter_results::{CrrParams, CrrResult, RrParams, RrResult, SizePair};
@@ -31,8 +31,16 @@ const ECHO_PIECE: usize = 64 << 10;
 /// `--echo` sends REQ bytes and reads them back, `--raw` sends REQ bytes
 /// and reads exactly RESP. Stops at the first error, keeping finished rows.
 pub fn rr_plain(addr: SocketAddr, spec: &RrParams) -> Outcome<RrResult> {
+    rr_plain_tapped(addr, spec, None::<&mut NoTap>)
+}
+
+/// [`rr_plain`], each pair's exchanges through `tap` when given (`rr
+/// --layers`).
+pub(crate) fn rr_plain_tapped<T: Tap>(addr: SocketAddr, spec: &RrParams, mut tap: Option<&mut T>) -> Outcome<RrResult> {
     let prefix = prefix(spec.request_prefix.as_deref());
-    crate::outcome::per_pair(&spec.sizes, |pair| rr_one(addr, pair, spec, &prefix))
+    crate::outcome::per_pair(&spec.sizes, |pair| {
+        rr_one(addr, pair, spec, &prefix, tap.as_deref_mut())
+    })
 }
 
 /// The request's first bytes (checked by the engine: valid hex).
@@ -120,15 +128,20 @@ fn rr_one(
     pair: SizePair,
     spec: &RrParams,
     prefix: &[u8],
+    tap: Option<&mut impl Tap>,
 ) -> Result<(RrResult, Recorder), ClientError> {
     let mut s = tcp_connect(addr, Duration::from_millis(spec.timeout_ms))?;
+    let port = s.local_addr()?.port();
     let mut rx = AlignedBuf::new(rx_len(pair));
     let mut x = Plain {
         b: Buffers::new(&mut s, pair, prefix, rx.bytes_mut()),
         echo: spec.echo,
         addr,
     };
-    exchanges(addr, pair, spec, &mut x)
+    match tap {
+        Some(t) => t.exchanges(port, addr, pair, spec, &mut x),
+        None => exchanges(addr, pair, spec, &mut x),
+    }
 }
 
 /// rr's exchange with a plain target.

@@ -15,6 +15,7 @@ th{background:#f3f3f3}.l{text-align:left}tfoot td{font-weight:600}
 .charts>svg{display:block;width:100%;height:auto;box-sizing:border-box;background:#fff;border:1px solid #ddd}
 .charts figure{margin:0}.charts figcaption{font-weight:600;margin-bottom:4px}
 .charts figure svg{display:block;background:#fff;border:1px solid #ddd;box-sizing:border-box}
+figure.waterfall{margin:12px 0}figure.waterfall svg{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}
 details{margin:4px 0 8px}.warning{color:#b3261e}.note{color:#555}";
 
 /// Marks every chart the browser actually laid out, and counts them.
@@ -72,6 +73,12 @@ pub fn body(v: &View) -> String {
                 o.push_str("<details><summary>the values as a table</summary>");
                 table(&mut o, &crate::view::heatmap_table(h));
                 o.push_str("</details></figure>");
+            }
+            Block::Waterfall(w) => {
+                let _ = write!(o, "<figure class=\"waterfall\">{}", w.svg());
+                o.push_str("<details><summary>the values as a table</summary>");
+                table(&mut o, &crate::view::waterfall_table(w));
+                o.push_str("</details></figure>\n");
             }
             Block::Warning(s) => {
                 let _ = writeln!(o, "<p class=\"warning\">warning: {}</p>", esc(s.trim()));

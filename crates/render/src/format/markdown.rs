@@ -18,6 +18,13 @@ pub fn view(v: &View) -> String {
                 para(&mut o, &format!("**{}**", h.title.trim()));
                 table(&mut o, &crate::view::heatmap_table(h));
             }
+            Block::Waterfall(w) => {
+                para(&mut o, &format!("**{}**", w.title.trim()));
+                table(&mut o, &crate::view::waterfall_table(w));
+                for n in &w.notes {
+                    para(&mut o, n);
+                }
+            }
             Block::Warning(s) => para(&mut o, &format!("**Warning:** {}", s.trim())),
             Block::Note(s) => para(&mut o, &format!("*Note:* {}", s.trim())),
         }

@@ -72,6 +72,13 @@ fn block(o: &mut String, b: &Block) {
             line(o, &h.title);
             table(o, &crate::view::heatmap_table(h));
         }
+        Block::Waterfall(w) => {
+            line(o, &format!(" {}", w.title));
+            table(o, &crate::view::waterfall_table(w));
+            for n in &w.notes {
+                line(o, &format!(" {n}"));
+            }
+        }
         Block::Chart(_) => {}
         Block::Warning(s) => line(o, &format!("warning: {s}")),
         Block::Note(s) => line(o, &format!("note: {s}")),

@@ -69,14 +69,8 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
         v.push(Block::Table(table));
         v.blank();
         v.line(format!(" replies/s: {:.0}", r.pps));
-        for s in &r.slow_first {
-            v.line(format!(" slow answer #{}: {:.1} us", s.seq, s.rtt_us));
-        }
-        if r.slow > r.slow_first.len() as u64 {
-            v.line(format!(
-                " ... and {} more slow answers",
-                r.slow - r.slow_first.len() as u64
-            ));
+        if let Some(line) = slow_line(r, p.slow_us) {
+            v.line(line);
         }
         if let Some(ts) = &r.timestamps {
             crate::views::split::view(v, "", ts, r.split_us.as_ref());
@@ -88,8 +82,42 @@ pub(crate) fn view(v: &mut View, p: &PingParams, rows: &[PingResult]) -> Vec<u64
     counts
 }
 
+/// The slow answers in one line: how many, and the slowest few of those
+/// the row lists (its first ones).
+fn slow_line(r: &stackmeter_results::PingResult, slow_us: u64) -> Option<String> {
+    if r.slow == 0 {
+        return None;
+    }
+    let mut listed = r.slow_first.clone();
+    listed.sort_by(|a, b| b.rtt_us.total_cmp(&a.rtt_us));
+    let worst: Vec<String> = listed
+        .iter()
+        .take(3)
+        .map(|s| format!("#{} {:.1} us", s.seq, s.rtt_us))
+        .collect();
+    let of = match r.slow > r.slow_first.len() as u64 {
+        true => format!("the slowest of the first {}", r.slow_first.len()),
+        false => "the slowest".into(),
+    };
+    Some(format!(
+        " slow answers (over {slow_us} us): {}; {of}: {}",
+        r.slow,
+        worst.join(", ")
+    ))
+}
+
 impl crate::views::TestView for stackmeter_results::PingBody {
     fn view(&self, v: &mut View, _units: crate::units::Units) -> Vec<u64> {
         view(v, &self.params, &self.results)
+    }
+
+    fn report_section(
+        sources: &[stackmeter_results::ReportSource],
+        _style: &crate::format::Style,
+    ) -> Option<(&'static str, View)> {
+        Some((
+            "Round trip layer by layer (ping --layers)",
+            crate::views::layers::report_section(sources, false),
+        ))
     }
 }

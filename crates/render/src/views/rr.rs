@@ -65,6 +65,11 @@ pub(crate) fn view(v: &mut View, p: &RrParams, rows: &[RrResult]) -> Vec<u64> {
         if let Some(ts) = &r.timestamps {
             crate::views::split::view(v, &format!("{}: ", r.pair().label()), ts, r.split_us.as_ref());
         }
+        if let Some(l) = &r.layers {
+            v.blank();
+            v.line(format!(" {}:", r.pair().label()));
+            crate::views::layers::view(v, l);
+        }
     }
     rows.iter().map(|r| r.samples).collect()
 }
@@ -84,5 +89,15 @@ pub(crate) fn plain_line(echo: bool, raw: bool, prefix: Option<&str>) -> Option<
 impl crate::views::TestView for stackmeter_results::RrBody {
     fn view(&self, v: &mut View, _units: crate::units::Units) -> Vec<u64> {
         view(v, &self.params, &self.results)
+    }
+
+    fn report_section(
+        sources: &[stackmeter_results::ReportSource],
+        _style: &crate::format::Style,
+    ) -> Option<(&'static str, View)> {
+        Some((
+            "Transaction layer by layer (rr --layers)",
+            crate::views::layers::report_section(sources, true),
+        ))
     }
 }

@@ -3,7 +3,7 @@
 //! names when a difference came and went: functions of a row's pairs
 //! alone.
 
-use super::{Decided, Spell};
+use super::outcome::{Decided, Spell};
 use crate::sequential::{Call, MIN_PAIRS};
 use crate::Direction;
 
