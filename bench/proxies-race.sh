@@ -5,15 +5,16 @@
 # benchmark and a robustness check by hand, not a test). For each:
 #  1. `load`: CLIENTS clients each list the objects and fetch every one
 #     FETCH times, every byte checked (the 2010 proxy comparison's test),
-#     REPEAT runs: wall time, MB/s, the proxy's and the server's CPU seconds
-#     (utime + stime) and the proxy's peak RSS (VmHWM);
+#     REPEAT rounds of one run through each target, interleaved: median wall
+#     time, MB/s, the proxy's and the server's CPU seconds (utime + stime)
+#     and the proxy's peak RSS (VmHWM);
 #  2. `rr --sizes 64:64` open loop at RR_RATE/s over RR_CONNS connections,
 #     alone and while a load run goes on: latency through the proxy;
 #  3. bench/mcu_hostile.py (junk, connect floods, a connection flood), then
 #     whether the proxy still forwards and is idle (no spin);
 #  4. the edges (proxies/edge_checks.py on a second instance): a half-close
 #     forwarded or not, an upstream that never accepts, an upstream that is
-#     down; and a run out of file descriptors (the proxy under a limit of 64
+#     down, CAPACITY connections at once; and a run out of file descriptors (the proxy under a limit of 64
 #     open files, 60 connections at once): does it accept again afterwards;
 #  5. SIGTERM: does it exit, how fast, with what status.
 # Server and proxy run on SERVER_CPU, the clients on CLIENT_CPU. Prints a
@@ -23,8 +24,10 @@
 # (proxies/build, from `make -C proxies`), OBJECTS_DIR (10 files from 4 KiB
 # to 8800 KiB, 44 MB in all, made in a temporary folder), TARGETS (direct
 # solidframe asio-2010 asio: those built), CLIENTS (50), FETCH (2), REPEAT
-# (3), RR_RATE (2000), RR_CONNS (50), RR_TIME (5), EDGES (1), PORT_BASE
-# (24700: it uses PORT_BASE to PORT_BASE+11), SERVER_CPU (1), CLIENT_CPU (0).
+# (5), RR_RATE (2000), RR_CONNS (50), RR_TIME (5), RR HOSTILE EDGES (1 each:
+# 0 leaves out part 2, 3, or 4), CAPACITY (5000), PORT_BASE
+# (24700: the server on PORT_BASE, the proxies on the next ports, the edge
+# checks on PORT_BASE+10 and +11), SERVER_CPU (1), CLIENT_CPU (0).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -36,10 +39,13 @@ PROXIES=${PROXIES:-proxies/build}
 TARGETS=${TARGETS:-direct solidframe asio-2010 asio}
 CLIENTS=${CLIENTS:-50}
 FETCH=${FETCH:-2}
-REPEAT=${REPEAT:-3}
+REPEAT=${REPEAT:-5}
 RR_RATE=${RR_RATE:-2000}
 RR_CONNS=${RR_CONNS:-50}
 RR_TIME=${RR_TIME:-5}
+CAPACITY=${CAPACITY:-5000}
+RR=${RR:-1}
+HOSTILE=${HOSTILE:-1}
 EDGES=${EDGES:-1}
 PORT_BASE=${PORT_BASE:-24700}
 SERVER_CPU=${SERVER_CPU:-1}
@@ -50,7 +56,6 @@ pids=()
 trap pids_cleanup EXIT
 log() { echo "bench/proxies-race.sh: $*" >&2; }
 SERVE_PORT=$PORT_BASE
-PROXY_PORT=$((PORT_BASE + 1))
 EDGE_PORT=$((PORT_BASE + 10))
 EDGE_UPSTREAM=$((PORT_BASE + 11))
 HZ=$(getconf CLK_TCK)
@@ -114,7 +119,7 @@ still_forwards() {
         [ "$(py "$work/check.json" "d['results'][0]['verified_bytes'] == d['results'][0]['bytes'] and d['results'][0]['errors'] == 0")" = True ]; then
         echo "forwards"
     else
-        echo "does not forward ($(tail -n 1 "$work/check.err" | sed 's/^stackmeter: error: //' | cut -c1-70)...)"
+        echo "does NOT forward ($(tail -n 1 "$work/check.err" | sed 's/^stackmeter: error: //' | cut -c1-70)...)"
     fi
 }
 
@@ -127,41 +132,53 @@ idle_cpu() {
     echo "$(((b - a) * 100 / HZ))%"
 }
 
-# run_target NAME: one row of each table (files in $work/NAME.*).
-run_target() {
-    local name=$1 port=$PROXY_PORT pid=""
-    if [ "$name" = direct ]; then
-        port=$SERVE_PORT
-    else
-        start_proxy "$name" "$port" "$SERVE_PORT"
-        pid=$PROXY_PID
-    fi
-    local s0 p0=0 s1 p1=0
+# load_round ROUND NAME: one load run through NAME; appends "wall_s bytes
+# ok proxy_cpu_s server_cpu_s" to $work/NAME.load.
+load_round() {
+    local round=$1 name=$2 pid=${PID[$2]:-} s0 s1 p0=0 p1=0 out=$work/$2.load.$1.json
     s0=$(cpu_ticks "$serve_pid")
     [ -n "$pid" ] && p0=$(cpu_ticks "$pid")
-    log "$name: load x$REPEAT"
-    client load "127.0.0.1:$port" --clients "$CLIENTS" --fetch-each "$FETCH" --repeat "$REPEAT" \
-        --no-store --json >"$work/$name.load.json" 2>"$work/$name.load.err" || true
+    client load "127.0.0.1:${PORT[$name]}" --clients "$CLIENTS" --fetch-each "$FETCH" --repeat 1 \
+        --no-store --json >"$out" 2>"$out.err" || true
     s1=$(cpu_ticks "$serve_pid")
     [ -n "$pid" ] && p1=$(cpu_ticks "$pid")
-    local hwm=- pcpu=-
-    if [ -n "$pid" ]; then
-        hwm=$(hwm_kib "$pid")
-        pcpu=$(awk -v t=$((p1 - p0)) -v hz="$HZ" -v n="$REPEAT" 'BEGIN { printf "%.1f", t / hz / n }')
-    fi
-    local scpu
-    scpu=$(awk -v t=$((s1 - s0)) -v hz="$HZ" -v n="$REPEAT" 'BEGIN { printf "%.1f", t / hz / n }')
-    if [ -s "$work/$name.load.json" ]; then
-        py "$work/$name.load.json" "' | '.join([
-            '%.2f (%.2f-%.2f)' % (d['summary']['wall_s']['mean'], d['summary']['wall_s']['low'], d['summary']['wall_s']['high']),
-            '%.0f' % (sum(r['bytes'] for r in d['results']) / sum(r['wall_s'] for r in d['results']) / 1e6),
-            'yes' if all(r['verified_bytes'] == r['bytes'] and r['errors'] == 0 for r in d['results']) and d['complete'] else 'NO',
-            '%d' % sum(r['errors'] for r in d['results'])])" >"$work/$name.loadrow"
+    if [ -s "$out" ]; then
+        py "$out" "'%f %d %s' % (d['results'][0]['wall_s'], d['results'][0]['bytes'],
+            'ok' if d['complete'] and d['results'][0]['errors'] == 0 and d['results'][0]['verified_bytes'] == d['results'][0]['bytes'] else 'BAD')"
     else
-        echo "failed: $(tail -n 1 "$work/$name.load.err" | cut -c1-60) | - | NO | -" >"$work/$name.loadrow"
-    fi
-    echo "| $name | $(cat "$work/$name.loadrow") | $pcpu | $scpu | $hwm |" >"$work/$name.row1"
+        echo "nan 0 FAILED"
+    fi | awk -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v hz="$HZ" '{ printf "%s %s %s %.2f %.2f\n", $1, $2, $3, p / hz, s / hz }' \
+        >>"$work/$name.load"
+}
 
+# The load table: medians over the rounds, and each against the first proxy.
+load_table() {
+    python3 - "$work" "${ran[@]}" <<'PY'
+import math, statistics as st, sys
+work, names = sys.argv[1], sys.argv[2:]
+rows, med = {}, {}
+for n in names:
+    runs = [l.split() for l in open("%s/%s.load" % (work, n))]
+    walls = [float(r[0]) for r in runs]
+    med[n] = st.median(walls)
+    rows[n] = (runs, walls)
+ref = next((n for n in names if n != "direct"), None)
+for n in names:
+    runs, walls = rows[n]
+    nbytes = st.median(int(r[1]) for r in runs)
+    ok = all(r[2] == "ok" for r in runs)
+    pcpu = "-" if n == "direct" else "%.1f" % st.median(float(r[3]) for r in runs)
+    scpu = "%.1f" % st.median(float(r[4]) for r in runs)
+    rel = "%.2f" % (med[n] / med[ref]) if ref and not math.isnan(med[n]) else "-"
+    print("| %s | %.2f (%.2f-%.2f) | %.0f | %s | %s | %s | %s | %s |" % (
+        n, med[n], min(walls), max(walls), nbytes / med[n] / 1e6, rel,
+        "yes" if ok else "NO", pcpu, scpu, open("%s/%s.hwm" % (work, n)).read().strip()))
+PY
+}
+
+# rr_row NAME: rr alone, then rr while a load run goes on.
+rr_row() {
+    local name=$1 port=${PORT[$1]}
     log "$name: rr alone"
     client rr "127.0.0.1:$port" --sizes 64:64 --rate "$RR_RATE" --connections "$RR_CONNS" --time "$RR_TIME" \
         --no-store --json >"$work/$name.rr.json" 2>"$work/$name.rr.err" || true
@@ -175,31 +192,21 @@ run_target() {
     local bg_done=yes
     kill -0 "$bg" 2>/dev/null || bg_done="no (ended first)"
     wait "$bg" || true
-    local rr_alone rr_load
-    rr_alone=$(rr_cells "$work/$name.rr.json")
-    rr_load=$(rr_cells "$work/$name.rrload.json")
-    echo "| $name | $rr_alone | $rr_load | $bg_done |" >"$work/$name.row2"
+    echo "| $name | $(rr_cells "$work/$name.rr.json") | $(rr_cells "$work/$name.rrload.json") | $bg_done |"
+}
 
+# hostile_row NAME: bench/mcu_hostile.py, then does it still forward, idle.
+hostile_row() {
+    local name=$1 port=${PORT[$1]} pid=${PID[$1]:-} hostile idle=- flood
     log "$name: hostile clients"
-    local hostile after idle
     if timeout 300 python3 "$REPO_ROOT/bench/mcu_hostile.py" 127.0.0.1 "$port" 20 >"$work/$name.hostile" 2>&1; then
         hostile=passed
     else
         hostile="FAILED: $(tail -n 1 "$work/$name.hostile" | cut -c1-60)"
     fi
-    after=$(still_forwards "$port")
-    idle=-
-    [ -n "$pid" ] && idle=$(idle_cpu "$pid")
-    local flood
     flood=$(grep '^flood' "$work/$name.hostile" | sed 's/.*slots): //' || true)
-    echo "| $name | $hostile | $flood | $after | $idle |" >"$work/$name.row3"
-
-    if [ -n "$pid" ]; then
-        stop "$pid"
-        echo "| $name | $STOPPED |" >"$work/$name.row5"
-        [ "$EDGES" = 1 ] && run_edges "$name"
-    fi
-    return 0
+    [ -n "$pid" ] && idle=$(idle_cpu "$pid")
+    echo "| $name | $hostile | $flood | $(still_forwards "$port") | $idle |"
 }
 
 rr_cells() {
@@ -216,8 +223,9 @@ run_edges() {
     local name=$1 c out row=""
     log "$name: edges"
     start_proxy "$name" "$EDGE_PORT" "$EDGE_UPSTREAM"
-    for c in halfclose timeout upstream-down; do
-        out=$(timeout 60 python3 "$REPO_ROOT/proxies/edge_checks.py" "$c" "$EDGE_PORT" "$EDGE_UPSTREAM" 2>&1 || true)
+    for c in halfclose timeout upstream-down capacity; do
+        out=$(timeout 90 python3 "$REPO_ROOT/proxies/edge_checks.py" "$c" "$EDGE_PORT" "$EDGE_UPSTREAM" "$CAPACITY" 2>&1 |
+            tail -n 1 || true)
         row="$row | ${out#*: }"
     done
     stop "$PROXY_PID"
@@ -253,14 +261,48 @@ serve_pid=$!
 pids+=("$serve_pid")
 wait_listen t "$SERVE_PORT" "$serve_pid" || { cat "$work/serve.log" >&2; exit 1; }
 
+declare -A PORT PID
+PORT[direct]=$SERVE_PORT
 ran=()
+i=0
 for t in $TARGETS; do
-    if [ "$t" != direct ] && [ ! -x "$PROXIES/$t" ]; then
-        log "$t: $PROXIES/$t not built (make -C proxies $t); skipped"
-        continue
+    i=$((i + 1))
+    if [ "$t" != direct ]; then
+        if [ ! -x "$PROXIES/$t" ]; then
+            log "$t: $PROXIES/$t not built (make -C proxies $t); skipped"
+            continue
+        fi
+        PORT[$t]=$((PORT_BASE + i))
+        start_proxy "$t" "${PORT[$t]}" "$SERVE_PORT"
+        PID[$t]=$PROXY_PID
     fi
-    run_target "$t"
     ran+=("$t")
+done
+
+# The load race: round after round, each target once per round, the order
+# turned by one each round, so that a busy moment of the machine spreads
+# over all of them.
+for round in $(seq "$REPEAT"); do
+    order=("${ran[@]:$(((round - 1) % ${#ran[@]}))}" "${ran[@]:0:$(((round - 1) % ${#ran[@]}))}")
+    for t in "${order[@]}"; do
+        log "round $round/$REPEAT: load through $t"
+        load_round "$round" "$t"
+    done
+done
+for t in "${ran[@]}"; do
+    if [ -n "${PID[$t]:-}" ]; then hwm_kib "${PID[$t]}" >"$work/$t.hwm"; else echo - >"$work/$t.hwm"; fi
+done
+if [ "$RR" = 1 ]; then
+    for t in "${ran[@]}"; do rr_row "$t" >"$work/$t.row2"; done
+fi
+if [ "$HOSTILE" = 1 ]; then
+    for t in "${ran[@]}"; do hostile_row "$t" >"$work/$t.row3"; done
+fi
+for t in "${ran[@]}"; do
+    [ -n "${PID[$t]:-}" ] || continue
+    stop "${PID[$t]}"
+    echo "| $t | $STOPPED |" >"$work/$t.row5"
+    [ "$EDGES" = 1 ] && run_edges "$t"
 done
 
 total=$(du -cb "$OBJECTS_DIR" | tail -n 1 | cut -f1)
@@ -270,29 +312,39 @@ machine_line
 echo
 echo "Server and proxy on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU; objects: $(find "$OBJECTS_DIR" -maxdepth 1 -type f | wc -l) files, $total bytes."
 echo
-echo "## Load: $CLIENTS clients, each fetches every object $FETCH times ($REPEAT runs)"
+echo "## Load: $CLIENTS clients, each fetches every object $FETCH times; medians of $REPEAT interleaved runs"
 echo
-echo "| target | wall s, mean (95% interval) | MB/s | every byte verified | errors | proxy CPU s per run | server CPU s per run | proxy VmHWM KiB |"
+ref=-
+for t in "${ran[@]}"; do [ "$t" != direct ] && { ref=$t; break; }; done
+echo "| target | wall s, median (min-max) | MB/s | wall / $ref's | every byte verified | proxy CPU s per run | server CPU s per run | proxy VmHWM KiB |"
 echo "|---|---|---|---|---|---|---|---|"
-for t in "${ran[@]}"; do cat "$work/$t.row1"; done
+load_table
 echo
-echo "## Latency: rr 64:64 open loop, $RR_RATE/s over $RR_CONNS connections, $RR_TIME s (microseconds)"
+echo "Wall seconds of each run, in the order run (round by round):"
 echo
-echo "| target | alone p50 | p99 | p99.9 | max | achieved/s | during load p50 | p99 | p99.9 | max | achieved/s | load still running at the end |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for t in "${ran[@]}"; do cat "$work/$t.row2"; done
-echo
-echo "## Hostile clients (bench/mcu_hostile.py, 20 slots)"
-echo
-echo "| target | result | flood | afterwards | proxy CPU when idle afterwards |"
-echo "|---|---|---|---|---|"
-for t in "${ran[@]}"; do cat "$work/$t.row3"; done
+for t in "${ran[@]}"; do echo "- $t: $(awk '{ printf "%s%.2f", sep, $1; sep = ", " }' "$work/$t.load")"; done
+if [ "$RR" = 1 ]; then
+    echo
+    echo "## Latency: rr 64:64 open loop, $RR_RATE/s over $RR_CONNS connections, $RR_TIME s (microseconds)"
+    echo
+    echo "| target | alone p50 | p99 | p99.9 | max | achieved/s | during load p50 | p99 | p99.9 | max | achieved/s | load still running at the end |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for t in "${ran[@]}"; do cat "$work/$t.row2"; done
+fi
+if [ "$HOSTILE" = 1 ]; then
+    echo
+    echo "## Hostile clients (bench/mcu_hostile.py, 20 slots)"
+    echo
+    echo "| target | result | flood | afterwards | proxy CPU when idle afterwards |"
+    echo "|---|---|---|---|---|"
+    for t in "${ran[@]}"; do cat "$work/$t.row3"; done
+fi
 if [ "$EDGES" = 1 ]; then
     echo
     echo "## Edges (proxies/edge_checks.py) and a run out of file descriptors (limit 64, 60 connections at once)"
     echo
-    echo "| proxy | half-close | upstream never accepts | upstream down | after running out of descriptors |"
-    echo "|---|---|---|---|---|"
+    echo "| proxy | half-close | upstream never accepts | upstream down | $CAPACITY connections at once | after running out of descriptors |"
+    echo "|---|---|---|---|---|---|"
     for t in "${ran[@]}"; do [ -f "$work/$t.row4" ] && cat "$work/$t.row4"; done
 fi
 echo

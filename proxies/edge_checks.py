@@ -6,7 +6,7 @@ itself, on UPSTREAM_PORT, and a client through the proxy on PROXY_PORT;
 the proxy must have been started forwarding to 127.0.0.1:UPSTREAM_PORT.
 Prints one line and exits 0 when the proxy behaved, 1 otherwise.
 
-Usage: edge_checks.py CHECK PROXY_PORT UPSTREAM_PORT
+Usage: edge_checks.py CHECK PROXY_PORT UPSTREAM_PORT [N]
   halfclose  the client sends 64 KiB and shuts down its writes; the server
              reads to the end of stream, then answers 64 KiB and closes.
              A proxy that forwards the half-close delivers the answer.
@@ -15,6 +15,9 @@ Usage: edge_checks.py CHECK PROXY_PORT UPSTREAM_PORT
              before it gives up (bounded at 30 s).
   upstream-down  nothing listens on the upstream port: the client must
              see its connection end (closed or reset), not hang.
+  capacity   N client connections at once (N: the 4th argument, 1000):
+             how many reach the upstream within 30 s, and how long it took
+             (this process needs 2 N open files).
 """
 import hashlib
 import socket
@@ -115,9 +118,15 @@ def timeout():
 
 
 def upstream_down():
-    c = socket.create_connection((HOST, PROXY), timeout=5)
-    c.settimeout(10)
     t0 = time.monotonic()
+    try:
+        # On loopback the proxy may accept, fail upstream and reset the
+        # connection before connect() has even returned here.
+        c = socket.create_connection((HOST, PROXY), timeout=5)
+    except ConnectionResetError:
+        print("upstream-down: the client's connection reset after %.3f s (during connect)" % (time.monotonic() - t0))
+        return 0
+    c.settimeout(10)
     try:
         b = c.recv(64)
         how = "closed" if not b else "bytes"
@@ -129,4 +138,37 @@ def upstream_down():
     return 0 if how in ("closed", "reset") else 1
 
 
-sys.exit({"halfclose": halfclose, "timeout": timeout, "upstream-down": upstream_down}[CHECK]())
+def capacity():
+    want = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
+    srv = listener(4096)
+    srv.settimeout(0.5)
+    accepted = []
+    t0 = time.monotonic()
+
+    def serve():
+        while len(accepted) < want and time.monotonic() - t0 < 30:
+            try:
+                accepted.append(srv.accept()[0])
+            except socket.timeout:
+                pass
+
+    t = threading.Thread(target=serve)
+    t.start()
+    clients, failed = [], 0
+    for _ in range(want):
+        try:
+            clients.append(socket.create_connection((HOST, PROXY), timeout=5))
+        except OSError:
+            failed += 1
+    t.join()
+    took = time.monotonic() - t0
+    for c in clients + accepted:
+        c.close()
+    srv.close()
+    print("capacity: %d of %d connections reached the upstream in %.1f s (%d connects failed)"
+          % (len(accepted), want, took, failed))
+    return 0 if len(accepted) == want else 1
+
+
+sys.exit({"halfclose": halfclose, "timeout": timeout, "upstream-down": upstream_down,
+          "capacity": capacity}[CHECK]())
