@@ -27,7 +27,8 @@
 # (5), RR_RATE (2000), RR_CONNS (50), RR_TIME (5), RR HOSTILE EDGES (1 each:
 # 0 leaves out part 2, 3, or 4), CAPACITY (5000), PORT_BASE
 # (24700: the server on PORT_BASE, the proxies on the next ports, the edge
-# checks on PORT_BASE+10 and +11), SERVER_CPU (1), CLIENT_CPU (0).
+# checks on PORT_BASE+10 and +11), SERVER_CPU (1), CLIENT_CPU (0), KEEP (0;
+# 1 keeps the raw outputs).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -53,7 +54,11 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 [[ -x $STACKMETER ]] || { echo "bench/proxies-race.sh: build first (cargo build --release): $STACKMETER" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
-trap pids_cleanup EXIT
+if [ "${KEEP:-0}" = 1 ]; then
+    trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; log "raw outputs kept in $work"' EXIT
+else
+    trap pids_cleanup EXIT
+fi
 log() { echo "bench/proxies-race.sh: $*" >&2; }
 SERVE_PORT=$PORT_BASE
 EDGE_PORT=$((PORT_BASE + 10))
@@ -142,7 +147,7 @@ load_round() {
         --no-store --json >"$out" 2>"$out.err" || true
     s1=$(cpu_ticks "$serve_pid")
     [ -n "$pid" ] && p1=$(cpu_ticks "$pid")
-    if [ -s "$out" ]; then
+    if [ -s "$out" ] && [ "$(py "$out" "len(d['results'])")" != 0 ]; then
         py "$out" "'%f %d %s' % (d['results'][0]['wall_s'], d['results'][0]['bytes'],
             'ok' if d['complete'] and d['results'][0]['errors'] == 0 and d['results'][0]['verified_bytes'] == d['results'][0]['bytes'] else 'BAD')"
     else
@@ -166,13 +171,14 @@ ref = next((n for n in names if n != "direct"), None)
 for n in names:
     runs, walls = rows[n]
     nbytes = st.median(int(r[1]) for r in runs)
-    ok = all(r[2] == "ok" for r in runs)
+    good = sum(r[2] == "ok" for r in runs)
+    ok = good == len(runs)
     pcpu = "-" if n == "direct" else "%.1f" % st.median(float(r[3]) for r in runs)
     scpu = "%.1f" % st.median(float(r[4]) for r in runs)
     rel = "%.2f" % (med[n] / med[ref]) if ref and not math.isnan(med[n]) else "-"
     print("| %s | %.2f (%.2f-%.2f) | %.0f | %s | %s | %s | %s | %s |" % (
         n, med[n], min(walls), max(walls), nbytes / med[n] / 1e6, rel,
-        "yes" if ok else "NO", pcpu, scpu, open("%s/%s.hwm" % (work, n)).read().strip()))
+        "yes" if ok else "NO: %d of %d runs" % (good, len(runs)), pcpu, scpu, open("%s/%s.hwm" % (work, n)).read().strip()))
 PY
 }
 
@@ -320,9 +326,13 @@ echo "| target | wall s, median (min-max) | MB/s | wall / $ref's | every byte ve
 echo "|---|---|---|---|---|---|---|---|"
 load_table
 echo
-echo "Wall seconds of each run, in the order run (round by round):"
+echo "Wall seconds of each run, in the order run (round by round; * a run not verified):"
 echo
-for t in "${ran[@]}"; do echo "- $t: $(awk '{ printf "%s%.2f", sep, $1; sep = ", " }' "$work/$t.load")"; done
+for t in "${ran[@]}"; do echo "- $t: $(awk '{ printf "%s%.2f%s", sep, $1, $3 == "ok" ? "" : "*"; sep = ", " }' "$work/$t.load")"; done
+for f in "$work"/*.load.*.json; do
+    [ "$(py "$f" "d['complete'] and not d['error'] and all(r['errors'] == 0 and r['verified_bytes'] == r['bytes'] for r in d['results'])" 2>/dev/null)" = True ] && continue
+    echo "- not verified: $(basename "$f" .json): $(py "$f" "d['error'] or d['warnings'] or [r['errors'] for r in d['results']]" 2>/dev/null || tail -n 1 "$f.err")"
+done
 if [ "$RR" = 1 ]; then
     echo
     echo "## Latency: rr 64:64 open loop, $RR_RATE/s over $RR_CONNS connections, $RR_TIME s (microseconds)"
