@@ -110,8 +110,12 @@ public:
     {
         timer_.expires_after(timeout_);
         timer_.async_wait([self = shared_from_this()](error_code ec) {
-            if (!ec)
+            // The wait may end at the moment the connect succeeded: then the
+            // cancel in connected() came too late, and the pair stays.
+            if (!ec && self->connecting_) {
+                self->warn_connect_failure(asio::error::timed_out);
                 self->reset();
+            }
         });
         upstream_.async_connect(target_, [self = shared_from_this()](error_code ec) {
             self->connected(ec);
@@ -130,6 +134,7 @@ private:
 
     void connected(error_code ec)
     {
+        connecting_ = false;
         timer_.cancel();
         if (closed_)
             return;
@@ -230,6 +235,7 @@ private:
     std::chrono::seconds timeout_;
     Direction up_;   // client -> upstream
     Direction down_; // upstream -> client
+    bool connecting_ = true;
     bool closed_ = false;
 };
 
