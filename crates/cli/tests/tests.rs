@@ -408,6 +408,10 @@ mod lab;
 #[path = "suite/lab_rtos.rs"]
 mod lab_rtos;
 
+// `stackmeter lab up solidframe asio-2010 asio`: the proxy write-up's race (root only).
+#[path = "suite/lab_proxies.rs"]
+mod lab_proxies;
+
 /// The kernel's UDP counters (InDatagrams, OutDatagrams) from two
 /// snapshots of /proc/net/snmp printed by a shell script.
 fn udp_counter_deltas(text: &str) -> (i64, i64) {

@@ -40,6 +40,10 @@ pub(crate) fn start(cpu: usize, boards: &[&'static Board]) -> Result<(Vec<String
         return Ok((lines, notes));
     };
     let cpu_s = cpu.to_string();
+    // Every connection costs a proxy two descriptors, and two of the
+    // proxies stop accepting for good when they run out (proxies/README.md):
+    // they inherit this process's limit, raised to the hard one.
+    let _ = stackmeter_sys::raise_nofile();
     lines.push(file_server(files, &cpu_s)?);
     for b in boards {
         let Runs::Proxy(p) = b.runs else { continue };

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// 1,000 connections from 127.0.0.2 that never send a byte, then an rr
 /// from 127.0.0.1 that must complete with every sample.
-fn idle_flood_then_rr(target: &str) {
+pub(super) fn idle_flood_then_rr(target: &str) {
     let _ = stackmeter_sys::raise_nofile();
     let to: SocketAddr = target.parse().unwrap();
     let idle: Vec<TcpStream> = (0..1000).filter_map(|_| connect_from("127.0.0.2", to)).collect();
@@ -153,7 +153,7 @@ fn flood(to: SocketAddr, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> 
     })
 }
 
-fn floods_leave_results_alone(target: &str) {
+pub(super) fn floods_leave_results_alone(target: &str) {
     let to: SocketAddr = target.parse().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let f = flood(to, stop.clone());
