@@ -44,17 +44,16 @@ pub fn run(a: SuiteArgs, secret: Option<Key>) -> i32 {
     }
 }
 
-/// The suite's first line: the plan, its members, and how it stops.
+/// A run until decided's first line: the plan, its two members, and how
+/// it stops.
 fn start_line(cfg: &SuiteConfig) -> String {
     let members: Vec<String> = cfg
         .targets
         .iter()
         .enumerate()
-        .map(|(i, t)| match (i, cfg.decide.is_some()) {
-            (0, true) => format!("{} (A, the baseline)", t.info.label),
-            (1, true) => format!("{} (B)", t.info.label),
-            (0, false) => format!("{} (the baseline)", t.info.label),
-            _ => t.info.label.clone(),
+        .map(|(i, t)| match i {
+            0 => format!("{} (A, the baseline)", t.info.label),
+            _ => format!("{} (B)", t.info.label),
         })
         .collect();
     let how = match &cfg.decide {
@@ -63,7 +62,7 @@ fn start_line(cfg: &SuiteConfig) -> String {
             stackmeter_render::view::percent(d.tolerance),
             d.budget
         ),
-        None => format!("{} repetitions each, interleaved", cfg.repeat),
+        None => String::new(),
     };
     format!(
         "stackmeter suite {}: measuring {} {how}",
@@ -97,11 +96,14 @@ fn execute(
     };
     let run_id = run.and_then(|k| k.id);
     let decided = cfg.decide.is_some();
-    // What it does and for how long at most, before the first block; then
-    // progress: the bar on a terminal, else a plain line when nothing was
-    // said for a while.
-    progress.print_err(&start_line(&cfg));
-    let heartbeat = crate::progress::Heartbeat::new(progress.shown());
+    // A run until decided says what it does and for how long at most,
+    // before the first block; then its progress: the bar on a terminal,
+    // else a plain line when nothing was said for a while. (The fixed
+    // design's bar shows its tests on a terminal, as ever.)
+    if decided {
+        progress.print_err(&start_line(&cfg));
+    }
+    let heartbeat = crate::progress::Heartbeat::new(progress.shown() || !decided);
     let writer = store.as_mut().map(|r| &mut r.writer);
     let done = stackmeter_engine::suite::run(&cfg, writer.zip(run), &mut |ev| match ev {
         SuiteEvent::Test {
@@ -112,11 +114,7 @@ fn execute(
             repetition,
         } => match decided {
             true => progress.message(format!("pair {repetition}: {step} on {label}")),
-            false => {
-                let what = format!("{step} on {label}, repetition {}", repetition + 1);
-                heartbeat.say(&format!("stackmeter: test {} of {total}: {what}", done + 1));
-                progress.set(done, total, what);
-            }
+            false => progress.set(done, total, format!("{step} on {label}, repetition {}", repetition + 1)),
         },
         SuiteEvent::Warning(w) => heartbeat.print(&progress, &format!("stackmeter: warning: {w}")),
         SuiteEvent::Decided(line) => heartbeat.print(&progress, &format!("stackmeter: decided: {line}")),

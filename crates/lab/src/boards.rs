@@ -403,7 +403,8 @@ pub fn proxies_dir() -> std::path::PathBuf {
         .unwrap_or_else(|| std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../proxies/build")))
 }
 
-/// The word of `lab up` that starts every board that is built.
+/// The word of `lab up` that starts every stack and board that is built
+/// (the proxy race is started by its own words).
 pub const ALL: &str = "all";
 
 /// The words `lab up` takes, in the table's order, then `all`; each with
@@ -426,7 +427,10 @@ pub fn groups() -> Vec<(&'static str, String)> {
             (w, help)
         })
         .collect();
-    out.push((ALL, "all of them (the boards that are built)".into()));
+    out.push((
+        ALL,
+        "every stack and board above that is built (not the proxy race)".into(),
+    ));
     out
 }
 
@@ -435,7 +439,10 @@ pub fn groups() -> Vec<(&'static str, String)> {
 /// without those not built); none for a word not in the table.
 pub fn boards_of(word: &str) -> Option<Vec<(&'static Board, bool)>> {
     if word == ALL {
-        return Some(BOARDS.iter().map(|b| (b, false)).collect());
+        let stacks = BOARDS
+            .iter()
+            .filter(|b| !matches!(b.runs, Runs::Files | Runs::Proxy(_)));
+        return Some(stacks.map(|b| (b, false)).collect());
     }
     let of: Vec<&Board> = BOARDS.iter().filter(|b| b.group == word).collect();
     let alone = of.len() == 1;
