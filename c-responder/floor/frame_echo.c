@@ -4,7 +4,7 @@
  *
  * Why this exists: it is the one copy of the rules every C floor answers
  * by, the hosted one (bench/floor/nic_echo.c, on the lab's TAP and AF_XDP drivers)
- * and the bare-metal one (c-responder/a9/floor, on QEMU's LAN9118), so a
+ * and the bare-metal one (floor_main.c, on QEMU's LAN9118 and virtio-net), so a
  * difference between their figures is their paths', never their code's.
  * C99 with string.h and stdint.h only, bytes only (a board running with
  * its MMU off faults on an unaligned word).

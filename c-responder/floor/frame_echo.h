@@ -4,10 +4,10 @@
  * with no stack.
  *
  * Why this exists: the floors that measure a path with nothing on it
- * (bench/floor/nic_echo.c on the TAP and AF_XDP paths, and
- * c-responder/a9/floor on QEMU's emulated LAN9118) must answer exactly the
- * same frames the same way, or their figures are not the same floor. Both
- * are built from this one file, which needs nothing but string.h and
+ * (bench/floor/nic_echo.c on the TAP and AF_XDP paths, and the
+ * bare-metal floor_main.c on QEMU's emulated LAN9118 and virtio-net) must
+ * answer exactly the same frames the same way, or their figures are not
+ * the same floor. All are built from this one file, which needs nothing but string.h and
  * stdint.h, so it runs hosted and on bare metal alike. (firmware/
  * mcu-smoltcp's `floor` binary is the Rust twin of these rules.)
  */

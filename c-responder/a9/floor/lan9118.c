@@ -1,7 +1,7 @@
 /*
  * lan9118.c - the SMSC LAN9118 (vexpress-a9's Ethernet controller, at
  * 0x4e000000) as the controller of smr_nic.h, polled; and its receive
- * interrupt, which the floor's interrupt build sleeps on (a9.h).
+ * interrupt, which the floor's interrupt build sleeps on (floor_board.h).
  *
  * Why this exists: the Cortex-A9 path floor must pull its frames through
  * the NIC a firmware on this board would use, so that its round trip is
@@ -25,19 +25,19 @@
  * would fault). Every wait on the chip is bounded.
  *
  * The interrupt: smr_nic_open leaves every source disabled (the polling
- * build). lan9118_rx_irq_on enables one, RSFL (the RX status FIFO holds
+ * build). floor_nic_irq_on enables one, RSFL (the RX status FIFO holds
  * more status words than FIFO_INT's level, 0 after reset: a frame is
  * waiting), and the IRQ pin as an active-high push-pull output. Those two
  * IRQ_CFG bits matter on QEMU: its model drives the line inverted (high
  * when nothing is pending) unless both are set. The cause stays set in
  * INT_STS, and the line high, until written back as 1
- * (lan9118_rx_irq_clear), whatever the FIFO holds then.
+ * (floor_nic_irq_clear), whatever the FIFO holds then.
  */
-#include "a9.h"
+#include "floor_board.h"
 #include "smr_nic.h"
 
 #define LAN9118 0x4e000000u
-#define LAN(off) A9_REG(LAN9118 + (off))
+#define LAN(off) FLOOR_REG(LAN9118 + (off))
 #define RX_DATA_FIFO 0x00
 #define TX_DATA_FIFO 0x20
 #define RX_STATUS_FIFO 0x40
@@ -148,16 +148,17 @@ int smr_nic_open(const char *name, uint8_t mac[6]) {
     return 0;
 }
 
-/* Called before the GIC lets the interrupt through (a9_irq_enable): until
- * IRQ_CFG is written QEMU's line is high, which the GIC would take for a
- * pending interrupt. Any cause already set is cleared first. */
-void lan9118_rx_irq_on(void) {
+/* Called before the GIC lets the interrupt through (floor_irq_enable):
+ * until IRQ_CFG is written QEMU's line is high, which the GIC would take
+ * for a pending interrupt. Any cause already set is cleared first. */
+uint32_t floor_nic_irq_on(void) {
     LAN(IRQ_CFG) = IRQ_CFG_EN | IRQ_CFG_POL | IRQ_CFG_TYPE;
     LAN(INT_STS) = INT_RSFL;
     LAN(INT_EN) = INT_RSFL;
+    return A9_IRQ_LAN9118;
 }
 
-void lan9118_rx_irq_clear(void) { LAN(INT_STS) = INT_RSFL; }
+void floor_nic_irq_clear(void) { LAN(INT_STS) = INT_RSFL; }
 
 static uint32_t lan_rx_word(void) {
     if (lan.words == 0) return 0;

@@ -1,7 +1,7 @@
 /*
  * virtio_net.c - QEMU virt's virtio-net device on a virtio-mmio transport
  * as the controller of smr_nic.h, polled; and its interrupt, which the
- * floor's interrupt build sleeps on (virt.h).
+ * floor's interrupt build sleeps on (floor_board.h).
  *
  * Why this exists: the virt path floor must pull its frames through the
  * NIC that NuttX and Linux use on this board (virtio-net, -nic
@@ -37,8 +37,8 @@
  * made; the compiler is kept from reordering by volatile accesses to
  * the rings, and a DSB precedes each notification.
  */
+#include "floor_board.h"
 #include "smr_nic.h"
-#include "virt.h"
 
 #include <string.h>
 
@@ -137,7 +137,7 @@ static struct {
     uint32_t tx_off;   /* bytes of it written */
 } nic;
 
-#define MMIO(off) VIRT_REG(nic.base + (off))
+#define MMIO(off) FLOOR_REG(nic.base + (off))
 #define V16(p) (*(volatile uint16_t *)(p))
 #define V32(p) (*(volatile uint32_t *)(p))
 
@@ -148,7 +148,7 @@ static uint32_t find_net(void) {
     uint32_t i;
     for (i = 0; i < VIRTIO_COUNT; i++) {
         uint32_t b = VIRTIO_BASE + i * VIRTIO_STRIDE;
-        if (VIRT_REG(b + MMIO_MAGIC) == VIRTIO_MAGIC && VIRT_REG(b + MMIO_DEVICE_ID) == VIRTIO_ID_NET) {
+        if (FLOOR_REG(b + MMIO_MAGIC) == VIRTIO_MAGIC && FLOOR_REG(b + MMIO_DEVICE_ID) == VIRTIO_ID_NET) {
             nic.irq = VIRT_IRQ_VIRTIO0 + i;
             return b;
         }
@@ -312,6 +312,8 @@ int smr_nic_tx_end(void) {
 
 int smr_nic_fd(void) { return -1; }
 
-uint32_t virtio_net_irq(void) { return nic.irq; }
+/* The device raises its line on every frame received from open on (send's
+ * interrupt is off): nothing to turn on. */
+uint32_t floor_nic_irq_on(void) { return nic.irq; }
 
-void virtio_net_irq_clear(void) { MMIO(MMIO_INTERRUPT_ACK) = MMIO(MMIO_INTERRUPT_STATUS); }
+void floor_nic_irq_clear(void) { MMIO(MMIO_INTERRUPT_ACK) = MMIO(MMIO_INTERRUPT_STATUS); }

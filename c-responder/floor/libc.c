@@ -1,6 +1,7 @@
 /*
- * libc.c - the four string.h functions the Cortex-A9 path floor uses,
- * for its two builds (polling, interrupts), with no C library (-nostdlib).
+ * libc.c - the four string.h functions the bare-metal path floors use
+ * (both boards, both builds: polling, interrupts), with no C library
+ * (-nostdlib).
  *
  * Why this exists: the floor needs memcpy, memcmp and memset (its own
  * files, and the compiler's copies and clears), and a C library would
