@@ -26,10 +26,11 @@ export EMBOX_IP EMBOX_GW EMBOX_MAC
 include a9/floor/floor.mk
 
 # Each rebuilt when one of its inputs changed: the responder's sources,
-# our Embox files (or Embox's source itself), the Linux init.
+# our Embox files and the RTOS builds' shared ones (rtos-build.sh, stamps/),
+# or Embox's source itself; the Linux init.
 A9_EMBOX_ELF = $(A9_OUT)/stackmeter-embox.elf
 A9_LINUX = $(A9_OUT)/linux-a9/initramfs.gz
-A9_EMBOX_DEPS = $(DEPS) boards.mk $(shell find a9/embox -type f) $(wildcard $(STACKMETER_EMBOX_SRC))
+A9_EMBOX_DEPS = $(DEPS) boards.mk rtos-build.sh $(wildcard stamps/*) $(shell find a9/embox -type f) $(wildcard $(STACKMETER_EMBOX_SRC))
 
 .PHONY: embox linux-a9
 embox: $(A9_EMBOX_ELF)

@@ -73,7 +73,7 @@
 #endif
 
 /* Stamps taken by the platform's Ethernet driver instead of the kernel
- * (-DSMR_DRIVER_TS: Embox, c-responder/a9/embox/stamps): the platform
+ * (-DSMR_DRIVER_TS: Embox and NuttX, c-responder/stamps): the platform
  * supplies smr_udp_driver_stamped below; UDP echo only. */
 #if defined(SMR_DRIVER_TS) && defined(SMR_TS)
 #error "SMR_DRIVER_TS is for a platform without kernel timestamps"
@@ -186,7 +186,7 @@ struct smr_posix {
 
 /* smr_posix.c: the monotonic clock, ns (CLOCK_MONOTONIC; a platform that
  * defines SMR_PLATFORM_CLOCK supplies its own, as Embox's driver stamps
- * do, c-responder/a9/embox/stamps) */
+ * do, c-responder/stamps/smr_driver_stamps.c) */
 uint64_t smr_now(void);
 /* Binds every --listen address of g (0.0.0.0:24680 when none), installs
  * the engine's hooks, serves forever. */

@@ -28,10 +28,11 @@ export NUTTX_IP NUTTX_GW NUTTX_MAC
 include virt/floor/floor.mk
 
 # Each rebuilt when one of its inputs changed: the responder's sources,
-# our NuttX files (or NuttX's source itself), the Linux init and script.
+# our NuttX files and the RTOS builds' shared ones (rtos-build.sh, stamps/),
+# or NuttX's source itself; the Linux init and script.
 VIRT_NUTTX_ELF = $(VIRT_OUT)/stackmeter-nuttx.elf
 VIRT_LINUX = $(VIRT_OUT)/linux-virt/initramfs.gz
-VIRT_NUTTX_DEPS = $(DEPS) boards.mk $(shell find virt/nuttx -type f) $(wildcard $(STACKMETER_NUTTX_SRC))
+VIRT_NUTTX_DEPS = $(DEPS) boards.mk rtos-build.sh $(wildcard stamps/*) $(shell find virt/nuttx -type f) $(wildcard $(STACKMETER_NUTTX_SRC))
 
 .PHONY: nuttx linux-virt
 nuttx: $(VIRT_NUTTX_ELF)

@@ -8,11 +8,14 @@
 # script unpacks it into a build folder of ours, adds our files as an
 # Embox "ext_project" (the template in template/, the module Mybuild.in
 # with the responder's sources copied from c-responder/src, smr_embox.h,
-# the driver stamps in stamps/), applies our fixes to Embox (patches/*.patch,
+# the shared driver stamps from c-responder/stamps and Embox's hooks in
+# stamps/), applies our fixes to Embox (patches/*.patch,
 # in name order; each says in its header what was wrong and why the fix is
 # right), then our patch to Embox's LAN9118 driver (stamps/lan9118-stamps.patch:
 # the receive and send times of the responder's UDP frames), and runs
-# Embox's build. Nothing is written into the user's tree.
+# Embox's build. Nothing is written into the user's tree. The checks and
+# the responder's files are the RTOS builds' shared ones
+# (c-responder/rtos-build.sh).
 #
 # Usage: build.sh OUT_DIR
 #   OUT_DIR/stackmeter-embox.elf   the image (QEMU -kernel)
@@ -29,36 +32,17 @@ set -euo pipefail
 EMBOX_COMMIT=da1cd94fb3a308a8416edf155c065102fce892c3
 EMBOX_TARBALL_SHA256=843a60393aebf9e80dfbc49ca4b40c1b48cc864d336cc7a5bdc57cb03b6ecfdf
 
+RTOS=embox
 here=$(cd "$(dirname "$0")" && pwd)
-src_dir=$(cd "$here/../../src" && pwd)
-flags_mk=$(cd "$here/../.." && pwd)/flags.mk
-out=${1:?usage: build.sh OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-for v in EMBOX_IP EMBOX_GW EMBOX_MAC; do
-    [ -n "${!v:-}" ] || {
-        echo "embox: $v is not set (make -C c-responder embox sets it from c-responder/boards.mk)" >&2
-        exit 1
-    }
-done
+# shellcheck source=c-responder/rtos-build.sh
+source "$here/../../rtos-build.sh"
+out_dir "${1:?usage: build.sh OUT_DIR}"
+need_vars EMBOX_IP EMBOX_GW EMBOX_MAC
 JOBS=${JOBS:-$(nproc)}
 
 how="get it with: git clone https://github.com/embox/embox && git -C embox checkout $EMBOX_COMMIT, then STACKMETER_EMBOX_SRC=\$PWD/embox make -C c-responder embox (docs/lab.md, \"Embox and Linux on one Cortex-A9\")"
-src=${STACKMETER_EMBOX_SRC:-}
-if [ -z "$src" ]; then
-    echo "embox: Embox's source is not given (STACKMETER_EMBOX_SRC is not set); $how" >&2
-    exit 1
-fi
-if [ ! -e "$src" ]; then
-    echo "embox: STACKMETER_EMBOX_SRC=$src does not exist; $how" >&2
-    exit 1
-fi
-for tool in arm-none-eabi-gcc cpio make patch; do
-    command -v "$tool" >/dev/null || {
-        echo "embox: $tool not found (Debian: apt-get install gcc-arm-none-eabi cpio make patch)" >&2
-        exit 1
-    }
-done
+need_source STACKMETER_EMBOX_SRC Embox "$how"
+need_tools "gcc-arm-none-eabi cpio make patch" arm-none-eabi-gcc cpio make patch
 
 # The tree, unpacked and patched once per source and set of patches (the
 # source's path and time and the patches' sum in a stamp file).
@@ -69,16 +53,10 @@ if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" 
     rm -rf "$tree"
     mkdir -p "$tree"
     if [ -d "$src" ]; then
-        if [ -d "$src/.git" ]; then
-            have=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)
-            [ "$have" = "$EMBOX_COMMIT" ] ||
-                echo "embox: warning: $src is at $have, not $EMBOX_COMMIT; the patch may not apply" >&2
-        fi
+        check_commit "$src" "$EMBOX_COMMIT"
         (cd "$src" && tar --exclude=./.git --exclude=./build -cf - .) | (cd "$tree" && tar xf -)
     else
-        sum=$(sha256sum "$src" | cut -d' ' -f1)
-        [ "$sum" = "$EMBOX_TARBALL_SHA256" ] ||
-            echo "embox: warning: $src's sha256 is $sum, not the pinned snapshot's; the patch may not apply" >&2
+        check_sum "$src" "$EMBOX_TARBALL_SHA256"
         tar -xf "$src" -C "$tree"
         # A tarball of the tree holds one top folder.
         if [ ! -f "$tree/Makefile" ] && [ "$(find "$tree" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]; then
@@ -86,20 +64,14 @@ if [ ! -f "$tree/.stackmeter-source" ] || [ "$(cat "$tree/.stackmeter-source")" 
             mv "$top" "$tree.top" && rmdir "$tree" && mv "$tree.top" "$tree"
         fi
     fi
-    [ -f "$tree/Makefile" ] && [ -d "$tree/templates" ] || {
-        echo "embox: $src does not hold Embox's tree (no Makefile and templates/ at its top)" >&2
-        exit 1
-    }
+    [ -f "$tree/Makefile" ] && [ -d "$tree/templates" ] ||
+        die "$src does not hold Embox's tree (no Makefile and templates/ at its top)"
     for p in "$here"/patches/*.patch; do
-        patch -s -d "$tree" -p1 <"$p" || {
-            echo "embox: our fix $(basename "$p") does not apply to $src (written for commit $EMBOX_COMMIT)" >&2
-            exit 1
-        }
+        patch -s -d "$tree" -p1 <"$p" ||
+            die "our fix $(basename "$p") does not apply to $src (written for commit $EMBOX_COMMIT)"
     done
-    patch -s -d "$tree" -p1 <"$here/stamps/lan9118-stamps.patch" || {
-        echo "embox: our LAN9118 stamps patch does not apply to $src (written for commit $EMBOX_COMMIT)" >&2
-        exit 1
-    }
+    patch -s -d "$tree" -p1 <"$here/stamps/lan9118-stamps.patch" ||
+        die "our LAN9118 stamps patch does not apply to $src (written for commit $EMBOX_COMMIT)"
     echo "$stamp" >"$tree/.stackmeter-source"
 fi
 
@@ -107,15 +79,12 @@ fi
 ext=$tree/ext_project/stackmeter
 rm -rf "$ext"
 mkdir -p "$ext/src" "$ext/templates/vexpress-a9"
-list() { sed -n "s/^$1 = //p" "$flags_mk"; }
-sources=()
-for f in $(list SMR_ENGINE_SRC) $(list SMR_POSIX_SRC) $(list SMR_MAIN_SRC); do
-    cp "$src_dir/$f" "$ext/src/"
-    sources+=("$f")
-done
-cp "$src_dir"/*.h "$here/smr_embox.h" "$ext/src/"
-cp "$here"/stamps/smr_embox_stamps.c "$here"/stamps/smr_embox_frames.[ch] "$ext/src/"
-sources+=(smr_embox_stamps.c)
+copy_responder "$ext/src"
+cp "$here/smr_embox.h" "$here/stamps/smr_embox_frames.c" "$ext/src/"
+# The command's sources; smr_frames.c and smr_embox_frames.c are the
+# library module's (Mybuild.in).
+mapfile -t sources < <(responder_sources)
+sources+=(smr_driver_stamps.c)
 {
     printf '\t@Cflags("--include=smr_embox.h")\n\tsource '
     sep=""

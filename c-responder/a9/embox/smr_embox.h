@@ -3,8 +3,8 @@
  * file (--include, from the module's Mybuild) so that c-responder/src
  * compiles as it is: poll() rather than epoll; the stamp block
  * (docs/protocol.md 4.3) from our LAN9118 driver stamps
- * (stamps/smr_embox_stamps.c) rather than Linux's SO_TIMESTAMPING, and
- * the clock they share, the A9's global timer; none of Linux's real-time
+ * (c-responder/stamps, stamps/smr_embox_frames.c) rather than Linux's
+ * SO_TIMESTAMPING, and the clock they share, the A9's global timer; none of Linux's real-time
  * knobs (an RTOS sets a task's priority where it starts the task); pools
  * sized for a board: 16 sessions, 4 tests at once.
  */

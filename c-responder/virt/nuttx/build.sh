@@ -14,13 +14,15 @@
 # NuttX's own openamp/*.patch applied, as its download rule would, and an
 # empty .git so that make takes the folder as a checkout and downloads
 # nothing), adds our application folder (app/: the responder's sources
-# copied from c-responder/src, its Makefile, Kconfig and init task, and
-# the driver stamps' two files from stamps/) as apps/stackmeter, applies
+# copied from c-responder/src, its Makefile, Kconfig and init task, the
+# shared driver stamps from c-responder/stamps and NuttX's hooks from
+# stamps/) as apps/stackmeter, applies
 # our patch to NuttX's virtio-net driver (stamps/virtio-net-stamps.patch:
 # the times of the responder's UDP frames at the driver, for the
 # stack/application split), configures qemu-armv7a:nsh with our changes
 # (defconfig.fragment), and runs NuttX's build. Nothing is written into
-# the user's trees.
+# the user's trees. The checks and the responder's files are the RTOS
+# builds' shared ones (c-responder/rtos-build.sh).
 #
 # Usage: build.sh OUT_DIR
 #   OUT_DIR/stackmeter-nuttx.elf   the image (QEMU -kernel)
@@ -54,24 +56,16 @@ declare -A DEP_GIT=(
     [open-amp-2025.10.0]="git clone -b v2025.10.0 https://github.com/OpenAMP/open-amp open-amp-2025.10.0"
 )
 
+RTOS=nuttx
 here=$(cd "$(dirname "$0")" && pwd)
-cdir=$(cd "$here/../.." && pwd)
-out=${1:?usage: build.sh OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-for v in NUTTX_IP NUTTX_GW NUTTX_MAC; do
-    [ -n "${!v:-}" ] || {
-        echo "nuttx: $v is not set (make -C c-responder nuttx sets it from c-responder/boards.mk)" >&2
-        exit 1
-    }
-done
+# shellcheck source=c-responder/rtos-build.sh
+source "$here/../../rtos-build.sh"
+cdir=$RTOS_DIR
+out_dir "${1:?usage: build.sh OUT_DIR}"
+need_vars NUTTX_IP NUTTX_GW NUTTX_MAC
 JOBS=${JOBS:-$(nproc)}
 
 how="get it with: git clone https://github.com/apache/nuttx nuttx && git -C nuttx checkout $NUTTX_COMMIT; git clone https://github.com/apache/nuttx-apps apps && git -C apps checkout $APPS_COMMIT; beside them dtc v1.7.0, libmetal and open-amp v2025.10.0 as dtc-1.7.0.tar.xz, libmetal-2025.10.0.tar.xz, open-amp-2025.10.0.tar.xz; then STACKMETER_NUTTX_SRC=\$PWD make -C c-responder nuttx (c-responder/virt/README.md)"
-die() {
-    echo "nuttx: $*" >&2
-    exit 1
-}
 
 # An IPv4 address as the hex word Kconfig's NETINIT options take.
 hex_ip() {
@@ -83,27 +77,8 @@ hex_ip() {
     printf '0x%02x%02x%02x%02x' "$a" "$b" "$c" "$d"
 }
 
-check_tools() {
-    local tool
-    for tool in arm-none-eabi-gcc kconfig-conf make patch xz; do
-        command -v "$tool" >/dev/null ||
-            die "$tool not found (Debian: apt-get install gcc-arm-none-eabi kconfig-frontends-nox make patch xz-utils)"
-    done
-}
-
-# Checks a tarball's sha256 against the pinned one (a warning if not).
-check_sum() {
-    local file=$1 want=$2 sum
-    sum=$(sha256sum "$file" | cut -d' ' -f1)
-    [ "$sum" = "$want" ] ||
-        echo "nuttx: warning: $file's sha256 is $sum, not the pinned snapshot's; our patches may not apply" >&2
-}
-
 # The source: checked, and where the three others are.
-src=${STACKMETER_NUTTX_SRC:-}
-[ -n "$src" ] || die "NuttX's source is not given (STACKMETER_NUTTX_SRC is not set); $how"
-[ -e "$src" ] || die "STACKMETER_NUTTX_SRC=$src does not exist; $how"
-src=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
+need_source STACKMETER_NUTTX_SRC NuttX "$how"
 if [ -d "$src" ]; then
     [ -f "$src/nuttx/Makefile" ] && [ -f "$src/apps/Makefile" ] ||
         die "$src does not hold nuttx/ and apps/ (NuttX and nuttx-apps side by side); $how"
@@ -117,19 +92,15 @@ for d in "${DEPS[@]}"; do
     [ -n "$f" ] || die "$d's source is not in $deps ($d.tar.xz; STACKMETER_NUTTX_DEPS names the folder): get it with: ${DEP_GIT[$d]} && tar -cJf $d.tar.xz --exclude=.git $d"
     dep_file[$d]=$f
 done
-check_tools
+need_tools "gcc-arm-none-eabi kconfig-frontends-nox make patch xz-utils" arm-none-eabi-gcc kconfig-conf make patch xz
 
 # Copies nuttx/ and apps/ out of the source into $1.
 unpack_source() {
     local tree=$1 r
     if [ -d "$src" ]; then
+        check_commit "$src/nuttx" "$NUTTX_COMMIT"
+        check_commit "$src/apps" "$APPS_COMMIT"
         for r in nuttx apps; do
-            if [ -d "$src/$r/.git" ]; then
-                have=$(git -C "$src/$r" rev-parse HEAD 2>/dev/null || echo unknown)
-                want=$NUTTX_COMMIT
-                [ "$r" = apps ] && want=$APPS_COMMIT
-                [ "$have" = "$want" ] || echo "nuttx: warning: $src/$r is at $have, not $want" >&2
-            fi
             mkdir -p "$tree/$r"
             (cd "$src/$r" && tar --exclude=./.git -cf - .) | (cd "$tree/$r" && tar xf -)
         done
@@ -183,9 +154,8 @@ fi
 app=$tree/apps/stackmeter
 rm -rf "$app"
 mkdir -p "$app"
-list() { sed -n "s/^$1 = //p" "$cdir/flags.mk"; }
-for f in $(list SMR_ENGINE_SRC) $(list SMR_POSIX_SRC) $(list SMR_MAIN_SRC); do cp "$cdir/src/$f" "$app/"; done
-cp "$cdir"/src/*.h "$cdir/flags.mk" "$here"/app/* "$here"/stamps/*.[ch] "$app/"
+copy_responder "$app"
+cp "$cdir/flags.mk" "$here"/app/* "$here"/stamps/*.c "$app/"
 
 # The configuration: the board's, then ours, then checked.
 fragment=$out/nuttx-fragment.config

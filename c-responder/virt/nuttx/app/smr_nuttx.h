@@ -3,8 +3,8 @@
  * every source file (-include, from apps/stackmeter/Makefile) so that
  * c-responder/src compiles as it is: poll() rather than epoll; no kernel
  * timestamps (NuttX has no SO_TIMESTAMPING; SMR_TS is Linux's alone) but
- * the stamp block from our virtio-net driver stamps
- * (stamps/smr_nuttx_stamps.c), as on Embox; none of Linux's real-time
+ * the stamp block from our virtio-net driver stamps (c-responder/stamps,
+ * stamps/smr_nuttx_frames.c), as on Embox; none of Linux's real-time
  * knobs (an RTOS sets a task's priority where it starts the task: the
  * init task does, smr_nuttx_init.c); pools sized for a board as on Embox
  * (c-responder/a9/embox/smr_embox.h): 16 sessions, 4 spare, 4 tests at
