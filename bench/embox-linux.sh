@@ -50,16 +50,12 @@ KEEP_LOGS=${KEEP_LOGS:-0}
 # shellcheck source=bench/lib.sh
 source "$REPO_ROOT/bench/lib.sh"
 
-[[ $(id -u) == 0 ]] || die "needs root (TAP devices)"
-[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+need_lab "TAP devices"
 [[ -n ${STACKMETER_EMBOX_SRC:-} ]] || die "STACKMETER_EMBOX_SRC is not set (docs/lab.md, \"Embox and Linux on one Cortex-A9\")"
 
 PIDS=()
-floors_down() { # the floors' QEMUs and TAP devices (lab_done takes the lab down)
-    for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
-    for d in smfl4 smfl5; do ip link del "$d" 2>/dev/null || true; done
-}
-LAB_CLEANUP=floors_down
+TAPS=()
+LAB_CLEANUP=boards_down # the floors' QEMUs and TAP devices (lab_done takes the lab down)
 lab_work embox-linux
 
 C=$REPO_ROOT/c-responder
@@ -71,27 +67,14 @@ make -s -C "$C" embox linux-a9 a9-floor a9-floor-irq >"$WORK/build.log" 2>&1 || 
 # its vCPU, and would take the CPU every other target shares.
 declare -A FLOOR_PID
 floor() {
-    local name=$1 elf=$2 tap=$3 net=$4 word
-    ip tuntap add dev "$tap" mode tap
-    ip addr add "198.18.$net.1/24" dev "$tap"
-    ip link set "$tap" mtu 1500 up
+    local name=$1 elf=$2 tap=$3 net=$4
+    board_tap "$tap" "$net"
     ip neigh replace "198.18.$net.2" lladdr "02:53:4d:00:00:$net" dev "$tap" nud permanent
-    word=$(printf '0x%02X%02X%02X%02X' 198 18 "$net" 2)
-    taskset -c "$SERVER_CPU" qemu-system-arm -M vexpress-a9 -m 128M -display none -monitor none \
-        -audiodev none,id=snd0 -serial "file:$WORK/$name.console" -kernel "$elf" \
-        -device "loader,addr=0x60000000,data=$word,data-len=4" \
-        -nic "tap,ifname=$tap,script=no,downscript=no,model=lan9118,mac=02:53:4d:00:00:$net" \
-        2>>"$WORK/floors.log" &
-    PIDS+=($!)
-    FLOOR_PID[$name]=$!
-    for _ in $(seq 100); do
-        if grep -q "ready" "$WORK/$name.console" 2>/dev/null; then
-            kill -STOP "${FLOOR_PID[$name]}"
-            return 0
-        fi
-        sleep 0.1
-    done
-    die "$name did not start: $(cat "$WORK/$name.console" "$WORK/floors.log")"
+    board_qemu "$name" ready 10 -M vexpress-a9 -m 128M -audiodev none,id=snd0 -kernel "$elf" \
+        -device "loader,addr=0x60000000,data=$(printf '0x%02X%02X%02X%02X' 198 18 "$net" 2),data-len=4" \
+        -nic "tap,ifname=$tap,script=no,downscript=no,model=lan9118,mac=02:53:4d:00:00:$net"
+    FLOOR_PID[$name]=$LAST_PID
+    kill -STOP "$LAST_PID"
 }
 note "the floors (198.18.24.2 polling, 198.18.25.2 woken by interrupts) and lab up embox linux-a9"
 floor floor-a9 "$C/a9/build/stackmeter-a9-floor.elf" smfl4 24
@@ -107,15 +90,8 @@ for ((r = 1; r <= REPEAT; r++)); do
     for t in "${TARGETS[@]}"; do
         pid=${FLOOR_PID[${t%%=*}]:-}
         [[ -z $pid ]] || { kill -CONT "$pid" && sleep 0.2; }
-        taskset -c "$CLIENT_CPU" "$STACKMETER" ping "${t#*=}" -c "$COUNT" --slow-us 100 --json --no-store \
-            >"$WORK/ping.json" 2>"$WORK/ping.err" || die "ping ${t%%=*}: $(tail -1 "$WORK/ping.err")"
+        rtos_round "${t%%=*}" "${t#*=}"
         [[ -z $pid ]] || kill -STOP "$pid"
-        python3 - "${t%%=*}" "$WORK/ping.json" >>"$WORK/rounds" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[2]))["results"][0]
-t = r["rtt_us"]
-print(sys.argv[1], t["mean"], t["min"], t["max"], t["p50"], t["p99"], r["slow"], r["mismatched"], r["received"], r["sent"])
-EOF
     done
 done
 
@@ -129,82 +105,42 @@ decide linux-embox linux-a9 embox
 decide linux-rt linux-a9 linux-a9-rt
 
 note "4. where the round trip goes (ping --timestamps, 128 bytes)"
-for t in embox linux-a9; do
-    taskset -c "$CLIENT_CPU" "$STACKMETER" ping "$(addr "$t")" -c "$COUNT" --size 128 --timestamps --json --no-store \
-        >"$WORK/split-$t.json" 2>"$WORK/split-$t.err" || die "ping --timestamps $t: $(tail -1 "$WORK/split-$t.err")"
-done
+for t in embox linux-a9; do rtos_split "$t" "$(addr "$t")"; done
 
-A9_BUILD=$C/a9/build python3 - "$WORK" "$(machine_line)" "$COUNT" "$REPEAT" "$SERVER_CPU" "$CLIENT_CPU" <<'EOF'
-import json, os, re, statistics, sys
-work, machine, count, repeat, scpu, ccpu = sys.argv[1:7]
-rows = {}
-for line in open(os.path.join(work, "rounds")):
-    label, *v = line.split()
-    rows.setdefault(label, []).append([float(x) for x in v])
-med = lambda xs: statistics.median(xs)
-table = {}
-for label, rs in rows.items():
-    col = list(zip(*rs))
-    table[label] = dict(mean=med(col[0]), min=min(col[1]), max=max(col[2]), p50=med(col[3]), p99=med(col[4]),
-                        slow=int(sum(col[5])), mismatched=int(sum(col[6])), received=int(sum(col[7])), sent=int(sum(col[8])))
-order = [l for l in ["embox", "linux-a9", "linux-a9-rt", "floor-a9-irq", "floor-a9"] if l in table]
-print("# Embox against Linux on one emulated Cortex-A9 (QEMU vexpress-a9, LAN9118)\n")
-print(f"{machine}; every QEMU on CPU {scpu}, the client on CPU {ccpu}; `sudo bash bench/embox-linux.sh` (COUNT={count}, REPEAT={repeat}).\n")
-print("## 1. Round trips of 64-byte UDP echoes\n")
-print(f"`stackmeter ping -c {count} --slow-us 100`, every target and floor in turn, {repeat} rounds: the median over rounds of mean, p50 and p99, the least min, the most max, slow answers (over 100 us) and mismatched payloads summed.\n")
-print("| target | mean (us) | min (us) | max (us) | p50 (us) | p99 (us) | slow > 100 us | mismatched | received / sent |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-for l in order:
-    t = table[l]
-    print(f"| {l} | {t['mean']:.1f} | {t['min']:.1f} | {t['max']:.1f} | {t['p50']:.1f} | {t['p99']:.1f} | {t['slow']} | {t['mismatched']} | {t['received']} / {t['sent']} |")
-if "embox" in table and "linux-a9" in table:
-    e, l = table["embox"], table["linux-a9"]
-    print(f"\nLinux / Embox: {l['mean'] / e['mean']:.2f}x on the mean, {l['p50'] / e['p50']:.2f}x on the median (the write-up: 0.77 / 0.08 ms = 9.6x on the mean, on the board).")
-print("\n## 2. Above the board's floor\n")
-print("A floor answers the same echo on the same emulated board, LAN9118 and TAP device with no stack at all: `floor-a9` polls the NIC, `floor-a9-irq` sleeps in WFI until the NIC's interrupt wakes it, as both systems do. What a system takes above the floor is its stack, its responder and its scheduler as QEMU executes them.\n")
-print("| target | p50 (us) | above floor-a9-irq (us) | above floor-a9 (us) |")
-print("|---|---:|---:|---:|")
-for l in ["embox", "linux-a9", "linux-a9-rt"]:
-    if l in table:
-        p = table[l]["p50"]
-        fi = table.get("floor-a9-irq", {}).get("p50", float("nan"))
-        fp = table.get("floor-a9", {}).get("p50", float("nan"))
-        print(f"| {l} | {p:.1f} | {p - fi:.1f} | {p - fp:.1f} |")
-if all(k in table for k in ["embox", "linux-a9", "floor-a9-irq"]):
-    fi = table["floor-a9-irq"]["p50"]
-    print(f"\nAbove the interrupt-driven floor, Linux / Embox: {(table['linux-a9']['p50'] - fi) / (table['embox']['p50'] - fi):.2f}x.")
-print("\n## 3. Run until decided (`stackmeter suite embox-linux`)\n")
-for name, what in [("linux-embox", "Linux (A) against Embox (B)"), ("linux-rt", "Linux (A) against Linux under SCHED_FIFO (B)")]:
-    print(f"### {what}\n")
-    text = open(os.path.join(work, name + ".md")).read().strip() if os.path.exists(os.path.join(work, name + ".md")) else "(no output)"
-    print(text + "\n")
-print("## 4. Where a round trip goes\n")
-print("`stackmeter ping --timestamps --size 128`: the client's kernel stamps and the responder's stamp block. On Embox the block's kernel times are our LAN9118 driver's (the frame read from the MAC, the frame written to it: c-responder/a9/embox/stamps); on Linux they are the guest kernel's software stamps (SO_TIMESTAMPING: the receive stamp at the driver's hand-off to the stack, the send stamp at the driver). p50 per part, us.\n")
-parts = ["client_send_stack", "out_path", "responder_stack_in", "responder_app", "back_path", "responder_stack_out", "client_recv_stack"]
-print("| part | " + " | ".join(["embox", "linux-a9"]) + " |")
-print("|---|---:|---:|")
-splits = {t: json.load(open(os.path.join(work, f"split-{t}.json")))["results"][0] for t in ["embox", "linux-a9"]}
-for p in parts:
-    print(f"| {p} | " + " | ".join(f"{splits[t]['split_us'][p]['p50']:.1f}" for t in ["embox", "linux-a9"]) + " |")
-print()
-for t in ["embox", "linux-a9"]:
-    r = splits[t]["rtt_us"]
-    print(f"{t}: the round trip with stamps asked for, p50 {r['p50']:.1f} us (mean {r['mean']:.1f}), against {table[t]['p50']:.1f} without (table 1) (stamping adds work on the board, where Linux reads each send stamp back from the socket's error queue, and on the host; the two runs are also minutes apart, and a difference of a few microseconds either way is theirs).")
-for t in ["embox", "linux-a9"]:
-    s = splits[t]["split_us"]
-    board = s["responder_stack_in"]["p50"] + s["responder_app"]["p50"] + s["responder_stack_out"]["p50"]
-    print(f"\n{t}: on the board, stack in + application + stack out = {board:.1f} us at the medians, the application {100 * s['responder_app']['p50'] / board:.0f}% of it; {s['samples']} exchanges split, {s['incomplete']} without all stamps, {s['unbalanced']} not adding up.", end="")
-print("\n\n## 5. Builds, sizes, RAM\n")
-print("```")
-for f in ["embox-size.txt", "linux-a9/size.txt"]:
-    path = os.path.join(os.environ.get("A9_BUILD", ""), f)
-    if os.path.exists(path):
-        print(f"{f}:\n" + open(path).read().strip())
-for c in ["linux-a9.console"]:
-    path = os.path.join(work, "lab", c)
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            if "KiB of RAM in use" in line:
-                print(line.strip())
-print("```")
-EOF
+echo "# Embox against Linux on one emulated Cortex-A9 (QEMU vexpress-a9, LAN9118)"
+echo
+echo "$(machine_line); every QEMU on CPU $SERVER_CPU, the client on CPU $CLIENT_CPU; \`sudo bash bench/embox-linux.sh\` (COUNT=$COUNT, REPEAT=$REPEAT)."
+echo
+echo "## 1. Round trips of 64-byte UDP echoes"
+echo
+rtos_report table embox linux-a9 linux-a9-rt floor-a9-irq floor-a9
+rtos_report ratio linux-a9 embox "Linux / Embox" " (the write-up: 0.77 / 0.08 ms = 9.6x on the mean, on the board)"
+echo
+echo "## 2. Above the board's floor"
+echo
+echo "A floor answers the same echo on the same emulated board, LAN9118 and TAP device with no stack at all: \`floor-a9\` polls the NIC, \`floor-a9-irq\` sleeps in WFI until the NIC's interrupt wakes it, as both systems do. What a system takes above the floor is its stack, its responder and its scheduler as QEMU executes them."
+echo
+rtos_report floors floor-a9-irq floor-a9 embox linux-a9 linux-a9-rt
+rtos_report above linux-a9 embox floor-a9-irq "Linux / Embox"
+echo
+echo "## 3. Run until decided (\`stackmeter suite embox-linux\`)"
+echo
+for run in "linux-embox=Linux (A) against Embox (B)" "linux-rt=Linux (A) against Linux under SCHED_FIFO (B)"; do
+    printf '### %s\n\n' "${run#*=}"
+    if [[ -f $WORK/${run%%=*}.md ]]; then printf '%s\n\n' "$(cat "$WORK/${run%%=*}.md")"; else printf '(no output)\n\n'; fi
+done
+echo "## 4. Where a round trip goes"
+echo
+echo "\`stackmeter ping --timestamps --size 128\`: the client's kernel stamps and the responder's stamp block. On Embox the block's kernel times are our LAN9118 driver's (the frame read from the MAC, the frame written to it: c-responder/a9/embox/stamps); on Linux they are the guest kernel's software stamps (SO_TIMESTAMPING: the receive stamp at the driver's hand-off to the stack, the send stamp at the driver). p50 per part, us."
+echo
+rtos_report split embox linux-a9
+echo
+rtos_report stamped embox linux-a9
+rtos_report board embox linux-a9
+echo
+echo "## 5. Builds, sizes, RAM"
+echo
+echo '```'
+size_files "$C/a9/build" embox-size.txt linux-a9/size.txt
+console_lines "KiB of RAM in use" "$WORK/lab/linux-a9.console"
+echo '```'

@@ -7,7 +7,9 @@
 # CLIENT_PID, WORK, KEEP_LOGS, RUN_NO, CMDS and their own stop_server;
 # load.sh, sessions.sh, openloop.sh and rrul.sh keep pids and $work and
 # use pids_cleanup, start_named and c_sides; lab-stacks.sh, mcu-stacks.sh
-# and path-floors.sh use lab_work.
+# and path-floors.sh use lab_work; embox-linux.sh and nuttx-linux.sh (an
+# RTOS against Linux on one emulated board) use lab_work, need_lab and the
+# board_* and rtos_* functions at the end.
 
 # Progress and notes go to stderr; stdout carries only the Markdown report.
 note() { printf '# %s\n' "$*" >&2; }
@@ -279,4 +281,176 @@ lab_done() {
     "$STACKMETER" lab down >/dev/null 2>&1 || true
     if [[ ${KEEP_LOGS:-0} == 1 ]]; then note "raw outputs kept in $WORK"; else rm -rf -- "$WORK"; fi
     exit "$rc"
+}
+
+# need_lab WHAT: root (for WHAT, the devices the script makes) and the
+# stackmeter binary, or a one-line error.
+need_lab() {
+    [[ $(id -u) == 0 ]] || die "needs root ($1)"
+    [[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+}
+
+# ------------------------------------------------------------ an RTOS against Linux
+# What embox-linux.sh and nuttx-linux.sh share: the emulated boards and
+# floors they boot on TAP devices of their own (PIDS, TAPS, LAST_PID are
+# theirs), the rounds of the round-trip table, and the report's common
+# parts (rtos_report). They run under lab_work, with WORK, STACKMETER,
+# COUNT, REPEAT, SERVER_CPU and CLIENT_CPU set.
+
+# board_tap NAME NET: a TAP device with the host at 198.18.NET.1/24,
+# removed by boards_down.
+board_tap() {
+    ip link show "$1" >/dev/null 2>&1 && die "$1 exists already (another lab or bench run?)"
+    ip tuntap add dev "$1" mode tap
+    TAPS+=("$1")
+    ip addr add "198.18.$2.1/24" dev "$1"
+    ip link set "$1" mtu 1500 up
+}
+
+# board_qemu NAME READY SECONDS ARGS...: qemu-system-arm with ARGS on
+# SERVER_CPU, no display, its console in $WORK/NAME.console, waited for
+# until READY appears there (SECONDS at most); its pid in LAST_PID.
+board_qemu() {
+    local name=$1 ready=$2 secs=$3
+    shift 3
+    taskset -c "$SERVER_CPU" qemu-system-arm -display none -monitor none -serial "file:$WORK/$name.console" "$@" \
+        2>>"$WORK/qemu.log" &
+    PIDS+=($!)
+    LAST_PID=$!
+    for _ in $(seq $((secs * 10))); do
+        grep -q "$ready" "$WORK/$name.console" 2>/dev/null && return 0
+        kill -0 "$LAST_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    die "$name did not come up: $(tail -5 "$WORK/$name.console" "$WORK/qemu.log" 2>/dev/null)"
+}
+
+# boards_down: every QEMU board_qemu started (continued first, should it
+# be stopped) and every TAP device board_tap made, gone; the scripts'
+# LAB_CLEANUP (lab_done takes the lab down).
+boards_down() {
+    local p d
+    for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+    for d in "${TAPS[@]}"; do ip link del "$d" 2>/dev/null || true; done
+}
+
+# rtos_round LABEL ADDR: COUNT 64-byte echoes against ADDR (every payload
+# checked, answers over 100 us counted slow), the client on CLIENT_CPU;
+# LABEL's figures appended to $WORK/rounds, the round-trip table's input.
+rtos_round() {
+    taskset -c "$CLIENT_CPU" "$STACKMETER" ping "$2" -c "$COUNT" --slow-us 100 --json --no-store \
+        >"$WORK/ping.json" 2>"$WORK/ping.err" || die "ping $1: $(tail -1 "$WORK/ping.err")"
+    python3 - "$1" "$WORK/ping.json" >>"$WORK/rounds" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[2]))["results"][0]
+t = r["rtt_us"]
+print(sys.argv[1], t["mean"], t["min"], t["max"], t["p50"], t["p99"], r["slow"], r["mismatched"], r["received"], r["sent"])
+EOF
+}
+
+# rtos_split NAME ADDR: COUNT 128-byte echoes with --timestamps against
+# ADDR into $WORK/split-NAME.json: where a round trip goes.
+rtos_split() {
+    taskset -c "$CLIENT_CPU" "$STACKMETER" ping "$2" -c "$COUNT" --size 128 --timestamps --json --no-store \
+        >"$WORK/split-$1.json" 2>"$WORK/split-$1.err" || die "ping --timestamps $1: $(tail -1 "$WORK/split-$1.err")"
+}
+
+# rtos_report PART ARGS...: a part of the report in Markdown, from
+# $WORK/rounds (per target, over the rounds: the median of mean, p50 and
+# p99, the least min, the most max, the counts summed) and
+# $WORK/split-NAME.json:
+#   table TARGET...          the round-trip table, the targets measured in
+#                            this order
+#   ratio A B TEXT [MORE]    "TEXT: A / B on the mean, on the median MORE."
+#   floors IRQ POLL SYS...   each system's p50 above the two floors
+#   above A B IRQ TEXT       "TEXT: (A - IRQ) / (B - IRQ)" at the medians
+#   split NAME...            the split's parts, p50
+#   board NAME...            the board's share of the split (stack in,
+#                            application, stack out)
+#   stamped NAME...          the split's round trip against the table's
+rtos_report() {
+    python3 - "$WORK" "$COUNT" "$REPEAT" "$@" <<'EOF'
+import json, os, statistics, sys
+work, count, repeat, part, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+rows = {}
+for line in open(os.path.join(work, "rounds")):
+    label, *v = line.split()
+    rows.setdefault(label, []).append([float(x) for x in v])
+med = statistics.median
+table = {}
+for label, rs in rows.items():
+    col = list(zip(*rs))
+    table[label] = dict(mean=med(col[0]), min=min(col[1]), max=max(col[2]), p50=med(col[3]), p99=med(col[4]),
+                        slow=int(sum(col[5])), mismatched=int(sum(col[6])), received=int(sum(col[7])), sent=int(sum(col[8])))
+def split(t):
+    try:
+        return json.load(open(os.path.join(work, f"split-{t}.json")))["results"][0]
+    except Exception:
+        return None
+if part == "table":
+    print(f"`stackmeter ping -c {count} --slow-us 100`, every target and floor in turn, {repeat} rounds: the median over rounds of mean, p50 and p99, the least min, the most max, slow answers (over 100 us) and mismatched payloads summed.\n")
+    print("| target | mean (us) | min (us) | max (us) | p50 (us) | p99 (us) | slow > 100 us | mismatched | received / sent |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for l in [l for l in args if l in table]:
+        t = table[l]
+        print(f"| {l} | {t['mean']:.1f} | {t['min']:.1f} | {t['max']:.1f} | {t['p50']:.1f} | {t['p99']:.1f} | {t['slow']} | {t['mismatched']} | {t['received']} / {t['sent']} |")
+elif part == "ratio":
+    a, b, text, more = args[0], args[1], args[2], (args[3] if len(args) > 3 else "")
+    if a in table and b in table:
+        print(f"\n{text}: {table[a]['mean'] / table[b]['mean']:.2f}x on the mean, {table[a]['p50'] / table[b]['p50']:.2f}x on the median{more}.")
+elif part == "floors":
+    irq, poll = args[0], args[1]
+    print(f"| target | p50 (us) | above {irq} (us) | above {poll} (us) |")
+    print("|---|---:|---:|---:|")
+    for l in [l for l in args[2:] if l in table]:
+        p = table[l]["p50"]
+        fi = table.get(irq, {}).get("p50", float("nan"))
+        fp = table.get(poll, {}).get("p50", float("nan"))
+        print(f"| {l} | {p:.1f} | {p - fi:.1f} | {p - fp:.1f} |")
+elif part == "above":
+    a, b, irq, text = args
+    if all(k in table for k in [a, b, irq]):
+        fi = table[irq]["p50"]
+        print(f"\nAbove the interrupt-driven floor, {text}: {(table[a]['p50'] - fi) / (table[b]['p50'] - fi):.2f}x.")
+elif part == "split":
+    parts = ["client_send_stack", "out_path", "responder_stack_in", "responder_app", "back_path", "responder_stack_out", "client_recv_stack"]
+    splits = {t: split(t) for t in args}
+    print("| part | " + " | ".join(args) + " |")
+    print("|---|" + "---:|" * len(args))
+    for p in parts:
+        print(f"| {p} | " + " | ".join(f"{splits[t]['split_us'][p]['p50']:.1f}" if splits[t] else "-" for t in args) + " |")
+elif part == "board":
+    print()
+    for t in [t for t in args if split(t)]:
+        s = split(t)["split_us"]
+        board = s["responder_stack_in"]["p50"] + s["responder_app"]["p50"] + s["responder_stack_out"]["p50"]
+        print(f"{t}: on the board, stack in + application + stack out = {board:.1f} us at the medians, the application {100 * s['responder_app']['p50'] / board:.0f}% of it; {s['samples']} exchanges split, {s['incomplete']} without all stamps, {s['unbalanced']} not adding up.")
+elif part == "stamped":
+    for t in [t for t in args if split(t) and t in table]:
+        r = split(t)["rtt_us"]
+        print(f"{t}: the round trip with stamps asked for, p50 {r['p50']:.1f} us (mean {r['mean']:.1f}), against {table[t]['p50']:.1f} without (table 1) (stamping adds work on the board, where Linux reads each send stamp back from the socket's error queue, and on the host; the two runs are also minutes apart, and a difference of a few microseconds either way is theirs).")
+else:
+    sys.exit(f"rtos_report: no part {part}")
+EOF
+}
+
+# size_files DIR FILE...: each FILE of DIR that is there, under its name
+# (the builds' sizes and times).
+size_files() {
+    local dir=$1 f
+    shift
+    for f in "$@"; do
+        if [[ -f $dir/$f ]]; then printf '%s:\n%s\n' "$f" "$(cat "$dir/$f")"; fi
+    done
+}
+
+# console_lines PATTERN FILE...: the lines of the consoles that are there
+# matching PATTERN (grep's), trimmed (a serial console ends its lines in
+# CR).
+console_lines() {
+    local pattern=$1 f
+    shift
+    for f in "$@"; do
+        if [[ -f $f ]]; then grep -a -- "$pattern" "$f" | tr -d '\r' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' || true; fi
+    done
 }

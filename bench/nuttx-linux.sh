@@ -49,47 +49,23 @@ KEEP_LOGS=${KEEP_LOGS:-0}
 # shellcheck source=bench/lib.sh
 source "$REPO_ROOT/bench/lib.sh"
 
-[[ $(id -u) == 0 ]] || die "needs root (TAP devices)"
-[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+need_lab "TAP devices"
 [[ -n ${STACKMETER_NUTTX_SRC:-} ]] || die "STACKMETER_NUTTX_SRC is not set (c-responder/virt/README.md)"
 
 C=$REPO_ROOT/c-responder
 B=$C/virt/build
 PIDS=()
 TAPS=()
-down() { # every QEMU and TAP device this script made
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    for d in "${TAPS[@]}"; do ip link del "$d" 2>/dev/null || true; done
-}
-LAB_CLEANUP=down
+LAB_CLEANUP=boards_down # every QEMU and TAP device this script made
 lab_work nuttx-linux
 
-# tap NAME NET: a TAP device with the host at 198.18.NET.1/24.
-tap() {
-    ip link show "$1" >/dev/null 2>&1 && die "$1 exists already (another lab or bench run?)"
-    ip tuntap add dev "$1" mode tap
-    TAPS+=("$1")
-    ip addr add "198.18.$2.1/24" dev "$1"
-    ip link set "$1" mtu 1500 up
-}
-
-# boot NAME TAP MAC READY ARGS...: QEMU's virt with ARGS, its console in
-# $WORK/NAME.console, waited for until READY appears there (90 s at most).
+# boot NAME TAP MAC READY ARGS...: QEMU's virt with ARGS and a virtio-net
+# NIC on TAP, waited for until READY appears on its console (90 s at most).
 boot() {
     local name=$1 tapname=$2 mac=$3 ready=$4
     shift 4
-    taskset -c "$SERVER_CPU" qemu-system-arm -M virt,highmem=off -m 256M -display none -monitor none \
-        -serial "file:$WORK/$name.console" "$@" \
-        -netdev "tap,id=n0,ifname=$tapname,script=no,downscript=no" \
-        -device "virtio-net-device,netdev=n0,mac=$mac" 2>>"$WORK/qemu.log" &
-    PIDS+=($!)
-    LAST_PID=$!
-    for _ in $(seq 900); do
-        grep -q "$ready" "$WORK/$name.console" 2>/dev/null && return 0
-        kill -0 "$LAST_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    die "$name did not come up: $(tail -5 "$WORK/$name.console" "$WORK/qemu.log" 2>/dev/null)"
+    board_qemu "$name" "$ready" 90 -M virt,highmem=off -m 256M "$@" \
+        -netdev "tap,id=n0,ifname=$tapname,script=no,downscript=no" -device "virtio-net-device,netdev=n0,mac=$mac"
 }
 
 # floor NAME ELF: a floor on smfl6 at 198.18.22.2, for one measurement.
@@ -106,9 +82,9 @@ floor_down() {
 note "building NuttX, Linux and the board's floors"
 make -s -C "$C" nuttx linux-virt virt-floor virt-floor-irq >"$WORK/build.log" 2>&1 ||
     die "make: $(tail -3 "$WORK/build.log")"
-tap smlab9 20
-tap smlab10 21
-tap smfl6 22
+board_tap smlab9 20
+board_tap smlab10 21
+board_tap smfl6 22
 note "booting NuttX (198.18.20.2) and Linux (198.18.21.2)"
 boot nuttx smlab9 02:53:4d:00:00:09 "nuttx: eth0" -cpu cortex-a7 -kernel "$B/stackmeter-nuttx.elf"
 boot linux-virt smlab10 02:53:4d:00:00:0a "linux-virt: eth0" -cpu cortex-a7 \
@@ -124,15 +100,8 @@ note "1. the round-trip table: $REPEAT rounds of $COUNT echoes per target"
 for ((r = 1; r <= REPEAT; r++)); do
     for t in nuttx linux-virt linux-virt-rt floor-virt-irq floor-virt; do
         [[ -z ${FLOOR_ELF[$t]:-} ]] || floor_up "$t" "${FLOOR_ELF[$t]}"
-        client ping "${ADDR[$t]}" -c "$COUNT" --slow-us 100 >"$WORK/ping.json" 2>"$WORK/ping.err" ||
-            die "ping $t: $(tail -1 "$WORK/ping.err")"
+        rtos_round "$t" "${ADDR[$t]}"
         [[ -z ${FLOOR_ELF[$t]:-} ]] || floor_down
-        python3 - "$t" "$WORK/ping.json" >>"$WORK/rounds" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[2]))["results"][0]
-t = r["rtt_us"]
-print(sys.argv[1], t["mean"], t["min"], t["max"], t["p50"], t["p99"], r["slow"], r["mismatched"], r["received"], r["sent"])
-EOF
     done
 done
 
@@ -147,49 +116,13 @@ for t in nuttx linux-virt linux-virt-rt; do
 done
 
 note "4. where the round trip goes (ping --timestamps, 128 bytes)"
-for t in nuttx linux-virt; do
-    client ping "${ADDR[$t]}" -c "$COUNT" --size 128 --timestamps >"$WORK/split-$t.json" 2>"$WORK/split-$t.err" ||
-        die "ping --timestamps $t: $(tail -1 "$WORK/split-$t.err")"
-done
+for t in nuttx linux-virt; do rtos_split "$t" "${ADDR[$t]}"; done
 
-python3 - "$WORK" "$B" "$(machine_line)" "$COUNT" "$REPEAT" "$RR_N" "$SERVER_CPU" "$CLIENT_CPU" <<'EOF'
-import json, os, statistics, sys
-work, build, machine, count, repeat, rr_n, scpu, ccpu = sys.argv[1:9]
-rows = {}
-for line in open(os.path.join(work, "rounds")):
-    label, *v = line.split()
-    rows.setdefault(label, []).append([float(x) for x in v])
-med = statistics.median
-table = {}
-for label, rs in rows.items():
-    col = list(zip(*rs))
-    table[label] = dict(mean=med(col[0]), min=min(col[1]), max=max(col[2]), p50=med(col[3]), p99=med(col[4]),
-                        slow=int(sum(col[5])), mismatched=int(sum(col[6])), received=int(sum(col[7])), sent=int(sum(col[8])))
-order = [l for l in ["nuttx", "linux-virt", "linux-virt-rt", "floor-virt-irq", "floor-virt"] if l in table]
-print("# NuttX against Linux on one emulated board (QEMU virt, virtio-net)\n")
-print(f"{machine}; every QEMU on CPU {scpu}, the client on CPU {ccpu}; `sudo bash bench/nuttx-linux.sh` (COUNT={count}, REPEAT={repeat}, RR_N={rr_n}).\n")
-print("## 1. Round trips of 64-byte UDP echoes\n")
-print(f"`stackmeter ping -c {count} --slow-us 100`, every target and floor in turn, {repeat} rounds: the median over rounds of mean, p50 and p99, the least min, the most max, slow answers (over 100 us) and mismatched payloads summed.\n")
-print("| target | mean (us) | min (us) | max (us) | p50 (us) | p99 (us) | slow > 100 us | mismatched | received / sent |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-for l in order:
-    t = table[l]
-    print(f"| {l} | {t['mean']:.1f} | {t['min']:.1f} | {t['max']:.1f} | {t['p50']:.1f} | {t['p99']:.1f} | {t['slow']} | {t['mismatched']} | {t['received']} / {t['sent']} |")
-if "nuttx" in table and "linux-virt" in table:
-    n, l = table["nuttx"], table["linux-virt"]
-    print(f"\nLinux / NuttX: {l['mean'] / n['mean']:.2f}x on the mean, {l['p50'] / n['p50']:.2f}x on the median.")
-print("\n## 2. Above the board's floor\n")
-print("A floor answers the same echo on the same emulated board, virtio-net device and TAP device with no stack at all (c-responder/virt/floor): `floor-virt` polls the used ring, `floor-virt-irq` sleeps in WFI until the device's interrupt wakes it, as both systems do.\n")
-print("| target | p50 (us) | above floor-virt-irq (us) | above floor-virt (us) |")
-print("|---|---:|---:|---:|")
-for l in ["nuttx", "linux-virt", "linux-virt-rt"]:
-    if l in table:
-        p = table[l]["p50"]
-        fi = table.get("floor-virt-irq", {}).get("p50", float("nan"))
-        fp = table.get("floor-virt", {}).get("p50", float("nan"))
-        print(f"| {l} | {p:.1f} | {p - fi:.1f} | {p - fp:.1f} |")
-print(f"\n## 3. TCP and bursts\n")
-print(f"`stackmeter rr --sizes 1:1K,64:64,1K:1,64K:64K -n {rr_n}`, `crr -n {rr_n}` (1:1), `udp-burst` (64-byte datagrams, bursts of 1 to 64): p50 / p99 in us.\n")
+# tcp_table: section 3's table, from $WORK/{rr,crr,burst}-TARGET.json.
+tcp_table() {
+    python3 - "$WORK" <<'EOF'
+import json, os, sys
+work = sys.argv[1]
 def load(name):
     p = os.path.join(work, name)
     try:
@@ -215,31 +148,40 @@ for t in ["nuttx", "linux-virt", "linux-virt-rt"]:
         whole = b["burst"]
     cells.append(str(whole) if burst else "failed")
     print(f"| {t} | " + " | ".join(cells) + " |")
-print("\n## 4. Where a round trip goes\n")
-print("`stackmeter ping --timestamps --size 128`: the client's kernel stamps and the responder's stamp block. On NuttX the block's kernel times are our virtio-net driver hooks' (the frame handed to the stack, the frame handed to the driver: c-responder/virt/nuttx/stamps); on Linux they are the guest kernel's software stamps (SO_TIMESTAMPING). p50 per part, us.\n")
-parts = ["client_send_stack", "out_path", "responder_stack_in", "responder_app", "back_path", "responder_stack_out", "client_recv_stack"]
-splits = {t: load(f"split-{t}.json") for t in ["nuttx", "linux-virt"]}
-print("| part | nuttx | linux-virt |")
-print("|---|---:|---:|")
-for p in parts:
-    print(f"| {p} | " + " | ".join(f"{splits[t][0]['split_us'][p]['p50']:.1f}" if splits[t] else "-" for t in ["nuttx", "linux-virt"]) + " |")
-for t in ["nuttx", "linux-virt"]:
-    if not splits[t]:
-        continue
-    s = splits[t][0]["split_us"]
-    board = s["responder_stack_in"]["p50"] + s["responder_app"]["p50"] + s["responder_stack_out"]["p50"]
-    print(f"\n{t}: on the board, stack in + application + stack out = {board:.1f} us at the medians, the application {100 * s['responder_app']['p50'] / board:.0f}% of it; {s['samples']} exchanges split, {s['incomplete']} without all stamps, {s['unbalanced']} not adding up.", end="")
-print("\n\n## 5. Builds, sizes, RAM, boot\n")
-print("```")
-for f in ["nuttx-size.txt", "linux-virt/size.txt"]:
-    path = os.path.join(build, f)
-    if os.path.exists(path):
-        print(f"{f}:\n" + open(path).read().strip())
-for c in ["nuttx.console", "linux-virt.console"]:
-    path = os.path.join(work, c)
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            if "ready" in line and ("KiB of" in line):
-                print(line.strip())
-print("```")
 EOF
+}
+
+echo "# NuttX against Linux on one emulated board (QEMU virt, virtio-net)"
+echo
+echo "$(machine_line); every QEMU on CPU $SERVER_CPU, the client on CPU $CLIENT_CPU; \`sudo bash bench/nuttx-linux.sh\` (COUNT=$COUNT, REPEAT=$REPEAT, RR_N=$RR_N)."
+echo
+echo "## 1. Round trips of 64-byte UDP echoes"
+echo
+rtos_report table nuttx linux-virt linux-virt-rt floor-virt-irq floor-virt
+rtos_report ratio linux-virt nuttx "Linux / NuttX"
+echo
+echo "## 2. Above the board's floor"
+echo
+echo "A floor answers the same echo on the same emulated board, virtio-net device and TAP device with no stack at all (c-responder/virt/floor): \`floor-virt\` polls the used ring, \`floor-virt-irq\` sleeps in WFI until the device's interrupt wakes it, as both systems do."
+echo
+rtos_report floors floor-virt-irq floor-virt nuttx linux-virt linux-virt-rt
+echo
+echo "## 3. TCP and bursts"
+echo
+echo "\`stackmeter rr --sizes 1:1K,64:64,1K:1,64K:64K -n $RR_N\`, \`crr -n $RR_N\` (1:1), \`udp-burst\` (64-byte datagrams, bursts of 1 to 64): p50 / p99 in us."
+echo
+tcp_table
+echo
+echo "## 4. Where a round trip goes"
+echo
+echo "\`stackmeter ping --timestamps --size 128\`: the client's kernel stamps and the responder's stamp block. On NuttX the block's kernel times are our virtio-net driver hooks' (the frame handed to the stack, the frame handed to the driver: c-responder/virt/nuttx/stamps); on Linux they are the guest kernel's software stamps (SO_TIMESTAMPING). p50 per part, us."
+echo
+rtos_report split nuttx linux-virt
+rtos_report board nuttx linux-virt
+echo
+echo "## 5. Builds, sizes, RAM, boot"
+echo
+echo '```'
+size_files "$B" nuttx-size.txt linux-virt/size.txt
+console_lines "KiB of.*ready" "$WORK/nuttx.console" "$WORK/linux-virt.console"
+echo '```'
