@@ -30,8 +30,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 # shellcheck source=bench/lib.sh
 source "$REPO_ROOT/bench/lib.sh"
 
-[[ $(id -u) == 0 ]] || die "needs root (TAP and veth devices, AF_XDP)"
-[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+need_lab "TAP and veth devices, AF_XDP"
 lab_work lab-bursts
 
 note "building the lab's programs and both firmwares"

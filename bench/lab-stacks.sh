@@ -37,8 +37,7 @@ KEEP_LOGS=${KEEP_LOGS:-0}
 # shellcheck source=bench/lib.sh
 source "$REPO_ROOT/bench/lib.sh"
 
-[[ $(id -u) == 0 ]] || die "needs root (TAP and veth devices, AF_XDP)"
-[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+need_lab "TAP and veth devices, AF_XDP"
 
 lab_work lab-stacks
 

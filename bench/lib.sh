@@ -6,10 +6,11 @@
 # functions only. latency.sh and throughput.sh define SERVER_PIDS,
 # CLIENT_PID, WORK, KEEP_LOGS, RUN_NO, CMDS and their own stop_server;
 # load.sh, sessions.sh, openloop.sh and rrul.sh keep pids and $work and
-# use pids_cleanup, start_named and c_sides; lab-stacks.sh, mcu-stacks.sh
-# and path-floors.sh use lab_work; embox-linux.sh and nuttx-linux.sh (an
-# RTOS against Linux on one emulated board) use lab_work, need_lab and the
-# board_* and rtos_* functions at the end.
+# use pids_cleanup, start_named and c_sides; the scripts that make TAP
+# devices check with need_lab; lab-stacks.sh, mcu-stacks.sh and
+# path-floors.sh use lab_work; embox-linux.sh and nuttx-linux.sh (an RTOS
+# against Linux on one emulated board) use lab_work and the board_* and
+# rtos_* functions at the end.
 
 # Progress and notes go to stderr; stdout carries only the Markdown report.
 note() { printf '# %s\n' "$*" >&2; }

@@ -39,8 +39,7 @@ KEEP_LOGS=${KEEP_LOGS:-0}
 # shellcheck source=bench/lib.sh
 source "$REPO_ROOT/bench/lib.sh"
 
-[[ $(id -u) == 0 ]] || die "needs root (TAP devices)"
-[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+need_lab "TAP devices"
 
 lab_work mcu-stacks
 

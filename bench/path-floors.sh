@@ -36,8 +36,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 # shellcheck source=bench/lib.sh
 source "$REPO_ROOT/bench/lib.sh"
 
-[[ $(id -u) == 0 ]] || die "needs root (TAP and veth devices, AF_XDP)"
-[[ -x $STACKMETER ]] || die "$STACKMETER not found (cargo build --release -p stackmeter)"
+need_lab "TAP and veth devices, AF_XDP"
 
 PIDS=()
 floors_down() { # the floors' processes and devices (lab_done takes the lab down)
