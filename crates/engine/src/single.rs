@@ -61,14 +61,15 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
     // do not inherit the client's priority.
     let knobs = f.knobs.clone();
     crate::knobs::check(&knobs)?;
+    let (affinity, responder_affinity) = cpus_of(p);
     let chosen = crate::target::choose(
         f.target.as_deref(),
-        f.responder_affinity,
+        responder_affinity,
         p.objects.clone(),
         p.spec.target_kind(),
         secret,
     )?;
-    if let Some(cpu) = f.affinity {
+    if let Some(cpu) = affinity {
         // A stream's workers pin themselves; the measuring thread only
         // wakes at interval ends and stays off their CPU's queue.
         let placed = match p.spec.pins_its_workers() {
@@ -84,8 +85,8 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
         let _ = crate::target::raise_fd_limit(stackmeter_responder::Log::Quiet, connections);
     }
     let placement = Placement {
-        client_cpu: f.affinity,
-        responder_cpu: f.responder_affinity,
+        client_cpu: affinity,
+        responder_cpu: responder_affinity,
     };
     let how = crate::execute::How {
         placement,
@@ -117,4 +118,20 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
         run,
         spooled,
     })
+}
+
+/// Where the measuring thread and an embedded responder run: as the flags
+/// say; for a test traced layer by layer against an embedded responder
+/// with neither flag, on a machine of two CPUs or more, the client on CPU 1
+/// and the responder on CPU 0 (unpinned, the scheduler puts the two on
+/// one CPU or on two from one run to the next, a round trip 4x apart on
+/// loopback, and the tracer's cost, the traced run against the untraced
+/// one beside it, would be that placement's).
+fn cpus_of(p: &Planned) -> (Option<usize>, Option<usize>) {
+    let f = &p.setup;
+    let unplaced = f.target.is_none() && f.affinity.is_none() && f.responder_affinity.is_none();
+    match unplaced && p.spec.traces_layers() && stackmeter_sys::host().cpus >= 2 {
+        true => (Some(1), Some(0)),
+        false => (f.affinity, f.responder_affinity),
+    }
 }

@@ -148,6 +148,19 @@ impl Spec {
         }
     }
 
+    /// Whether the test traces its round trips layer by layer (`--layers`):
+    /// its tracer's cost is read against an untraced run beside it, which
+    /// means something only where the client and the responder stay put.
+    pub fn traces_layers(&self) -> bool {
+        match self {
+            Spec::Rr(p) => p.layers,
+            Spec::Ping(p) => p.layers,
+            Spec::Crr(_) | Spec::Stream(_) | Spec::UdpMax(_) | Spec::Load(_) | Spec::Rrul(_) | Spec::UdpBurst(_) => {
+                false
+            }
+        }
+    }
+
     /// Descriptors the test holds at once ([`Options::descriptors`]).
     pub fn descriptors(&self) -> usize {
         match self {
