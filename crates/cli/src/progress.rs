@@ -123,12 +123,14 @@ impl Progress {
     }
 }
 
-/// Plain progress lines where no bar shows (stderr not a terminal): a
-/// line when nothing was said for [`Heartbeat::QUIET`], so a log never
-/// falls silent for long, and nothing more.
+/// Plain progress lines where no bar shows (stderr not a terminal): the
+/// first at once, then a line when nothing was said for
+/// [`Heartbeat::QUIET`], so a log never falls silent for long, and
+/// nothing more.
 pub struct Heartbeat {
     on: bool,
-    last: std::cell::Cell<Instant>,
+    /// When something was last said; none: nothing yet.
+    last: std::cell::Cell<Option<Instant>>,
 }
 
 impl Heartbeat {
@@ -139,15 +141,15 @@ impl Heartbeat {
     pub fn new(bar: bool) -> Heartbeat {
         Heartbeat {
             on: !bar,
-            last: std::cell::Cell::new(Instant::now()),
+            last: std::cell::Cell::new(None),
         }
     }
 
-    /// Prints `line` when nothing was said for a while.
+    /// Prints `line` when it is the first, or nothing was said for a while.
     pub fn say(&self, line: &str) {
-        if self.on && self.last.get().elapsed() >= Self::QUIET {
+        if self.on && self.last.get().is_none_or(|t| t.elapsed() >= Self::QUIET) {
             eprintln!("{line}");
-            self.last.set(Instant::now());
+            self.last.set(Some(Instant::now()));
         }
     }
 
@@ -155,7 +157,7 @@ impl Heartbeat {
     /// said.
     pub fn print(&self, progress: &Progress, line: &str) {
         progress.print_err(line);
-        self.last.set(Instant::now());
+        self.last.set(Some(Instant::now()));
     }
 }
 

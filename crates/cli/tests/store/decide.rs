@@ -211,6 +211,29 @@ fn the_report_of_a_decided_run_keeps_its_baseline_whichever_block_is_stored_firs
     assert_eq!(seen, [true, true], "twelve seeds, and the store never held both orders");
 }
 
+/// A run until decided says at once, on stderr, what it does and for how
+/// long at most; with stderr not a terminal, a plain line of its progress
+/// after its first pair (and again whenever nothing was said for 3 s);
+/// and why it stopped.
+#[test]
+fn a_run_until_decided_says_what_it_does_and_how_far_it_is() {
+    let db = db("decide-says");
+    let out = ok(sm(&db, &["suite", "--quick", "--budget", "3", "--no-store"]));
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with(
+            "stackmeter suite latency-grid: measuring rust (A, the baseline) and c (B) in pairs of blocks"
+        ) && first.ends_with("at most 3"),
+        "{err}"
+    );
+    assert!(err.contains("\nstackmeter: pair 1: 0 of 8 row(s) decided, "), "{err}");
+    assert!(
+        err.contains("stackmeter: stopped: budget of 3 spent after 3 pair(s)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn ctrl_c_keeps_and_prints_what_was_decided() {
     let db = db("decide-sigint");
