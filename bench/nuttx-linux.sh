@@ -8,9 +8,8 @@
 # emulated Cortex-A9 with a LAN9118; this is the same comparison for
 # NuttX on a board whose NIC is virtio-net, built by `make -C c-responder
 # nuttx linux-virt virt-floor virt-floor-irq` (c-responder/virt/README.md).
-# It boots each system itself on its own TAP device with the QEMU command
-# lines of that README (until `stackmeter lab up nuttx linux-virt`
-# exists), and the floors one at a time on a third:
+# It brings both systems up with `stackmeter lab up nuttx linux-virt`, and
+# boots the floors itself, one at a time, on a TAP device of their own:
 #   1. the round-trip table: every target and floor measured in turn,
 #      REPEAT rounds of COUNT 64-byte echoes (every payload checked, slow
 #      answers over 100 us counted); per target the median over rounds of
@@ -21,7 +20,9 @@
 #   4. where a round trip goes: `ping --timestamps` against NuttX (its
 #      virtio-net driver stamps the responder's frames, c-responder/virt/
 #      nuttx/stamps) and Linux (SO_TIMESTAMPING in the guest);
-#   5. build times, image sizes, RAM, boot times.
+#   5. run until decided: Linux against NuttX (the built-in plan
+#      nuttx-linux, budget BUDGET);
+#   6. build times, image sizes, RAM, boot times.
 # Every QEMU is pinned to SERVER_CPU, the client to CLIENT_CPU. A report,
 # not a test: it exits non-zero only when it cannot run.
 #
@@ -31,10 +32,11 @@
 #   COUNT        round trips per ping measurement (5000)
 #   REPEAT       rounds over every target and floor (3)
 #   RR_N         transactions per rr size and crr (1000)
+#   BUDGET       budget of the run until decided (2m)
 #   SERVER_CPU/CLIENT_CPU  pinning (1/0)
 #   KEEP_LOGS    1: keep the work directory (0)
-# TAP devices (made here, removed at the end): smlab9 198.18.20.0/24
-# (NuttX), smlab10 198.18.21.0/24 (Linux), smfl6 198.18.22.0/24 (floors).
+# TAP devices: the lab's for NuttX and Linux; smfl6 198.18.22.0/24 for the
+# floors (made here, removed at the end).
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,6 +45,7 @@ STACKMETER=${STACKMETER:-target/release/stackmeter}
 COUNT=${COUNT:-5000}
 REPEAT=${REPEAT:-3}
 RR_N=${RR_N:-1000}
+BUDGET=${BUDGET:-2m}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 KEEP_LOGS=${KEEP_LOGS:-0}
@@ -82,14 +85,11 @@ floor_down() {
 note "building NuttX, Linux and the board's floors"
 make -s -C "$C" nuttx linux-virt virt-floor virt-floor-irq >"$WORK/build.log" 2>&1 ||
     die "make: $(tail -3 "$WORK/build.log")"
-board_tap smlab9 20
-board_tap smlab10 21
 board_tap smfl6 22
-note "booting NuttX (198.18.20.2) and Linux (198.18.21.2)"
-boot nuttx smlab9 02:53:4d:00:00:09 "nuttx: eth0" -cpu cortex-a7 -kernel "$B/stackmeter-nuttx.elf"
-boot linux-virt smlab10 02:53:4d:00:00:0a "linux-virt: eth0" -cpu cortex-a7 \
-    -kernel "$B/linux-virt/vmlinuz" -initrd "$B/linux-virt/initramfs.gz" \
-    -append "console=ttyAMA0 quiet smr.ip=198.18.21.2/24 smr.prio=fifo:50"
+note "lab up nuttx linux-virt (NuttX 198.18.20.2, Linux 198.18.21.2)"
+"$STACKMETER" lab up nuttx linux-virt --cpu "$SERVER_CPU" >"$WORK/targets" 2>"$WORK/up.err" ||
+    die "lab up nuttx linux-virt: $(cat "$WORK/up.err")"
+for sys in nuttx linux-virt; do cp "$STACKMETER_LAB_DIR/$sys.console" "$WORK/$sys.console"; done
 declare -A ADDR=([nuttx]=198.18.20.2:24680 [linux-virt]=198.18.21.2:24680 [linux-virt-rt]=198.18.21.2:24681
     [floor-virt]=198.18.22.2:24680 [floor-virt-irq]=198.18.22.2:24680)
 declare -A FLOOR_ELF=([floor-virt]=$B/stackmeter-virt-floor.elf [floor-virt-irq]=$B/stackmeter-virt-floor-irq.elf)
@@ -117,6 +117,11 @@ done
 
 note "4. where the round trip goes (ping --timestamps, 128 bytes)"
 for t in nuttx linux-virt; do rtos_split "$t" "${ADDR[$t]}"; done
+
+note "5. until decided: Linux against NuttX (budget $BUDGET)"
+taskset -c "$CLIENT_CPU" "$STACKMETER" suite nuttx-linux --budget "$BUDGET" --no-store --format md \
+    --target "linux-virt=${ADDR[linux-virt]}" --target "nuttx=${ADDR[nuttx]}" >"$WORK/decided.md" 2>"$WORK/decided.err" ||
+    note "suite nuttx-linux exited $? (its output is still reported)"
 
 # tcp_table: section 3's table, from $WORK/{rr,crr,burst}-TARGET.json.
 tcp_table() {
@@ -179,7 +184,13 @@ echo
 rtos_report split nuttx linux-virt
 rtos_report board nuttx linux-virt
 echo
-echo "## 5. Builds, sizes, RAM, boot"
+echo "## 5. Run until decided"
+echo
+echo "\`stackmeter suite nuttx-linux --budget $BUDGET --target linux-virt=... --target nuttx=...\`: B = NuttX against A = Linux."
+echo
+sed 's/^#/##/' "$WORK/decided.md"
+echo
+echo "## 6. Builds, sizes, RAM, boot"
 echo
 echo '```'
 size_files "$B" nuttx-size.txt linux-virt/size.txt
