@@ -309,7 +309,12 @@ fn attach_awake(tracer: &mut Tracer) -> Result<(), ClientError> {
         while !h.is_finished() {
             std::hint::spin_loop();
         }
-        h.join().unwrap_or(Ok(()))
+        h.join().unwrap_or_else(|_| {
+            Err(stackmeter_bpf::Error::Kernel {
+                what: "attaching the tracer".into(),
+                why: "its thread panicked".into(),
+            })
+        })
     })
     .map_err(|e| local(e.to_string()))
 }
@@ -346,7 +351,8 @@ pub(crate) fn rr(endpoint: &Endpoint, spec: &RrParams, plain: bool) -> Outcome<R
     let mut tap = Tap {
         tracer,
         clock: Clock::now(),
-        times: Vec::new(),
+        // Every timed transaction of every row, reserved before the loop.
+        times: Vec::with_capacity((spec.iterations as usize).saturating_mul(spec.sizes.len())),
         index: 0,
         server_port: endpoint.addr.port(),
     };

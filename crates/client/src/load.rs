@@ -330,9 +330,13 @@ fn one_run(
             }
         }
     }
-    // The target's process on this host, if it is one: its usage from
+    // The target's process on this host, if it is one and not this one
+    // (an embedded responder shares the clients' process): its usage from
     // here (every client connected) to the last client done.
-    let process = stackmeter_sys::listener::listener(endpoint.addr);
+    let process = Some(endpoint.addr)
+        .filter(|a| stackmeter_sys::tstamp::is_local_ip(a.ip()))
+        .and_then(stackmeter_sys::listener::listener)
+        .filter(|l| l.pid != std::process::id());
     let used = process.as_ref().and_then(|l| stackmeter_sys::listener::usage(l.pid));
     barrier.wait();
     // Each client reads the clock right after the barrier: with 50 runnable

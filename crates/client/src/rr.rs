@@ -75,13 +75,14 @@ fn one<T: Tap>(
         // Without timestamps: the loop as it always was.
         let mut s = open_session(endpoint, &h, timeout)?;
         let port = s.local_addr()?.port();
+        let before = retransmitted(&s);
         let mut rx = AlignedBuf::new(rx_len(pair));
         let mut x = Buffers::new(&mut s, pair, &[], rx.bytes_mut());
         let (mut row, rec) = match tap {
             Some(t) => t.exchanges(port, endpoint.addr, pair, spec, &mut x)?,
             None => exchanges(endpoint.addr, pair, spec, &mut x)?,
         };
-        row.retransmits = retransmits(&s);
+        row.retransmits = retransmitted_since(&s, before);
         return Ok((row, rec));
     };
     h.flags = FLAG_STAMPS;
@@ -91,6 +92,7 @@ fn one<T: Tap>(
     let mut s = tcp_connect(endpoint.addr, timeout)?;
     crate::stamps::enable(s.as_raw_fd(), p, s.local_addr()?)?;
     let before = crate::handshake::start(&mut s, endpoint, &h)?;
+    let retrans_before = retransmitted(&s);
     std::thread::sleep(crate::stamps::SETTLE);
     let fd = s.as_raw_fd();
     let mut rx = AlignedBuf::new(rx_len(pair));
@@ -105,14 +107,20 @@ fn one<T: Tap>(
     let (ts, split) = x.c.finish();
     row.timestamps = Some(ts);
     row.split_us = split;
-    row.retransmits = retransmits(&s);
+    row.retransmits = retransmitted_since(&s, retrans_before);
     Ok((row, rec))
 }
 
-/// The segments `s`'s TCP retransmitted so far (read once, after a row's
-/// timed loop: a lossy path's cost shows in its slow transactions).
-fn retransmits(s: &TcpStream) -> Option<u32> {
+/// The segments `s`'s TCP retransmitted so far (TCP_INFO).
+pub(crate) fn retransmitted(s: &TcpStream) -> Option<u32> {
     stackmeter_sys::tcp_info(s.as_raw_fd()).map(|t| t.total_retrans)
+}
+
+/// The segments `s`'s TCP retransmitted since `before` (read once after a
+/// row's timed loop, its warm-up included: a lossy path's cost shows in
+/// its slow transactions).
+pub(crate) fn retransmitted_since(s: &TcpStream, before: Option<u32>) -> Option<u32> {
+    Some(retransmitted(s)?.saturating_sub(before?))
 }
 
 /// One exchange of an rr row, and what is done with its result: the

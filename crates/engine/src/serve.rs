@@ -235,8 +235,11 @@ impl Serving {
                         counts.bytes.load(Ordering::Relaxed)
                     ),
                 };
-                waited?;
-                ended.map(|()| line)
+                // A failure still says what was served before it.
+                match waited.and(ended) {
+                    Ok(()) => Ok(line),
+                    Err(e) => Err(Error::Local(format!("{e} (before it: {line})"))),
+                }
             }
         }
     }

@@ -122,16 +122,18 @@ pub fn single(p: &Planned, secret: Option<Key>, on: &mut dyn FnMut(Event)) -> Re
 
 /// Where the measuring thread and an embedded responder run: as the flags
 /// say; for a test traced layer by layer against an embedded responder
-/// with neither flag, on a machine of two CPUs or more, the client on CPU 1
-/// and the responder on CPU 0 (unpinned, the scheduler puts the two on
-/// one CPU or on two from one run to the next, a round trip 4x apart on
-/// loopback, and the tracer's cost, the traced run against the untraced
-/// one beside it, would be that placement's).
+/// with neither flag, where this process may run on two CPUs or more, the
+/// client on the second of them and the responder on the first
+/// (unpinned, the scheduler puts the two on one CPU or on two from one run
+/// to the next, a round trip 4x apart on loopback, and the tracer's cost,
+/// the traced run against the untraced one beside it, would be that
+/// placement's).
 fn cpus_of(p: &Planned) -> (Option<usize>, Option<usize>) {
     let f = &p.setup;
     let unplaced = f.target.is_none() && f.affinity.is_none() && f.responder_affinity.is_none();
-    match unplaced && p.spec.traces_layers() && stackmeter_sys::host().cpus >= 2 {
-        true => (Some(1), Some(0)),
-        false => (f.affinity, f.responder_affinity),
+    let allowed = stackmeter_sys::listener::allowed_cpus();
+    match (unplaced && p.spec.traces_layers(), allowed.as_slice()) {
+        (true, [first, second, ..]) => (Some(*second), Some(*first)),
+        _ => (f.affinity, f.responder_affinity),
     }
 }

@@ -449,11 +449,6 @@ pub fn boards_of(word: &str) -> Option<Vec<(&'static Board, bool)>> {
     (!of.is_empty()).then(|| of.into_iter().map(|b| (b, alone)).collect())
 }
 
-/// The board labelled `label`.
-pub fn board(label: &str) -> Option<&'static Board> {
-    BOARDS.iter().find(|b| b.label == label)
-}
-
 /// The addresses the image builds take (`c-responder/boards.mk`): for each
 /// board whose address is built into its image, `NAME_IP`, `NAME_GW` and
 /// `NAME_MAC` (NAME its label in capitals, `-` as `_`).

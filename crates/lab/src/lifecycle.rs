@@ -93,7 +93,7 @@ pub fn up(dir: &Path, cpu: Option<usize>, words: &[String], secret: Option<Key>)
                 continue;
             }
             Runs::Files | Runs::Proxy(_) => {
-                served.push(b);
+                served.push((b, required));
                 continue;
             }
         };

@@ -41,15 +41,20 @@ pub(crate) fn build(dir: &Path, cpu: usize, boards: &[&'static Board]) -> Result
         };
         match s {
             Ok(s) => started.push(s),
+            Err(LabError::Interrupted) => return Err(LabError::Interrupted),
             Err(why) => notes.push(format!("{}: not started: {why}", b.label)),
         }
     }
     let mut lines = Vec::new();
     for s in started {
-        if let Err(e) = wait_answers(s.addr) {
-            s.undo();
-            notes.push(format!("{}: not started: {e}", s.label));
-            continue;
+        match wait_answers(s.addr) {
+            Ok(()) => {}
+            Err(LabError::Interrupted) => return Err(LabError::Interrupted),
+            Err(e) => {
+                s.undo();
+                notes.push(format!("{}: not started: {e}", s.label));
+                continue;
+            }
         }
         let line = format!("{}={}", s.label, s.addr);
         record(&format!("target {line}"))?;
@@ -58,6 +63,7 @@ pub(crate) fn build(dir: &Path, cpu: usize, boards: &[&'static Board]) -> Result
     for b in boards.iter().filter(|b| b.runs == Runs::Xdp) {
         match xdp(dir, b, &cpu_s) {
             Ok(line) => lines.push(line),
+            Err(LabError::Interrupted) => return Err(LabError::Interrupted),
             Err(why) => notes.push(format!("{}: not started: {why}", b.label)),
         }
     }

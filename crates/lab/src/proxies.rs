@@ -11,7 +11,7 @@
 use crate::boards::{Board, Proxy, Runs};
 use crate::error::LabError;
 use crate::probe::wait_answers;
-use crate::shell::{sh, spawn_cmd};
+use crate::shell::{sh, spawn_pinned};
 use crate::state::{record, state_dir};
 use std::fs;
 use std::path::Path;
@@ -32,11 +32,13 @@ const FILES: [(&str, u64); 10] = [
 
 /// Starts the file server (`files`, which every proxy needs and so comes
 /// first) and the proxies of `boards`, each pinned to `cpu`; returns the
-/// targets and, for each proxy not built, a line saying so (the rest come
-/// up). The file server failing fails them all.
-pub(crate) fn start(cpu: usize, boards: &[&'static Board]) -> Result<(Vec<String>, Vec<String>), LabError> {
+/// targets and, for each proxy that could not come up and was not
+/// required (`all` of them, not one named by its own word), a line saying
+/// why (the rest come up). The file server failing, a required proxy
+/// failing, or Ctrl-C fails them all.
+pub(crate) fn start(cpu: usize, boards: &[(&'static Board, bool)]) -> Result<(Vec<String>, Vec<String>), LabError> {
     let (mut lines, mut notes) = (Vec::new(), Vec::new());
-    let Some(files) = boards.iter().find(|b| b.runs == Runs::Files) else {
+    let Some((files, _)) = boards.iter().find(|(b, _)| b.runs == Runs::Files) else {
         return Ok((lines, notes));
     };
     let cpu_s = cpu.to_string();
@@ -45,10 +47,11 @@ pub(crate) fn start(cpu: usize, boards: &[&'static Board]) -> Result<(Vec<String
     // they inherit this process's limit, raised to the hard one.
     let _ = stackmeter_sys::raise_nofile();
     lines.push(file_server(files, &cpu_s)?);
-    for b in boards {
+    for &(b, required) in boards {
         let Runs::Proxy(p) = b.runs else { continue };
         match proxy(b, p, files, &cpu_s) {
             Ok(line) => lines.push(line),
+            Err(why) if required || matches!(why, LabError::Interrupted) => return Err(why),
             Err(why) => notes.push(format!("{}: not started: {why}", b.label)),
         }
     }
@@ -72,7 +75,7 @@ fn file_server(b: &'static Board, cpu: &str) -> Result<String, LabError> {
         &dir.display().to_string(),
         "--quiet",
     ];
-    let pid = pinned(&me, "stackmeter", b.label, cpu, &args)?;
+    let pid = spawn_pinned(&me, "stackmeter", b.label, cpu, &args)?;
     if let Err(e) = wait_answers(addr) {
         let _ = sh("kill", &["-KILL", &pid]);
         return Err(e);
@@ -93,7 +96,7 @@ fn proxy(b: &'static Board, p: Proxy, files: &Board, cpu: &str) -> Result<String
     let addr = b.addr();
     let args = p.args(addr, files.addr());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let pid = pinned(&bin, b.image, b.label, cpu, &args)?;
+    let pid = spawn_pinned(&bin, b.image, b.label, cpu, &args)?;
     if let Err(e) = wait_answers(addr) {
         let _ = sh("kill", &["-KILL", &pid]);
         return Err(e);
@@ -101,15 +104,6 @@ fn proxy(b: &'static Board, p: Proxy, files: &Board, cpu: &str) -> Result<String
     let line = format!("{}={addr}", b.label);
     record(&format!("target {line}"))?;
     Ok(line)
-}
-
-/// Starts `program` under `taskset` on `cpu` (it executes the program,
-/// whose name `bin` the state records); its pid.
-fn pinned(program: &Path, bin: &str, label: &str, cpu: &str, args: &[&str]) -> Result<String, LabError> {
-    let prog = program.display().to_string();
-    let mut all = vec!["-c", cpu, prog.as_str()];
-    all.extend_from_slice(args);
-    spawn_cmd(Path::new("taskset"), bin, label, &all)
 }
 
 /// The write-up's files in `dir`: bytes of a fixed sequence (their

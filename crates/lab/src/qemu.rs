@@ -8,7 +8,7 @@
 use crate::boards::Board;
 use crate::error::LabError;
 use crate::probe::welcome;
-use crate::shell::{sh, spawn_cmd};
+use crate::shell::{sh, spawn_pinned};
 use crate::state::{record, runs, state_dir};
 use stackmeter_proto::auth::Key;
 use std::fs;
@@ -111,13 +111,12 @@ pub(crate) fn boot(g: &Guest, cpu: usize, secret: Option<Key>) -> Result<(Vec<St
     };
     let cpu_s = cpu.to_string();
     let serial = format!("file:{}", console.display());
-    let mut args: Vec<&str> = vec!["-c", &cpu_s, QEMU];
-    args.extend(g.args.iter().map(String::as_str));
+    let mut args: Vec<&str> = g.args.iter().map(String::as_str).collect();
     args.extend(["-display", "none", "-monitor", "none", "-serial", &serial]);
     args.extend(nic.iter().map(String::as_str));
     let t0 = Instant::now();
     // taskset pins QEMU (all its threads) to the lab's CPU and executes it.
-    let pid = spawn_cmd(Path::new("taskset"), QEMU, b.label, &args)?;
+    let pid = spawn_pinned(Path::new(QEMU), QEMU, b.label, &cpu_s, &args)?;
     let addr = b.addr();
     let (ready, welcome_at) = wait_ready(g, addr, secret, &pid, t0, &console)?;
     let mut lines = Vec::new();

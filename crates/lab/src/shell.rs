@@ -47,3 +47,18 @@ pub(crate) fn spawn_cmd(program: &Path, bin: &str, label: &str, args: &[&str]) -
     record(&format!("pid {pid} {bin}"))?;
     Ok(pid)
 }
+
+/// Starts `program` with `args` under `taskset` on `cpu` (taskset executes
+/// it, so the state records the program's own name, `bin`); its pid.
+pub(crate) fn spawn_pinned(
+    program: &Path,
+    bin: &str,
+    label: &str,
+    cpu: &str,
+    args: &[&str],
+) -> Result<String, LabError> {
+    let prog = program.display().to_string();
+    let mut all = vec!["-c", cpu, prog.as_str()];
+    all.extend_from_slice(args);
+    spawn_cmd(Path::new("taskset"), bin, label, &all)
+}

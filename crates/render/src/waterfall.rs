@@ -71,17 +71,38 @@ fn merge(a: &[String], b: &[String]) -> Vec<String> {
     out
 }
 
-/// The points a run's segments pass, in order.
+/// The points a run's segments pass, in the order of the path: each
+/// point after every point a segment leads to it from (a topological
+/// order of the segments; ties in the order first seen). A run whose round
+/// trips saw different points has segments that skip some (4 -> 8 beside
+/// 4 -> 5 -> ... -> 8), so the order of first appearance is not the
+/// path's.
 fn points_of(l: &Layers) -> Vec<String> {
-    let mut p: Vec<String> = Vec::new();
+    let mut seen: Vec<&String> = Vec::new();
     for s in &l.segments {
         for x in [&s.from, &s.to] {
-            if !p.contains(x) {
-                p.push(x.clone());
+            if !seen.contains(&x) {
+                seen.push(x);
             }
         }
     }
-    p
+    let mut out: Vec<String> = Vec::new();
+    while out.len() < seen.len() {
+        // The first point not placed whose every predecessor is placed; a
+        // cycle (no such point) takes the first not placed.
+        let placed = |p: &String| out.contains(p);
+        let ready = |p: &String| !placed(p) && l.segments.iter().filter(|s| &s.to == p).all(|s| placed(&s.from));
+        let next = seen
+            .iter()
+            .find(|p| ready(p))
+            .or_else(|| seen.iter().find(|p| !placed(p)))
+            .map(|p| (*p).clone());
+        match next {
+            Some(p) => out.push(p),
+            None => break,
+        }
+    }
+    out
 }
 
 impl Waterfall {
@@ -313,7 +334,7 @@ impl Waterfall {
         let _ = write!(o, "<g class=\"series\" fill=\"{color}\">");
         for b in &self.bars[r] {
             let y = TOP + b.from as f64 * ROW + 3.0;
-            let h = (b.to - b.from) as f64 * ROW - 6.0;
+            let h = b.to.saturating_sub(b.from).max(1) as f64 * ROW - 6.0;
             let (x, w) = (x0 + b.start_us * scale, (b.mean_us * scale).max(1.0));
             let _ = write!(o, "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"{h}\"><title>mean {:.2} us, p50 {:.2} us</title></rect>", b.mean_us, b.p50_us);
             let tick = x + (b.p50_us * scale).min(w);
@@ -433,5 +454,26 @@ mod tests {
         );
         assert!(w.notes[1].starts_with("sockmap: 10 round trips traced of 10, 0 records lost"));
         assert!(w.notes[0].contains("(x1.10)"), "{}", w.notes[0]);
+    }
+
+    /// A run whose round trips saw different points: segments sorted by
+    /// (from, to) put a segment that skips points (4 -> 8) before the ones
+    /// it skips; the points still come out in the path's order, and every
+    /// bar runs downwards.
+    #[test]
+    fn a_segment_that_skips_points_keeps_the_path_order() {
+        let mut l = layers(&[("4", 0.0), ("5", 1.0), ("6", 1.0), ("7", 1.0), ("8", 1.0)]);
+        let skip = LayerSegment {
+            from: "4".into(),
+            to: "8".into(),
+            count: 2,
+            p50_us: 3.0,
+            mean_us: 3.0,
+        };
+        l.segments.insert(1, skip);
+        assert_eq!(points_of(&l), ["4", "5", "6", "7", "8"]);
+        let w = Waterfall::of("t", &[("run".into(), &l)]);
+        assert!(w.bars[0].iter().all(|b| b.to > b.from), "{:?}", w.bars[0]);
+        assert!(w.svg().contains("<rect"));
     }
 }

@@ -43,9 +43,12 @@ impl MedianSeq {
         MedianSeq::default()
     }
 
-    /// Adds one pair's log-ratio (non-finite values are the caller's to
-    /// leave out).
+    /// Adds one pair's log-ratio; a value that is not finite is left out
+    /// (it has no place among the others).
     pub fn push(&mut self, x: f64) {
+        if !x.is_finite() {
+            return;
+        }
         let at = self.sorted.partition_point(|&v| v <= x);
         self.sorted.insert(at, x);
         self.order.push(x);
@@ -63,7 +66,10 @@ impl MedianSeq {
 
     /// The median log-ratio (NaN with no pair).
     pub fn median(&self) -> f64 {
-        crate::median(&self.sorted).unwrap_or(f64::NAN)
+        match self.sorted.is_empty() {
+            true => f64::NAN,
+            false => crate::median::median_sorted(&self.sorted),
+        }
     }
 
     /// The mean log-ratio, a secondary figure.

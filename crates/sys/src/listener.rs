@@ -86,8 +86,7 @@ pub fn usage(pid: u32) -> Option<Usage> {
 /// utime + stime of a /proc/PID/stat line, in clock ticks (fields 14 and
 /// 15, the 12th and 13th after the command's closing parenthesis).
 fn cpu_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut w = rest.split_whitespace().skip(11);
+    let mut w = after_command(stat)?.split_whitespace().skip(11);
     let user: u64 = w.next()?.parse().ok()?;
     let system: u64 = w.next()?.parse().ok()?;
     Some(user + system)
@@ -196,8 +195,13 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
 /// command name in parentheses may hold spaces, so fields count from its
 /// closing parenthesis.
 fn last_cpu(stat: &str) -> Option<usize> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(36)?.parse().ok()
+    after_command(stat)?.split_whitespace().nth(36)?.parse().ok()
+}
+
+/// A /proc/PID/stat line's fields after the command (which is in
+/// parentheses and may hold spaces and parentheses itself).
+fn after_command(stat: &str) -> Option<&str> {
+    Some(&stat[stat.rfind(')')? + 1..])
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use crate::crr::{connections, Transaction};
 use crate::error::ClientError;
 use crate::outcome::Outcome;
-use crate::rr::{exchanges, request, rx_len, Buffers, Exchange, NoTap, Tap};
+use crate::rr::{exchanges, request, retransmitted, retransmitted_since, rx_len, Buffers, Exchange, NoTap, Tap};
 use crate::sockets::{lost, send_all, tcp_connect, AlignedBuf, CHUNK};
 use stackmeter_recorder::Recorder;
 use stackmeter_results::{CrrParams, CrrResult, RrParams, RrResult, SizePair};
@@ -132,16 +132,19 @@ fn rr_one(
 ) -> Result<(RrResult, Recorder), ClientError> {
     let mut s = tcp_connect(addr, Duration::from_millis(spec.timeout_ms))?;
     let port = s.local_addr()?.port();
+    let before = retransmitted(&s);
     let mut rx = AlignedBuf::new(rx_len(pair));
     let mut x = Plain {
         b: Buffers::new(&mut s, pair, prefix, rx.bytes_mut()),
         echo: spec.echo,
         addr,
     };
-    match tap {
-        Some(t) => t.exchanges(port, addr, pair, spec, &mut x),
-        None => exchanges(addr, pair, spec, &mut x),
-    }
+    let (mut row, rec) = match tap {
+        Some(t) => t.exchanges(port, addr, pair, spec, &mut x)?,
+        None => exchanges(addr, pair, spec, &mut x)?,
+    };
+    row.retransmits = retransmitted_since(&s, before);
+    Ok((row, rec))
 }
 
 /// rr's exchange with a plain target.

@@ -183,7 +183,7 @@ impl Rows {
     /// Judges `rows` after pair `pair`, which ended `at_ms` after the first
     /// pair began (none: not known): the ones that are decided now. A row
     /// is decided when its sequence makes a call and, under the rules, the
-    /// call held over the run (the module's rules 0 to 2).
+    /// call held over the run (the module's rules 0 to 3).
     pub fn settle(&mut self, pair: usize, at_ms: Option<u64>, rows: &[usize]) -> Vec<usize> {
         let alpha = self.row_alpha();
         let mut decided = Vec::new();
