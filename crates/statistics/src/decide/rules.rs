@@ -149,3 +149,18 @@ pub(super) fn spell(x: &[f64], band: f64, direction: Direction) -> Option<Spell>
         ratio: m.exp(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spell over the first 10 of 40 pairs is split at pair 10 exactly
+    /// (the cumulative sum counts every pair from the first).
+    #[test]
+    fn a_spell_is_split_where_it_ends() {
+        let x: Vec<f64> = (0..40).map(|i| if i < 10 { 0.3 } else { 0.001 * (i % 3) as f64 }).collect();
+        let s = spell(&x, 0.05, Direction::LowerIsBetter).expect("a spell");
+        assert_eq!((s.pairs, s.not), ((1, 10), (11, 40)));
+        assert_eq!(s.verdict, Decided::Slower);
+    }
+}
