@@ -381,21 +381,7 @@ fn one_run(
             first_error = c.first_error;
         }
     }
-    let target_use = process.zip(used).and_then(|(l, before)| {
-        let after = stackmeter_sys::listener::usage(l.pid)?;
-        let cpu_s = after.cpu_ns.saturating_sub(before.cpu_ns) as f64 / 1e9;
-        Some(TargetUse {
-            pid: l.pid,
-            command: l.command,
-            cpu_s,
-            cpu_s_per_gib: if bytes > 0 {
-                cpu_s / (bytes as f64 / f64::from(1u32 << 30))
-            } else {
-                0.0
-            },
-            peak_rss_mib: after.peak_rss_kib as f64 / 1024.0,
-        })
-    });
+    let target_use = process.zip(used).and_then(|(l, before)| target_use(l, &before, bytes));
     let start = starts.into_iter().min().unwrap_or(fallback);
     let wall = end.map_or(0.0, |e| e.saturating_duration_since(start).as_secs_f64());
     let per_s = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
@@ -417,6 +403,25 @@ fn one_run(
         target_use,
     };
     Ok((r, recs))
+}
+
+/// The target process's CPU time and peak memory since `before`, per
+/// GiB carried; `None` when its usage can no longer be read.
+fn target_use(
+    l: stackmeter_sys::listener::Listener,
+    before: &stackmeter_sys::listener::Usage,
+    bytes: u64,
+) -> Option<TargetUse> {
+    let after = stackmeter_sys::listener::usage(l.pid)?;
+    let cpu_s = after.cpu_ns.saturating_sub(before.cpu_ns) as f64 / 1e9;
+    let gib = bytes as f64 / f64::from(1u32 << 30);
+    Some(TargetUse {
+        pid: l.pid,
+        command: l.command,
+        cpu_s,
+        cpu_s_per_gib: if bytes > 0 { cpu_s / gib } else { 0.0 },
+        peak_rss_mib: after.peak_rss_kib as f64 / 1024.0,
+    })
 }
 
 /// One client's run: connect before the barrier, then LIST and FETCH.

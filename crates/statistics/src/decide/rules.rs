@@ -158,7 +158,9 @@ mod tests {
     /// (the cumulative sum counts every pair from the first).
     #[test]
     fn a_spell_is_split_where_it_ends() {
-        let x: Vec<f64> = (0..40).map(|i| if i < 10 { 0.3 } else { 0.001 * (i % 3) as f64 }).collect();
+        let x: Vec<f64> = (0..40)
+            .map(|i| if i < 10 { 0.3 } else { 0.001 * (i % 3) as f64 })
+            .collect();
         let s = spell(&x, 0.05, Direction::LowerIsBetter).expect("a spell");
         assert_eq!((s.pairs, s.not), ((1, 10), (11, 40)));
         assert_eq!(s.verdict, Decided::Slower);
