@@ -38,8 +38,9 @@
 #
 # Environment: TRIALS_AA (100), TRIALS_DIFF (30), BUDGET_AA (10s),
 # BUDGET_5 (60s), BUDGET_10 (20s), TRIALS_LOADED (100), BUDGET_LOADED
-# (20s), TRIALS_OFF_EVERY (2), TRIALS_BURSTS (20), DIFF_OFF_EVERY (0),
-# BEFORE (mean), SM (target/release/stackmeter).
+# (20s), FIRST_LOADED (1: the seed of the first aa-loaded trial, to add
+# trials to an earlier run), TRIALS_OFF_EVERY (2), TRIALS_BURSTS (20),
+# DIFF_OFF_EVERY (0), BEFORE (mean), SM (target/release/stackmeter).
 # Usage: bench/decide.sh [SCENARIO...]   (default: aa diff5 diff10)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -151,7 +152,7 @@ for s in "${scenarios[@]}"; do
             compile_load &
             PIDS+=("$!")
             every=${TRIALS_OFF_EVERY:-2}
-            for n in $(seq "${TRIALS_LOADED:-100}"); do
+            for n in $(seq "${FIRST_LOADED:-1}" "$((${FIRST_LOADED:-1} + ${TRIALS_LOADED:-100} - 1))"); do
                 trial aa-loaded "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no
                 if ((every > 0 && n % every == 0)); then
                     trial "aa-loaded-$BEFORE" "$n" "${BUDGET_LOADED:-20s}" "$plan_loaded" "$a" "$b" no

@@ -127,7 +127,7 @@ echo "## 3. Run until decided (\`stackmeter suite embox-linux\`)"
 echo
 for run in "linux-embox=Linux (A) against Embox (B)" "linux-rt=Linux (A) against Linux under SCHED_FIFO (B)"; do
     printf '### %s\n\n' "${run#*=}"
-    if [[ -f $WORK/${run%%=*}.md ]]; then printf '%s\n\n' "$(cat "$WORK/${run%%=*}.md")"; else printf '(no output)\n\n'; fi
+    if [[ -f $WORK/${run%%=*}.md ]]; then printf '%s\n\n' "$(sed 's/^#/###/' "$WORK/${run%%=*}.md")"; else printf '(no output)\n\n'; fi
 done
 echo "## 4. Where a round trip goes"
 echo

@@ -60,7 +60,8 @@ for r in v["results"]:
 
 # ping_layers PLACEMENT: the embedded responder and the client where
 # PLACEMENT says: "same" (both on CPU 1), "across" (client CPU 1, responder
-# CPU 0) or "free" (the scheduler's choice).
+# CPU 0) or "free" (no placement given: what a user gets, --layers's own
+# default placement).
 ping_layers() {
     local where=()
     case $1 in
@@ -72,7 +73,7 @@ ping_layers() {
 
 echo "# The per-layer tracer: what it costs, whether it traces everything"
 echo
-echo "$(machine_line); $COUNT round trips a run; \`$SM\`. Placement: *same* both on CPU 1, *across* the client on CPU 1 and the responder on CPU 0, *free* the scheduler's choice; rr's responders on CPU 0 and its client on CPU 1."
+echo "$(machine_line); $COUNT round trips a run; \`$SM\`. Placement: *same* both on CPU 1, *across* the client on CPU 1 and the responder on CPU 0, *free* no placement given (--layers's own default); rr's responders on CPU 0 and its client on CPU 1."
 echo
 echo "## ping --layers on loopback, $RUNS runs per placement"
 echo

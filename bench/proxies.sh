@@ -23,7 +23,8 @@
 # Usage: sudo STACKMETER_SOLIDFRAME_SRC=... STACKMETER_ASIO_2010_SRC=... \
 #            bash bench/proxies.sh > bench/results/DAY-proxies.md
 # Environment (default): STACKMETER (target/release/stackmeter), BUDGET
-# (20m), ROUNDS (3), SERVER_CPU/CLIENT_CPU (1/0), KEEP_LOGS (0).
+# (20m), RACES (writeup fair: which of the two races run), ROUNDS (3),
+# SERVER_CPU/CLIENT_CPU (1/0), KEEP_LOGS (0).
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,6 +32,7 @@ STACKMETER=${STACKMETER:-target/release/stackmeter}
 [[ $STACKMETER == /* ]] || STACKMETER=$REPO_ROOT/$STACKMETER
 BUDGET=${BUDGET:-20m}
 ROUNDS=${ROUNDS:-3}
+RACES=${RACES:-writeup fair}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 # shellcheck source=bench/lib.sh
@@ -55,8 +57,22 @@ race() { # NAME A B: a suite proxy run until decided, its JSON kept
         --target "$2=$(addr "$2")" --target "$3=$(addr "$3")" >"$WORK/$1.json" 2>"$WORK/$1.err" ||
         note "suite $2 against $3 exited $? (its output is still reported)"
 }
-race writeup solidframe asio-2010
-race fair solidframe asio
+started=$(date -u +%Y-%m-%dT%H:%MZ)
+for r in $RACES; do
+    case $r in
+        writeup) race writeup solidframe asio-2010 ;;
+        fair) race fair solidframe asio ;;
+        *) die "RACES: unknown race '$r' (writeup, fair)" ;;
+    esac
+done
+# Each proxy's peak resident memory since it started (VmHWM), after the
+# races: a figure of the process, not of a block, so read once here.
+for p in solidframe asio-2010 asio; do
+    port=$(addr "$p")
+    port=${port##*:}
+    pid=$(ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+    [[ -n $pid ]] && awk '/^VmHWM:/ { printf "%.1f\n", $2 / 1024 }' "/proc/$pid/status" >"$WORK/$p.hwm" || true
+done
 
 note "the floor: $ROUNDS direct runs"
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -66,7 +82,7 @@ done
 
 echo "# The proxy write-up's race, decided"
 echo
-echo "$(machine_line); the file server and the proxies on CPU $SERVER_CPU, the 50 clients on CPU $CLIENT_CPU; $(date -u +%Y-%m-%dT%H:%MZ)."
+echo "$(machine_line); the file server and the proxies on CPU $SERVER_CPU, the 50 clients on CPU $CLIENT_CPU; races started $started, budget $BUDGET each."
 echo
 echo "Built by \`make -C proxies\` in ${built_s%.*} s:"
 echo
@@ -82,7 +98,7 @@ def row(d, label):
     return next((r for r in d["rows"] if r["label"] == label), None)
 
 direct = [json.load(open(f"{work}/direct-{r}.json"))["results"][0] for r in range(1, rounds + 1)]
-print("| target | time of a run, s | KiB/s | CPU s per GiB carried | peak memory, MiB |")
+print("| target | time of a run, s | KiB/s | CPU s per GiB carried | peak memory since it started, MiB |")
 print("|---|---:|---:|---:|---:|")
 print(f"| direct (the file server alone, median of {len(direct)} runs) | "
       f"{statistics.median(x['wall_s'] for x in direct):.2f} | {statistics.median(x['rate_kBps'] for x in direct):,.0f} | | |")
@@ -96,9 +112,13 @@ for name in ("writeup", "fair"):
     d = races[name]
     for side, key in ((d["a"], "median_a"), (d["b"], "median_b")):
         cells = []
-        for label in ("total time", "all objects", "target's CPU per GiB", "target's peak memory"):
+        for label in ("total time", "all objects", "target's CPU per GiB"):
             r = row(d, label)
             cells.append(f"{r[key]:,.2f}" if r else "-")
+        try:
+            cells.append(open(f"{work}/{side}.hwm").read().strip() or "-")
+        except OSError:
+            cells.append("-")
         print(f"| {side} (race {name}: median of its blocks) | " + " | ".join(cells) + " |")
 print()
 for name, title in (("writeup", "SolidFrame against the write-up's asio proxy (2010)"), ("fair", "SolidFrame against our asio proxy")):
