@@ -84,15 +84,15 @@ echo "# The proxy write-up's race, decided"
 echo
 echo "$(machine_line); the file server and the proxies on CPU $SERVER_CPU, the 50 clients on CPU $CLIENT_CPU; races started $started, budget $BUDGET each."
 echo
-echo "Built by \`make -C proxies\` in ${built_s%.*} s:"
+echo "Built by \`make -C proxies\` in $(printf %.1f "$built_s") s (nothing to do when already built; each build's own time below):"
 echo
 echo '```'
 cat "$REPO_ROOT/proxies/build/sizes.txt"
 echo '```'
 echo
-python3 - "$WORK" "$ROUNDS" <<'EOF'
+python3 - "$WORK" "$ROUNDS" "$RACES" <<'EOF'
 import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, ran = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 
 def row(d, label):
     return next((r for r in d["rows"] if r["label"] == label), None)
@@ -103,7 +103,7 @@ print("|---|---:|---:|---:|---:|")
 print(f"| direct (the file server alone, median of {len(direct)} runs) | "
       f"{statistics.median(x['wall_s'] for x in direct):.2f} | {statistics.median(x['rate_kBps'] for x in direct):,.0f} | | |")
 races = {}
-for name in ("writeup", "fair"):
+for name in ran:
     try:
         races[name] = json.load(open(f"{work}/{name}.json"))["decision"]
     except (OSError, ValueError, KeyError) as e:
