@@ -99,6 +99,24 @@ EOF
     note "$scenario $n: $(tail -n 1 "$WORK/trials")"
 }
 
+# two_serves NAME [CPU]: two `serve` processes on loopback (pinned to CPU
+# when given), logging to $WORK/NAME1.log and NAME2.log; sets a and b to
+# their addresses once each says it listens.
+two_serves() {
+    local name=$1 cpu=${2:-} side
+    for side in 1 2; do
+        if [[ -n $cpu ]]; then
+            taskset -c "$cpu" "$SM" serve --listen 127.0.0.1:0 2>"$WORK/$name$side.log" &
+        else
+            "$SM" serve --listen 127.0.0.1:0 2>"$WORK/$name$side.log" &
+        fi
+        PIDS+=("$!")
+        for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/$name$side.log" && break; sleep 0.05; done
+    done
+    a=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/${name}1.log" | head -n 1)
+    b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/${name}2.log" | head -n 1)
+}
+
 # compile_load: builds a copy of the C responder again and again (-j2),
 # until killed: a compile's mix of short processes, disk and CPU.
 compile_load() {
@@ -132,23 +150,11 @@ PIDS+=("$!")
 for s in "${scenarios[@]}"; do
     case $s in
         aa)
-            for side in 1 2; do
-                taskset -c 0 "$SM" serve --listen 127.0.0.1:0 2>"$WORK/aa$side.log" &
-                PIDS+=("$!")
-                for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/aa$side.log" && break; sleep 0.05; done
-            done
-            a=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/aa1.log" | head -n 1)
-            b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/aa2.log" | head -n 1)
+            two_serves aa 0
             for n in $(seq "$TRIALS_AA"); do trial aa "$n" "${BUDGET_AA:-10s}" "$plan_aa" "$a" "$b"; done
             ;;
         aa-loaded)
-            for side in 1 2; do
-                "$SM" serve --listen 127.0.0.1:0 2>"$WORK/loaded$side.log" &
-                PIDS+=("$!")
-                for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/loaded$side.log" && break; sleep 0.05; done
-            done
-            a=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/loaded1.log" | head -n 1)
-            b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/loaded2.log" | head -n 1)
+            two_serves loaded
             compile_load &
             PIDS+=("$!")
             every=${TRIALS_OFF_EVERY:-2}
@@ -160,13 +166,7 @@ for s in "${scenarios[@]}"; do
             done
             ;;
         aa-bursts)
-            for side in 1 2; do
-                "$SM" serve --listen 127.0.0.1:0 2>"$WORK/bursts$side.log" &
-                PIDS+=("$!")
-                for _ in $(seq 100); do grep -q "listening on tcp" "$WORK/bursts$side.log" && break; sleep 0.05; done
-            done
-            a=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/bursts1.log" | head -n 1)
-            b=$(sed -n 's/.*listening on tcp \([0-9.:]*\).*/\1/p' "$WORK/bursts2.log" | head -n 1)
+            two_serves bursts
             # Two more switching loops (three with the scenarios' own), one
             # steady loop, and the emulator.
             for _ in 1 2; do busy_toggler & PIDS+=("$!"); done

@@ -15,6 +15,17 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+/// The processes `lab up` recorded in its state folder (its `pid` lines),
+/// so a test can check that `lab down` left none of them.
+pub(super) fn recorded_pids(state: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(state.join("state"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("pid ").and_then(|p| p.split(' ').next()))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Whether a process is still alive (a zombie counts as gone: this
 /// machine's init may never reap it).
 pub(super) fn alive(pid: &str) -> bool {
@@ -219,15 +230,7 @@ fn lab_up_measure_down_leaves_nothing() {
             .unwrap()
     };
     let up = lab("up");
-    let pids: Vec<String> = std::fs::read_to_string(state.join("state"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            l.strip_prefix("pid ")
-                .and_then(|p| p.split(' ').next())
-                .map(str::to_string)
-        })
-        .collect();
+    let pids = recorded_pids(&state);
     let result = std::panic::catch_unwind(|| {
         assert!(up.status.success(), "lab up: {}", stderr(&up));
         let out = String::from_utf8(up.stdout.clone()).unwrap();
@@ -686,12 +689,8 @@ fn firmware_boot_measure_down(fw: &Firmware) {
     };
     let console_file = state.join(format!("{}.console", fw.label));
     let up = lab(&["up", fw.label]);
-    let recorded = std::fs::read_to_string(state.join("state")).unwrap_or_default();
     let console = std::fs::read_to_string(&console_file).unwrap_or_default();
-    let pid = recorded
-        .lines()
-        .find_map(|l| l.strip_prefix("pid ").and_then(|p| p.split(' ').next()))
-        .map(str::to_string);
+    let pid = recorded_pids(&state).into_iter().next();
     let addr = fw.addr;
     let result = std::panic::catch_unwind(|| {
         assert!(

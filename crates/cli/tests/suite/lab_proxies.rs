@@ -148,12 +148,7 @@ fn lab_proxies_race_up_measure_down() {
             .unwrap()
     };
     let up = lab(&["up", "solidframe", "asio-2010", "asio"]);
-    let recorded = std::fs::read_to_string(state.join("state")).unwrap_or_default();
-    let pids: Vec<String> = recorded
-        .lines()
-        .filter_map(|l| l.strip_prefix("pid ").and_then(|p| p.split(' ').next()))
-        .map(str::to_string)
-        .collect();
+    let pids = super::lab::recorded_pids(&state);
     let result = std::panic::catch_unwind(|| {
         assert!(up.status.success(), "lab up: {}", stderr(&up));
         let want: Vec<String> = TARGETS.iter().map(|(l, a)| format!("{l}={a}")).collect();
@@ -198,7 +193,7 @@ fn lab_proxies_race_up_measure_down() {
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
-    assert_eq!(pids.len(), 4, "the file server and three proxies recorded: {recorded}");
+    assert_eq!(pids.len(), 4, "the file server and three proxies recorded: {pids:?}");
     for pid in &pids {
         assert!(!alive(pid), "{pid} still runs");
     }

@@ -240,12 +240,7 @@ fn boot_measure_down(p: &Pair) {
             .unwrap()
     };
     let up = lab(&["up", p.words[0], p.words[1]]);
-    let recorded = std::fs::read_to_string(state.join("state")).unwrap_or_default();
-    let pids: Vec<String> = recorded
-        .lines()
-        .filter_map(|l| l.strip_prefix("pid ").and_then(|p| p.split(' ').next()))
-        .map(str::to_string)
-        .collect();
+    let pids = super::lab::recorded_pids(&state);
     let console = |label: &str| std::fs::read_to_string(state.join(format!("{label}.console"))).unwrap_or_default();
     let (rtos, linux) = (&p.rtos, &p.linux);
     let result = std::panic::catch_unwind(|| {
@@ -300,7 +295,7 @@ fn boot_measure_down(p: &Pair) {
         let show = Command::new("ip").args(["link", "show", tap]).output().unwrap();
         assert!(!show.status.success(), "{tap} still exists");
     }
-    assert_eq!(pids.len(), 2, "two QEMUs recorded: {recorded}");
+    assert_eq!(pids.len(), 2, "two QEMUs recorded: {pids:?}");
     for pid in &pids {
         assert!(!alive(pid), "QEMU {pid} still runs");
     }
