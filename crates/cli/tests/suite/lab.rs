@@ -15,6 +15,18 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+/// `stackmeter lab ARGS` with its state in `state` and its images taken
+/// from `responder_dir`.
+pub(super) fn lab_run(state: &std::path::Path, responder_dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    super::stackmeter()
+        .arg("lab")
+        .args(args)
+        .env("STACKMETER_LAB_DIR", state)
+        .env("STACKMETER_RESPONDER_DIR", responder_dir)
+        .output()
+        .unwrap()
+}
+
 /// The processes `lab up` recorded in its state folder (its `pid` lines),
 /// so a test can check that `lab down` left none of them.
 pub(super) fn recorded_pids(state: &std::path::Path) -> Vec<String> {
@@ -678,15 +690,7 @@ fn firmware_boot_measure_down(fw: &Firmware) {
     }
     eprintln!("{}:\n{size}", fw.label);
     let state = std::env::temp_dir().join(format!("stackmeter-lab-{}-test-{}", fw.label, std::process::id()));
-    let lab = |args: &[&str]| {
-        super::stackmeter()
-            .arg("lab")
-            .args(args)
-            .env("STACKMETER_LAB_DIR", &state)
-            .env("STACKMETER_RESPONDER_DIR", &dir)
-            .output()
-            .unwrap()
-    };
+    let lab = |args: &[&str]| lab_run(&state, &dir, args);
     let console_file = state.join(format!("{}.console", fw.label));
     let up = lab(&["up", fw.label]);
     let console = std::fs::read_to_string(&console_file).unwrap_or_default();

@@ -230,15 +230,7 @@ fn boot_measure_down(p: &Pair) {
         String::from_utf8_lossy(&built.stderr)
     );
     let state = std::env::temp_dir().join(format!("stackmeter-lab-{}-test-{}", p.words[0], std::process::id()));
-    let lab = |args: &[&str]| {
-        super::stackmeter()
-            .arg("lab")
-            .args(args)
-            .env("STACKMETER_LAB_DIR", &state)
-            .env("STACKMETER_RESPONDER_DIR", &dir)
-            .output()
-            .unwrap()
-    };
+    let lab = |args: &[&str]| super::lab::lab_run(&state, &dir, args);
     let up = lab(&["up", p.words[0], p.words[1]]);
     let pids = super::lab::recorded_pids(&state);
     let console = |label: &str| std::fs::read_to_string(state.join(format!("{label}.console"))).unwrap_or_default();
